@@ -1,0 +1,236 @@
+// Copyright 2026 The HAL Authors.
+
+#include "hal/buffer.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "hal/device.h"
+
+static const hal_buffer_vtable_t* hal_buffer_vtable(hal_buffer_t* buffer) {
+  return (const hal_buffer_vtable_t*)buffer->resource.vtable;
+}
+
+HAL_API void hal_buffer_initialize(const hal_buffer_vtable_t* vtable,
+                                   hal_device_t* device,
+                                   hal_buffer_params_t params,
+                                   uint64_t byte_length,
+                                   hal_buffer_t* out_buffer) {
+  hal_resource_initialize(vtable, device ? &device->resource : NULL,
+                          &out_buffer->resource);
+  out_buffer->device = device;
+  out_buffer->memory_type = params.memory_type;
+  out_buffer->usage = params.usage;
+  out_buffer->byte_length = byte_length;
+}
+
+HAL_API void hal_buffer_retain(hal_buffer_t* buffer) {
+  hal_resource_retain(buffer ? &buffer->resource : NULL);
+}
+
+HAL_API void hal_buffer_release(hal_buffer_t* buffer) {
+  hal_resource_release(buffer ? &buffer->resource : NULL);
+}
+
+HAL_API uint64_t hal_buffer_byte_length(const hal_buffer_t* buffer) {
+  return buffer ? buffer->byte_length : 0;
+}
+
+HAL_API hal_memory_type_t hal_buffer_memory_type(const hal_buffer_t* buffer) {
+  return buffer ? buffer->memory_type : 0;
+}
+
+HAL_API hal_buffer_usage_t hal_buffer_usage(const hal_buffer_t* buffer) {
+  return buffer ? buffer->usage : 0;
+}
+
+HAL_API hal_device_t* hal_buffer_device(const hal_buffer_t* buffer) {
+  return buffer ? buffer->device : NULL;
+}
+
+HAL_API hal_status_t hal_buffer_validate_range(const hal_buffer_t* buffer,
+                                               uint64_t offset, uint64_t length,
+                                               uint64_t* out_length) {
+  if (!buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "buffer is NULL");
+  }
+  uint64_t size = buffer->byte_length;
+  if (offset > size) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "offset %" PRIu64
+                           " is past the end of a buffer of "
+                           "%" PRIu64 " bytes",
+                           offset, size);
+  }
+  if (length == HAL_WHOLE_BUFFER)
+    length = size - offset;
+  uint64_t end = 0;
+  if (__builtin_add_overflow(offset, length, &end) || end > size) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "range [%" PRIu64 ", +%" PRIu64
+                           ") exceeds a buffer "
+                           "of %" PRIu64 " bytes",
+                           offset, length, size);
+  }
+  if (out_length)
+    *out_length = length;
+  return HAL_OK;
+}
+
+HAL_API hal_status_t hal_buffer_map_range(hal_buffer_t* buffer,
+                                          hal_mapping_access_t access,
+                                          uint64_t offset, uint64_t length,
+                                          hal_buffer_mapping_t* out_mapping) {
+  if (!out_mapping) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_mapping is NULL");
+  }
+  memset(out_mapping, 0, sizeof(*out_mapping));
+  if (!buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "buffer is NULL");
+  }
+  if (access == 0 || (access & ~(hal_mapping_access_t)3u)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "mapping access 0x%x is not READ, WRITE or both",
+                           access);
+  }
+  if (!(buffer->memory_type & HAL_MEMORY_TYPE_HOST_VISIBLE)) {
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "buffer memory is not HOST_VISIBLE and cannot be "
+                           "mapped; use hal_buffer_read/write");
+  }
+  if (!(buffer->usage & HAL_BUFFER_USAGE_MAPPING)) {
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "buffer was allocated without MAPPING usage");
+  }
+  HAL_RETURN_IF_ERROR(
+      hal_buffer_validate_range(buffer, offset, length, &length));
+  void* contents = NULL;
+  HAL_RETURN_IF_ERROR(hal_buffer_vtable(buffer)->map_range(
+      buffer, access, offset, length, &contents));
+  hal_buffer_retain(buffer);
+  out_mapping->buffer = buffer;
+  out_mapping->offset = offset;
+  out_mapping->length = length;
+  out_mapping->contents = contents;
+  out_mapping->access = access;
+  return HAL_OK;
+}
+
+HAL_API void hal_buffer_unmap(hal_buffer_mapping_t* mapping) {
+  if (!mapping || !mapping->buffer)
+    return;
+  hal_buffer_t* buffer = mapping->buffer;
+  hal_buffer_vtable(buffer)->unmap_range(buffer, mapping->offset,
+                                         mapping->length, mapping->contents);
+  memset(mapping, 0, sizeof(*mapping));
+  hal_buffer_release(buffer);
+}
+
+// Shared checks of hal_buffer_read/write.
+static hal_status_t hal_buffer_validate_host_transfer(
+    hal_buffer_t* buffer, uint64_t offset, const void* host, uint64_t length,
+    hal_buffer_usage_t required_usage, const char* verb) {
+  if (!buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "buffer is NULL");
+  }
+  if (length == HAL_WHOLE_BUFFER) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s needs an explicit length (the host memory's "
+                           "size), not HAL_WHOLE_BUFFER",
+                           verb);
+  }
+  if (!host && length) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "host pointer is NULL for a %s of %" PRIu64 " bytes",
+                           verb, length);
+  }
+  if (!(buffer->usage & (required_usage | HAL_BUFFER_USAGE_MAPPING))) {
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "buffer usage 0x%x allows no host %s (needs %s or "
+                           "MAPPING)",
+                           buffer->usage, verb,
+                           required_usage == HAL_BUFFER_USAGE_TRANSFER_SOURCE
+                               ? "TRANSFER_SOURCE"
+                               : "TRANSFER_TARGET");
+  }
+  return hal_buffer_validate_range(buffer, offset, length, NULL);
+}
+
+HAL_API hal_status_t hal_buffer_read(hal_buffer_t* buffer, uint64_t offset,
+                                     void* target, uint64_t length) {
+  HAL_RETURN_IF_ERROR(hal_buffer_validate_host_transfer(
+      buffer, offset, target, length, HAL_BUFFER_USAGE_TRANSFER_SOURCE,
+      "read"));
+  if (length == 0)
+    return HAL_OK;
+  return hal_buffer_vtable(buffer)->read(buffer, offset, target, length);
+}
+
+HAL_API hal_status_t hal_buffer_write(hal_buffer_t* buffer, uint64_t offset,
+                                      const void* source, uint64_t length) {
+  HAL_RETURN_IF_ERROR(hal_buffer_validate_host_transfer(
+      buffer, offset, source, length, HAL_BUFFER_USAGE_TRANSFER_TARGET,
+      "write"));
+  if (length == 0)
+    return HAL_OK;
+  return hal_buffer_vtable(buffer)->write(buffer, offset, source, length);
+}
+
+//===----------------------------------------------------------------------===//
+// hal_device_allocator_t
+//===----------------------------------------------------------------------===//
+
+HAL_API hal_status_t hal_device_allocator_allocate_buffer(
+    hal_device_allocator_t* allocator, hal_buffer_params_t params,
+    uint64_t byte_length, hal_buffer_t** out_buffer) {
+  if (!out_buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_buffer is NULL");
+  }
+  *out_buffer = NULL;
+  if (!allocator) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "allocator is NULL");
+  }
+  if (params.memory_type & ~(hal_memory_type_t)HAL_MEMORY_TYPE_ALL_) {
+    return hal_make_status(
+        HAL_STATUS_INVALID_ARGUMENT, "unknown memory type bits 0x%x",
+        params.memory_type & ~(unsigned)HAL_MEMORY_TYPE_ALL_);
+  }
+  if (!(params.memory_type &
+        (HAL_MEMORY_TYPE_DEVICE_LOCAL | HAL_MEMORY_TYPE_HOST_VISIBLE))) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "memory type must include DEVICE_LOCAL or "
+                           "HOST_VISIBLE");
+  }
+  if (params.usage == 0 ||
+      (params.usage & ~(hal_buffer_usage_t)HAL_BUFFER_USAGE_ALL_)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "buffer usage 0x%x is empty or has unknown bits",
+                           params.usage);
+  }
+  if ((params.usage & HAL_BUFFER_USAGE_MAPPING) &&
+      !(params.memory_type & HAL_MEMORY_TYPE_HOST_VISIBLE)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "MAPPING usage needs HOST_VISIBLE memory");
+  }
+  if (byte_length == 0) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "buffers must have at least one byte");
+  }
+  if (byte_length > (uint64_t)SIZE_MAX) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "buffer size %" PRIu64 " exceeds the address space",
+                           byte_length);
+  }
+  return allocator->vtable->allocate_buffer(allocator, params, byte_length,
+                                            out_buffer);
+}
+
+HAL_API hal_status_t hal_device_allocator_query_stats(
+    hal_device_allocator_t* allocator, hal_memory_stats_t* out_stats) {
+  if (!allocator || !out_stats) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "allocator and out_stats must not be NULL");
+  }
+  memset(out_stats, 0, sizeof(*out_stats));
+  return allocator->vtable->query_stats(allocator, out_stats);
+}

@@ -1,0 +1,276 @@
+// Copyright 2026 The HAL Authors.
+
+#include "hal/command_buffer.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "hal/device.h"
+
+static const hal_command_buffer_vtable_t* hal_command_buffer_vtable(
+    hal_command_buffer_t* command_buffer) {
+  return (const hal_command_buffer_vtable_t*)command_buffer->resource.vtable;
+}
+
+static const char* hal_command_buffer_state_name(
+    hal_command_buffer_state_t state) {
+  switch (state) {
+    case HAL_COMMAND_BUFFER_STATE_INITIAL:
+      return "INITIAL (begin() not called)";
+    case HAL_COMMAND_BUFFER_STATE_RECORDING:
+      return "RECORDING (end() not called)";
+    case HAL_COMMAND_BUFFER_STATE_EXECUTABLE:
+      return "EXECUTABLE (recording ended)";
+  }
+  return "UNKNOWN";
+}
+
+HAL_API void hal_command_buffer_initialize(
+    const hal_command_buffer_vtable_t* vtable, hal_device_t* device,
+    hal_command_buffer_mode_t mode, hal_command_buffer_t* out_command_buffer) {
+  hal_resource_initialize(vtable, device ? &device->resource : NULL,
+                          &out_command_buffer->resource);
+  out_command_buffer->device = device;
+  out_command_buffer->mode = mode;
+  out_command_buffer->state = HAL_COMMAND_BUFFER_STATE_INITIAL;
+  out_command_buffer->op_count = 0;
+  atomic_init(&out_command_buffer->submitted, false);
+}
+
+HAL_API void hal_command_buffer_retain(hal_command_buffer_t* command_buffer) {
+  hal_resource_retain(command_buffer ? &command_buffer->resource : NULL);
+}
+
+HAL_API void hal_command_buffer_release(hal_command_buffer_t* command_buffer) {
+  hal_resource_release(command_buffer ? &command_buffer->resource : NULL);
+}
+
+HAL_API hal_command_buffer_mode_t
+hal_command_buffer_mode(const hal_command_buffer_t* command_buffer) {
+  return command_buffer ? command_buffer->mode
+                        : HAL_COMMAND_BUFFER_MODE_ONE_SHOT;
+}
+
+HAL_API hal_command_buffer_state_t
+hal_command_buffer_state(const hal_command_buffer_t* command_buffer) {
+  return command_buffer ? command_buffer->state
+                        : HAL_COMMAND_BUFFER_STATE_INITIAL;
+}
+
+// Every recording op starts here: non-NULL, RECORDING.
+static hal_status_t hal_command_buffer_require_recording(
+    hal_command_buffer_t* command_buffer, const char* op) {
+  if (!command_buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: command buffer is NULL", op);
+  }
+  if (command_buffer->state != HAL_COMMAND_BUFFER_STATE_RECORDING) {
+    return hal_make_status(
+        HAL_STATUS_FAILED_PRECONDITION,
+        "%s: command buffer is %s, not RECORDING", op,
+        hal_command_buffer_state_name(command_buffer->state));
+  }
+  return HAL_OK;
+}
+
+HAL_API hal_status_t
+hal_command_buffer_begin(hal_command_buffer_t* command_buffer) {
+  if (!command_buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "begin: command buffer is NULL");
+  }
+  bool may_begin =
+      command_buffer->state == HAL_COMMAND_BUFFER_STATE_INITIAL ||
+      (command_buffer->state == HAL_COMMAND_BUFFER_STATE_EXECUTABLE &&
+       command_buffer->mode == HAL_COMMAND_BUFFER_MODE_REUSABLE);
+  if (!may_begin) {
+    return hal_make_status(
+        HAL_STATUS_FAILED_PRECONDITION,
+        "begin: command buffer is %s; only a new command buffer or an "
+        "ended REUSABLE one can begin recording",
+        hal_command_buffer_state_name(command_buffer->state));
+  }
+  HAL_RETURN_IF_ERROR(
+      hal_command_buffer_vtable(command_buffer)->begin(command_buffer));
+  command_buffer->state = HAL_COMMAND_BUFFER_STATE_RECORDING;
+  command_buffer->op_count = 0;
+  return HAL_OK;
+}
+
+HAL_API hal_status_t
+hal_command_buffer_end(hal_command_buffer_t* command_buffer) {
+  HAL_RETURN_IF_ERROR(
+      hal_command_buffer_require_recording(command_buffer, "end"));
+  HAL_RETURN_IF_ERROR(
+      hal_command_buffer_vtable(command_buffer)->end(command_buffer));
+  command_buffer->state = HAL_COMMAND_BUFFER_STATE_EXECUTABLE;
+  return HAL_OK;
+}
+
+HAL_API hal_status_t
+hal_command_buffer_execution_barrier(hal_command_buffer_t* command_buffer) {
+  HAL_RETURN_IF_ERROR(
+      hal_command_buffer_require_recording(command_buffer, "barrier"));
+  HAL_RETURN_IF_ERROR(hal_command_buffer_vtable(command_buffer)
+                          ->execution_barrier(command_buffer));
+  ++command_buffer->op_count;
+  return HAL_OK;
+}
+
+// Checks that |buffer| may be used by |command_buffer| with |usage| over a
+// range; resolves HAL_WHOLE_BUFFER into |*inout_length|.
+static hal_status_t hal_command_buffer_validate_buffer(
+    hal_command_buffer_t* command_buffer, hal_buffer_t* buffer,
+    hal_buffer_usage_t usage, uint64_t offset, uint64_t* inout_length,
+    const char* op, const char* role) {
+  if (!buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%s: %s buffer is NULL",
+                           op, role);
+  }
+  if (buffer->device != command_buffer->device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: %s buffer belongs to another device", op, role);
+  }
+  if (!(buffer->usage & usage)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: %s buffer was allocated with usage 0x%x, "
+                           "which lacks %s",
+                           op, role, buffer->usage,
+                           usage == HAL_BUFFER_USAGE_TRANSFER_SOURCE
+                               ? "TRANSFER_SOURCE"
+                               : "TRANSFER_TARGET");
+  }
+  HAL_RETURN_AND_ANNOTATE_IF_ERROR(
+      hal_buffer_validate_range(buffer, offset, *inout_length, inout_length),
+      "%s: %s range", op, role);
+  return HAL_OK;
+}
+
+HAL_API hal_status_t hal_command_buffer_fill_buffer(
+    hal_command_buffer_t* command_buffer, hal_buffer_t* target,
+    uint64_t target_offset, uint64_t length, const void* pattern,
+    size_t pattern_length) {
+  HAL_RETURN_IF_ERROR(
+      hal_command_buffer_require_recording(command_buffer, "fill"));
+  if (!pattern) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "fill: pattern is NULL");
+  }
+  if (pattern_length != 1 && pattern_length != 2 && pattern_length != 4) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "fill: pattern length %zu is not 1, 2 or 4 bytes",
+                           pattern_length);
+  }
+  HAL_RETURN_IF_ERROR(hal_command_buffer_validate_buffer(
+      command_buffer, target, HAL_BUFFER_USAGE_TRANSFER_TARGET, target_offset,
+      &length, "fill", "target"));
+  if (target_offset % pattern_length || length % pattern_length) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "fill: offset %" PRIu64 " and length %" PRIu64
+                           " must be multiples of the %zu-byte pattern",
+                           target_offset, length, pattern_length);
+  }
+  if (length == 0)
+    return HAL_OK;  // nothing to record
+  uint32_t pattern_value = 0;
+  memcpy(&pattern_value, pattern, pattern_length);
+  HAL_RETURN_IF_ERROR(hal_command_buffer_vtable(command_buffer)
+                          ->fill_buffer(command_buffer, target, target_offset,
+                                        length, pattern_value, pattern_length));
+  ++command_buffer->op_count;
+  return HAL_OK;
+}
+
+HAL_API hal_status_t hal_command_buffer_update_buffer(
+    hal_command_buffer_t* command_buffer, const void* source,
+    size_t source_offset, hal_buffer_t* target, uint64_t target_offset,
+    uint64_t length) {
+  HAL_RETURN_IF_ERROR(
+      hal_command_buffer_require_recording(command_buffer, "update"));
+  if (length == HAL_WHOLE_BUFFER) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "update: needs an explicit length, not "
+                           "HAL_WHOLE_BUFFER");
+  }
+  if (!source && length) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "update: source is NULL");
+  }
+  if (length > HAL_MAX_UPDATE_LENGTH) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "update: %" PRIu64
+                           " bytes exceed the inline "
+                           "update limit of %u; copy from a buffer instead",
+                           length, HAL_MAX_UPDATE_LENGTH);
+  }
+  HAL_RETURN_IF_ERROR(hal_command_buffer_validate_buffer(
+      command_buffer, target, HAL_BUFFER_USAGE_TRANSFER_TARGET, target_offset,
+      &length, "update", "target"));
+  if (length == 0)
+    return HAL_OK;
+  HAL_RETURN_IF_ERROR(
+      hal_command_buffer_vtable(command_buffer)
+          ->update_buffer(command_buffer,
+                          (const uint8_t*)source + source_offset, target,
+                          target_offset, length));
+  ++command_buffer->op_count;
+  return HAL_OK;
+}
+
+HAL_API hal_status_t hal_command_buffer_copy_buffer(
+    hal_command_buffer_t* command_buffer, hal_buffer_t* source,
+    uint64_t source_offset, hal_buffer_t* target, uint64_t target_offset,
+    uint64_t length) {
+  HAL_RETURN_IF_ERROR(
+      hal_command_buffer_require_recording(command_buffer, "copy"));
+  uint64_t source_length = length;
+  HAL_RETURN_IF_ERROR(hal_command_buffer_validate_buffer(
+      command_buffer, source, HAL_BUFFER_USAGE_TRANSFER_SOURCE, source_offset,
+      &source_length, "copy", "source"));
+  // HAL_WHOLE_BUFFER means the rest of the source; the target must hold it.
+  uint64_t target_length = source_length;
+  HAL_RETURN_IF_ERROR(hal_command_buffer_validate_buffer(
+      command_buffer, target, HAL_BUFFER_USAGE_TRANSFER_TARGET, target_offset,
+      &target_length, "copy", "target"));
+  length = source_length;
+  if (source == target && length && source_offset < target_offset + length &&
+      target_offset < source_offset + length) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "copy: source [%" PRIu64 ", +%" PRIu64
+                           ") overlaps target [%" PRIu64 ", +%" PRIu64
+                           ") in the same buffer",
+                           source_offset, length, target_offset, length);
+  }
+  if (length == 0)
+    return HAL_OK;
+  HAL_RETURN_IF_ERROR(hal_command_buffer_vtable(command_buffer)
+                          ->copy_buffer(command_buffer, source, source_offset,
+                                        target, target_offset, length));
+  ++command_buffer->op_count;
+  return HAL_OK;
+}
+
+HAL_API hal_status_t
+hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer) {
+  if (!command_buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "command buffer is NULL");
+  }
+  if (command_buffer->state != HAL_COMMAND_BUFFER_STATE_EXECUTABLE) {
+    return hal_make_status(
+        HAL_STATUS_FAILED_PRECONDITION,
+        "command buffer is %s and cannot be submitted",
+        hal_command_buffer_state_name(command_buffer->state));
+  }
+  if (command_buffer->mode == HAL_COMMAND_BUFFER_MODE_ONE_SHOT) {
+    bool expected = false;
+    // Exactly one submission of a ONE_SHOT buffer wins this exchange.
+    if (!atomic_compare_exchange_strong_explicit(
+            &command_buffer->submitted, &expected, true, memory_order_acq_rel,
+            memory_order_acquire)) {
+      return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                             "ONE_SHOT command buffer was already submitted");
+    }
+  }
+  return HAL_OK;
+}

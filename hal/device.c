@@ -1,0 +1,248 @@
+// Copyright 2026 The HAL Authors.
+
+#include "hal/device.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static const hal_device_vtable_t* hal_device_vtable(hal_device_t* device) {
+  return (const hal_device_vtable_t*)device->resource.vtable;
+}
+
+HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
+                                   hal_driver_t* driver,
+                                   const hal_device_info_t* info,
+                                   hal_allocator_t host_allocator,
+                                   hal_device_t* out_device) {
+  hal_resource_initialize(vtable, driver ? &driver->resource : NULL,
+                          &out_device->resource);
+  out_device->driver = driver;
+  if (info) {
+    out_device->info = *info;
+  } else {
+    memset(&out_device->info, 0, sizeof(out_device->info));
+  }
+  out_device->host_allocator = host_allocator;
+}
+
+HAL_API void hal_device_retain(hal_device_t* device) {
+  hal_resource_retain(device ? &device->resource : NULL);
+}
+
+HAL_API void hal_device_release(hal_device_t* device) {
+  hal_resource_release(device ? &device->resource : NULL);
+}
+
+HAL_API const hal_device_info_t* hal_device_info(const hal_device_t* device) {
+  return device ? &device->info : NULL;
+}
+
+HAL_API hal_driver_t* hal_device_driver(const hal_device_t* device) {
+  return device ? device->driver : NULL;
+}
+
+HAL_API hal_status_t hal_device_query_properties(
+    hal_device_t* device, hal_device_properties_t* out_properties) {
+  if (!device || !out_properties) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "device and out_properties must not be NULL");
+  }
+  memset(out_properties, 0, sizeof(*out_properties));
+  return hal_device_vtable(device)->query_properties(device, out_properties);
+}
+
+HAL_API hal_device_allocator_t* hal_device_allocator(hal_device_t* device) {
+  return device ? hal_device_vtable(device)->allocator(device) : NULL;
+}
+
+HAL_API hal_status_t hal_device_allocate_buffer(hal_device_t* device,
+                                                hal_buffer_params_t params,
+                                                uint64_t byte_length,
+                                                hal_buffer_t** out_buffer) {
+  if (!device) {
+    if (out_buffer)
+      *out_buffer = NULL;
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
+  }
+  return hal_device_allocator_allocate_buffer(hal_device_allocator(device),
+                                              params, byte_length, out_buffer);
+}
+
+HAL_API hal_status_t
+hal_device_create_semaphore(hal_device_t* device, uint64_t initial_value,
+                            hal_semaphore_t** out_semaphore) {
+  if (!out_semaphore) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "out_semaphore is NULL");
+  }
+  *out_semaphore = NULL;
+  if (!device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
+  }
+  if (initial_value > HAL_SEMAPHORE_MAX_VALUE) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "initial value %" PRIu64
+                           " is in the reserved failure range (max %" PRIu64
+                           ")",
+                           initial_value, (uint64_t)HAL_SEMAPHORE_MAX_VALUE);
+  }
+  return hal_device_vtable(device)->create_semaphore(device, initial_value,
+                                                     out_semaphore);
+}
+
+HAL_API hal_status_t hal_device_create_command_buffer(
+    hal_device_t* device, hal_command_buffer_mode_t mode,
+    hal_command_buffer_t** out_command_buffer) {
+  if (!out_command_buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "out_command_buffer is NULL");
+  }
+  *out_command_buffer = NULL;
+  if (!device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
+  }
+  if (mode != HAL_COMMAND_BUFFER_MODE_ONE_SHOT &&
+      mode != HAL_COMMAND_BUFFER_MODE_REUSABLE) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "unknown command buffer mode %d", (int)mode);
+  }
+  return hal_device_vtable(device)->create_command_buffer(device, mode,
+                                                          out_command_buffer);
+}
+
+// Checks one wait or signal list of a submission.
+static hal_status_t hal_device_validate_semaphore_list(
+    const hal_semaphore_list_t* list, const char* what) {
+  if (!list || list->count == 0)
+    return HAL_OK;
+  if (!list->semaphores || !list->payload_values) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s list has %zu entries but a NULL array", what,
+                           list->count);
+  }
+  for (size_t i = 0; i < list->count; ++i) {
+    if (!list->semaphores[i]) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "%s list entry %zu is a NULL semaphore", what, i);
+    }
+    if (list->payload_values[i] > HAL_SEMAPHORE_MAX_VALUE) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "%s list entry %zu: value %" PRIu64
+                             " is in the reserved failure range",
+                             what, i, list->payload_values[i]);
+    }
+  }
+  return HAL_OK;
+}
+
+// Marks ONE_SHOT command buffers [0, count) as no longer submitted; used to
+// undo a submission that did not happen.
+static void hal_device_unmark_one_shots(size_t count,
+                                        hal_command_buffer_t* const* buffers,
+                                        const bool* marked) {
+  for (size_t i = 0; i < count; ++i) {
+    if (marked[i]) {
+      atomic_store_explicit(&buffers[i]->submitted, false,
+                            memory_order_release);
+    }
+  }
+}
+
+#define HAL_MAX_COMMAND_BUFFERS_PER_SUBMIT 1024
+
+HAL_API hal_status_t hal_device_queue_execute(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, size_t command_buffer_count,
+    hal_command_buffer_t* const* command_buffers) {
+  if (!device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
+  }
+  if (queue_index >= device->info.queue_count) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "queue index %u is out of range: device '%s' has "
+                           "%u queue(s)",
+                           queue_index, device->info.name,
+                           device->info.queue_count);
+  }
+  HAL_RETURN_IF_ERROR(
+      hal_device_validate_semaphore_list(wait_semaphores, "wait"));
+  HAL_RETURN_IF_ERROR(
+      hal_device_validate_semaphore_list(signal_semaphores, "signal"));
+  if (command_buffer_count && !command_buffers) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%zu command buffers but a NULL array",
+                           command_buffer_count);
+  }
+  if (command_buffer_count > HAL_MAX_COMMAND_BUFFERS_PER_SUBMIT) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "%zu command buffers in one submission (max %d)",
+                           command_buffer_count,
+                           HAL_MAX_COMMAND_BUFFERS_PER_SUBMIT);
+  }
+  bool* one_shot_marked = NULL;
+  if (command_buffer_count) {
+    HAL_RETURN_IF_ERROR(
+        hal_allocator_malloc_array(device->host_allocator, command_buffer_count,
+                                   sizeof(bool), (void**)&one_shot_marked));
+  }
+  hal_status_t status = HAL_OK;
+  size_t i = 0;
+  for (; i < command_buffer_count && status == HAL_OK; ++i) {
+    hal_command_buffer_t* command_buffer = command_buffers[i];
+    if (!command_buffer) {
+      status = hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                               "command buffer %zu is NULL", i);
+    } else if (command_buffer->device != device) {
+      status = hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                               "command buffer %zu was created on device '%s', "
+                               "not on '%s'",
+                               i, command_buffer->device->info.name,
+                               device->info.name);
+    } else {
+      status = hal_command_buffer_validate_submit(command_buffer);
+      if (status == HAL_OK) {
+        one_shot_marked[i] =
+            command_buffer->mode == HAL_COMMAND_BUFFER_MODE_ONE_SHOT;
+      } else {
+        status = hal_status_annotatef(status, "command buffer %zu", i);
+      }
+    }
+  }
+  if (status == HAL_OK) {
+    status = hal_device_vtable(device)->queue_execute(
+        device, queue_index, wait_semaphores, signal_semaphores,
+        command_buffer_count, command_buffers);
+  }
+  if (status != HAL_OK && one_shot_marked) {
+    hal_device_unmark_one_shots(i, command_buffers, one_shot_marked);
+  }
+  hal_allocator_free(device->host_allocator, one_shot_marked);
+  return status;
+}
+
+HAL_API hal_status_t
+hal_device_queue_barrier(hal_device_t* device, uint32_t queue_index,
+                         const hal_semaphore_list_t* wait_semaphores,
+                         const hal_semaphore_list_t* signal_semaphores) {
+  return hal_device_queue_execute(device, queue_index, wait_semaphores,
+                                  signal_semaphores, 0, NULL);
+}
+
+HAL_API hal_status_t hal_device_wait_semaphores(
+    hal_device_t* device, hal_wait_mode_t wait_mode,
+    const hal_semaphore_list_t* semaphore_list, hal_timeout_t timeout) {
+  if (!device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
+  }
+  if (wait_mode != HAL_WAIT_MODE_ALL && wait_mode != HAL_WAIT_MODE_ANY) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "unknown wait mode %d",
+                           (int)wait_mode);
+  }
+  HAL_RETURN_IF_ERROR(
+      hal_device_validate_semaphore_list(semaphore_list, "wait"));
+  if (!semaphore_list || semaphore_list->count == 0)
+    return HAL_OK;
+  return hal_device_vtable(device)->wait_semaphores(device, wait_mode,
+                                                    semaphore_list, timeout);
+}

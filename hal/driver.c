@@ -1,0 +1,122 @@
+// Copyright 2026 The HAL Authors.
+
+#include "hal/driver.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "hal/device.h"
+
+HAL_API void hal_driver_initialize(const hal_driver_vtable_t* vtable,
+                                   const char* name,
+                                   hal_allocator_t host_allocator,
+                                   hal_driver_t* out_driver) {
+  hal_resource_initialize(vtable, NULL, &out_driver->resource);
+  snprintf(out_driver->name, sizeof(out_driver->name), "%s", name ? name : "");
+  out_driver->host_allocator = host_allocator;
+}
+
+HAL_API void hal_driver_retain(hal_driver_t* driver) {
+  hal_resource_retain(driver ? &driver->resource : NULL);
+}
+
+HAL_API void hal_driver_release(hal_driver_t* driver) {
+  hal_resource_release(driver ? &driver->resource : NULL);
+}
+
+static const hal_driver_vtable_t* hal_driver_vtable(hal_driver_t* driver) {
+  return (const hal_driver_vtable_t*)driver->resource.vtable;
+}
+
+HAL_API const char* hal_driver_name(const hal_driver_t* driver) {
+  return driver ? driver->name : "";
+}
+
+HAL_API hal_status_t hal_driver_query_device_count(hal_driver_t* driver,
+                                                   uint32_t* out_count) {
+  if (!driver || !out_count) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "driver and out_count must not be NULL");
+  }
+  *out_count = 0;
+  return hal_driver_vtable(driver)->query_device_count(driver, out_count);
+}
+
+HAL_API hal_status_t hal_driver_query_device_info(hal_driver_t* driver,
+                                                  uint32_t index,
+                                                  hal_device_info_t* out_info) {
+  if (!driver || !out_info) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "driver and out_info must not be NULL");
+  }
+  memset(out_info, 0, sizeof(*out_info));
+  uint32_t count = 0;
+  HAL_RETURN_IF_ERROR(hal_driver_query_device_count(driver, &count));
+  if (index >= count) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "device index %u is out of range: driver '%s' has "
+                           "%u device(s)",
+                           index, driver->name, count);
+  }
+  return hal_driver_vtable(driver)->query_device_info(driver, index, out_info);
+}
+
+HAL_API hal_status_t hal_driver_create_device_by_index(
+    hal_driver_t* driver, uint32_t index, hal_allocator_t host_allocator,
+    hal_device_t** out_device) {
+  if (!out_device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_device is NULL");
+  }
+  *out_device = NULL;
+  if (!driver) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "driver is NULL");
+  }
+  uint32_t count = 0;
+  HAL_RETURN_IF_ERROR(hal_driver_query_device_count(driver, &count));
+  if (count == 0) {
+    return hal_make_status(HAL_STATUS_NOT_FOUND, "driver '%s' found no devices",
+                           driver->name);
+  }
+  if (index >= count) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "device index %u is out of range: driver '%s' has "
+                           "%u device(s) (valid indices 0..%u)",
+                           index, driver->name, count, count - 1);
+  }
+  return hal_driver_vtable(driver)->create_device(driver, index, host_allocator,
+                                                  out_device);
+}
+
+HAL_API hal_status_t hal_driver_create_device_by_name(
+    hal_driver_t* driver, const char* name, hal_allocator_t host_allocator,
+    hal_device_t** out_device) {
+  if (!out_device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_device is NULL");
+  }
+  *out_device = NULL;
+  if (!driver || !name) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "driver and name must not be NULL");
+  }
+  uint32_t count = 0;
+  HAL_RETURN_IF_ERROR(hal_driver_query_device_count(driver, &count));
+  char names[512] = "";
+  size_t used = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    hal_device_info_t info;
+    HAL_RETURN_IF_ERROR(hal_driver_query_device_info(driver, i, &info));
+    if (strcmp(info.name, name) == 0) {
+      return hal_driver_vtable(driver)->create_device(driver, i, host_allocator,
+                                                      out_device);
+    }
+    if (used < sizeof(names)) {
+      int n = snprintf(names + used, sizeof(names) - used, "%s'%s'",
+                       i ? ", " : "", info.name);
+      if (n > 0)
+        used += (size_t)n;
+    }
+  }
+  return hal_make_status(HAL_STATUS_NOT_FOUND,
+                         "driver '%s' has no device named '%s'; it has %u: %s",
+                         driver->name, name, count, count ? names : "(none)");
+}

@@ -1,0 +1,20 @@
+// Copyright 2026 The HAL Authors.
+//
+// The whole public HAL API in one include.
+
+#ifndef HAL_API_H_
+#define HAL_API_H_
+
+#include "hal/allocator.h"
+#include "hal/base.h"
+#include "hal/buffer.h"
+#include "hal/command_buffer.h"
+#include "hal/device.h"
+#include "hal/driver.h"
+#include "hal/driver_registry.h"
+#include "hal/resource.h"
+#include "hal/semaphore.h"
+#include "hal/status.h"
+#include "hal/time.h"
+
+#endif  // HAL_API_H_

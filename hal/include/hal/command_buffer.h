@@ -1,0 +1,152 @@
+// Copyright 2026 The HAL Authors.
+//
+// hal_command_buffer_t: a recorded list of device operations, submitted with
+// hal_device_queue_execute().
+//
+// Recording is a state machine, checked by libhal before any driver code
+// runs:
+//
+//   INITIAL --begin--> RECORDING --end--> EXECUTABLE --(submit)*-->
+//
+// Ops are accepted only while RECORDING; begin only from INITIAL (or, for a
+// REUSABLE buffer, from EXECUTABLE again: re-recording replaces the ops);
+// submit only when EXECUTABLE. A ONE_SHOT buffer may be submitted once; the
+// second submission is FAILED_PRECONDITION. Any op that fails validation
+// returns its error and leaves the recording as it was (the bad op is not
+// recorded; the caller may go on or give up).
+//
+// Host data passed to update_buffer is copied at record time: the caller may
+// free it as soon as the call returns.
+//
+// How a driver runs the ops is its strategy: stream drivers replay them into
+// a stream at submit; graph drivers build a vendor graph at end() and launch
+// it per submit. Both see the same validated op list.
+//
+// Thread-safety: recording a command buffer is NOT thread-safe (one thread
+// records it); once EXECUTABLE it may be submitted from any thread.
+
+#ifndef HAL_COMMAND_BUFFER_H_
+#define HAL_COMMAND_BUFFER_H_
+
+#include <stdatomic.h>
+
+#include "hal/base.h"
+#include "hal/buffer.h"
+#include "hal/resource.h"
+#include "hal/status.h"
+
+HAL_EXTERN_C_BEGIN
+
+typedef struct hal_device_t hal_device_t;
+typedef struct hal_command_buffer_vtable_t hal_command_buffer_vtable_t;
+
+typedef enum hal_command_buffer_mode_e {
+  HAL_COMMAND_BUFFER_MODE_ONE_SHOT = 0,  // submitted exactly once
+  HAL_COMMAND_BUFFER_MODE_REUSABLE = 1,  // submitted any number of times
+} hal_command_buffer_mode_t;
+
+typedef enum hal_command_buffer_state_e {
+  HAL_COMMAND_BUFFER_STATE_INITIAL = 0,
+  HAL_COMMAND_BUFFER_STATE_RECORDING = 1,
+  HAL_COMMAND_BUFFER_STATE_EXECUTABLE = 2,
+} hal_command_buffer_state_t;
+
+// Shared fields; drivers embed this first in their command buffer type.
+typedef struct hal_command_buffer_t {
+  hal_resource_t resource;  // parent: the owning device
+  hal_device_t* device;     // borrowed: kept alive by resource.parent
+  hal_command_buffer_mode_t mode;
+  hal_command_buffer_state_t state;  // touched by the recording thread only
+  uint32_t op_count;                 // ops recorded since begin()
+  // Set by the first submission of a ONE_SHOT buffer; atomic because
+  // submissions may race from several threads.
+  atomic_bool submitted;
+} hal_command_buffer_t;
+HAL_RESOURCE_ASSERT_LAYOUT(hal_command_buffer_t, resource);
+
+// Largest fill pattern, in bytes (patterns are 1, 2 or 4 bytes).
+#define HAL_MAX_FILL_PATTERN_LENGTH 4
+// Largest inline update, in bytes (larger data goes through a buffer).
+#define HAL_MAX_UPDATE_LENGTH (64u * 1024u)
+
+HAL_API void hal_command_buffer_retain(hal_command_buffer_t* command_buffer);
+HAL_API void hal_command_buffer_release(hal_command_buffer_t* command_buffer);
+
+HAL_API hal_command_buffer_mode_t
+hal_command_buffer_mode(const hal_command_buffer_t* command_buffer);
+HAL_API hal_command_buffer_state_t
+hal_command_buffer_state(const hal_command_buffer_t* command_buffer);
+
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_command_buffer_begin(hal_command_buffer_t* command_buffer);
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_command_buffer_end(hal_command_buffer_t* command_buffer);
+
+// Everything recorded before the barrier completes before anything recorded
+// after it starts. Ops between barriers may run in any order or overlap.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_command_buffer_execution_barrier(hal_command_buffer_t* command_buffer);
+
+// Fills [target_offset, target_offset + length) with a repeated |pattern| of
+// |pattern_length| bytes (1, 2 or 4). Offset and length must be multiples of
+// the pattern length (the vendors' memset element sizes).
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_command_buffer_fill_buffer(
+    hal_command_buffer_t* command_buffer, hal_buffer_t* target,
+    uint64_t target_offset, uint64_t length, const void* pattern,
+    size_t pattern_length);
+
+// Writes |length| bytes of host memory at |source| + |source_offset| into
+// the target; the bytes are copied now. At most HAL_MAX_UPDATE_LENGTH.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_command_buffer_update_buffer(
+    hal_command_buffer_t* command_buffer, const void* source,
+    size_t source_offset, hal_buffer_t* target, uint64_t target_offset,
+    uint64_t length);
+
+// Copies between buffers. Overlapping ranges of the same buffer are
+// rejected (INVALID_ARGUMENT): the vendors leave them undefined.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_command_buffer_copy_buffer(
+    hal_command_buffer_t* command_buffer, hal_buffer_t* source,
+    uint64_t source_offset, hal_buffer_t* target, uint64_t target_offset,
+    uint64_t length);
+
+//===----------------------------------------------------------------------===//
+// For implementations
+//===----------------------------------------------------------------------===//
+
+HAL_API void hal_command_buffer_initialize(
+    const hal_command_buffer_vtable_t* vtable, hal_device_t* device,
+    hal_command_buffer_mode_t mode, hal_command_buffer_t* out_command_buffer);
+
+// Called by queue_execute implementations for each command buffer: checks
+// the state and marks a ONE_SHOT buffer as submitted (exactly one caller
+// wins). FAILED_PRECONDITION otherwise.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer);
+
+// Validation of arguments, state and ranges is done by the wrappers above;
+// members see resolved lengths (never HAL_WHOLE_BUFFER) and buffers of the
+// command buffer's device. All members are required; the recording thread
+// calls them.
+struct hal_command_buffer_vtable_t {
+  void (*destroy)(hal_command_buffer_t* command_buffer);
+  // Drops any previous recording (REUSABLE re-record) and starts a new one.
+  hal_status_t (*begin)(hal_command_buffer_t* command_buffer);
+  // Finishes the recording (a graph driver builds its graph here).
+  hal_status_t (*end)(hal_command_buffer_t* command_buffer);
+  hal_status_t (*execution_barrier)(hal_command_buffer_t* command_buffer);
+  hal_status_t (*fill_buffer)(hal_command_buffer_t* command_buffer,
+                              hal_buffer_t* target, uint64_t target_offset,
+                              uint64_t length, uint32_t pattern,
+                              size_t pattern_length);
+  hal_status_t (*update_buffer)(hal_command_buffer_t* command_buffer,
+                                const void* source, hal_buffer_t* target,
+                                uint64_t target_offset, uint64_t length);
+  hal_status_t (*copy_buffer)(hal_command_buffer_t* command_buffer,
+                              hal_buffer_t* source, uint64_t source_offset,
+                              hal_buffer_t* target, uint64_t target_offset,
+                              uint64_t length);
+};
+
+HAL_EXTERN_C_END
+
+#endif  // HAL_COMMAND_BUFFER_H_

@@ -1,0 +1,139 @@
+// Copyright 2026 The HAL Authors.
+//
+// hal_device_t: one GPU (or virtual GPU) with its queues, memory and
+// semaphores.
+//
+// A device has a fixed number of queues (hal_device_properties_t). Work is
+// submitted to a queue with hal_device_queue_execute(): it waits on a list of
+// (semaphore, value) pairs, runs command buffers in order, then signals a
+// list of (semaphore, value) pairs. Waits may name values nobody has
+// signaled yet (wait-before-signal, rule S4 of docs/sync-contract.md).
+//
+// Releasing a device with work in flight is legal (rule Q4): the last
+// release waits for issued work, fails parked work with CANCELLED, joins the
+// device's threads and frees everything.
+//
+// Thread-safety: all functions are thread-safe.
+
+#ifndef HAL_DEVICE_H_
+#define HAL_DEVICE_H_
+
+#include "hal/allocator.h"
+#include "hal/base.h"
+#include "hal/buffer.h"
+#include "hal/command_buffer.h"
+#include "hal/driver.h"
+#include "hal/resource.h"
+#include "hal/semaphore.h"
+#include "hal/status.h"
+#include "hal/time.h"
+
+HAL_EXTERN_C_BEGIN
+
+typedef struct hal_device_vtable_t hal_device_vtable_t;
+
+typedef struct hal_device_properties_t {
+  uint32_t queue_count;
+  uint64_t total_memory;
+  // Memory types hal_device_allocator_allocate_buffer accepts.
+  hal_memory_type_t supported_memory_types;
+} hal_device_properties_t;
+
+struct hal_device_t {
+  hal_resource_t resource;  // parent: the driver
+  hal_driver_t* driver;     // borrowed: kept alive by resource.parent
+  hal_device_info_t info;
+  hal_allocator_t host_allocator;
+};
+HAL_RESOURCE_ASSERT_LAYOUT(hal_device_t, resource);
+
+HAL_API void hal_device_retain(hal_device_t* device);
+HAL_API void hal_device_release(hal_device_t* device);
+
+HAL_API const hal_device_info_t* hal_device_info(const hal_device_t* device);
+HAL_API hal_driver_t* hal_device_driver(const hal_device_t* device);
+
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_query_properties(
+    hal_device_t* device, hal_device_properties_t* out_properties);
+
+// The device's buffer allocator; borrowed, valid while the device lives.
+HAL_API hal_device_allocator_t* hal_device_allocator(hal_device_t* device);
+
+// Shorthand for hal_device_allocator_allocate_buffer(hal_device_allocator()).
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_device_allocate_buffer(hal_device_t* device, hal_buffer_params_t params,
+                           uint64_t byte_length, hal_buffer_t** out_buffer);
+
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_device_create_semaphore(hal_device_t* device, uint64_t initial_value,
+                            hal_semaphore_t** out_semaphore);
+
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_create_command_buffer(
+    hal_device_t* device, hal_command_buffer_mode_t mode,
+    hal_command_buffer_t** out_command_buffer);
+
+// Submits |command_buffer_count| command buffers to queue |queue_index|:
+// they run after every wait is reached and before any signal is made. On
+// error nothing was submitted and no semaphore changed. Lists are copied and
+// every object is retained for as long as the device needs it (rule Q3).
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_execute(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, size_t command_buffer_count,
+    hal_command_buffer_t* const* command_buffers);
+
+// A submission with no command buffers: signals after waits are reached.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_device_queue_barrier(hal_device_t* device, uint32_t queue_index,
+                         const hal_semaphore_list_t* wait_semaphores,
+                         const hal_semaphore_list_t* signal_semaphores);
+
+// Blocks until ALL/ANY of |semaphore_list| reached their values, one failed
+// (its status is returned), or |timeout| passed (DEADLINE_EXCEEDED). An
+// empty list returns OK at once.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_wait_semaphores(
+    hal_device_t* device, hal_wait_mode_t wait_mode,
+    const hal_semaphore_list_t* semaphore_list, hal_timeout_t timeout);
+
+//===----------------------------------------------------------------------===//
+// For implementations
+//===----------------------------------------------------------------------===//
+
+// Fills the shared fields and makes |driver| the device's parent.
+HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
+                                   hal_driver_t* driver,
+                                   const hal_device_info_t* info,
+                                   hal_allocator_t host_allocator,
+                                   hal_device_t* out_device);
+
+// All members are required and thread-safe; the public wrappers validate
+// arguments (queue index, lists, command buffer states and devices) first.
+struct hal_device_vtable_t {
+  // Waits for issued work, cancels parked work, joins threads, frees.
+  void (*destroy)(hal_device_t* device);
+  hal_status_t (*query_properties)(hal_device_t* device,
+                                   hal_device_properties_t* out_properties);
+  hal_device_allocator_t* (*allocator)(hal_device_t* device);
+  hal_status_t (*create_semaphore)(hal_device_t* device, uint64_t initial_value,
+                                   hal_semaphore_t** out_semaphore);
+  hal_status_t (*create_command_buffer)(
+      hal_device_t* device, hal_command_buffer_mode_t mode,
+      hal_command_buffer_t** out_command_buffer);
+  // |command_buffers| are EXECUTABLE, belong to this device, and ONE_SHOT
+  // ones are already marked submitted by the wrapper (which unmarks them if
+  // this returns an error). May be called with zero command buffers (a
+  // barrier). On error nothing may have been submitted.
+  hal_status_t (*queue_execute)(hal_device_t* device, uint32_t queue_index,
+                                const hal_semaphore_list_t* wait_semaphores,
+                                const hal_semaphore_list_t* signal_semaphores,
+                                size_t command_buffer_count,
+                                hal_command_buffer_t* const* command_buffers);
+  hal_status_t (*wait_semaphores)(hal_device_t* device,
+                                  hal_wait_mode_t wait_mode,
+                                  const hal_semaphore_list_t* semaphore_list,
+                                  hal_timeout_t timeout);
+};
+
+HAL_EXTERN_C_END
+
+#endif  // HAL_DEVICE_H_

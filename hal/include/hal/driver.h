@@ -1,0 +1,99 @@
+// Copyright 2026 The HAL Authors.
+//
+// hal_driver_t: one loaded driver (a plugin such as cuda_stream) and the
+// devices it can see.
+//
+// A driver is created by the registry (driver_registry.h) from a plugin. Its
+// hal_resource_t.parent is the plugin's loaded shared object, closed only
+// after the driver is destroyed; every object a driver makes keeps the
+// driver alive the same way, so plugin code is never unloaded while anything
+// it made is still in use.
+//
+// Thread-safety: all functions are thread-safe.
+
+#ifndef HAL_DRIVER_H_
+#define HAL_DRIVER_H_
+
+#include "hal/allocator.h"
+#include "hal/base.h"
+#include "hal/resource.h"
+#include "hal/status.h"
+
+HAL_EXTERN_C_BEGIN
+
+typedef struct hal_device_t hal_device_t;
+typedef struct hal_driver_vtable_t hal_driver_vtable_t;
+
+#define HAL_DEVICE_NAME_MAX 128
+#define HAL_DRIVER_NAME_MAX 64
+
+typedef struct hal_device_info_t {
+  // Position in the driver's enumeration order (0 .. count-1).
+  uint32_t index;
+  // Human-readable name, e.g. "NVIDIA H200" or "vgpu device 0".
+  char name[HAL_DEVICE_NAME_MAX];
+  // Device memory in bytes.
+  uint64_t total_memory;
+  // Number of queues a device made from this entry will have.
+  uint32_t queue_count;
+} hal_device_info_t;
+
+typedef struct hal_driver_t {
+  hal_resource_t resource;
+  char name[HAL_DRIVER_NAME_MAX];
+  hal_allocator_t host_allocator;
+} hal_driver_t;
+HAL_RESOURCE_ASSERT_LAYOUT(hal_driver_t, resource);
+
+HAL_API void hal_driver_retain(hal_driver_t* driver);
+HAL_API void hal_driver_release(hal_driver_t* driver);
+
+HAL_API const char* hal_driver_name(const hal_driver_t* driver);
+
+// Number of devices the driver sees now (may be 0: then creating a device
+// fails with NOT_FOUND "no devices").
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_driver_query_device_count(hal_driver_t* driver, uint32_t* out_count);
+
+// Fills |*out_info| for the device at |index| (OUT_OF_RANGE past the count).
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_driver_query_device_info(
+    hal_driver_t* driver, uint32_t index, hal_device_info_t* out_info);
+
+// Creates the device at |index| (OUT_OF_RANGE naming the count otherwise).
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_driver_create_device_by_index(
+    hal_driver_t* driver, uint32_t index, hal_allocator_t host_allocator,
+    hal_device_t** out_device);
+
+// Creates the first device whose name is |name| (NOT_FOUND listing the
+// names otherwise).
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_driver_create_device_by_name(
+    hal_driver_t* driver, const char* name, hal_allocator_t host_allocator,
+    hal_device_t** out_device);
+
+//===----------------------------------------------------------------------===//
+// For implementations
+//===----------------------------------------------------------------------===//
+
+HAL_API void hal_driver_initialize(const hal_driver_vtable_t* vtable,
+                                   const char* name,
+                                   hal_allocator_t host_allocator,
+                                   hal_driver_t* out_driver);
+
+// All members are required and thread-safe. Arguments are validated first.
+struct hal_driver_vtable_t {
+  // Frees the driver (all its devices are already gone: they keep it alive).
+  void (*destroy)(hal_driver_t* driver);
+  hal_status_t (*query_device_count)(hal_driver_t* driver, uint32_t* out_count);
+  // |index| < the count the driver reported.
+  hal_status_t (*query_device_info)(hal_driver_t* driver, uint32_t index,
+                                    hal_device_info_t* out_info);
+  // Creates a device; the implementation calls hal_device_initialize(),
+  // which makes the driver the device's parent.
+  hal_status_t (*create_device)(hal_driver_t* driver, uint32_t index,
+                                hal_allocator_t host_allocator,
+                                hal_device_t** out_device);
+};
+
+HAL_EXTERN_C_END
+
+#endif  // HAL_DRIVER_H_

@@ -1,0 +1,75 @@
+// Copyright 2026 The HAL Authors.
+//
+// hal_resource_t: the reference-counted base of every HAL object.
+//
+// Every object type (driver, device, buffer, semaphore, command buffer...)
+// starts with a hal_resource_t at offset 0, and every vtable starts with a
+// destroy function taking the object. Each object header has a
+// static_assert on that layout.
+//
+//   typedef struct my_buffer_t {
+//     hal_buffer_t base;   // starts with hal_resource_t
+//     ...
+//   } my_buffer_t;
+//
+// Lifetime rules:
+//  - create/retain/release: the creator holds one reference; retain adds
+//    one; the release that drops the count to zero calls vtable->destroy.
+//  - |parent| (optional) is a resource this one keeps alive, e.g. a device
+//    keeps its driver alive. libhal releases the parent AFTER destroy has
+//    returned, so a driver's code is never unloaded under its own feet (the
+//    driver holds the plugin's shared object open; see driver_registry.h).
+//    Drivers never release an object's parent themselves.
+//  - The count is atomic: retain/release are thread-safe. Destroy runs on
+//    whichever thread dropped the last reference.
+
+#ifndef HAL_RESOURCE_H_
+#define HAL_RESOURCE_H_
+
+#include <assert.h>
+#include <stdatomic.h>
+
+#include "hal/base.h"
+
+HAL_EXTERN_C_BEGIN
+
+typedef struct hal_resource_t hal_resource_t;
+
+// The first member of every vtable.
+typedef void (*hal_resource_destroy_fn_t)(hal_resource_t* resource);
+
+struct hal_resource_t {
+  atomic_intptr_t ref_count;
+  // Points to a vtable whose first member is a hal_resource_destroy_fn_t.
+  const void* vtable;
+  // Released after this resource is destroyed; may be NULL.
+  hal_resource_t* parent;
+};
+
+// Sets the count to 1. Retains |parent| (may be NULL).
+HAL_API void hal_resource_initialize(const void* vtable, hal_resource_t* parent,
+                                     hal_resource_t* out_resource);
+
+HAL_API void hal_resource_retain(hal_resource_t* resource);
+
+// Drops a reference; destroys the resource (then releases its parent) when
+// it was the last. NULL is a no-op.
+HAL_API void hal_resource_release(hal_resource_t* resource);
+
+// The current count, for assertions and tests only: it may change at once.
+HAL_API intptr_t hal_resource_ref_count(const hal_resource_t* resource);
+
+// True when |resource| is of the type whose vtable is |vtable|; used by the
+// per-type cast helpers that drivers write (checked in debug builds).
+static inline bool hal_resource_is(const void* resource, const void* vtable) {
+  return resource && ((const hal_resource_t*)resource)->vtable == vtable;
+}
+
+// Declares that hal_resource_t is at offset 0 of |type|.
+#define HAL_RESOURCE_ASSERT_LAYOUT(type, member) \
+  static_assert(offsetof(type, member) == 0,     \
+                #type " must start with its hal_resource_t base")
+
+HAL_EXTERN_C_END
+
+#endif  // HAL_RESOURCE_H_

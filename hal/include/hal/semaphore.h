@@ -1,0 +1,157 @@
+// Copyright 2026 The HAL Authors.
+//
+// hal_semaphore_t: timeline semaphores. Implemented once, for every driver,
+// by the sync module in hal/sync/.
+//
+// THE CONTRACT (rule numbers as in docs/sync-contract.md, where each rule
+// names the code that enforces it and the test that proves it):
+//
+// S1 Monotonic payload. A semaphore holds a 64-bit payload that starts at
+//    its initial value and only strictly increases. A host signal to a value
+//    <= the current one, or > HAL_SEMAPHORE_MAX_VALUE, returns
+//    INVALID_ARGUMENT and changes nothing. Values >= HAL_SEMAPHORE_FAILURE_
+//    VALUE are reserved for the failed state. Device signals (a queue
+//    completing work) move the payload to at least their value: a device
+//    signal below the current payload is a no-op.
+// S2 Sticky failure. hal_semaphore_fail() moves the semaphore to a failed
+//    state that never clears; the first failure's status (code and message)
+//    is kept. Query returns a copy of it; every current and future wait
+//    returns a copy of it; queue work waiting on the semaphore never runs and
+//    fails its own signal semaphores with a status that names the cause.
+// S3 Waits. hal_semaphore_wait() and hal_semaphore_list_wait() (ALL or ANY;
+//    an empty list is immediately OK) take immediate, relative, absolute and
+//    infinite timeouts. The result is OK, DEADLINE_EXCEEDED or the failure.
+//    A wait never returns OK before the value is reached, returns soon after
+//    its deadline, and wakes when the value is reached: each waiting thread
+//    sleeps on exactly one wake-up object, posted by the signaler; nothing
+//    polls. A deadline in the past (or a timeout <= 0) checks once and
+//    returns at once: that is the documented result, not an error.
+// S4 Wait-before-signal. Queue work may wait on values nobody has signaled
+//    or submitted a signal for yet; it runs once they are reached.
+// S5 Visibility. When a wait for value v returns OK, query returns >= v, and
+//    everything the signaler wrote before signaling is visible to the waiter
+//    (the payload is updated before any waiter is woken).
+// S6 Cross-queue order: see hal/sync/queue.h.
+//
+// Callbacks and wake-ups (timepoints, hal/timepoint.h) run exactly once and
+// never under a semaphore lock (T1, T2). A signal, fail or wait never touches
+// the semaphore after the first callback it runs has started, so a callback
+// may release the last reference to its own semaphore (K12).
+//
+// List waits: the same semaphore may appear more than once in a list; each
+// entry is an independent condition (ALL then needs the largest value, ANY
+// the smallest). A list wait on failed semaphores: ALL returns the failure
+// of the first failed entry in list order as soon as any entry fails; ANY
+// returns OK if some entry was reached, else the failure of the first failed
+// entry.
+//
+// Thread-safety: every function is thread-safe. The caller of any function
+// taking a semaphore holds a reference to it for the duration of the call
+// (a reference it may have lent to a callback that releases it, see K12).
+
+#ifndef HAL_SEMAPHORE_H_
+#define HAL_SEMAPHORE_H_
+
+#include "hal/allocator.h"
+#include "hal/base.h"
+#include "hal/resource.h"
+#include "hal/status.h"
+#include "hal/time.h"
+
+HAL_EXTERN_C_BEGIN
+
+// Payload values at or above this are reserved for the failed state.
+#define HAL_SEMAPHORE_FAILURE_VALUE ((uint64_t)1 << 63)
+// The largest value a host may signal or wait for.
+#define HAL_SEMAPHORE_MAX_VALUE (HAL_SEMAPHORE_FAILURE_VALUE - 1)
+
+typedef struct hal_semaphore_vtable_t hal_semaphore_vtable_t;
+
+typedef struct hal_semaphore_t {
+  hal_resource_t resource;
+} hal_semaphore_t;
+HAL_RESOURCE_ASSERT_LAYOUT(hal_semaphore_t, resource);
+
+// A list of (semaphore, value) pairs: what a submission waits on or signals,
+// or what a host waits on. The arrays are borrowed for the call.
+typedef struct hal_semaphore_list_t {
+  size_t count;
+  hal_semaphore_t** semaphores;
+  uint64_t* payload_values;
+} hal_semaphore_list_t;
+
+static inline hal_semaphore_list_t hal_semaphore_list_empty(void) {
+  hal_semaphore_list_t list = {0, NULL, NULL};
+  return list;
+}
+
+typedef enum hal_wait_mode_e {
+  HAL_WAIT_MODE_ALL = 0,  // every (semaphore, value) reached
+  HAL_WAIT_MODE_ANY = 1,  // at least one reached
+} hal_wait_mode_t;
+
+// Creates a semaphore that needs no driver: host signals and waits, and it
+// may be waited on and signaled by any driver's queues. |initial_value| must
+// be <= HAL_SEMAPHORE_MAX_VALUE.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_semaphore_create_host(hal_allocator_t allocator, uint64_t initial_value,
+                          hal_semaphore_t** out_semaphore);
+
+HAL_API void hal_semaphore_retain(hal_semaphore_t* semaphore);
+HAL_API void hal_semaphore_release(hal_semaphore_t* semaphore);
+
+// The current payload in |*out_value|. A failed semaphore returns a clone of
+// its failure status and sets |*out_value| to HAL_SEMAPHORE_FAILURE_VALUE.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_semaphore_query(hal_semaphore_t* semaphore, uint64_t* out_value);
+
+// Host signal to |new_value|, which must be greater than the current value
+// and <= HAL_SEMAPHORE_MAX_VALUE (else INVALID_ARGUMENT, nothing changed).
+// Signaling a failed semaphore returns a clone of its failure. Runs the
+// callbacks that became due on the calling thread, after the lock is
+// dropped.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_semaphore_signal(hal_semaphore_t* semaphore, uint64_t new_value);
+
+// Moves |semaphore| to the failed state with |status| (ownership taken;
+// an OK status becomes UNKNOWN). The first failure wins; later ones are
+// freed. Every pending timepoint resolves with the failure.
+HAL_API void hal_semaphore_fail(hal_semaphore_t* semaphore,
+                                hal_status_t status);
+
+// Blocks until the payload >= |value|, the semaphore fails, or |timeout|
+// passes (DEADLINE_EXCEEDED). |value| > HAL_SEMAPHORE_MAX_VALUE is
+// INVALID_ARGUMENT.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_semaphore_wait(
+    hal_semaphore_t* semaphore, uint64_t value, hal_timeout_t timeout);
+
+// Waits for ALL or ANY of |list| in one call (see the list rules above).
+// INVALID_ARGUMENT: a non-empty list with NULL arrays, a NULL semaphore, a
+// value > HAL_SEMAPHORE_MAX_VALUE. Drivers' device-level waits delegate here.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_semaphore_list_wait(
+    hal_wait_mode_t mode, hal_semaphore_list_t list, hal_timeout_t timeout);
+
+//===----------------------------------------------------------------------===//
+// For implementations
+//===----------------------------------------------------------------------===//
+
+// Each member is required. Arguments are validated by the public wrappers
+// above before the vtable is called (non-NULL objects, value ranges). The sync
+// module's semaphore is the implementation every driver uses
+// (hal/sync/queue.h: hal_sync_semaphore_create); the vtable stays so that a
+// wrapper type remains possible. hal_semaphore_list_wait() over semaphores
+// that are not the sync module's supports ALL only (one wait per entry) and
+// returns UNIMPLEMENTED for ANY.
+struct hal_semaphore_vtable_t {
+  // Frees the semaphore. Called once, by the last release, on any thread.
+  void (*destroy)(hal_semaphore_t* semaphore);
+  hal_status_t (*query)(hal_semaphore_t* semaphore, uint64_t* out_value);
+  hal_status_t (*signal)(hal_semaphore_t* semaphore, uint64_t new_value);
+  void (*fail)(hal_semaphore_t* semaphore, hal_status_t status);
+  hal_status_t (*wait)(hal_semaphore_t* semaphore, uint64_t value,
+                       hal_timeout_t timeout);
+};
+
+HAL_EXTERN_C_END
+
+#endif  // HAL_SEMAPHORE_H_

@@ -1,0 +1,231 @@
+// Copyright 2026 The HAL Authors.
+
+#include "hal/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// A failed status. |is_static| marks the out-of-memory fallbacks below, which
+// live in read-only-by-convention storage and are never freed.
+struct hal_status_storage_t {
+  hal_status_code_t code;
+  bool is_static;
+  size_t length;  // strlen(message)
+  char* message;  // the bytes right after the struct, or a static string
+};
+
+// One fallback per code, used when a message cannot be allocated. They are
+// only ever read after initialization, so sharing them between threads is
+// safe.
+#define HAL_STATIC_STATUS_MESSAGE "(out of memory while formatting the message)"
+#define HAL_STATIC_STATUS(c)                         \
+  {                                                  \
+    .code = (c), .is_static = true,                  \
+    .length = sizeof(HAL_STATIC_STATUS_MESSAGE) - 1, \
+    .message = (char*)HAL_STATIC_STATUS_MESSAGE      \
+  }
+
+static struct hal_status_storage_t hal_static_statuses[HAL_STATUS_CODE_COUNT_] =
+    {
+        HAL_STATIC_STATUS(HAL_STATUS_OK),  // never handed out
+        HAL_STATIC_STATUS(HAL_STATUS_CANCELLED),
+        HAL_STATIC_STATUS(HAL_STATUS_UNKNOWN),
+        HAL_STATIC_STATUS(HAL_STATUS_INVALID_ARGUMENT),
+        HAL_STATIC_STATUS(HAL_STATUS_DEADLINE_EXCEEDED),
+        HAL_STATIC_STATUS(HAL_STATUS_NOT_FOUND),
+        HAL_STATIC_STATUS(HAL_STATUS_ALREADY_EXISTS),
+        HAL_STATIC_STATUS(HAL_STATUS_PERMISSION_DENIED),
+        HAL_STATIC_STATUS(HAL_STATUS_RESOURCE_EXHAUSTED),
+        HAL_STATIC_STATUS(HAL_STATUS_FAILED_PRECONDITION),
+        HAL_STATIC_STATUS(HAL_STATUS_ABORTED),
+        HAL_STATIC_STATUS(HAL_STATUS_OUT_OF_RANGE),
+        HAL_STATIC_STATUS(HAL_STATUS_UNIMPLEMENTED),
+        HAL_STATIC_STATUS(HAL_STATUS_INTERNAL),
+        HAL_STATIC_STATUS(HAL_STATUS_UNAVAILABLE),
+        HAL_STATIC_STATUS(HAL_STATUS_DATA_LOSS),
+        HAL_STATIC_STATUS(HAL_STATUS_UNAUTHENTICATED),
+        HAL_STATIC_STATUS(HAL_STATUS_INCOMPATIBLE),
+};
+
+static const char* const hal_status_code_names[HAL_STATUS_CODE_COUNT_] = {
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+    "INCOMPATIBLE",
+};
+
+static hal_status_code_t hal_status_code_sanitize(hal_status_code_t code) {
+  if ((int)code <= 0 || code >= HAL_STATUS_CODE_COUNT_) {
+    return HAL_STATUS_UNKNOWN;
+  }
+  return code;
+}
+
+static hal_status_t hal_status_static(hal_status_code_t code) {
+  return &hal_static_statuses[hal_status_code_sanitize(code)];
+}
+
+// __FILE__ is relative to the build directory ("../hal/buffer.c", or
+// "../../src/hal/hal/buffer.c" for an out-of-tree build). Keep the path from
+// the project's top-level folder on, so messages read the same everywhere.
+static const char* hal_status_trim_file(const char* file) {
+  if (!file)
+    return "?";
+  static const char* const kTopFolders[] = {"hal/", "drivers/", "vgpu/",
+                                            "tools/", "cts/"};
+  for (const char* p = file; *p;
+       p = strchr(p, '/') ? strchr(p, '/') + 1 : p + strlen(p)) {
+    for (size_t i = 0; i < sizeof(kTopFolders) / sizeof(kTopFolders[0]); ++i) {
+      if (strncmp(p, kTopFolders[i], strlen(kTopFolders[i])) == 0)
+        return p;
+    }
+  }
+  while (file[0] == '.' && file[1] == '.' && file[2] == '/')
+    file += 3;
+  return file;
+}
+
+HAL_API hal_status_t hal_status_allocatev(hal_status_code_t code,
+                                          const char* file, int line,
+                                          const char* format, va_list args) {
+  code = hal_status_code_sanitize(code);
+  file = hal_status_trim_file(file);
+  va_list args_copy;
+  va_copy(args_copy, args);
+  int prefix_length = snprintf(NULL, 0, "%s:%d: ", file, line);
+  int body_length = vsnprintf(NULL, 0, format ? format : "", args_copy);
+  va_end(args_copy);
+  if (prefix_length < 0 || body_length < 0)
+    return hal_status_static(code);
+  size_t length = (size_t)prefix_length + (size_t)body_length;
+  struct hal_status_storage_t* storage = malloc(sizeof(*storage) + length + 1);
+  if (!storage)
+    return hal_status_static(code);
+  storage->code = code;
+  storage->is_static = false;
+  storage->length = length;
+  storage->message = (char*)(storage + 1);
+  snprintf(storage->message, (size_t)prefix_length + 1, "%s:%d: ", file, line);
+  vsnprintf(storage->message + prefix_length, (size_t)body_length + 1,
+            format ? format : "", args);
+  return storage;
+}
+
+HAL_API hal_status_t hal_status_allocate(hal_status_code_t code,
+                                         const char* file, int line,
+                                         const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  hal_status_t status = hal_status_allocatev(code, file, line, format, args);
+  va_end(args);
+  return status;
+}
+
+HAL_API hal_status_t hal_status_annotate(hal_status_t status, const char* file,
+                                         int line, const char* format, ...) {
+  if (status == HAL_OK)
+    return HAL_OK;
+  if (status->is_static)
+    return status;  // nothing more can be said
+  file = hal_status_trim_file(file);
+  va_list args;
+  va_start(args, format);
+  va_list args_copy;
+  va_copy(args_copy, args);
+  int prefix_length = snprintf(NULL, 0, "; %s:%d: ", file, line);
+  int body_length = vsnprintf(NULL, 0, format ? format : "", args_copy);
+  va_end(args_copy);
+  if (prefix_length < 0 || body_length < 0) {
+    va_end(args);
+    return status;
+  }
+  size_t old_length = status->length;
+  size_t new_length = old_length + (size_t)prefix_length + (size_t)body_length;
+  struct hal_status_storage_t* grown =
+      realloc(status, sizeof(*status) + new_length + 1);
+  if (!grown) {
+    va_end(args);
+    return status;  // keep the original message rather than lose it
+  }
+  grown->message = (char*)(grown + 1);
+  snprintf(grown->message + old_length, (size_t)prefix_length + 1,
+           "; %s:%d: ", file, line);
+  vsnprintf(grown->message + old_length + prefix_length,
+            (size_t)body_length + 1, format ? format : "", args);
+  va_end(args);
+  grown->length = new_length;
+  return grown;
+}
+
+HAL_API hal_status_t hal_status_clone(hal_status_t status) {
+  if (status == HAL_OK || status->is_static)
+    return status;
+  struct hal_status_storage_t* copy =
+      malloc(sizeof(*status) + status->length + 1);
+  if (!copy)
+    return hal_status_static(status->code);
+  memcpy(copy, status, sizeof(*status) + status->length + 1);
+  copy->message = (char*)(copy + 1);
+  return copy;
+}
+
+HAL_API void hal_status_free(hal_status_t status) {
+  if (status == HAL_OK || status->is_static)
+    return;
+  free(status);
+}
+
+HAL_API hal_status_code_t hal_status_code(hal_status_t status) {
+  return status == HAL_OK ? HAL_STATUS_OK : status->code;
+}
+
+HAL_API const char* hal_status_message(hal_status_t status) {
+  return status == HAL_OK ? "" : status->message;
+}
+
+HAL_API const char* hal_status_code_string(hal_status_code_t code) {
+  if ((int)code < 0 || code >= HAL_STATUS_CODE_COUNT_)
+    return "UNKNOWN";
+  return hal_status_code_names[code];
+}
+
+HAL_API size_t hal_status_format(hal_status_t status, char* buffer,
+                                 size_t capacity) {
+  int length;
+  if (status == HAL_OK) {
+    length = snprintf(buffer, capacity, "OK");
+  } else {
+    length = snprintf(buffer, capacity, "%s: %s",
+                      hal_status_code_string(status->code), status->message);
+  }
+  return length < 0 ? 0 : (size_t)length;
+}
+
+HAL_API void hal_status_fprint(FILE* stream, hal_status_t status) {
+  if (status == HAL_OK) {
+    fprintf(stream, "OK\n");
+  } else {
+    fprintf(stream, "%s: %s\n", hal_status_code_string(status->code),
+            status->message);
+  }
+}
+
+HAL_API hal_status_code_t hal_status_consume_code(hal_status_t status) {
+  hal_status_code_t code = hal_status_code(status);
+  hal_status_free(status);
+  return code;
+}

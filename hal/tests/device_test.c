@@ -1,0 +1,82 @@
+// Copyright 2026 The HAL Authors.
+//
+// Device-level wrappers: properties, argument validation before any driver
+// code runs.
+
+#include "test_util.h"
+
+static void PropertiesMatchInfo(void** state) {
+  hal_device_t* device = hal_test_create_device();
+  hal_device_properties_t properties;
+  HAL_ASSERT_OK(hal_device_query_properties(device, &properties));
+  assert_int_equal(properties.queue_count,
+                   hal_device_info(device)->queue_count);
+  assert_int_equal(properties.total_memory,
+                   hal_device_info(device)->total_memory);
+  assert_true(properties.supported_memory_types & HAL_MEMORY_TYPE_DEVICE_LOCAL);
+  assert_non_null(hal_device_allocator(device));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+                    hal_device_query_properties(device, NULL));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+                    hal_device_query_properties(NULL, &properties));
+  hal_device_release(device);
+}
+
+static void SemaphoreArgumentsAreValidatedFirst(void** state) {
+  hal_device_t* device = hal_test_create_device();
+  hal_semaphore_t* semaphore = (hal_semaphore_t*)1;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "failure range",
+                    hal_device_create_semaphore(
+                        device, HAL_SEMAPHORE_FAILURE_VALUE, &semaphore));
+  assert_null(semaphore);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+                    hal_device_create_semaphore(device, 0, NULL));
+  // The test driver has no semaphores: its own clear error.
+  HAL_ASSERT_STATUS(HAL_STATUS_UNIMPLEMENTED, "no semaphores",
+                    hal_device_create_semaphore(device, 0, &semaphore));
+  hal_device_release(device);
+}
+
+static void WaitValidation(void** state) {
+  hal_device_t* device = hal_test_create_device();
+  hal_semaphore_list_t empty = hal_semaphore_list_empty();
+  // Empty lists are satisfied at once, with every timeout form.
+  HAL_ASSERT_OK(hal_device_wait_semaphores(device, HAL_WAIT_MODE_ALL, &empty,
+                                           hal_infinite_timeout()));
+  HAL_ASSERT_OK(hal_device_wait_semaphores(device, HAL_WAIT_MODE_ANY, &empty,
+                                           hal_immediate_timeout()));
+  HAL_ASSERT_OK(hal_device_wait_semaphores(device, HAL_WAIT_MODE_ANY, NULL,
+                                           hal_make_timeout_ns(1000)));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "wait mode",
+      hal_device_wait_semaphores(device, (hal_wait_mode_t)9, &empty,
+                                 hal_immediate_timeout()));
+  hal_semaphore_list_t bad = {2, NULL, NULL};
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "NULL array",
+                    hal_device_wait_semaphores(device, HAL_WAIT_MODE_ALL, &bad,
+                                               hal_immediate_timeout()));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+                    hal_device_wait_semaphores(NULL, HAL_WAIT_MODE_ALL, &empty,
+                                               hal_immediate_timeout()));
+  hal_device_release(device);
+}
+
+static void NullObjectsAreHarmless(void** state) {
+  hal_device_retain(NULL);
+  hal_device_release(NULL);
+  hal_buffer_release(NULL);
+  hal_command_buffer_release(NULL);
+  hal_driver_release(NULL);
+  assert_null(hal_device_info(NULL));
+  assert_null(hal_device_allocator(NULL));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(PropertiesMatchInfo),
+      cmocka_unit_test(SemaphoreArgumentsAreValidatedFirst),
+      cmocka_unit_test(WaitValidation),
+      cmocka_unit_test(NullObjectsAreHarmless),
+  };
+  return cmocka_run_group_tests_name("core/device", tests, NULL, NULL);
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# hal-run's command line: listings, exit codes, error messages.
+# usage: hal_run_test.sh HAL_RUN TEST_PLUGIN_DIR
+set -u
+hal_run=$1
+plugin_dir=$2
+passed=0
+failed=0
+out=$(mktemp)
+err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+# check NAME EXPECTED_EXIT PATTERN_STDOUT PATTERN_STDERR -- COMMAND...
+check() {
+  name=$1 expected=$2 pattern_out=$3 pattern_err=$4
+  shift 5
+  "$@" >"$out" 2>"$err"
+  rc=$?
+  ok=1
+  [ "$rc" -eq "$expected" ] || ok=0
+  [ -z "$pattern_out" ] || grep -q -- "$pattern_out" "$out" || ok=0
+  [ -z "$pattern_err" ] || grep -q -- "$pattern_err" "$err" || ok=0
+  if [ $ok -eq 1 ]; then
+    passed=$((passed + 1))
+    echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name (exit $rc, wanted $expected)"
+    sed 's/^/  out: /' "$out"
+    sed 's/^/  err: /' "$err"
+  fi
+}
+
+export HAL_DRIVER_PATH="$plugin_dir"
+check help 0 "--list-drivers" "" -- "$hal_run" --help
+check list_drivers 0 "^test .* ok " "" -- "$hal_run" --list-drivers
+check list_drivers_broken 0 "ABI version 99" "" -- "$hal_run" --list-drivers
+check list_drivers_not_elf 0 "test_not_elf .* broken" "" -- \
+  "$hal_run" --list-drivers
+check list_devices 0 "test-device-1" "" -- \
+  "$hal_run" --driver=test --list-devices
+check unknown_driver 1 "" "no driver named 'nope'.*directories searched: .*$plugin_dir" -- \
+  "$hal_run" --driver=nope --list-devices
+check broken_driver 1 "" "INCOMPATIBLE" -- \
+  "$hal_run" --driver=test_wrong_abi --list-devices
+check no_devices 1 "" "no devices" -- \
+  "$hal_run" --driver=test_no_devices --list-devices
+check bad_option 2 "" "usage" -- "$hal_run" --bogus
+check no_action 2 "" "usage" -- "$hal_run"
+check list_devices_needs_driver 2 "" "needs --driver" -- \
+  "$hal_run" --list-devices
+unset HAL_DRIVER_PATH
+# From the build tree, with no environment: the build's drivers folder.
+check build_tree 0 "/drivers\$" "" -- "$hal_run" --list-drivers
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

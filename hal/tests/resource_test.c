@@ -1,0 +1,118 @@
+// Copyright 2026 The HAL Authors.
+
+#include <pthread.h>
+
+#include "test_util.h"
+
+typedef struct test_object_t {
+  hal_resource_t resource;
+  int* destroyed;  // incremented by destroy
+  int* order;      // destroy order log
+  int* order_length;
+  int id;
+} test_object_t;
+HAL_RESOURCE_ASSERT_LAYOUT(test_object_t, resource);
+
+static void test_object_destroy(hal_resource_t* resource) {
+  test_object_t* object = (test_object_t*)resource;
+  ++*object->destroyed;
+  if (object->order)
+    object->order[(*object->order_length)++] = object->id;
+  free(object);
+}
+
+static const hal_resource_destroy_fn_t test_object_vtable[1] = {
+    test_object_destroy,
+};
+
+static test_object_t* test_object_create(hal_resource_t* parent, int* destroyed,
+                                         int* order, int* order_length,
+                                         int id) {
+  test_object_t* object = calloc(1, sizeof(*object));
+  assert_non_null(object);
+  object->destroyed = destroyed;
+  object->order = order;
+  object->order_length = order_length;
+  object->id = id;
+  hal_resource_initialize(test_object_vtable, parent, &object->resource);
+  return object;
+}
+
+static void LastReleaseDestroys(void** state) {
+  int destroyed = 0;
+  test_object_t* object = test_object_create(NULL, &destroyed, NULL, NULL, 1);
+  assert_true(hal_resource_is(object, test_object_vtable));
+  hal_resource_retain(&object->resource);
+  assert_int_equal(hal_resource_ref_count(&object->resource), 2);
+  hal_resource_release(&object->resource);
+  assert_int_equal(destroyed, 0);
+  hal_resource_release(&object->resource);
+  assert_int_equal(destroyed, 1);
+  hal_resource_release(NULL);  // no-op
+}
+
+static void ParentOutlivesChildAndGoesAfterIt(void** state) {
+  int destroyed = 0;
+  int order[4];
+  int order_length = 0;
+  test_object_t* parent =
+      test_object_create(NULL, &destroyed, order, &order_length, 1);
+  test_object_t* child = test_object_create(&parent->resource, &destroyed,
+                                            order, &order_length, 2);
+  test_object_t* grandchild =
+      test_object_create(&child->resource, &destroyed, order, &order_length, 3);
+  hal_resource_release(&parent->resource);  // the child keeps it alive
+  hal_resource_release(&child->resource);   // the grandchild keeps it
+  assert_int_equal(destroyed, 0);
+  hal_resource_release(&grandchild->resource);
+  assert_int_equal(destroyed, 3);
+  assert_int_equal(order_length, 3);
+  assert_int_equal(order[0], 3);
+  assert_int_equal(order[1], 2);
+  assert_int_equal(order[2], 1);
+}
+
+typedef struct release_race_t {
+  test_object_t* object;
+  int rounds;
+} release_race_t;
+
+static void* release_race_thread(void* arg) {
+  release_race_t* race = arg;
+  for (int i = 0; i < race->rounds; ++i) {
+    hal_resource_retain(&race->object->resource);
+    hal_resource_release(&race->object->resource);
+  }
+  hal_resource_release(&race->object->resource);  // the thread's reference
+  return NULL;
+}
+
+// Concurrent retain/release from several threads destroys exactly once,
+// after every thread's last use (TSan checks the ordering).
+static void ConcurrentReleaseDestroysOnce(void** state) {
+  for (int round = 0; round < 50; ++round) {
+    int destroyed = 0;
+    test_object_t* object = test_object_create(NULL, &destroyed, NULL, NULL, 1);
+    enum { kThreads = 4 };
+    pthread_t threads[kThreads];
+    release_race_t race = {object, 200};
+    for (int i = 0; i < kThreads; ++i) {
+      hal_resource_retain(&object->resource);
+      assert_int_equal(
+          pthread_create(&threads[i], NULL, release_race_thread, &race), 0);
+    }
+    hal_resource_release(&object->resource);
+    for (int i = 0; i < kThreads; ++i)
+      pthread_join(threads[i], NULL);
+    assert_int_equal(destroyed, 1);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(LastReleaseDestroys),
+      cmocka_unit_test(ParentOutlivesChildAndGoesAfterIt),
+      cmocka_unit_test(ConcurrentReleaseDestroysOnce),
+  };
+  return cmocka_run_group_tests_name("core/resource", tests, NULL, NULL);
+}

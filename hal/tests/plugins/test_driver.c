@@ -17,6 +17,7 @@
 
 #include "hal/api.h"
 #include "hal/plugin.h"
+#include "hal/recording.h"
 
 #ifndef TEST_PLUGIN_NAME
 #define TEST_PLUGIN_NAME "test"
@@ -129,156 +130,39 @@ static const hal_device_allocator_vtable_t test_allocator_vtable = {
 };
 
 //===----------------------------------------------------------------------===//
-// Command buffers: ops kept in a list, run on the host at submit
+// Command buffers: libhal's recording, run on the host at submit
 //===----------------------------------------------------------------------===//
 
-typedef enum test_op_kind_e {
-  TEST_OP_BARRIER,
-  TEST_OP_FILL,
-  TEST_OP_UPDATE,
-  TEST_OP_COPY,
-} test_op_kind_t;
-
-typedef struct test_op_t {
-  test_op_kind_t kind;
-  hal_buffer_t* source;  // retained
-  hal_buffer_t* target;  // retained
-  uint64_t source_offset;
-  uint64_t target_offset;
-  uint64_t length;
-  uint32_t pattern;
-  size_t pattern_length;
-  uint8_t* data;  // owned copy for updates
-} test_op_t;
-
-typedef struct test_command_buffer_t {
-  hal_command_buffer_t base;
-  test_op_t* ops;
-  size_t op_count;
-  size_t op_capacity;
-} test_command_buffer_t;
-
-static void test_command_buffer_reset(test_command_buffer_t* cb) {
-  for (size_t i = 0; i < cb->op_count; ++i) {
-    hal_buffer_release(cb->ops[i].source);
-    hal_buffer_release(cb->ops[i].target);
-    free(cb->ops[i].data);
-  }
-  cb->op_count = 0;
+static uint8_t* test_buffer_data(hal_buffer_t* buffer, uint64_t offset) {
+  return ((test_buffer_t*)buffer)->data + offset;
 }
 
-static void test_command_buffer_destroy(hal_command_buffer_t* base) {
-  test_command_buffer_t* cb = (test_command_buffer_t*)base;
-  test_command_buffer_reset(cb);
-  free(cb->ops);
-  hal_allocator_free(base->device->host_allocator, cb);
-}
-
-static hal_status_t test_command_buffer_append(test_command_buffer_t* cb,
-                                               test_op_t op) {
-  if (cb->op_count == cb->op_capacity) {
-    size_t capacity = cb->op_capacity ? cb->op_capacity * 2 : 16;
-    test_op_t* ops = realloc(cb->ops, capacity * sizeof(*ops));
-    if (!ops) {
-      free(op.data);
-      return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "op list");
-    }
-    cb->ops = ops;
-    cb->op_capacity = capacity;
-  }
-  hal_buffer_retain(op.source);
-  hal_buffer_retain(op.target);
-  cb->ops[cb->op_count++] = op;
-  return HAL_OK;
-}
-
-static hal_status_t test_command_buffer_begin(hal_command_buffer_t* base) {
-  test_command_buffer_reset((test_command_buffer_t*)base);
-  return HAL_OK;
-}
-
-static hal_status_t test_command_buffer_end(hal_command_buffer_t* base) {
-  return HAL_OK;
-}
-
-static hal_status_t test_command_buffer_barrier(hal_command_buffer_t* base) {
-  test_op_t op = {.kind = TEST_OP_BARRIER};
-  return test_command_buffer_append((test_command_buffer_t*)base, op);
-}
-
-static hal_status_t test_command_buffer_fill(hal_command_buffer_t* base,
-                                             hal_buffer_t* target,
-                                             uint64_t target_offset,
-                                             uint64_t length, uint32_t pattern,
-                                             size_t pattern_length) {
-  test_op_t op = {.kind = TEST_OP_FILL,
-                  .target = target,
-                  .target_offset = target_offset,
-                  .length = length,
-                  .pattern = pattern,
-                  .pattern_length = pattern_length};
-  return test_command_buffer_append((test_command_buffer_t*)base, op);
-}
-
-static hal_status_t test_command_buffer_update(hal_command_buffer_t* base,
-                                               const void* source,
-                                               hal_buffer_t* target,
-                                               uint64_t target_offset,
-                                               uint64_t length) {
-  uint8_t* data = malloc((size_t)length);
-  if (!data)
-    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "update");
-  memcpy(data, source, (size_t)length);
-  test_op_t op = {.kind = TEST_OP_UPDATE,
-                  .target = target,
-                  .target_offset = target_offset,
-                  .length = length,
-                  .data = data};
-  return test_command_buffer_append((test_command_buffer_t*)base, op);
-}
-
-static hal_status_t test_command_buffer_copy(
-    hal_command_buffer_t* base, hal_buffer_t* source, uint64_t source_offset,
-    hal_buffer_t* target, uint64_t target_offset, uint64_t length) {
-  test_op_t op = {.kind = TEST_OP_COPY,
-                  .source = source,
-                  .target = target,
-                  .source_offset = source_offset,
-                  .target_offset = target_offset,
-                  .length = length};
-  return test_command_buffer_append((test_command_buffer_t*)base, op);
-}
-
-static const hal_command_buffer_vtable_t test_command_buffer_vtable = {
-    .destroy = test_command_buffer_destroy,
-    .begin = test_command_buffer_begin,
-    .end = test_command_buffer_end,
-    .execution_barrier = test_command_buffer_barrier,
-    .fill_buffer = test_command_buffer_fill,
-    .update_buffer = test_command_buffer_update,
-    .copy_buffer = test_command_buffer_copy,
-};
-
-static void test_command_buffer_run(test_command_buffer_t* cb) {
-  for (size_t i = 0; i < cb->op_count; ++i) {
-    const test_op_t* op = &cb->ops[i];
-    uint8_t* target =
-        op->target ? ((test_buffer_t*)op->target)->data + op->target_offset
-                   : NULL;
+static void test_command_buffer_run(hal_command_buffer_t* command_buffer) {
+  size_t count = 0;
+  const hal_op_t* ops =
+      hal_recording_command_buffer_ops(command_buffer, &count);
+  for (size_t i = 0; i < count; ++i) {
+    const hal_op_t* op = &ops[i];
     switch (op->kind) {
-      case TEST_OP_BARRIER:
-        break;
-      case TEST_OP_FILL:
-        for (uint64_t j = 0; j < op->length; j += op->pattern_length) {
-          memcpy(target + j, &op->pattern, op->pattern_length);
+      case HAL_OP_BARRIER:
+        break;  // ops run in order on one thread
+      case HAL_OP_FILL: {
+        uint8_t* target =
+            test_buffer_data(op->fill.target, op->fill.target_offset);
+        for (uint64_t j = 0; j < op->fill.length;
+             j += op->fill.pattern_length) {
+          memcpy(target + j, &op->fill.pattern, op->fill.pattern_length);
         }
         break;
-      case TEST_OP_UPDATE:
-        memcpy(target, op->data, (size_t)op->length);
+      }
+      case HAL_OP_UPDATE:
+        memcpy(test_buffer_data(op->update.target, op->update.target_offset),
+               op->update.data, (size_t)op->update.length);
         break;
-      case TEST_OP_COPY:
-        memcpy(target, ((test_buffer_t*)op->source)->data + op->source_offset,
-               (size_t)op->length);
+      case HAL_OP_COPY:
+        memcpy(test_buffer_data(op->copy.target, op->copy.target_offset),
+               test_buffer_data(op->copy.source, op->copy.source_offset),
+               (size_t)op->copy.length);
         break;
     }
   }
@@ -315,13 +199,8 @@ static hal_status_t test_device_create_semaphore(
 static hal_status_t test_device_create_command_buffer(
     hal_device_t* base, hal_command_buffer_mode_t mode,
     hal_command_buffer_t** out_command_buffer) {
-  test_command_buffer_t* cb = NULL;
-  HAL_RETURN_IF_ERROR(
-      hal_allocator_malloc(base->host_allocator, sizeof(*cb), (void**)&cb));
-  hal_command_buffer_initialize(&test_command_buffer_vtable, base, mode,
-                                &cb->base);
-  *out_command_buffer = &cb->base;
-  return HAL_OK;
+  return hal_recording_command_buffer_create(base, mode, NULL, NULL,
+                                             out_command_buffer);
 }
 
 static hal_status_t test_device_queue_execute(
@@ -335,7 +214,7 @@ static hal_status_t test_device_queue_execute(
                            "the test driver cannot wait or signal");
   }
   for (size_t i = 0; i < command_buffer_count; ++i) {
-    test_command_buffer_run((test_command_buffer_t*)command_buffers[i]);
+    test_command_buffer_run(command_buffers[i]);
   }
   return HAL_OK;
 }

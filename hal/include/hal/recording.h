@@ -1,0 +1,111 @@
+// Copyright 2026 The HAL Authors.
+//
+// hal_recording_t: the driver-neutral op list a command buffer records, and
+// a ready-made hal_command_buffer_t that records into it.
+//
+// Every driver's command buffer is this one: libhal validates each op
+// (command_buffer.h), the recording stores it with its resources retained
+// and its inline data copied, and the driver's strategy consumes the list:
+//
+//   stream strategy   walks hal_recording_ops() at submit and replays each
+//                     op into a stream;
+//   graph strategy    builds a vendor graph from the ops in its end() hook,
+//                     once, and launches it per submit.
+//
+// A driver passes hooks (all optional) to hal_recording_command_buffer_
+// create() and finds them again through hal_recording_command_buffer_user().
+//
+// Thread-safety: as hal_command_buffer_t: one thread records; once ended
+// the op list is immutable and may be read from any thread until the next
+// begin() (which a REUSABLE buffer allows only when no submission of it is
+// in flight: the caller's contract, as in Vulkan).
+
+#ifndef HAL_RECORDING_H_
+#define HAL_RECORDING_H_
+
+#include "hal/allocator.h"
+#include "hal/base.h"
+#include "hal/buffer.h"
+#include "hal/command_buffer.h"
+#include "hal/status.h"
+
+HAL_EXTERN_C_BEGIN
+
+typedef enum hal_op_kind_e {
+  // Everything before completes before anything after starts.
+  HAL_OP_BARRIER = 0,
+  HAL_OP_FILL = 1,
+  HAL_OP_UPDATE = 2,
+  HAL_OP_COPY = 3,
+} hal_op_kind_t;
+
+// One recorded op. Buffers are retained by the recording; ranges are
+// validated and resolved (no HAL_WHOLE_BUFFER, length > 0).
+typedef struct hal_op_t {
+  hal_op_kind_t kind;
+  union {
+    struct {
+      hal_buffer_t* target;
+      uint64_t target_offset;
+      uint64_t length;
+      uint32_t pattern;         // the pattern in its low |pattern_length| bytes
+      uint32_t pattern_length;  // 1, 2 or 4
+    } fill;
+    struct {
+      const void* data;  // owned by the recording
+      hal_buffer_t* target;
+      uint64_t target_offset;
+      uint64_t length;
+    } update;
+    struct {
+      hal_buffer_t* source;
+      uint64_t source_offset;
+      hal_buffer_t* target;
+      uint64_t target_offset;
+      uint64_t length;
+    } copy;
+  };
+} hal_op_t;
+
+// Hooks a driver's strategy hangs on the recording command buffer. Each is
+// optional; each runs on the recording thread.
+typedef struct hal_recording_hooks_t {
+  // Before the op list is cleared by a (re-)begin: drop anything derived
+  // from the old list (a graph executable that a REUSABLE buffer may be able
+  // to update in place instead: the hook decides).
+  hal_status_t (*begin)(void* user, hal_command_buffer_t* command_buffer);
+  // After the last op: build what the strategy needs (a graph). An error
+  // here fails end() and the command buffer stays RECORDING.
+  hal_status_t (*end)(void* user, hal_command_buffer_t* command_buffer);
+  // When the command buffer is destroyed, before the op list is freed.
+  void (*destroy)(void* user, hal_command_buffer_t* command_buffer);
+} hal_recording_hooks_t;
+
+// Creates a command buffer of |device| that records into an op list.
+// |hooks| is copied (may be NULL); |user| is passed to them.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_recording_command_buffer_create(
+    hal_device_t* device, hal_command_buffer_mode_t mode,
+    const hal_recording_hooks_t* hooks, void* user,
+    hal_command_buffer_t** out_command_buffer);
+
+// True when |command_buffer| was made by hal_recording_command_buffer_
+// create().
+HAL_API bool hal_command_buffer_is_recording(
+    const hal_command_buffer_t* command_buffer);
+
+// The ops recorded (valid until the next begin or destroy).
+HAL_API const hal_op_t* hal_recording_command_buffer_ops(
+    const hal_command_buffer_t* command_buffer, size_t* out_count);
+
+// The |user| pointer given at creation.
+HAL_API void* hal_recording_command_buffer_user(
+    const hal_command_buffer_t* command_buffer);
+
+// Setter for drivers that must allocate the user state after the command
+// buffer exists (it is not yet shared).
+HAL_API void hal_recording_command_buffer_set_user(
+    hal_command_buffer_t* command_buffer, void* user);
+
+HAL_EXTERN_C_END
+
+#endif  // HAL_RECORDING_H_

@@ -1,0 +1,273 @@
+// Copyright 2026 The HAL Authors.
+
+#include "hal/recording.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hal/device.h"
+
+// Update data lives in chunks so pointers handed out in ops stay valid as
+// the recording grows.
+typedef struct hal_recording_chunk_t {
+  struct hal_recording_chunk_t* next;
+  size_t used;
+  size_t capacity;
+  uint8_t data[];
+} hal_recording_chunk_t;
+
+#define HAL_RECORDING_CHUNK_SIZE (64u * 1024u)
+
+typedef struct hal_recording_command_buffer_t {
+  hal_command_buffer_t base;
+  hal_allocator_t host_allocator;
+  hal_recording_hooks_t hooks;
+  void* user;
+  hal_op_t* ops;
+  size_t op_count;
+  size_t op_capacity;
+  hal_recording_chunk_t* chunks;
+} hal_recording_command_buffer_t;
+
+static const hal_command_buffer_vtable_t hal_recording_vtable;
+
+static hal_recording_command_buffer_t* hal_recording_cast(
+    const hal_command_buffer_t* command_buffer) {
+  // Drivers call the accessors only on their own command buffers; a wrong
+  // type here is a broken invariant.
+  if (!hal_resource_is(command_buffer, &hal_recording_vtable))
+    abort();
+  return (hal_recording_command_buffer_t*)command_buffer;
+}
+
+// Releases every op's buffers and frees the update data.
+static void hal_recording_reset(hal_recording_command_buffer_t* recording) {
+  for (size_t i = 0; i < recording->op_count; ++i) {
+    hal_op_t* op = &recording->ops[i];
+    switch (op->kind) {
+      case HAL_OP_BARRIER:
+        break;
+      case HAL_OP_FILL:
+        hal_buffer_release(op->fill.target);
+        break;
+      case HAL_OP_UPDATE:
+        hal_buffer_release(op->update.target);
+        break;
+      case HAL_OP_COPY:
+        hal_buffer_release(op->copy.source);
+        hal_buffer_release(op->copy.target);
+        break;
+    }
+  }
+  recording->op_count = 0;
+  while (recording->chunks) {
+    hal_recording_chunk_t* next = recording->chunks->next;
+    hal_allocator_free(recording->host_allocator, recording->chunks);
+    recording->chunks = next;
+  }
+}
+
+static hal_status_t hal_recording_append(
+    hal_recording_command_buffer_t* recording, hal_op_t** out_op) {
+  if (recording->op_count == recording->op_capacity) {
+    size_t capacity = recording->op_capacity ? recording->op_capacity * 2 : 16;
+    HAL_RETURN_IF_ERROR(hal_allocator_realloc(recording->host_allocator,
+                                              capacity * sizeof(hal_op_t),
+                                              (void**)&recording->ops));
+    recording->op_capacity = capacity;
+  }
+  hal_op_t* op = &recording->ops[recording->op_count++];
+  memset(op, 0, sizeof(*op));
+  *out_op = op;
+  return HAL_OK;
+}
+
+// Copies |length| bytes into the recording's data chunks.
+static hal_status_t hal_recording_copy_data(
+    hal_recording_command_buffer_t* recording, const void* data, size_t length,
+    const void** out_copy) {
+  hal_recording_chunk_t* chunk = recording->chunks;
+  if (!chunk || chunk->capacity - chunk->used < length) {
+    size_t capacity =
+        length > HAL_RECORDING_CHUNK_SIZE ? length : HAL_RECORDING_CHUNK_SIZE;
+    HAL_RETURN_IF_ERROR(hal_allocator_malloc(
+        recording->host_allocator, sizeof(*chunk) + capacity, (void**)&chunk));
+    chunk->capacity = capacity;
+    chunk->next = recording->chunks;
+    recording->chunks = chunk;
+  }
+  uint8_t* copy = chunk->data + chunk->used;
+  // Keep later copies 8-byte aligned.
+  chunk->used += (length + 7) & ~(size_t)7;
+  if (chunk->used > chunk->capacity)
+    chunk->used = chunk->capacity;
+  memcpy(copy, data, length);
+  *out_copy = copy;
+  return HAL_OK;
+}
+
+static void hal_recording_destroy(hal_command_buffer_t* command_buffer) {
+  hal_recording_command_buffer_t* recording =
+      (hal_recording_command_buffer_t*)command_buffer;
+  if (recording->hooks.destroy) {
+    recording->hooks.destroy(recording->user, command_buffer);
+  }
+  hal_recording_reset(recording);
+  hal_allocator_free(recording->host_allocator, recording->ops);
+  hal_allocator_free(recording->host_allocator, recording);
+}
+
+static hal_status_t hal_recording_begin(hal_command_buffer_t* command_buffer) {
+  hal_recording_command_buffer_t* recording =
+      (hal_recording_command_buffer_t*)command_buffer;
+  if (recording->hooks.begin) {
+    HAL_RETURN_IF_ERROR(
+        recording->hooks.begin(recording->user, command_buffer));
+  }
+  hal_recording_reset(recording);
+  return HAL_OK;
+}
+
+static hal_status_t hal_recording_end(hal_command_buffer_t* command_buffer) {
+  hal_recording_command_buffer_t* recording =
+      (hal_recording_command_buffer_t*)command_buffer;
+  if (recording->hooks.end) {
+    return recording->hooks.end(recording->user, command_buffer);
+  }
+  return HAL_OK;
+}
+
+static hal_status_t hal_recording_barrier(
+    hal_command_buffer_t* command_buffer) {
+  hal_recording_command_buffer_t* recording =
+      (hal_recording_command_buffer_t*)command_buffer;
+  // Adjacent barriers say nothing more than one.
+  if (recording->op_count &&
+      recording->ops[recording->op_count - 1].kind == HAL_OP_BARRIER) {
+    return HAL_OK;
+  }
+  hal_op_t* op = NULL;
+  HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
+  op->kind = HAL_OP_BARRIER;
+  return HAL_OK;
+}
+
+static hal_status_t hal_recording_fill(hal_command_buffer_t* command_buffer,
+                                       hal_buffer_t* target,
+                                       uint64_t target_offset, uint64_t length,
+                                       uint32_t pattern,
+                                       size_t pattern_length) {
+  hal_recording_command_buffer_t* recording =
+      (hal_recording_command_buffer_t*)command_buffer;
+  hal_op_t* op = NULL;
+  HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
+  op->kind = HAL_OP_FILL;
+  op->fill.target = target;
+  op->fill.target_offset = target_offset;
+  op->fill.length = length;
+  op->fill.pattern = pattern;
+  op->fill.pattern_length = (uint32_t)pattern_length;
+  hal_buffer_retain(target);
+  return HAL_OK;
+}
+
+static hal_status_t hal_recording_update(hal_command_buffer_t* command_buffer,
+                                         const void* source,
+                                         hal_buffer_t* target,
+                                         uint64_t target_offset,
+                                         uint64_t length) {
+  hal_recording_command_buffer_t* recording =
+      (hal_recording_command_buffer_t*)command_buffer;
+  const void* copy = NULL;
+  HAL_RETURN_IF_ERROR(
+      hal_recording_copy_data(recording, source, (size_t)length, &copy));
+  hal_op_t* op = NULL;
+  // On failure the copied bytes stay in the chunk until reset: harmless.
+  HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
+  op->kind = HAL_OP_UPDATE;
+  op->update.data = copy;
+  op->update.target = target;
+  op->update.target_offset = target_offset;
+  op->update.length = length;
+  hal_buffer_retain(target);
+  return HAL_OK;
+}
+
+static hal_status_t hal_recording_copy(hal_command_buffer_t* command_buffer,
+                                       hal_buffer_t* source,
+                                       uint64_t source_offset,
+                                       hal_buffer_t* target,
+                                       uint64_t target_offset,
+                                       uint64_t length) {
+  hal_recording_command_buffer_t* recording =
+      (hal_recording_command_buffer_t*)command_buffer;
+  hal_op_t* op = NULL;
+  HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
+  op->kind = HAL_OP_COPY;
+  op->copy.source = source;
+  op->copy.source_offset = source_offset;
+  op->copy.target = target;
+  op->copy.target_offset = target_offset;
+  op->copy.length = length;
+  hal_buffer_retain(source);
+  hal_buffer_retain(target);
+  return HAL_OK;
+}
+
+static const hal_command_buffer_vtable_t hal_recording_vtable = {
+    .destroy = hal_recording_destroy,
+    .begin = hal_recording_begin,
+    .end = hal_recording_end,
+    .execution_barrier = hal_recording_barrier,
+    .fill_buffer = hal_recording_fill,
+    .update_buffer = hal_recording_update,
+    .copy_buffer = hal_recording_copy,
+};
+
+HAL_API hal_status_t hal_recording_command_buffer_create(
+    hal_device_t* device, hal_command_buffer_mode_t mode,
+    const hal_recording_hooks_t* hooks, void* user,
+    hal_command_buffer_t** out_command_buffer) {
+  if (!out_command_buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "out_command_buffer is NULL");
+  }
+  *out_command_buffer = NULL;
+  if (!device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
+  }
+  hal_recording_command_buffer_t* recording = NULL;
+  HAL_RETURN_IF_ERROR(hal_allocator_malloc(
+      device->host_allocator, sizeof(*recording), (void**)&recording));
+  hal_command_buffer_initialize(&hal_recording_vtable, device, mode,
+                                &recording->base);
+  recording->host_allocator = device->host_allocator;
+  if (hooks)
+    recording->hooks = *hooks;
+  recording->user = user;
+  *out_command_buffer = &recording->base;
+  return HAL_OK;
+}
+
+HAL_API bool hal_command_buffer_is_recording(
+    const hal_command_buffer_t* command_buffer) {
+  return hal_resource_is(command_buffer, &hal_recording_vtable);
+}
+
+HAL_API const hal_op_t* hal_recording_command_buffer_ops(
+    const hal_command_buffer_t* command_buffer, size_t* out_count) {
+  hal_recording_command_buffer_t* recording =
+      hal_recording_cast(command_buffer);
+  *out_count = recording->op_count;
+  return recording->ops;
+}
+
+HAL_API void* hal_recording_command_buffer_user(
+    const hal_command_buffer_t* command_buffer) {
+  return hal_recording_cast(command_buffer)->user;
+}
+
+HAL_API void hal_recording_command_buffer_set_user(
+    hal_command_buffer_t* command_buffer, void* user) {
+  hal_recording_cast(command_buffer)->user = user;
+}

@@ -2,14 +2,19 @@
 
 #include "hal/resource.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+
+#include "hal/time.h"
 
 HAL_API void hal_resource_initialize(const void* vtable, hal_resource_t* parent,
                                      hal_resource_t* out_resource) {
   atomic_init(&out_resource->ref_count, 1);
   out_resource->vtable = vtable;
   out_resource->parent = parent;
+  out_resource->deferred_next = NULL;
   if (parent)
     hal_resource_retain(parent);
 }
@@ -27,27 +32,181 @@ HAL_API void hal_resource_retain(hal_resource_t* resource) {
   }
 }
 
-HAL_API void hal_resource_release(hal_resource_t* resource) {
-  while (resource) {
-    // acq_rel on the count itself (no standalone fence, which TSan cannot
-    // see): the last releaser observes every write made under the other
-    // references before it destroys.
-    intptr_t previous = atomic_fetch_sub_explicit(&resource->ref_count, 1,
-                                                  memory_order_acq_rel);
-    if (HAL_UNLIKELY(previous <= 0)) {
-      fprintf(stderr, "hal: release of a destroyed resource %p\n",
-              (void*)resource);
+//===----------------------------------------------------------------------===//
+// Deferred destruction
+//===----------------------------------------------------------------------===//
+
+// Depth of hal_resource_defer_destruction_enter() on this thread.
+static _Thread_local int hal_defer_depth;
+
+// The release thread and its list. The thread is started on first use,
+// detached, and lives until the process exits; it runs libhal code between
+// destroys, so it may release the last reference to a plugin's driver (and
+// unload the plugin) safely.
+static struct {
+  pthread_once_t once;
+  pthread_mutex_t mutex;
+  pthread_cond_t work_cond;  // list became non-empty
+  pthread_cond_t idle_cond;  // list empty and nothing being destroyed
+  hal_resource_t* head;      // under |mutex|
+  hal_resource_t* tail;      // under |mutex|
+  int busy;                  // destroys running now; under |mutex|
+  bool started;              // the thread exists; under |mutex|
+} hal_deferred = {
+    .once = PTHREAD_ONCE_INIT,
+    .mutex = PTHREAD_MUTEX_INITIALIZER,
+    .work_cond = PTHREAD_COND_INITIALIZER,
+    .idle_cond = PTHREAD_COND_INITIALIZER,
+};
+
+static void hal_resource_destroy_chain(hal_resource_t* resource);
+
+static void* hal_deferred_thread_main(void* arg) {
+  (void)arg;
+  pthread_mutex_lock(&hal_deferred.mutex);
+  for (;;) {
+    while (!hal_deferred.head) {
+      pthread_cond_wait(&hal_deferred.work_cond, &hal_deferred.mutex);
+    }
+    hal_resource_t* resource = hal_deferred.head;
+    hal_deferred.head = resource->deferred_next;
+    if (!hal_deferred.head)
+      hal_deferred.tail = NULL;
+    resource->deferred_next = NULL;
+    ++hal_deferred.busy;
+    pthread_mutex_unlock(&hal_deferred.mutex);
+    // Never under the lock: a destroy may defer more resources.
+    hal_resource_destroy_chain(resource);
+    pthread_mutex_lock(&hal_deferred.mutex);
+    --hal_deferred.busy;
+    if (!hal_deferred.head && hal_deferred.busy == 0) {
+      pthread_cond_broadcast(&hal_deferred.idle_cond);
+    }
+  }
+  return NULL;
+}
+
+// At exit, finish what was handed over so no destroy races the process's
+// own teardown (and LeakSanitizer sees a quiet heap). Bounded: a destroy
+// that hangs is reported rather than hanging the exit forever.
+static void hal_deferred_drain_at_exit(void) {
+  pthread_mutex_lock(&hal_deferred.mutex);
+  hal_time_t deadline = hal_time_now() + 30ll * 1000 * 1000 * 1000;
+  while (hal_deferred.head || hal_deferred.busy) {
+    struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ll),
+                          .tv_nsec = (long)(deadline % 1000000000ll)};
+    if (pthread_cond_timedwait(&hal_deferred.idle_cond, &hal_deferred.mutex,
+                               &ts) != 0 &&
+        hal_time_now() >= deadline) {
+      fprintf(stderr,
+              "hal: deferred resource destruction still running at exit\n");
+      break;
+    }
+  }
+  pthread_mutex_unlock(&hal_deferred.mutex);
+}
+
+static void hal_deferred_init(void) {
+  // The idle condition is waited with CLOCK_MONOTONIC deadlines.
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_destroy(&hal_deferred.idle_cond);
+  pthread_cond_init(&hal_deferred.idle_cond, &attr);
+  pthread_condattr_destroy(&attr);
+  atexit(hal_deferred_drain_at_exit);
+}
+
+// Hands |resource| (count already zero) to the release thread.
+static void hal_resource_defer(hal_resource_t* resource) {
+  pthread_once(&hal_deferred.once, hal_deferred_init);
+  pthread_mutex_lock(&hal_deferred.mutex);
+  if (!hal_deferred.started) {
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int error = pthread_create(&thread, &attr, hal_deferred_thread_main, NULL);
+    pthread_attr_destroy(&attr);
+    if (error != 0) {
+      // Without the thread nothing can be destroyed safely here: this is a
+      // process out of threads, not a recoverable user error.
+      fprintf(stderr, "hal: cannot start the release thread (error %d)\n",
+              error);
       abort();
     }
-    if (previous != 1)
-      return;
+    hal_deferred.started = true;
+  }
+  resource->deferred_next = NULL;
+  if (hal_deferred.tail) {
+    hal_deferred.tail->deferred_next = resource;
+  } else {
+    hal_deferred.head = resource;
+  }
+  hal_deferred.tail = resource;
+  pthread_cond_signal(&hal_deferred.work_cond);
+  pthread_mutex_unlock(&hal_deferred.mutex);
+}
+
+HAL_API void hal_resource_defer_destruction_enter(void) {
+  ++hal_defer_depth;
+}
+
+HAL_API void hal_resource_defer_destruction_exit(void) {
+  if (hal_defer_depth <= 0) {
+    fprintf(stderr, "hal: unbalanced hal_resource_defer_destruction_exit\n");
+    abort();
+  }
+  --hal_defer_depth;
+}
+
+HAL_API void hal_resource_wait_deferred(void) {
+  pthread_mutex_lock(&hal_deferred.mutex);
+  while (hal_deferred.head || hal_deferred.busy) {
+    pthread_cond_wait(&hal_deferred.idle_cond, &hal_deferred.mutex);
+  }
+  pthread_mutex_unlock(&hal_deferred.mutex);
+}
+
+//===----------------------------------------------------------------------===//
+// Release
+//===----------------------------------------------------------------------===//
+
+// Drops one reference; true when it was the last.
+static bool hal_resource_drop(hal_resource_t* resource) {
+  // acq_rel on the count itself (no standalone fence, which TSan cannot
+  // see): the last releaser observes every write made under the other
+  // references before it destroys.
+  intptr_t previous =
+      atomic_fetch_sub_explicit(&resource->ref_count, 1, memory_order_acq_rel);
+  if (HAL_UNLIKELY(previous <= 0)) {
+    fprintf(stderr, "hal: release of a destroyed resource %p\n",
+            (void*)resource);
+    abort();
+  }
+  return previous == 1;
+}
+
+// Destroys |resource| (count zero), then releases its parents in turn.
+static void hal_resource_destroy_chain(hal_resource_t* resource) {
+  while (resource) {
     hal_resource_t* parent = resource->parent;
     hal_resource_destroy_fn_t destroy =
         *(const hal_resource_destroy_fn_t*)resource->vtable;
     destroy(resource);
     // The parent goes last: its code (a plugin) must outlive the child's
     // destroy. Iterate instead of recursing so long chains cannot overflow.
-    resource = parent;
+    resource = (parent && hal_resource_drop(parent)) ? parent : NULL;
+  }
+}
+
+HAL_API void hal_resource_release(hal_resource_t* resource) {
+  if (!resource || !hal_resource_drop(resource))
+    return;
+  if (hal_defer_depth > 0) {
+    hal_resource_defer(resource);
+  } else {
+    hal_resource_destroy_chain(resource);
   }
 }
 

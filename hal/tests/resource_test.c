@@ -108,11 +108,69 @@ static void ConcurrentReleaseDestroysOnce(void** state) {
   }
 }
 
+typedef struct deferred_job_t {
+  test_object_t* object;
+  pthread_t releasing_thread;
+} deferred_job_t;
+
+static pthread_t destroyed_on;
+static int deferred_destroyed;
+
+static void deferred_object_destroy(hal_resource_t* resource) {
+  destroyed_on = pthread_self();
+  ++deferred_destroyed;
+  free(resource);
+}
+
+static const hal_resource_destroy_fn_t deferred_object_vtable[1] = {
+    deferred_object_destroy,
+};
+
+static void* release_in_defer_zone(void* arg) {
+  deferred_job_t* job = arg;
+  job->releasing_thread = pthread_self();
+  hal_resource_defer_destruction_enter();
+  hal_resource_defer_destruction_enter();  // brackets nest
+  hal_resource_release(&job->object->resource);
+  hal_resource_defer_destruction_exit();
+  hal_resource_defer_destruction_exit();
+  return NULL;
+}
+
+// A last release inside a defer bracket destroys on libhal's release thread,
+// not on the releasing one; parents still go after their child.
+static void DeferredDestructionRunsElsewhere(void** state) {
+  int destroyed = 0;
+  int order[2];
+  int order_length = 0;
+  test_object_t* parent =
+      test_object_create(NULL, &destroyed, order, &order_length, 1);
+  test_object_t* child = calloc(1, sizeof(*child));
+  hal_resource_initialize(deferred_object_vtable, &parent->resource,
+                          &child->resource);
+  hal_resource_release(&parent->resource);
+  deferred_job_t job = {child, 0};
+  pthread_t thread;
+  assert_int_equal(pthread_create(&thread, NULL, release_in_defer_zone, &job),
+                   0);
+  pthread_join(thread, NULL);
+  hal_resource_wait_deferred();
+  assert_int_equal(deferred_destroyed, 1);
+  assert_int_equal(destroyed, 1);  // the parent followed
+  assert_false(pthread_equal(destroyed_on, job.releasing_thread));
+  assert_false(pthread_equal(destroyed_on, pthread_self()));
+  // Outside a bracket, destruction is immediate again.
+  test_object_t* plain = test_object_create(NULL, &destroyed, NULL, NULL, 3);
+  hal_resource_release(&plain->resource);
+  assert_int_equal(destroyed, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(LastReleaseDestroys),
       cmocka_unit_test(ParentOutlivesChildAndGoesAfterIt),
       cmocka_unit_test(ConcurrentReleaseDestroysOnce),
+      cmocka_unit_test(DeferredDestructionRunsElsewhere),
   };
   return cmocka_run_group_tests_name("core/resource", tests, NULL, NULL);
 }

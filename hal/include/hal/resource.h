@@ -21,7 +21,8 @@
 //    driver holds the plugin's shared object open; see driver_registry.h).
 //    Drivers never release an object's parent themselves.
 //  - The count is atomic: retain/release are thread-safe. Destroy runs on
-//    whichever thread dropped the last reference.
+//    whichever thread dropped the last reference, except on threads marked
+//    with hal_resource_defer_destruction_enter() (see below).
 
 #ifndef HAL_RESOURCE_H_
 #define HAL_RESOURCE_H_
@@ -44,6 +45,8 @@ struct hal_resource_t {
   const void* vtable;
   // Released after this resource is destroyed; may be NULL.
   hal_resource_t* parent;
+  // Link in libhal's deferred-destruction list (see below); NULL otherwise.
+  hal_resource_t* deferred_next;
 };
 
 // Sets the count to 1. Retains |parent| (may be NULL).
@@ -55,6 +58,19 @@ HAL_API void hal_resource_retain(hal_resource_t* resource);
 // Drops a reference; destroys the resource (then releases its parent) when
 // it was the last. NULL is a no-op.
 HAL_API void hal_resource_release(hal_resource_t* resource);
+
+// Deferred destruction. A thread that must never run a destroy (a queue's
+// worker or completion thread: destroying the device that owns it would
+// join the thread from itself) brackets such code with enter/exit. A last
+// release inside the bracket hands the resource to libhal's release thread,
+// which destroys it (and its parents) soon after, never on the marked
+// thread. Brackets nest; they are per thread.
+HAL_API void hal_resource_defer_destruction_enter(void);
+HAL_API void hal_resource_defer_destruction_exit(void);
+
+// Blocks until every destruction deferred so far has finished (tests,
+// orderly shutdown). libhal also drains at process exit.
+HAL_API void hal_resource_wait_deferred(void);
 
 // The current count, for assertions and tests only: it may change at once.
 HAL_API intptr_t hal_resource_ref_count(const hal_resource_t* resource);

@@ -17,5 +17,6 @@
 #include "hal/semaphore.h"
 #include "hal/status.h"
 #include "hal/time.h"
+#include "hal/timepoint.h"
 
 #endif  // HAL_API_H_

@@ -1,0 +1,71 @@
+// Copyright 2026 The HAL Authors.
+//
+// hal_timepoint_t: the moment a semaphore reaches a value, as a callback.
+//
+// THE CONTRACT (docs/sync-contract.md, rules T1-T5):
+//
+// T1 Exactly once. The callback of a timepoint runs exactly once: when the
+//    semaphore reaches the value (status OK), when it fails (a borrowed copy
+//    of the failure), when the timepoint is cancelled (CANCELLED), or when
+//    the semaphore is destroyed with the timepoint pending (CANCELLED).
+// T2 No callbacks under locks. Callbacks run on the thread that signaled,
+//    failed, cancelled or added, after every sync lock was dropped. They may
+//    call any HAL function, including signal/fail/wait on the same semaphore
+//    and release of its last reference, but should be short: they hold up
+//    the signaling thread. They must not block on GPU work (Q1).
+// T3 Lifetime by reference. Timepoints are reference counted and pooled; a
+//    pooled timepoint is recycled only when its count reaches zero, and a
+//    generation count makes use of a stale pointer an assertion failure in
+//    debug builds. Registration happens under the same lock as the value
+//    check: no signal can fall between them.
+// T5 Cancellation is safe. hal_timepoint_cancel() racing a signal resolves
+//    to exactly one of: the timepoint was removed (cancel returns true and
+//    the callback ran with CANCELLED before it returned), or it was already
+//    resolved (false: the callback ran, or is running on the resolver's
+//    thread and owns |user_data| until it returns). Either way the caller
+//    may release its timepoint reference at once.
+//
+// Registering a callback does not keep the semaphore alive; cancel requires
+// the caller to hold a reference to the semaphore.
+//
+// Thread-safety: all functions are thread-safe.
+
+#ifndef HAL_TIMEPOINT_H_
+#define HAL_TIMEPOINT_H_
+
+#include "hal/base.h"
+#include "hal/semaphore.h"
+#include "hal/status.h"
+
+HAL_EXTERN_C_BEGIN
+
+typedef struct hal_timepoint_t hal_timepoint_t;
+
+// |status| is borrowed for the call: OK, the semaphore's failure, or
+// CANCELLED. |value| is the value the timepoint waited for.
+typedef void (*hal_timepoint_callback_fn_t)(void* user_data, uint64_t value,
+                                            hal_status_t status);
+
+// Calls |callback| once |semaphore| reaches |value| (<= MAX_VALUE) or fails.
+// If that is already the case, the callback runs on this thread before the
+// call returns. |out_timepoint| (optional) receives a reference, released
+// with hal_timepoint_release(), to cancel with; it is set even when the
+// callback already ran. On error nothing was registered and the callback
+// never runs. The semaphore must be the sync module's (any HAL semaphore
+// is); others get UNIMPLEMENTED.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_semaphore_add_callback(hal_semaphore_t* semaphore, uint64_t value,
+                           hal_timepoint_callback_fn_t callback,
+                           void* user_data, hal_timepoint_t** out_timepoint);
+
+// Removes |timepoint| if it is still pending (T5): true when removed (its
+// callback ran with CANCELLED on this thread), false when it had already
+// resolved.
+HAL_API bool hal_timepoint_cancel(hal_timepoint_t* timepoint);
+
+HAL_API void hal_timepoint_retain(hal_timepoint_t* timepoint);
+HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint);
+
+HAL_EXTERN_C_END
+
+#endif  // HAL_TIMEPOINT_H_

@@ -1,0 +1,248 @@
+// Copyright 2026 The HAL Authors.
+//
+// sync_bench: figures for docs/sync-design.md, all measured in one run.
+//  1. host signal -> waiter woken round trip (ping-pong between two
+//     threads over two semaphores) vs raw pthread condvar and raw futex
+//     ping-pongs (per round trip; ratio against the faster baseline);
+//  2. cost of one signal with 1, 1k, 100k pending (not due) timepoints;
+//  3. wait ANY over 1, 16, 1024 semaphores (the last one signaled).
+// The MLIR async runtime comparison is not built (see the docs).
+// Usage: sync_bench [rounds]   (default 20000)
+
+#include <inttypes.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hal/semaphore.h"
+#include "hal/timepoint.h"
+
+static void check(hal_status_t status) {
+  if (status) {
+    hal_status_fprint(stderr, status);
+    exit(1);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Ping-pongs
+//===----------------------------------------------------------------------===//
+
+static uint64_t rounds = 20000;
+
+typedef struct hal_pp_t {
+  hal_semaphore_t* ping;
+  hal_semaphore_t* pong;
+} hal_pp_t;
+
+static void* hal_pp_main(void* arg) {
+  hal_pp_t* pp = (hal_pp_t*)arg;
+  for (uint64_t i = 1; i <= rounds; ++i) {
+    check(hal_semaphore_wait(pp->ping, i, hal_infinite_timeout()));
+    check(hal_semaphore_signal(pp->pong, i));
+  }
+  return NULL;
+}
+
+static double bench_hal_ping_pong(void) {
+  hal_pp_t pp;
+  check(hal_semaphore_create_host(hal_allocator_system(), 0, &pp.ping));
+  check(hal_semaphore_create_host(hal_allocator_system(), 0, &pp.pong));
+  pthread_t thread;
+  pthread_create(&thread, NULL, hal_pp_main, &pp);
+  hal_time_t start = hal_time_now();
+  for (uint64_t i = 1; i <= rounds; ++i) {
+    check(hal_semaphore_signal(pp.ping, i));
+    check(hal_semaphore_wait(pp.pong, i, hal_infinite_timeout()));
+  }
+  hal_time_t end = hal_time_now();
+  pthread_join(thread, NULL);
+  hal_semaphore_release(pp.ping);
+  hal_semaphore_release(pp.pong);
+  return (double)(end - start) / (double)rounds;
+}
+
+typedef struct cv_pp_t {
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  uint64_t ping, pong;
+} cv_pp_t;
+
+static void* cv_pp_main(void* arg) {
+  cv_pp_t* pp = (cv_pp_t*)arg;
+  for (uint64_t i = 1; i <= rounds; ++i) {
+    pthread_mutex_lock(&pp->mutex);
+    while (pp->ping < i)
+      pthread_cond_wait(&pp->cond, &pp->mutex);
+    pp->pong = i;
+    pthread_cond_broadcast(&pp->cond);
+    pthread_mutex_unlock(&pp->mutex);
+  }
+  return NULL;
+}
+
+static double bench_condvar_ping_pong(void) {
+  cv_pp_t pp = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+  pthread_t thread;
+  pthread_create(&thread, NULL, cv_pp_main, &pp);
+  hal_time_t start = hal_time_now();
+  for (uint64_t i = 1; i <= rounds; ++i) {
+    pthread_mutex_lock(&pp.mutex);
+    pp.ping = i;
+    pthread_cond_broadcast(&pp.cond);
+    while (pp.pong < i)
+      pthread_cond_wait(&pp.cond, &pp.mutex);
+    pthread_mutex_unlock(&pp.mutex);
+  }
+  hal_time_t end = hal_time_now();
+  pthread_join(thread, NULL);
+  return (double)(end - start) / (double)rounds;
+}
+
+typedef struct futex_pp_t {
+  _Atomic uint32_t ping, pong;
+} futex_pp_t;
+
+static void futex_wait_until(_Atomic uint32_t* word, uint32_t value) {
+  uint32_t seen;
+  while ((seen = atomic_load_explicit(word, memory_order_acquire)) < value) {
+    syscall(SYS_futex, (uint32_t*)word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL,
+            0);
+  }
+}
+
+static void futex_set(_Atomic uint32_t* word, uint32_t value) {
+  atomic_store_explicit(word, value, memory_order_release);
+  syscall(SYS_futex, (uint32_t*)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void* futex_pp_main(void* arg) {
+  futex_pp_t* pp = (futex_pp_t*)arg;
+  for (uint32_t i = 1; i <= (uint32_t)rounds; ++i) {
+    futex_wait_until(&pp->ping, i);
+    futex_set(&pp->pong, i);
+  }
+  return NULL;
+}
+
+static double bench_futex_ping_pong(void) {
+  futex_pp_t pp;
+  atomic_init(&pp.ping, 0);
+  atomic_init(&pp.pong, 0);
+  pthread_t thread;
+  pthread_create(&thread, NULL, futex_pp_main, &pp);
+  hal_time_t start = hal_time_now();
+  for (uint32_t i = 1; i <= (uint32_t)rounds; ++i) {
+    futex_set(&pp.ping, i);
+    futex_wait_until(&pp.pong, i);
+  }
+  hal_time_t end = hal_time_now();
+  pthread_join(thread, NULL);
+  return (double)(end - start) / (double)rounds;
+}
+
+//===----------------------------------------------------------------------===//
+// Signal cost vs pending timepoints; wait ANY width
+//===----------------------------------------------------------------------===//
+
+static void noop_callback(void* user_data, uint64_t value,
+                          hal_status_t status) {}
+
+static double bench_signal_with_pending(size_t pending) {
+  hal_semaphore_t* semaphore = NULL;
+  check(hal_semaphore_create_host(hal_allocator_system(), 0, &semaphore));
+  // Pending far in the future: never due during the measurement.
+  for (size_t i = 0; i < pending; ++i) {
+    check(hal_semaphore_add_callback(semaphore, HAL_SEMAPHORE_MAX_VALUE - i,
+                                     noop_callback, NULL, NULL));
+  }
+  enum { kSignals = 100000 };
+  hal_time_t start = hal_time_now();
+  for (uint64_t v = 1; v <= kSignals; ++v) {
+    check(hal_semaphore_signal(semaphore, v));
+  }
+  hal_time_t end = hal_time_now();
+  hal_semaphore_release(semaphore);  // cancels the pending callbacks
+  return (double)(end - start) / kSignals;
+}
+
+typedef struct any_t {
+  hal_semaphore_t** semaphores;
+  size_t count;
+} any_t;
+
+static void* any_signaler_main(void* arg) {
+  any_t* any = (any_t*)arg;
+  for (uint64_t i = 1; i <= rounds / 10; ++i) {
+    // Wait for the waiter's ack (semaphore 0 is the ack channel here).
+    check(hal_semaphore_wait(any->semaphores[any->count], i - 1,
+                             hal_infinite_timeout()));
+    check(hal_semaphore_signal(any->semaphores[any->count - 1], i));
+  }
+  return NULL;
+}
+
+static double bench_wait_any(size_t count) {
+  hal_semaphore_t** semaphores = calloc(count + 1, sizeof(*semaphores));
+  uint64_t* values = calloc(count, sizeof(*values));
+  for (size_t i = 0; i <= count; ++i) {
+    check(hal_semaphore_create_host(hal_allocator_system(), 0, &semaphores[i]));
+  }
+  any_t any = {semaphores, count};
+  pthread_t thread;
+  pthread_create(&thread, NULL, any_signaler_main, &any);
+  hal_time_t start = hal_time_now();
+  for (uint64_t i = 1; i <= rounds / 10; ++i) {
+    for (size_t j = 0; j < count; ++j)
+      values[j] = i;
+    hal_semaphore_list_t list = {count, semaphores, values};
+    check(hal_semaphore_list_wait(HAL_WAIT_MODE_ANY, list,
+                                  hal_infinite_timeout()));
+    check(hal_semaphore_signal(semaphores[count], i));  // ack
+  }
+  hal_time_t end = hal_time_now();
+  pthread_join(thread, NULL);
+  for (size_t i = 0; i <= count; ++i)
+    hal_semaphore_release(semaphores[i]);
+  free(semaphores);
+  free(values);
+  return (double)(end - start) / (double)(rounds / 10);
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1)
+    rounds = strtoull(argv[1], NULL, 10);
+  if (rounds < 10)
+    rounds = 10;
+  printf("sync_bench: %" PRIu64 " round trips per ping-pong\n", rounds);
+  printf("blocking path: %s\n",
+         getenv("HAL_SYNC_NO_FUTEX") ? "pthread" : "default");
+  // Warm up pools and threads.
+  bench_hal_ping_pong();
+  double hal_ns = bench_hal_ping_pong();
+  double cv_ns = bench_condvar_ping_pong();
+  double futex_ns = bench_futex_ping_pong();
+  double best = cv_ns < futex_ns ? cv_ns : futex_ns;
+  printf("\n1. signal -> woken round trip (ns, lower is better)\n");
+  printf("   hal semaphore      %10.0f\n", hal_ns);
+  printf("   pthread condvar    %10.0f\n", cv_ns);
+  printf("   raw futex          %10.0f\n", futex_ns);
+  printf("   hal / faster baseline = %.2fx (target <= 1.5x)\n", hal_ns / best);
+  printf("   MLIR async runtime: skipped (comparison shim not built)\n");
+  printf("\n2. one host signal with N pending, not-due timepoints (ns)\n");
+  size_t pendings[3] = {1, 1000, 100000};
+  for (int i = 0; i < 3; ++i) {
+    printf("   N = %-7zu %10.1f\n", pendings[i],
+           bench_signal_with_pending(pendings[i]));
+  }
+  printf("\n3. wait ANY over N semaphores, last one signaled (ns per wake)\n");
+  size_t widths[3] = {1, 16, 1024};
+  for (int i = 0; i < 3; ++i) {
+    printf("   N = %-7zu %10.0f\n", widths[i], bench_wait_any(widths[i]));
+  }
+  return 0;
+}

@@ -1,0 +1,304 @@
+// Copyright 2026 The HAL Authors.
+//
+// The deferred queue's threads and teardown. Which thread runs what:
+//  - caller threads: hal_sync_queue_submit (submission.c);
+//  - resolver threads (whoever signals or fails a semaphore): timepoint
+//    callbacks that count a parked submission down and, at zero, push it to
+//    the ready FIFO (hal_sync_queue_enqueue_ready);
+//  - the WORKER thread: pops ready submissions; issues them
+//    (wait_event/issue/record_event) or, if failed, fails their signals;
+//  - the COMPLETION thread: pops issued submissions in issue order,
+//    synchronize_event, signals (or fails) their semaphores, retires them.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue_impl.h"
+
+void hal_sync_submission_fifo_push(hal_sync_submission_fifo_t* fifo,
+                                   hal_sync_submission_t* submission) {
+  submission->next = NULL;
+  if (fifo->tail) {
+    fifo->tail->next = submission;
+  } else {
+    fifo->head = submission;
+  }
+  fifo->tail = submission;
+}
+
+hal_sync_submission_t* hal_sync_submission_fifo_pop(
+    hal_sync_submission_fifo_t* fifo) {
+  hal_sync_submission_t* submission = fifo->head;
+  if (!submission)
+    return NULL;
+  fifo->head = submission->next;
+  if (!fifo->head)
+    fifo->tail = NULL;
+  submission->next = NULL;
+  return submission;
+}
+
+static void hal_sync_queue_unpark_locked(hal_sync_queue_t* queue,
+                                         hal_sync_submission_t* submission) {
+  hal_sync_mutex_assert_held(&queue->mutex);
+  if (!submission->is_parked)
+    return;
+  if (submission->parked_prev) {
+    submission->parked_prev->parked_next = submission->parked_next;
+  } else {
+    queue->parked_head = submission->parked_next;
+  }
+  if (submission->parked_next) {
+    submission->parked_next->parked_prev = submission->parked_prev;
+  }
+  submission->parked_prev = submission->parked_next = NULL;
+  submission->is_parked = false;
+}
+
+void hal_sync_queue_enqueue_ready(hal_sync_queue_t* queue,
+                                  hal_sync_submission_t* submission) {
+  hal_sync_mutex_lock(&queue->mutex);
+  hal_sync_queue_unpark_locked(queue, submission);
+  hal_sync_submission_fifo_push(&queue->ready, submission);
+  pthread_cond_signal(&queue->worker_cond);
+  // Neither the queue nor the submission is touched after this unlock: the
+  // worker may retire the submission and destroy may free the queue.
+  hal_sync_mutex_unlock(&queue->mutex);
+}
+
+//===----------------------------------------------------------------------===//
+// Threads
+//===----------------------------------------------------------------------===//
+
+static void* hal_sync_queue_worker_main(void* arg) {
+  hal_sync_queue_t* queue = (hal_sync_queue_t*)arg;
+  hal_sync_mutex_lock(&queue->mutex);
+  for (;;) {
+    hal_sync_submission_t* submission =
+        hal_sync_submission_fifo_pop(&queue->ready);
+    if (!submission) {
+      if (queue->stop)
+        break;
+      hal_sync_cond_wait(&queue->worker_cond, &queue->mutex,
+                         HAL_TIME_INFINITE_FUTURE);
+      continue;
+    }
+    hal_sync_mutex_unlock(&queue->mutex);
+    hal_status_t failure =
+        atomic_load_explicit(&submission->failure, memory_order_acquire);
+    if (failure) {
+      // S2: never issued; the signals fail naming the cause.
+      hal_status_t status = hal_status_annotatef(
+          hal_status_clone(failure), "submission on queue '%s' did not run",
+          queue->name);
+      hal_sync_submission_fail_signals(submission, status);
+      hal_status_free(status);
+      hal_sync_submission_retire(submission);
+    } else {
+      hal_sync_submission_issue(submission);
+    }
+    hal_sync_mutex_lock(&queue->mutex);
+  }
+  hal_sync_mutex_unlock(&queue->mutex);
+  return NULL;
+}
+
+static void* hal_sync_queue_completion_main(void* arg) {
+  hal_sync_queue_t* queue = (hal_sync_queue_t*)arg;
+  const hal_sync_queue_interface_t* interface = &queue->interface;
+  hal_sync_mutex_lock(&queue->mutex);
+  for (;;) {
+    hal_sync_submission_t* submission =
+        hal_sync_submission_fifo_pop(&queue->in_flight);
+    if (!submission) {
+      if (queue->stop)
+        break;
+      hal_sync_cond_wait(&queue->completion_cond, &queue->mutex,
+                         HAL_TIME_INFINITE_FUTURE);
+      continue;
+    }
+    hal_sync_mutex_unlock(&queue->mutex);
+    hal_status_t status = interface->synchronize_event(
+        interface->self, submission->completion_event->handle);
+    if (status == HAL_OK) {
+      // The device finished: publish the values (S5: before any waiter of
+      // them is woken, which the semaphore guarantees).
+      for (size_t i = 0; i < submission->signal_count; ++i) {
+        hal_sync_semaphore_advance(
+            (hal_sync_semaphore_t*)submission->signal_semaphores[i],
+            submission->signal_values[i]);
+      }
+    } else {
+      status = hal_status_annotatef(
+          status, "submission on queue '%s' failed on the device", queue->name);
+      hal_sync_submission_fail_signals(submission, status);
+      hal_status_free(status);
+    }
+    hal_sync_submission_retire(submission);
+    hal_sync_mutex_lock(&queue->mutex);
+  }
+  hal_sync_mutex_unlock(&queue->mutex);
+  return NULL;
+}
+
+static void hal_sync_queue_name_thread(pthread_t thread, const char* prefix,
+                                       const char* name) {
+  char thread_name[16];  // the kernel's limit, NUL included
+  snprintf(thread_name, sizeof(thread_name), "%s%s", prefix, name);
+  pthread_setname_np(thread, thread_name);
+}
+
+//===----------------------------------------------------------------------===//
+// Create / destroy
+//===----------------------------------------------------------------------===//
+
+HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
+                                           hal_sync_event_pool_t* event_pool,
+                                           const char* name,
+                                           hal_sync_queue_t** out_queue) {
+  if (!out_queue) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_queue is NULL");
+  }
+  *out_queue = NULL;
+  if (!event_pool || !interface.wait_event || !interface.issue ||
+      !interface.record_event || !interface.synchronize_event) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "queue needs an event pool and the wait_event, "
+                           "issue, record_event and synchronize_event hooks");
+  }
+  if (!name)
+    name = "queue";
+  hal_status_t status = HAL_OK;
+  hal_sync_queue_t* queue = calloc(1, sizeof(*queue));
+  char* name_copy = strdup(name);
+  if (!queue || !name_copy) {
+    status = hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                             "out of memory creating queue '%s'", name);
+    goto cleanup_allocation;
+  }
+  queue->interface = interface;
+  queue->event_pool = event_pool;
+  queue->name = name_copy;
+  hal_sync_mutex_initialize(&queue->mutex);
+  hal_sync_cond_initialize(&queue->worker_cond);
+  hal_sync_cond_initialize(&queue->completion_cond);
+  hal_sync_cond_initialize(&queue->idle_cond);
+
+  int result = pthread_create(&queue->worker_thread, NULL,
+                              hal_sync_queue_worker_main, queue);
+  if (result != 0) {
+    status = hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                             "pthread_create (worker of queue '%s'): %s", name,
+                             strerror(result));
+    goto cleanup_sync_objects;
+  }
+  result = pthread_create(&queue->completion_thread, NULL,
+                          hal_sync_queue_completion_main, queue);
+  if (result != 0) {
+    status = hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                             "pthread_create (completion of queue '%s'): %s",
+                             name, strerror(result));
+    goto cleanup_worker;
+  }
+  hal_sync_queue_name_thread(queue->worker_thread, "hal-w-", name);
+  hal_sync_queue_name_thread(queue->completion_thread, "hal-c-", name);
+  *out_queue = queue;
+  return HAL_OK;
+
+cleanup_worker:
+  hal_sync_mutex_lock(&queue->mutex);
+  queue->stop = true;
+  pthread_cond_broadcast(&queue->worker_cond);
+  hal_sync_mutex_unlock(&queue->mutex);
+  pthread_join(queue->worker_thread, NULL);
+cleanup_sync_objects:
+  pthread_cond_destroy(&queue->idle_cond);
+  pthread_cond_destroy(&queue->completion_cond);
+  pthread_cond_destroy(&queue->worker_cond);
+  hal_sync_mutex_deinitialize(&queue->mutex);
+cleanup_allocation:
+  free(name_copy);
+  free(queue);
+  return status;
+}
+
+// Fails every parked submission with CANCELLED (Q4). Each is retained while
+// it is failed: it may become ready and retire concurrently.
+static void hal_sync_queue_cancel_parked(hal_sync_queue_t* queue) {
+  hal_sync_mutex_lock(&queue->mutex);
+  size_t count = 0;
+  for (hal_sync_submission_t* s = queue->parked_head; s; s = s->parked_next) {
+    ++count;
+  }
+  hal_sync_submission_t** snapshot =
+      count ? malloc(count * sizeof(*snapshot)) : NULL;
+  if (count && !snapshot) {
+    fprintf(stderr, "hal/sync: out of memory tearing down queue '%s'\n",
+            queue->name);
+    abort();
+  }
+  size_t index = 0;
+  for (hal_sync_submission_t* s = queue->parked_head; s; s = s->parked_next) {
+    hal_sync_submission_retain(s);
+    snapshot[index++] = s;
+  }
+  hal_sync_mutex_unlock(&queue->mutex);
+  for (size_t i = 0; i < count; ++i) {
+    hal_sync_submission_fail(
+        snapshot[i],
+        hal_make_status(HAL_STATUS_CANCELLED,
+                        "queue '%s' destroyed with the submission parked",
+                        queue->name));
+    hal_sync_submission_release(snapshot[i]);
+  }
+  free(snapshot);
+}
+
+HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
+  if (!queue)
+    return;
+  hal_sync_mutex_lock(&queue->mutex);
+  queue->is_shutting_down = true;  // submit refuses from here on
+  hal_sync_mutex_unlock(&queue->mutex);
+
+  hal_sync_queue_cancel_parked(queue);
+
+  // Every accepted submission retires: cancelled ones through the worker,
+  // ready ones are issued, issued ones complete. Orphaned ones (record
+  // failed) were counted out of the threads' hands and retire below.
+  hal_sync_mutex_lock(&queue->mutex);
+  for (;;) {
+    size_t orphaned_count = 0;
+    for (hal_sync_submission_t* s = queue->orphaned.head; s; s = s->next) {
+      ++orphaned_count;
+    }
+    if (queue->live_count == orphaned_count)
+      break;
+    hal_sync_cond_wait(&queue->idle_cond, &queue->mutex,
+                       HAL_TIME_INFINITE_FUTURE);
+  }
+  queue->stop = true;
+  pthread_cond_broadcast(&queue->worker_cond);
+  pthread_cond_broadcast(&queue->completion_cond);
+  hal_sync_mutex_unlock(&queue->mutex);
+  pthread_join(queue->worker_thread, NULL);
+  pthread_join(queue->completion_thread, NULL);
+
+  hal_sync_submission_t* orphan;
+  while ((orphan = hal_sync_submission_fifo_pop(&queue->orphaned))) {
+    hal_sync_submission_retire(orphan);
+  }
+  // Idle events beyond the pool's bound are destroyed here, on the thread
+  // that destroys the queue (the driver's hooks are still valid).
+  hal_sync_event_pool_trim(queue->event_pool,
+                           queue->event_pool->max_free_count);
+  assert(queue->live_count == 0 && !queue->ready.head &&
+         !queue->in_flight.head && !queue->parked_head);
+  pthread_cond_destroy(&queue->idle_cond);
+  pthread_cond_destroy(&queue->completion_cond);
+  pthread_cond_destroy(&queue->worker_cond);
+  hal_sync_mutex_deinitialize(&queue->mutex);
+  free(queue->name);
+  free(queue);
+}

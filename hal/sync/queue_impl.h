@@ -1,0 +1,121 @@
+// Copyright 2026 The HAL Authors.
+//
+// The deferred queue's private types, shared by queue.c (threads, teardown)
+// and submission.c (submit, wait resolution, failure, retirement).
+
+#ifndef HAL_SYNC_QUEUE_IMPL_H_
+#define HAL_SYNC_QUEUE_IMPL_H_
+
+#include "semaphore_impl.h"
+#include "sync_queue.h"
+
+typedef struct hal_sync_submission_t hal_sync_submission_t;
+
+typedef struct hal_sync_submission_wait_t {
+  hal_sync_submission_t* submission;
+  hal_semaphore_t* semaphore;  // retained
+  uint64_t value;
+  // Written by submit before |registration_flags| gets REGISTERED; read by
+  // whoever cancels (after observing REGISTERED).
+  hal_timepoint_t* timepoint;      // registered CALLBACK timepoint, or NULL
+  hal_sync_native_event_t* event;  // device wait (T4), or NULL
+} hal_sync_submission_wait_t;
+
+// |cancel_flags| bits: see hal_sync_submission_fail().
+#define HAL_SYNC_SUBMISSION_REGISTERED 1u
+#define HAL_SYNC_SUBMISSION_FAILED 2u
+
+struct hal_sync_submission_t {
+  hal_sync_queue_t* queue;
+  // One reference for the queue (dropped at retirement), one per teardown
+  // snapshot.
+  _Atomic intptr_t ref_count;
+  // Parked waits not resolved yet, plus one guard held by submit. The
+  // thread that takes it to zero hands the submission to the worker.
+  _Atomic intptr_t pending_count;
+  // REGISTERED | FAILED. The one thread whose fetch_or completes both bits
+  // cancels the remaining parked waits (so a failure never waits for the
+  // other semaphores: K10).
+  _Atomic unsigned cancel_flags;
+  // The first failure (CAS from NULL), owned.
+  _Atomic(hal_status_t) failure;
+  void* payload;
+  hal_sync_native_event_t* completion_event;
+  // Links in the queue's ready or in-flight FIFO (under the queue lock).
+  hal_sync_submission_t* next;
+  // Links in the queue's parked list (under the queue lock).
+  hal_sync_submission_t* parked_prev;
+  hal_sync_submission_t* parked_next;
+  bool is_parked;
+  size_t wait_count;
+  hal_sync_submission_wait_t* waits;
+  size_t signal_count;
+  hal_semaphore_t** signal_semaphores;  // retained
+  uint64_t* signal_values;
+};
+
+typedef struct hal_sync_submission_fifo_t {
+  hal_sync_submission_t* head;
+  hal_sync_submission_t* tail;
+} hal_sync_submission_fifo_t;
+
+struct hal_sync_queue_t {
+  hal_sync_queue_interface_t interface;
+  hal_sync_event_pool_t* event_pool;
+  char* name;
+
+  // Lock order: queue mutex -> semaphore mutex -> pool mutexes. Callbacks
+  // and interface members are never called with it held.
+  hal_sync_mutex_t mutex;
+  pthread_cond_t worker_cond;      // ready FIFO non-empty, or stop
+  pthread_cond_t completion_cond;  // in-flight FIFO non-empty, or stop
+  pthread_cond_t idle_cond;        // live_count reached zero
+  // Everything below is guarded by |mutex|.
+  hal_sync_submission_fifo_t ready;
+  hal_sync_submission_fifo_t in_flight;
+  hal_sync_submission_t* parked_head;
+  // Issued submissions whose event could not be recorded: released at
+  // destroy (see record_event in queue.h).
+  hal_sync_submission_fifo_t orphaned;
+  size_t live_count;  // accepted and not retired
+  bool is_shutting_down;
+  bool stop;
+
+  pthread_t worker_thread;
+  pthread_t completion_thread;
+};
+
+void hal_sync_submission_fifo_push(hal_sync_submission_fifo_t* fifo,
+                                   hal_sync_submission_t* submission);
+hal_sync_submission_t* hal_sync_submission_fifo_pop(
+    hal_sync_submission_fifo_t* fifo);
+
+// Hands a submission whose waits are all resolved to the worker. Any thread,
+// no lock held.
+void hal_sync_queue_enqueue_ready(hal_sync_queue_t* queue,
+                                  hal_sync_submission_t* submission);
+
+// Records |status| (owned) as the submission's failure (the first wins) and
+// cancels its parked waits once registration is complete. Any thread, no
+// lock held; the caller keeps the submission alive.
+void hal_sync_submission_fail(hal_sync_submission_t* submission,
+                              hal_status_t status);
+
+void hal_sync_submission_retain(hal_sync_submission_t* submission);
+void hal_sync_submission_release(hal_sync_submission_t* submission);
+
+// WORKER thread: waits, issue, record, attach; then hands to completion.
+void hal_sync_submission_issue(hal_sync_submission_t* submission);
+
+// WORKER or COMPLETION thread: fails every signal semaphore with a copy of
+// |status| (borrowed).
+void hal_sync_submission_fail_signals(hal_sync_submission_t* submission,
+                                      hal_status_t status);
+
+// WORKER or COMPLETION thread: releases the payload (Q3) and the native
+// events, counts the submission out of the queue, then drops the queue's
+// reference. Its semaphores and timepoints go with the last reference
+// (a teardown snapshot may hold one). Not touched by the caller afterwards.
+void hal_sync_submission_retire(hal_sync_submission_t* submission);
+
+#endif  // HAL_SYNC_QUEUE_IMPL_H_

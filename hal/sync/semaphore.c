@@ -1,0 +1,482 @@
+// Copyright 2026 The HAL Authors.
+//
+// The timeline semaphore: value, failure, timepoint registration and
+// resolution. The public hal_semaphore_* wrappers live in
+// semaphore_api.c; list waits in wait.c.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "semaphore_impl.h"
+#include "sync_queue.h"
+
+static void hal_sync_semaphore_destroy(hal_semaphore_t* base_semaphore);
+static hal_status_t hal_sync_semaphore_query(hal_semaphore_t* base_semaphore,
+                                             uint64_t* out_value);
+static hal_status_t hal_sync_semaphore_signal(hal_semaphore_t* base_semaphore,
+                                              uint64_t new_value);
+static void hal_sync_semaphore_fail(hal_semaphore_t* base_semaphore,
+                                    hal_status_t status);
+static hal_status_t hal_sync_semaphore_wait(hal_semaphore_t* base_semaphore,
+                                            uint64_t value,
+                                            hal_timeout_t timeout);
+
+static const hal_semaphore_vtable_t hal_sync_semaphore_vtable = {
+    .destroy = hal_sync_semaphore_destroy,
+    .query = hal_sync_semaphore_query,
+    .signal = hal_sync_semaphore_signal,
+    .fail = hal_sync_semaphore_fail,
+    .wait = hal_sync_semaphore_wait,
+};
+
+hal_sync_semaphore_t* hal_sync_semaphore_cast(hal_semaphore_t* semaphore) {
+  return hal_resource_is(semaphore, &hal_sync_semaphore_vtable)
+             ? (hal_sync_semaphore_t*)semaphore
+             : NULL;
+}
+
+HAL_API hal_status_t hal_sync_semaphore_create(
+    hal_resource_t* parent, hal_allocator_t allocator, uint64_t initial_value,
+    hal_semaphore_t** out_semaphore) {
+  if (!out_semaphore) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "out_semaphore is NULL");
+  }
+  *out_semaphore = NULL;
+  if (initial_value > HAL_SEMAPHORE_MAX_VALUE) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "initial value %" PRIu64
+                           " is in the reserved failure range (max %" PRIu64
+                           ")",
+                           initial_value, HAL_SEMAPHORE_MAX_VALUE);
+  }
+  hal_sync_semaphore_t* semaphore = NULL;
+  HAL_RETURN_IF_ERROR(
+      hal_allocator_malloc(allocator, sizeof(*semaphore), (void**)&semaphore));
+  hal_resource_initialize(&hal_sync_semaphore_vtable, parent,
+                          &semaphore->base.resource);
+  semaphore->allocator = allocator;
+  hal_sync_mutex_initialize(&semaphore->mutex);
+  atomic_init(&semaphore->value, initial_value);
+  semaphore->failure = HAL_OK;
+  *out_semaphore = &semaphore->base;
+  return HAL_OK;
+}
+
+HAL_API hal_status_t
+hal_semaphore_create_host(hal_allocator_t allocator, uint64_t initial_value,
+                          hal_semaphore_t** out_semaphore) {
+  return hal_sync_semaphore_create(NULL, allocator, initial_value,
+                                   out_semaphore);
+}
+
+//===----------------------------------------------------------------------===//
+// Resolution
+//===----------------------------------------------------------------------===//
+
+// A private list of popped timepoints, notified after the lock is dropped.
+typedef struct hal_sync_resolved_batch_t {
+  hal_timepoint_t* head;
+  hal_timepoint_t* tail;
+} hal_sync_resolved_batch_t;
+
+static void hal_sync_resolved_batch_append(hal_sync_resolved_batch_t* batch,
+                                           hal_timepoint_t* timepoint) {
+  timepoint->next_resolved = NULL;
+  if (batch->tail) {
+    batch->tail->next_resolved = timepoint;
+  } else {
+    batch->head = timepoint;
+  }
+  batch->tail = timepoint;
+}
+
+// Pops every timepoint with value <= |value| (all of them when |failed|)
+// into |batch| in value order, and drops device timepoints that are reached.
+// The heap's reference of each popped timepoint passes to the batch.
+static void hal_sync_semaphore_pop_due_locked(
+    hal_sync_semaphore_t* semaphore, uint64_t value, bool failed,
+    hal_sync_resolved_batch_t* batch) {
+  hal_sync_mutex_assert_held(&semaphore->mutex);
+  hal_timepoint_t* timepoint;
+  while ((timepoint = hal_sync_timepoint_heap_peek(&semaphore->timepoints)) &&
+         (failed || timepoint->value <= value)) {
+    hal_sync_timepoint_heap_remove(&semaphore->timepoints, timepoint);
+    // The state changes under the lock: a concurrent cancel sees exactly
+    // one of PENDING (and removes) or resolved (and does nothing) (T5).
+    timepoint->state = failed ? HAL_SYNC_TIMEPOINT_STATE_FAILED
+                              : HAL_SYNC_TIMEPOINT_STATE_REACHED;
+    hal_sync_resolved_batch_append(batch, timepoint);
+  }
+  size_t drop_count = 0;
+  while (drop_count < semaphore->device_timepoint_count &&
+         (failed || semaphore->device_timepoints[drop_count].value <= value)) {
+    // Takes only the event pool's leaf lock.
+    hal_sync_native_event_release(
+        semaphore->device_timepoints[drop_count].event);
+    ++drop_count;
+  }
+  if (drop_count) {
+    semaphore->device_timepoint_count -= drop_count;
+    memmove(semaphore->device_timepoints,
+            semaphore->device_timepoints + drop_count,
+            semaphore->device_timepoint_count *
+                sizeof(*semaphore->device_timepoints));
+  }
+}
+
+// Notifies a batch outside every lock (T2). Does not touch the semaphore:
+// a callback may have released its last reference (K12).
+static void hal_sync_resolved_batch_notify(hal_sync_resolved_batch_t* batch,
+                                           hal_status_t status) {
+  hal_timepoint_t* timepoint = batch->head;
+  while (timepoint) {
+    // Read the link first: notifying drops our reference.
+    hal_timepoint_t* next = timepoint->next_resolved;
+    hal_sync_timepoint_notify_and_release(timepoint, status);
+    timepoint = next;
+  }
+}
+
+// Moves the payload to |new_value| under the lock. |is_host| makes a
+// non-increase an error (S1); a device signal ignores it.
+static hal_status_t hal_sync_semaphore_set_value(
+    hal_sync_semaphore_t* semaphore, uint64_t new_value, bool is_host) {
+  hal_sync_resolved_batch_t batch = {NULL, NULL};
+  hal_sync_mutex_lock(&semaphore->mutex);
+  if (semaphore->failure) {
+    hal_status_t status =
+        is_host ? hal_status_clone(semaphore->failure) : HAL_OK;
+    hal_sync_mutex_unlock(&semaphore->mutex);
+    return status;
+  }
+  uint64_t current =
+      atomic_load_explicit(&semaphore->value, memory_order_relaxed);
+  if (new_value <= current) {
+    hal_sync_mutex_unlock(&semaphore->mutex);
+    if (!is_host)
+      return HAL_OK;
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "semaphore signal to %" PRIu64
+                           " is not greater than the current value %" PRIu64,
+                           new_value, current);
+  }
+  // The value is published before any waiter is notified (S5, K5).
+  atomic_store_explicit(&semaphore->value, new_value, memory_order_release);
+  hal_sync_semaphore_pop_due_locked(semaphore, new_value, false, &batch);
+  hal_sync_mutex_unlock(&semaphore->mutex);
+  hal_sync_resolved_batch_notify(&batch, HAL_OK);
+  return HAL_OK;
+}
+
+static hal_status_t hal_sync_semaphore_signal(hal_semaphore_t* base_semaphore,
+                                              uint64_t new_value) {
+  hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)base_semaphore;
+  return hal_sync_semaphore_set_value(semaphore, new_value, true);
+}
+
+void hal_sync_semaphore_advance(hal_sync_semaphore_t* semaphore,
+                                uint64_t value) {
+  hal_status_ignore(hal_sync_semaphore_set_value(semaphore, value, false));
+}
+
+static void hal_sync_semaphore_fail(hal_semaphore_t* base_semaphore,
+                                    hal_status_t status) {
+  hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)base_semaphore;
+  if (status == HAL_OK) {
+    status = hal_make_status(HAL_STATUS_UNKNOWN,
+                             "semaphore failed with an OK status");
+  }
+  hal_sync_resolved_batch_t batch = {NULL, NULL};
+  hal_sync_mutex_lock(&semaphore->mutex);
+  if (semaphore->failure) {
+    // The first failure wins (S2).
+    hal_sync_mutex_unlock(&semaphore->mutex);
+    hal_status_free(status);
+    return;
+  }
+  semaphore->failure = status;
+  atomic_store_explicit(&semaphore->value, HAL_SEMAPHORE_FAILURE_VALUE,
+                        memory_order_release);
+  hal_sync_semaphore_pop_due_locked(semaphore, 0, true, &batch);
+  // Callbacks get a copy: one of them may destroy the semaphore, and with
+  // it |failure| (K12).
+  hal_status_t copy = batch.head ? hal_status_clone(status) : HAL_OK;
+  hal_sync_mutex_unlock(&semaphore->mutex);
+  hal_sync_resolved_batch_notify(&batch, copy);
+  hal_status_free(copy);
+}
+
+static hal_status_t hal_sync_semaphore_query(hal_semaphore_t* base_semaphore,
+                                             uint64_t* out_value) {
+  hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)base_semaphore;
+  uint64_t value =
+      atomic_load_explicit(&semaphore->value, memory_order_acquire);
+  *out_value = value;
+  if (value < HAL_SEMAPHORE_FAILURE_VALUE)
+    return HAL_OK;
+  return hal_sync_semaphore_clone_failure(semaphore);
+}
+
+hal_status_t hal_sync_semaphore_clone_failure(hal_sync_semaphore_t* semaphore) {
+  hal_sync_mutex_lock(&semaphore->mutex);
+  hal_status_t status = hal_status_clone(semaphore->failure);
+  hal_sync_mutex_unlock(&semaphore->mutex);
+  return status;
+}
+
+static hal_status_t hal_sync_semaphore_wait(hal_semaphore_t* base_semaphore,
+                                            uint64_t value,
+                                            hal_timeout_t timeout) {
+  return hal_sync_semaphore_wait_list(HAL_WAIT_MODE_ALL, 1, &base_semaphore,
+                                      &value, hal_timeout_as_deadline(timeout));
+}
+
+static void hal_sync_semaphore_destroy(hal_semaphore_t* base_semaphore) {
+  hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)base_semaphore;
+  // Nobody else holds a reference, so no lock is contended; it is taken for
+  // the _locked assertions. Pending callbacks resolve as CANCELLED (T1).
+  hal_sync_resolved_batch_t batch = {NULL, NULL};
+  hal_sync_mutex_lock(&semaphore->mutex);
+  hal_sync_semaphore_pop_due_locked(semaphore, 0, true, &batch);
+  hal_sync_mutex_unlock(&semaphore->mutex);
+  for (hal_timepoint_t* timepoint = batch.head; timepoint;
+       timepoint = timepoint->next_resolved) {
+    // A waiter holds a reference to the semaphore it waits on.
+    assert(timepoint->kind == HAL_SYNC_TIMEPOINT_KIND_CALLBACK);
+    timepoint->state = HAL_SYNC_TIMEPOINT_STATE_CANCELLED;
+  }
+  hal_status_t cancelled =
+      batch.head ? hal_make_status(HAL_STATUS_CANCELLED,
+                                   "semaphore destroyed with the timepoint "
+                                   "pending")
+                 : HAL_OK;
+  hal_sync_resolved_batch_notify(&batch, cancelled);
+  hal_status_free(cancelled);
+  hal_sync_timepoint_heap_deinitialize(&semaphore->timepoints);
+  free(semaphore->device_timepoints);
+  hal_status_free(semaphore->failure);
+  hal_sync_mutex_deinitialize(&semaphore->mutex);
+  hal_allocator_free(semaphore->allocator, semaphore);
+}
+
+//===----------------------------------------------------------------------===//
+// Registration and cancellation
+//===----------------------------------------------------------------------===//
+
+// Under the lock: REACHED, FAILED, or PENDING after pushing |timepoint|.
+static hal_status_t hal_sync_semaphore_register_locked(
+    hal_sync_semaphore_t* semaphore, hal_timepoint_t* timepoint,
+    hal_sync_timepoint_state_t* out_state) {
+  hal_sync_mutex_assert_held(&semaphore->mutex);
+  if (semaphore->failure) {
+    *out_state = HAL_SYNC_TIMEPOINT_STATE_FAILED;
+    return HAL_OK;
+  }
+  if (atomic_load_explicit(&semaphore->value, memory_order_relaxed) >=
+      timepoint->value) {
+    *out_state = HAL_SYNC_TIMEPOINT_STATE_REACHED;
+    return HAL_OK;
+  }
+  HAL_RETURN_IF_ERROR(
+      hal_sync_timepoint_heap_push(&semaphore->timepoints, timepoint));
+  timepoint->semaphore = semaphore;
+  timepoint->state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
+  *out_state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
+  return HAL_OK;
+}
+
+hal_status_t hal_sync_semaphore_register_timepoint(
+    hal_sync_semaphore_t* semaphore, hal_timepoint_t* timepoint,
+    hal_sync_timepoint_state_t* out_state) {
+  hal_sync_mutex_lock(&semaphore->mutex);
+  hal_status_t status =
+      hal_sync_semaphore_register_locked(semaphore, timepoint, out_state);
+  hal_sync_mutex_unlock(&semaphore->mutex);
+  return status;
+}
+
+hal_sync_timepoint_state_t hal_sync_timepoint_cancel(hal_timepoint_t* timepoint,
+                                                     bool* out_removed) {
+  bool removed = false;
+  if (out_removed)
+    *out_removed = false;
+  hal_sync_semaphore_t* semaphore = timepoint->semaphore;
+  if (!semaphore)
+    return timepoint->state;  // never registered
+  hal_sync_mutex_lock(&semaphore->mutex);
+  hal_sync_timepoint_state_t state = timepoint->state;
+  if (state == HAL_SYNC_TIMEPOINT_STATE_PENDING) {
+    hal_sync_timepoint_heap_remove(&semaphore->timepoints, timepoint);
+    timepoint->state = state = HAL_SYNC_TIMEPOINT_STATE_CANCELLED;
+    removed = true;
+  }
+  hal_sync_mutex_unlock(&semaphore->mutex);
+  if (!removed)
+    return state;
+  if (out_removed)
+    *out_removed = true;
+  // Removed here: this thread owns the heap's reference and the callback.
+  if (timepoint->kind == HAL_SYNC_TIMEPOINT_KIND_CALLBACK) {
+    hal_status_t cancelled =
+        hal_make_status(HAL_STATUS_CANCELLED, "timepoint cancelled");
+    hal_sync_timepoint_notify_and_release(timepoint, cancelled);
+    hal_status_free(cancelled);
+  } else {
+    hal_timepoint_release(timepoint);
+  }
+  return state;
+}
+
+HAL_API bool hal_timepoint_cancel(hal_timepoint_t* timepoint) {
+  if (!timepoint)
+    return false;
+  bool removed = false;
+  hal_sync_timepoint_cancel(timepoint, &removed);
+  return removed;
+}
+
+HAL_API hal_status_t
+hal_semaphore_add_callback(hal_semaphore_t* base_semaphore, uint64_t value,
+                           hal_timepoint_callback_fn_t callback,
+                           void* user_data, hal_timepoint_t** out_timepoint) {
+  if (out_timepoint)
+    *out_timepoint = NULL;
+  if (!base_semaphore || !callback) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "semaphore or callback is NULL");
+  }
+  if (value > HAL_SEMAPHORE_MAX_VALUE) {
+    return hal_make_status(
+        HAL_STATUS_INVALID_ARGUMENT,
+        "timepoint value %" PRIu64 " is in the reserved failure range", value);
+  }
+  hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);
+  if (!semaphore) {
+    return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
+                           "callbacks need a sync-module semaphore");
+  }
+  // Acquired before the lock: the pool is not touched under it here.
+  hal_timepoint_t* timepoint = NULL;
+  HAL_RETURN_IF_ERROR(hal_sync_timepoint_acquire_callback(callback, user_data,
+                                                          value, &timepoint));
+  if (out_timepoint) {
+    hal_timepoint_retain(timepoint);
+    *out_timepoint = timepoint;
+  }
+  hal_sync_timepoint_state_t state;
+  hal_status_t status =
+      hal_sync_semaphore_register_timepoint(semaphore, timepoint, &state);
+  if (status != HAL_OK) {
+    if (out_timepoint) {
+      *out_timepoint = NULL;
+      hal_timepoint_release(timepoint);
+    }
+    hal_timepoint_release(timepoint);
+    return status;
+  }
+  if (state == HAL_SYNC_TIMEPOINT_STATE_PENDING)
+    return HAL_OK;
+  // Already resolved: never registered; run the callback now, unlocked.
+  timepoint->state = state;
+  hal_status_t failure = state == HAL_SYNC_TIMEPOINT_STATE_FAILED
+                             ? hal_sync_semaphore_clone_failure(semaphore)
+                             : HAL_OK;
+  hal_sync_timepoint_notify_and_release(timepoint, failure);
+  hal_status_free(failure);
+  return HAL_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Device timepoints (queues)
+//===----------------------------------------------------------------------===//
+
+hal_status_t hal_sync_semaphore_resolve_wait(
+    hal_sync_semaphore_t* semaphore, uint64_t value,
+    hal_sync_event_pool_t* event_pool, hal_timepoint_t* timepoint,
+    hal_sync_wait_resolution_t* out_resolution,
+    hal_sync_native_event_t** out_event) {
+  *out_event = NULL;
+  assert(timepoint->value == value);
+  hal_sync_mutex_lock(&semaphore->mutex);
+  if (!semaphore->failure &&
+      atomic_load_explicit(&semaphore->value, memory_order_relaxed) < value) {
+    // The smallest recorded event of our pool that covers |value| (T4).
+    for (size_t i = 0; i < semaphore->device_timepoint_count; ++i) {
+      hal_sync_device_timepoint_t* device_timepoint =
+          &semaphore->device_timepoints[i];
+      if (device_timepoint->value < value)
+        continue;
+      if (device_timepoint->event->pool != event_pool)
+        continue;
+      assert(atomic_load_explicit(&device_timepoint->event->record_count,
+                                  memory_order_relaxed) > 0 &&
+             "device timepoint with an event never recorded (T4)");
+      hal_sync_native_event_retain(device_timepoint->event);
+      *out_event = device_timepoint->event;
+      *out_resolution = HAL_SYNC_WAIT_RESOLUTION_EVENT;
+      hal_sync_mutex_unlock(&semaphore->mutex);
+      return HAL_OK;
+    }
+  }
+  hal_sync_timepoint_state_t state;
+  hal_status_t status =
+      hal_sync_semaphore_register_locked(semaphore, timepoint, &state);
+  hal_sync_mutex_unlock(&semaphore->mutex);
+  HAL_RETURN_IF_ERROR(status);
+  switch (state) {
+    case HAL_SYNC_TIMEPOINT_STATE_REACHED:
+      *out_resolution = HAL_SYNC_WAIT_RESOLUTION_REACHED;
+      break;
+    case HAL_SYNC_TIMEPOINT_STATE_FAILED:
+      *out_resolution = HAL_SYNC_WAIT_RESOLUTION_FAILED;
+      break;
+    default:
+      *out_resolution = HAL_SYNC_WAIT_RESOLUTION_PARKED;
+      break;
+  }
+  return HAL_OK;
+}
+
+void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
+                                     uint64_t value,
+                                     hal_sync_native_event_t* event) {
+  assert(atomic_load_explicit(&event->record_count, memory_order_relaxed) > 0 &&
+         "attaching an event that was never recorded (T4)");
+  hal_sync_mutex_lock(&semaphore->mutex);
+  if (semaphore->failure ||
+      atomic_load_explicit(&semaphore->value, memory_order_relaxed) >= value) {
+    hal_sync_mutex_unlock(&semaphore->mutex);
+    return;
+  }
+  if (semaphore->device_timepoint_count ==
+      semaphore->device_timepoint_capacity) {
+    size_t new_capacity = semaphore->device_timepoint_capacity
+                              ? semaphore->device_timepoint_capacity * 2
+                              : 4;
+    hal_sync_device_timepoint_t* grown =
+        realloc(semaphore->device_timepoints,
+                new_capacity * sizeof(*semaphore->device_timepoints));
+    if (!grown) {
+      // Without the device timepoint, waiters park on the host: slower,
+      // still correct.
+      hal_sync_mutex_unlock(&semaphore->mutex);
+      return;
+    }
+    semaphore->device_timepoints = grown;
+    semaphore->device_timepoint_capacity = new_capacity;
+  }
+  // Insertion sort from the back: signals usually arrive in value order.
+  size_t index = semaphore->device_timepoint_count;
+  while (index > 0 && semaphore->device_timepoints[index - 1].value > value) {
+    semaphore->device_timepoints[index] =
+        semaphore->device_timepoints[index - 1];
+    --index;
+  }
+  hal_sync_native_event_retain(event);
+  semaphore->device_timepoints[index].value = value;
+  semaphore->device_timepoints[index].event = event;
+  ++semaphore->device_timepoint_count;
+  hal_sync_mutex_unlock(&semaphore->mutex);
+}

@@ -1,0 +1,118 @@
+// Copyright 2026 The HAL Authors.
+//
+// The public hal_semaphore_* entry points: argument validation, then the
+// vtable (S1 range checks live here so every implementation gets them).
+
+#include <stdlib.h>
+
+#include "semaphore_impl.h"
+
+static const hal_semaphore_vtable_t* hal_semaphore_vtable(
+    hal_semaphore_t* semaphore) {
+  return (const hal_semaphore_vtable_t*)semaphore->resource.vtable;
+}
+
+HAL_API void hal_semaphore_retain(hal_semaphore_t* semaphore) {
+  if (semaphore)
+    hal_resource_retain(&semaphore->resource);
+}
+
+HAL_API void hal_semaphore_release(hal_semaphore_t* semaphore) {
+  if (semaphore)
+    hal_resource_release(&semaphore->resource);
+}
+
+HAL_API hal_status_t hal_semaphore_query(hal_semaphore_t* semaphore,
+                                         uint64_t* out_value) {
+  if (!semaphore || !out_value) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "semaphore or out_value is NULL");
+  }
+  *out_value = 0;
+  return hal_semaphore_vtable(semaphore)->query(semaphore, out_value);
+}
+
+HAL_API hal_status_t hal_semaphore_signal(hal_semaphore_t* semaphore,
+                                          uint64_t new_value) {
+  if (!semaphore) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "semaphore is NULL");
+  }
+  if (new_value > HAL_SEMAPHORE_MAX_VALUE) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "signal value %" PRIu64
+                           " is in the reserved failure range (max %" PRIu64
+                           "); use hal_semaphore_fail()",
+                           new_value, HAL_SEMAPHORE_MAX_VALUE);
+  }
+  return hal_semaphore_vtable(semaphore)->signal(semaphore, new_value);
+}
+
+HAL_API void hal_semaphore_fail(hal_semaphore_t* semaphore,
+                                hal_status_t status) {
+  if (!semaphore) {
+    hal_status_free(status);
+    return;
+  }
+  hal_semaphore_vtable(semaphore)->fail(semaphore, status);
+}
+
+HAL_API hal_status_t hal_semaphore_wait(hal_semaphore_t* semaphore,
+                                        uint64_t value, hal_timeout_t timeout) {
+  if (!semaphore) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "semaphore is NULL");
+  }
+  if (value > HAL_SEMAPHORE_MAX_VALUE) {
+    return hal_make_status(
+        HAL_STATUS_INVALID_ARGUMENT,
+        "wait value %" PRIu64 " is in the reserved failure range", value);
+  }
+  return hal_semaphore_vtable(semaphore)->wait(semaphore, value, timeout);
+}
+
+HAL_API hal_status_t hal_semaphore_list_wait(hal_wait_mode_t mode,
+                                             hal_semaphore_list_t list,
+                                             hal_timeout_t timeout) {
+  // The deadline is fixed once, before anything else (time.h).
+  hal_time_t deadline_ns = hal_timeout_as_deadline(timeout);
+  if (mode != HAL_WAIT_MODE_ALL && mode != HAL_WAIT_MODE_ANY) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "bad wait mode %d",
+                           (int)mode);
+  }
+  if (list.count == 0)
+    return HAL_OK;
+  if (!list.semaphores || !list.payload_values) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "semaphore list of %zu entries has a NULL array",
+                           list.count);
+  }
+  bool all_sync = true;
+  for (size_t i = 0; i < list.count; ++i) {
+    if (!list.semaphores[i]) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "semaphore list entry %zu is NULL", i);
+    }
+    if (list.payload_values[i] > HAL_SEMAPHORE_MAX_VALUE) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "semaphore list entry %zu waits for %" PRIu64
+                             ", in the reserved failure range",
+                             i, list.payload_values[i]);
+    }
+    if (!hal_sync_semaphore_cast(list.semaphores[i]))
+      all_sync = false;
+  }
+  if (all_sync) {
+    return hal_sync_semaphore_wait_list(mode, list.count, list.semaphores,
+                                        list.payload_values, deadline_ns);
+  }
+  if (mode == HAL_WAIT_MODE_ANY) {
+    return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
+                           "wait ANY over semaphores that are not the sync "
+                           "module's");
+  }
+  for (size_t i = 0; i < list.count; ++i) {
+    HAL_RETURN_IF_ERROR(hal_semaphore_wait(list.semaphores[i],
+                                           list.payload_values[i],
+                                           hal_make_deadline(deadline_ns)));
+  }
+  return HAL_OK;
+}

@@ -1,0 +1,103 @@
+// Copyright 2026 The HAL Authors.
+//
+// The sync module's timeline semaphore (private part).
+//
+// Lock order (docs/sync-design.md): queue lock -> semaphore lock -> pool
+// locks (timepoint, waiter, event; leaves). Nothing is called back while a
+// semaphore lock is held (T2): resolvers pop what is due into a private
+// batch under the lock and notify after dropping it.
+
+#ifndef HAL_SYNC_SEMAPHORE_IMPL_H_
+#define HAL_SYNC_SEMAPHORE_IMPL_H_
+
+#include <inttypes.h>
+
+#include "hal/semaphore.h"
+#include "sync_event_pool.h"
+#include "timepoint.h"
+#include "wake.h"
+
+// A native event that will fire (or has fired) when the device work that
+// signals |value| completes. Always recorded before it is attached (T4).
+typedef struct hal_sync_device_timepoint_t {
+  uint64_t value;
+  hal_sync_native_event_t* event;  // retained
+} hal_sync_device_timepoint_t;
+
+typedef struct hal_sync_semaphore_t {
+  hal_semaphore_t base;
+  hal_allocator_t allocator;
+  hal_sync_mutex_t mutex;
+  // The payload; HAL_SEMAPHORE_FAILURE_VALUE once failed. Written only
+  // under |mutex| (release) and before any timepoint of the new value is
+  // notified (S5); read lock-free (acquire) by query and wait fast paths.
+  _Atomic uint64_t value;
+  // The first failure, set once under |mutex| and never changed after.
+  hal_status_t failure;
+  // Pending host timepoints, a min-heap by value (under |mutex|).
+  hal_sync_timepoint_heap_t timepoints;
+  // Device timepoints sorted by value (under |mutex|). All have a value
+  // above |value|: a signal drops the ones it reaches.
+  hal_sync_device_timepoint_t* device_timepoints;
+  size_t device_timepoint_count;
+  size_t device_timepoint_capacity;
+} hal_sync_semaphore_t;
+
+// |semaphore| as the sync module's type, or NULL if it is another type.
+hal_sync_semaphore_t* hal_sync_semaphore_cast(hal_semaphore_t* semaphore);
+
+// Registers |timepoint| (for timepoint->value) on |semaphore| under the same
+// lock that checks the value (T3). PENDING: registered, the heap took over
+// one reference of the caller's. REACHED/FAILED: not registered, nothing
+// taken.
+HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_register_timepoint(
+    hal_sync_semaphore_t* semaphore, hal_timepoint_t* timepoint,
+    hal_sync_timepoint_state_t* out_state);
+
+// Removes |timepoint| if it is still pending and returns its final state.
+// |*out_removed| (optional) is true only for the call that removed it: the
+// heap's reference was dropped and a CALLBACK timepoint's callback ran with
+// CANCELLED. Otherwise the state is whatever resolved it (REACHED, FAILED,
+// or CANCELLED by an earlier call). The caller holds a reference to the
+// semaphore.
+hal_sync_timepoint_state_t hal_sync_timepoint_cancel(hal_timepoint_t* timepoint,
+                                                     bool* out_removed);
+
+// A clone of the failure status (HAL_OK if not failed).
+hal_status_t hal_sync_semaphore_clone_failure(hal_sync_semaphore_t* semaphore);
+
+typedef enum hal_sync_wait_resolution_e {
+  HAL_SYNC_WAIT_RESOLUTION_REACHED = 0,  // nothing to wait for
+  HAL_SYNC_WAIT_RESOLUTION_FAILED = 1,   // the semaphore failed
+  HAL_SYNC_WAIT_RESOLUTION_EVENT = 2,    // wait on *out_event on the device
+  HAL_SYNC_WAIT_RESOLUTION_PARKED = 3,   // |timepoint| registered
+} hal_sync_wait_resolution_t;
+
+// How a queue waits for (|semaphore|, |value|), decided under one lock:
+// reached; failed; a device timepoint of |event_pool| already recorded for a
+// value >= |value| (T4; the event is retained into |*out_event|); or
+// |timepoint| (a CALLBACK timepoint for |value|) registered (PARKED).
+HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_resolve_wait(
+    hal_sync_semaphore_t* semaphore, uint64_t value,
+    hal_sync_event_pool_t* event_pool, hal_timepoint_t* timepoint,
+    hal_sync_wait_resolution_t* out_resolution,
+    hal_sync_native_event_t** out_event);
+
+// Makes |event|, already recorded after the work that signals |value|, a
+// device timepoint of |semaphore| (skipped if the value is already reached
+// or the semaphore failed, or on out-of-memory: waiters then park).
+void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
+                                     uint64_t value,
+                                     hal_sync_native_event_t* event);
+
+// A device signal: moves the payload to |value| if that is an increase
+// (no-op otherwise, or if failed). Runs due callbacks after unlocking.
+void hal_sync_semaphore_advance(hal_sync_semaphore_t* semaphore,
+                                uint64_t value);
+
+// Waits on the sync semaphores |semaphores| (validated by the caller).
+HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_wait_list(
+    hal_wait_mode_t mode, size_t count, hal_semaphore_t* const* semaphores,
+    const uint64_t* values, hal_time_t deadline_ns);
+
+#endif  // HAL_SYNC_SEMAPHORE_IMPL_H_

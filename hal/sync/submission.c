@@ -1,0 +1,380 @@
+// Copyright 2026 The HAL Authors.
+//
+// One submission's life: submit (wait resolution), parking, failure,
+// issue, retirement. The threads that drive it are in queue.c.
+
+#include <stdlib.h>
+
+#include "queue_impl.h"
+
+//===----------------------------------------------------------------------===//
+// Lifetime
+//===----------------------------------------------------------------------===//
+
+void hal_sync_submission_retain(hal_sync_submission_t* submission) {
+  atomic_fetch_add_explicit(&submission->ref_count, 1, memory_order_relaxed);
+}
+
+void hal_sync_submission_release(hal_sync_submission_t* submission) {
+  if (atomic_fetch_sub_explicit(&submission->ref_count, 1,
+                                memory_order_acq_rel) != 1) {
+    return;
+  }
+  // Timepoints and semaphores go with the last reference, not at
+  // retirement: a teardown snapshot may still cancel this submission's
+  // waits (a no-op once resolved, but it locks their semaphores).
+  for (size_t i = 0; i < submission->wait_count; ++i) {
+    hal_timepoint_release(submission->waits[i].timepoint);
+    hal_semaphore_release(submission->waits[i].semaphore);
+  }
+  for (size_t i = 0; i < submission->signal_count; ++i) {
+    hal_semaphore_release(submission->signal_semaphores[i]);
+  }
+  hal_status_free(
+      atomic_load_explicit(&submission->failure, memory_order_relaxed));
+  free(submission);
+}
+
+void hal_sync_submission_retire(hal_sync_submission_t* submission) {
+  hal_sync_queue_t* queue = submission->queue;
+  // Q3: the device is done with everything (or never started); only now are
+  // the payload's resources released.
+  if (submission->payload && queue->interface.release_payload) {
+    queue->interface.release_payload(queue->interface.self,
+                                     submission->payload);
+  }
+  submission->payload = NULL;
+  for (size_t i = 0; i < submission->wait_count; ++i) {
+    hal_sync_native_event_release(submission->waits[i].event);
+    submission->waits[i].event = NULL;
+  }
+  hal_sync_native_event_release(submission->completion_event);
+  submission->completion_event = NULL;
+  hal_sync_mutex_lock(&queue->mutex);
+  assert(queue->live_count > 0);
+  --queue->live_count;
+  // destroy waits for live_count to fall to the number of orphans.
+  if (queue->live_count == 0 || queue->is_shutting_down) {
+    pthread_cond_broadcast(&queue->idle_cond);
+  }
+  hal_sync_mutex_unlock(&queue->mutex);
+  hal_sync_submission_release(submission);
+}
+
+//===----------------------------------------------------------------------===//
+// Failure
+//===----------------------------------------------------------------------===//
+
+// Cancels every parked wait still pending. Each cancel that wins runs the
+// wait's callback (CANCELLED), which counts the wait down.
+static void hal_sync_submission_cancel_waits(
+    hal_sync_submission_t* submission) {
+  for (size_t i = 0; i < submission->wait_count; ++i) {
+    hal_timepoint_t* timepoint = submission->waits[i].timepoint;
+    if (timepoint)
+      hal_sync_timepoint_cancel(timepoint, NULL);
+  }
+}
+
+void hal_sync_submission_fail(hal_sync_submission_t* submission,
+                              hal_status_t status) {
+  hal_status_t expected = HAL_OK;
+  if (!atomic_compare_exchange_strong_explicit(&submission->failure, &expected,
+                                               status, memory_order_acq_rel,
+                                               memory_order_acquire)) {
+    hal_status_free(status);  // a failure is already recorded
+  }
+  unsigned previous = atomic_fetch_or_explicit(&submission->cancel_flags,
+                                               HAL_SYNC_SUBMISSION_FAILED,
+                                               memory_order_acq_rel);
+  // Only the thread completing REGISTERED|FAILED cancels; with REGISTERED
+  // seen (acquire), the wait array is fully written.
+  if ((previous & HAL_SYNC_SUBMISSION_REGISTERED) &&
+      !(previous & HAL_SYNC_SUBMISSION_FAILED)) {
+    hal_sync_submission_cancel_waits(submission);
+  }
+}
+
+void hal_sync_submission_fail_signals(hal_sync_submission_t* submission,
+                                      hal_status_t status) {
+  for (size_t i = 0; i < submission->signal_count; ++i) {
+    hal_semaphore_fail(submission->signal_semaphores[i],
+                       hal_status_clone(status));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Parking
+//===----------------------------------------------------------------------===//
+
+static void hal_sync_submission_count_down(hal_sync_submission_t* submission) {
+  // acq_rel: the thread that reaches zero sees every resolution before it.
+  if (atomic_fetch_sub_explicit(&submission->pending_count, 1,
+                                memory_order_acq_rel) == 1) {
+    hal_sync_queue_enqueue_ready(submission->queue, submission);
+  }
+}
+
+// A parked wait resolved (T1: exactly once): reached, failed, or cancelled.
+// Runs on the resolving thread with no lock held (T2): it only records and
+// hands off, never issues work (Q1).
+static void hal_sync_submission_wait_resolved(void* user_data, uint64_t value,
+                                              hal_status_t status) {
+  hal_sync_submission_wait_t* wait = (hal_sync_submission_wait_t*)user_data;
+  hal_sync_submission_t* submission = wait->submission;
+  if (status != HAL_OK) {
+    hal_sync_submission_fail(
+        submission,
+        hal_status_annotatef(hal_status_clone(status),
+                             "waiting for semaphore %p to reach %" PRIu64,
+                             (void*)wait->semaphore, value));
+  }
+  hal_sync_submission_count_down(submission);
+}
+
+//===----------------------------------------------------------------------===//
+// Submit
+//===----------------------------------------------------------------------===//
+
+static hal_status_t hal_sync_queue_validate_list(hal_semaphore_list_t list,
+                                                 const char* what,
+                                                 bool reject_duplicates) {
+  if (list.count == 0)
+    return HAL_OK;
+  if (!list.semaphores || !list.payload_values) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s list of %zu entries has a NULL array", what,
+                           list.count);
+  }
+  for (size_t i = 0; i < list.count; ++i) {
+    if (!list.semaphores[i]) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "%s list entry %zu is NULL", what, i);
+    }
+    if (!hal_sync_semaphore_cast(list.semaphores[i])) {
+      return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
+                             "%s list entry %zu is not a sync-module "
+                             "semaphore",
+                             what, i);
+    }
+    if (list.payload_values[i] > HAL_SEMAPHORE_MAX_VALUE) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "%s list entry %zu has value %" PRIu64
+                             " in the reserved failure range",
+                             what, i, list.payload_values[i]);
+    }
+    if (!reject_duplicates)
+      continue;
+    for (size_t j = 0; j < i; ++j) {
+      if (list.semaphores[j] == list.semaphores[i]) {
+        return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                               "%s list names semaphore %p twice (entries "
+                               "%zu and %zu)",
+                               what, (void*)list.semaphores[i], j, i);
+      }
+    }
+  }
+  return HAL_OK;
+}
+
+// Allocates the submission with its arrays in one block and retains every
+// semaphore.
+static hal_status_t hal_sync_submission_allocate(
+    hal_sync_queue_t* queue, hal_semaphore_list_t waits,
+    hal_semaphore_list_t signals, void* payload,
+    hal_sync_submission_t** out_submission) {
+  size_t size = sizeof(hal_sync_submission_t) +
+                waits.count * sizeof(hal_sync_submission_wait_t) +
+                signals.count * (sizeof(hal_semaphore_t*) + sizeof(uint64_t));
+  hal_sync_submission_t* submission = calloc(1, size);
+  if (!submission) {
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                           "out of memory allocating a %zu-byte submission",
+                           size);
+  }
+  submission->queue = queue;
+  atomic_init(&submission->ref_count, 1);
+  atomic_init(&submission->pending_count, 1);  // submit's guard
+  atomic_init(&submission->cancel_flags, 0);
+  atomic_init(&submission->failure, HAL_OK);
+  submission->payload = payload;
+  submission->wait_count = waits.count;
+  submission->waits = (hal_sync_submission_wait_t*)(submission + 1);
+  submission->signal_count = signals.count;
+  submission->signal_semaphores =
+      (hal_semaphore_t**)(submission->waits + waits.count);
+  submission->signal_values =
+      (uint64_t*)(submission->signal_semaphores + signals.count);
+  for (size_t i = 0; i < waits.count; ++i) {
+    hal_sync_submission_wait_t* wait = &submission->waits[i];
+    wait->submission = submission;
+    wait->semaphore = waits.semaphores[i];
+    wait->value = waits.payload_values[i];
+    hal_semaphore_retain(wait->semaphore);
+  }
+  for (size_t i = 0; i < signals.count; ++i) {
+    submission->signal_semaphores[i] = signals.semaphores[i];
+    submission->signal_values[i] = signals.payload_values[i];
+    hal_semaphore_retain(signals.semaphores[i]);
+  }
+  *out_submission = submission;
+  return HAL_OK;
+}
+
+// Resolves wait |wait| under its semaphore's lock (T3, T4). Returns false
+// when the submission failed and later waits need not be examined.
+static bool hal_sync_submission_resolve_wait(hal_sync_submission_t* submission,
+                                             hal_sync_submission_wait_t* wait) {
+  hal_sync_queue_t* queue = submission->queue;
+  hal_timepoint_t* timepoint = NULL;
+  hal_status_t status = hal_sync_timepoint_acquire_callback(
+      hal_sync_submission_wait_resolved, wait, wait->value, &timepoint);
+  if (status != HAL_OK) {
+    hal_sync_submission_fail(submission, status);
+    return false;
+  }
+  // One reference for the heap (if registered), one kept to cancel with.
+  hal_timepoint_retain(timepoint);
+  // Counted before registering: the callback may run at once on another
+  // thread.
+  atomic_fetch_add_explicit(&submission->pending_count, 1,
+                            memory_order_relaxed);
+  hal_sync_wait_resolution_t resolution;
+  status = hal_sync_semaphore_resolve_wait(
+      (hal_sync_semaphore_t*)wait->semaphore, wait->value, queue->event_pool,
+      timepoint, &resolution, &wait->event);
+  if (status == HAL_OK && resolution == HAL_SYNC_WAIT_RESOLUTION_PARKED) {
+    wait->timepoint = timepoint;
+    return true;
+  }
+  // Not registered: drop both references and the count (the guard keeps
+  // it above zero).
+  atomic_fetch_sub_explicit(&submission->pending_count, 1,
+                            memory_order_relaxed);
+  hal_timepoint_release(timepoint);
+  hal_timepoint_release(timepoint);
+  if (status != HAL_OK) {
+    hal_sync_submission_fail(submission, status);
+    return false;
+  }
+  if (resolution == HAL_SYNC_WAIT_RESOLUTION_FAILED) {
+    hal_sync_submission_fail(
+        submission,
+        hal_status_annotatef(hal_sync_semaphore_clone_failure(
+                                 (hal_sync_semaphore_t*)wait->semaphore),
+                             "waiting for semaphore %p to reach %" PRIu64,
+                             (void*)wait->semaphore, wait->value));
+    return false;
+  }
+  return true;  // REACHED (dropped) or EVENT (kept in wait->event)
+}
+
+HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
+                                           hal_semaphore_list_t waits,
+                                           hal_semaphore_list_t signals,
+                                           void* payload) {
+  if (!queue) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "queue is NULL");
+  }
+  HAL_RETURN_IF_ERROR(hal_sync_queue_validate_list(waits, "wait", false));
+  HAL_RETURN_IF_ERROR(hal_sync_queue_validate_list(signals, "signal", true));
+  hal_sync_submission_t* submission = NULL;
+  HAL_RETURN_IF_ERROR(hal_sync_submission_allocate(queue, waits, signals,
+                                                   payload, &submission));
+
+  // Accepted from here on: it is live and parked until its waits resolve.
+  hal_sync_mutex_lock(&queue->mutex);
+  if (queue->is_shutting_down) {
+    hal_sync_mutex_unlock(&queue->mutex);
+    submission->payload = NULL;  // still the caller's
+    hal_sync_submission_release(submission);
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "queue '%s' is being destroyed", queue->name);
+  }
+  ++queue->live_count;
+  submission->is_parked = true;
+  submission->parked_next = queue->parked_head;
+  if (queue->parked_head)
+    queue->parked_head->parked_prev = submission;
+  queue->parked_head = submission;
+  hal_sync_mutex_unlock(&queue->mutex);
+
+  for (size_t i = 0; i < submission->wait_count; ++i) {
+    if (!hal_sync_submission_resolve_wait(submission, &submission->waits[i])) {
+      break;
+    }
+  }
+  // Registration is complete: from now on a failure may cancel the parked
+  // waits. If one was recorded already, cancelling falls to this thread.
+  unsigned previous = atomic_fetch_or_explicit(&submission->cancel_flags,
+                                               HAL_SYNC_SUBMISSION_REGISTERED,
+                                               memory_order_acq_rel);
+  if (previous & HAL_SYNC_SUBMISSION_FAILED) {
+    hal_sync_submission_cancel_waits(submission);
+  }
+  // Drop the guard; the submission may be issued and retired at once, so it
+  // is not touched after this.
+  hal_sync_submission_count_down(submission);
+  return HAL_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Issue (WORKER thread)
+//===----------------------------------------------------------------------===//
+
+void hal_sync_submission_issue(hal_sync_submission_t* submission) {
+  hal_sync_queue_t* queue = submission->queue;
+  const hal_sync_queue_interface_t* interface = &queue->interface;
+  hal_status_t status = HAL_OK;
+
+  // The event comes first: failing to get one must leave nothing issued.
+  status = hal_sync_event_pool_acquire(queue->event_pool,
+                                       &submission->completion_event);
+  for (size_t i = 0; status == HAL_OK && i < submission->wait_count; ++i) {
+    hal_sync_native_event_t* event = submission->waits[i].event;
+    if (!event)
+      continue;
+    status = interface->wait_event(interface->self, event->handle);
+  }
+  if (status == HAL_OK && submission->payload) {
+    status = interface->issue(interface->self, submission->payload);
+  }
+  if (status != HAL_OK) {
+    hal_status_t failure = hal_status_annotatef(
+        status, "submission on queue '%s' was not issued", queue->name);
+    hal_sync_submission_fail_signals(submission, failure);
+    hal_status_free(failure);
+    hal_sync_submission_retire(submission);
+    return;
+  }
+
+  status = interface->record_event(interface->self,
+                                   submission->completion_event->handle);
+  if (status != HAL_OK) {
+    hal_status_t failure = hal_status_annotatef(
+        status,
+        "submission on queue '%s' issued but its completion event "
+        "could not be recorded",
+        queue->name);
+    hal_sync_submission_fail_signals(submission, failure);
+    hal_status_free(failure);
+    // The device may still use the payload: keep it until destroy.
+    hal_sync_mutex_lock(&queue->mutex);
+    hal_sync_submission_fifo_push(&queue->orphaned, submission);
+    hal_sync_mutex_unlock(&queue->mutex);
+    return;
+  }
+  atomic_fetch_add_explicit(&submission->completion_event->record_count, 1,
+                            memory_order_relaxed);
+  // Recorded (T4): later submissions on queues of this pool may wait for it
+  // on the device instead of parking (S6 holds through the event).
+  for (size_t i = 0; i < submission->signal_count; ++i) {
+    hal_sync_semaphore_attach_event(
+        (hal_sync_semaphore_t*)submission->signal_semaphores[i],
+        submission->signal_values[i], submission->completion_event);
+  }
+  hal_sync_mutex_lock(&queue->mutex);
+  hal_sync_submission_fifo_push(&queue->in_flight, submission);
+  pthread_cond_signal(&queue->completion_cond);
+  hal_sync_mutex_unlock(&queue->mutex);
+}

@@ -1,0 +1,268 @@
+// Copyright 2026 The HAL Authors.
+
+#include "fake_device.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hal/time.h"
+
+typedef struct fake_event_t {
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  uint64_t recorded;   // records issued
+  uint64_t completed;  // records executed by a stream
+} fake_event_t;
+
+typedef enum fake_op_kind_e {
+  FAKE_OP_WAIT,
+  FAKE_OP_RUN,
+  FAKE_OP_RECORD,
+} fake_op_kind_t;
+
+typedef struct fake_op_t {
+  fake_op_kind_t kind;
+  fake_event_t* event;
+  uint64_t epoch;
+  fake_payload_t* payload;
+  struct fake_op_t* next;
+} fake_op_t;
+
+struct fake_stream_t {
+  fake_device_t* device;
+  hal_sync_queue_t* queue;
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  fake_op_t* head;
+  fake_op_t* tail;
+  bool stop;
+  uint64_t seed;  // stream thread only
+  pthread_t thread;
+};
+
+static uint64_t fake_random(uint64_t* state) {
+  uint64_t x = *state;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *state = x;
+  return x * UINT64_C(2685821657736338717);
+}
+
+//===----------------------------------------------------------------------===//
+// Events
+//===----------------------------------------------------------------------===//
+
+static hal_status_t fake_event_create(void* self, void** out_handle) {
+  fake_device_t* device = (fake_device_t*)self;
+  fake_event_t* event = calloc(1, sizeof(*event));
+  if (!event)
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "fake");
+  pthread_mutex_init(&event->mutex, NULL);
+  pthread_cond_init(&event->cond, NULL);
+  atomic_fetch_add(&device->live_events, 1);
+  *out_handle = event;
+  return HAL_OK;
+}
+
+static void fake_event_destroy(void* self, void* handle) {
+  fake_device_t* device = (fake_device_t*)self;
+  fake_event_t* event = (fake_event_t*)handle;
+  pthread_cond_destroy(&event->cond);
+  pthread_mutex_destroy(&event->mutex);
+  free(event);
+  atomic_fetch_sub(&device->live_events, 1);
+}
+
+static void fake_event_wait_for(fake_event_t* event, uint64_t epoch) {
+  pthread_mutex_lock(&event->mutex);
+  while (event->completed < epoch) {
+    pthread_cond_wait(&event->cond, &event->mutex);
+  }
+  pthread_mutex_unlock(&event->mutex);
+}
+
+void fake_device_initialize(int64_t max_delay_ns, fake_device_t* out_device) {
+  atomic_init(&out_device->t4_violations, 0);
+  atomic_init(&out_device->device_waits, 0);
+  atomic_init(&out_device->live_events, 0);
+  out_device->max_delay_ns = max_delay_ns;
+  hal_sync_event_interface_t interface = {out_device, fake_event_create,
+                                          fake_event_destroy};
+  hal_status_t status =
+      hal_sync_event_pool_create(interface, 8, &out_device->event_pool);
+  if (status)
+    abort();
+}
+
+void fake_device_deinitialize(fake_device_t* device) {
+  hal_sync_event_pool_destroy(device->event_pool);
+  if (atomic_load(&device->live_events) != 0) {
+    fprintf(stderr, "fake device: %lld events leaked\n",
+            (long long)atomic_load(&device->live_events));
+    abort();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Stream thread
+//===----------------------------------------------------------------------===//
+
+static void fake_stream_push(fake_stream_t* stream, fake_op_t op) {
+  fake_op_t* copy = malloc(sizeof(*copy));
+  if (!copy)
+    abort();
+  *copy = op;
+  copy->next = NULL;
+  pthread_mutex_lock(&stream->mutex);
+  if (stream->tail) {
+    stream->tail->next = copy;
+  } else {
+    stream->head = copy;
+  }
+  stream->tail = copy;
+  pthread_cond_signal(&stream->cond);
+  pthread_mutex_unlock(&stream->mutex);
+}
+
+static void* fake_stream_main(void* arg) {
+  fake_stream_t* stream = (fake_stream_t*)arg;
+  pthread_mutex_lock(&stream->mutex);
+  for (;;) {
+    fake_op_t* op = stream->head;
+    if (!op) {
+      if (stream->stop)
+        break;
+      pthread_cond_wait(&stream->cond, &stream->mutex);
+      continue;
+    }
+    stream->head = op->next;
+    if (!stream->head)
+      stream->tail = NULL;
+    pthread_mutex_unlock(&stream->mutex);
+    int64_t max_delay = stream->device->max_delay_ns;
+    if (max_delay > 0) {
+      hal_sleep_until(hal_time_now() + (int64_t)(fake_random(&stream->seed) %
+                                                 (uint64_t)max_delay));
+    }
+    switch (op->kind) {
+      case FAKE_OP_WAIT:
+        fake_event_wait_for(op->event, op->epoch);
+        break;
+      case FAKE_OP_RUN:
+        op->payload->run(op->payload);
+        break;
+      case FAKE_OP_RECORD:
+        pthread_mutex_lock(&op->event->mutex);
+        if (op->event->completed < op->epoch)
+          op->event->completed = op->epoch;
+        pthread_cond_broadcast(&op->event->cond);
+        pthread_mutex_unlock(&op->event->mutex);
+        break;
+    }
+    free(op);
+    pthread_mutex_lock(&stream->mutex);
+  }
+  pthread_mutex_unlock(&stream->mutex);
+  return NULL;
+}
+
+//===----------------------------------------------------------------------===//
+// hal_sync_queue_interface_t
+//===----------------------------------------------------------------------===//
+
+static hal_status_t fake_wait_event(void* self, void* handle) {
+  fake_stream_t* stream = (fake_stream_t*)self;
+  fake_event_t* event = (fake_event_t*)handle;
+  atomic_fetch_add(&stream->device->device_waits, 1);
+  pthread_mutex_lock(&event->mutex);
+  uint64_t epoch = event->recorded;
+  pthread_mutex_unlock(&event->mutex);
+  if (epoch == 0)
+    atomic_fetch_add(&stream->device->t4_violations, 1);
+  fake_stream_push(stream, (fake_op_t){FAKE_OP_WAIT, event, epoch, NULL, NULL});
+  return HAL_OK;
+}
+
+static hal_status_t fake_issue(void* self, void* payload) {
+  fake_stream_t* stream = (fake_stream_t*)self;
+  fake_payload_t* fake_payload = (fake_payload_t*)payload;
+  if (fake_payload->fail_issue) {
+    return hal_make_status(HAL_STATUS_INTERNAL,
+                           "fakeLaunchKernel failed: FAKE_ERROR_INJECTED");
+  }
+  fake_stream_push(stream,
+                   (fake_op_t){FAKE_OP_RUN, NULL, 0, fake_payload, NULL});
+  return HAL_OK;
+}
+
+static hal_status_t fake_record_event(void* self, void* handle) {
+  fake_stream_t* stream = (fake_stream_t*)self;
+  fake_event_t* event = (fake_event_t*)handle;
+  pthread_mutex_lock(&event->mutex);
+  uint64_t epoch = ++event->recorded;
+  pthread_mutex_unlock(&event->mutex);
+  fake_stream_push(stream,
+                   (fake_op_t){FAKE_OP_RECORD, event, epoch, NULL, NULL});
+  return HAL_OK;
+}
+
+static hal_status_t fake_synchronize_event(void* self, void* handle) {
+  fake_event_t* event = (fake_event_t*)handle;
+  pthread_mutex_lock(&event->mutex);
+  uint64_t epoch = event->recorded;
+  pthread_mutex_unlock(&event->mutex);
+  fake_event_wait_for(event, epoch);
+  return HAL_OK;
+}
+
+static void fake_release_payload(void* self, void* payload) {
+  fake_payload_t* fake_payload = (fake_payload_t*)payload;
+  if (fake_payload->release)
+    fake_payload->release(fake_payload);
+}
+
+fake_stream_t* fake_stream_create(fake_device_t* device, const char* name,
+                                  uint64_t seed) {
+  fake_stream_t* stream = calloc(1, sizeof(*stream));
+  if (!stream)
+    abort();
+  stream->device = device;
+  stream->seed = seed ? seed : 1;
+  pthread_mutex_init(&stream->mutex, NULL);
+  pthread_cond_init(&stream->cond, NULL);
+  if (pthread_create(&stream->thread, NULL, fake_stream_main, stream) != 0) {
+    abort();
+  }
+  hal_sync_queue_interface_t interface = {
+      .self = stream,
+      .wait_event = fake_wait_event,
+      .issue = fake_issue,
+      .record_event = fake_record_event,
+      .synchronize_event = fake_synchronize_event,
+      .release_payload = fake_release_payload,
+  };
+  hal_status_t status = hal_sync_queue_create(interface, device->event_pool,
+                                              name, &stream->queue);
+  if (status) {
+    hal_status_fprint(stderr, status);
+    abort();
+  }
+  return stream;
+}
+
+hal_sync_queue_t* fake_stream_queue(fake_stream_t* stream) {
+  return stream->queue;
+}
+
+void fake_stream_destroy(fake_stream_t* stream) {
+  hal_sync_queue_destroy(stream->queue);
+  pthread_mutex_lock(&stream->mutex);
+  stream->stop = true;
+  pthread_cond_signal(&stream->cond);
+  pthread_mutex_unlock(&stream->mutex);
+  pthread_join(stream->thread, NULL);
+  pthread_cond_destroy(&stream->cond);
+  pthread_mutex_destroy(&stream->mutex);
+  free(stream);
+}

@@ -1,0 +1,554 @@
+// Copyright 2026 The HAL Authors.
+//
+// The deferred queue over the fake device: S2, S4, S6, T4, Q2-Q5 and the
+// regressions K2, K3, K4, K7, K10; a random submission DAG over several
+// queues checked against a host reference model.
+
+#include "fake_device.h"
+#include "sync_test_util.h"
+
+// A payload that records that it ran and checks, when it runs, that the
+// writes of the work it waits on are visible (S6).
+typedef struct test_payload_t {
+  fake_payload_t base;
+  _Atomic int* ran;       // incremented once when run
+  _Atomic int* released;  // incremented once when released
+  // Cells written once each: (*write_cell) = 1 when run.
+  int* write_cell;
+  int** read_cells;  // must all be 1 when run
+  size_t read_count;
+} test_payload_t;
+
+static void test_payload_run(fake_payload_t* base) {
+  test_payload_t* payload = (test_payload_t*)base;
+  for (size_t i = 0; i < payload->read_count; ++i) {
+    HAL_THREAD_CHECK(*payload->read_cells[i] == 1,
+                     "work ran before the work it waits on (S6)");
+  }
+  if (payload->write_cell)
+    *payload->write_cell = 1;
+  if (payload->ran)
+    atomic_fetch_add(payload->ran, 1);
+}
+
+static void test_payload_release(fake_payload_t* base) {
+  test_payload_t* payload = (test_payload_t*)base;
+  if (payload->released)
+    atomic_fetch_add(payload->released, 1);
+  free(payload->read_cells);
+  free(payload);
+}
+
+static test_payload_t* test_payload_new(_Atomic int* ran,
+                                        _Atomic int* released) {
+  test_payload_t* payload = calloc(1, sizeof(*payload));
+  if (!payload)
+    abort();
+  payload->base.run = test_payload_run;
+  payload->base.release = test_payload_release;
+  payload->ran = ran;
+  payload->released = released;
+  return payload;
+}
+
+static hal_semaphore_list_t one(hal_semaphore_t** semaphore, uint64_t* value) {
+  hal_semaphore_list_t list = {1, semaphore, value};
+  return list;
+}
+
+static void submit_one(fake_stream_t* stream, hal_semaphore_t* wait,
+                       uint64_t wait_value, hal_semaphore_t* signal,
+                       uint64_t signal_value, test_payload_t* payload) {
+  hal_semaphore_list_t waits = hal_semaphore_list_empty();
+  hal_semaphore_list_t signals = hal_semaphore_list_empty();
+  if (wait)
+    waits = one(&wait, &wait_value);
+  if (signal)
+    signals = one(&signal, &signal_value);
+  HAL_ASSERT_OK(hal_sync_queue_submit(fake_stream_queue(stream), waits, signals,
+                                      payload));
+}
+
+//===----------------------------------------------------------------------===//
+// Basics
+//===----------------------------------------------------------------------===//
+
+static void Q_SubmitAndSignal(void** state) {
+  uint64_t seed = hal_test_seed("Q_SubmitAndSignal");
+  fake_device_t device;
+  fake_device_initialize(200000, &device);
+  fake_stream_t* stream = fake_stream_create(&device, "q0", seed);
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  _Atomic int ran = 0, released = 0;
+  submit_one(stream, NULL, 0, semaphore, 1, test_payload_new(&ran, &released));
+  // No payload at all (no command buffers) still signals.
+  submit_one(stream, semaphore, 1, semaphore, 2, NULL);
+  HAL_ASSERT_OK(
+      hal_semaphore_wait(semaphore, 2, hal_make_timeout_ns(30000 * HAL_MS)));
+  assert_int_equal(atomic_load(&ran), 1);
+  fake_stream_destroy(stream);
+  assert_int_equal(atomic_load(&released), 1);
+  hal_semaphore_release(semaphore);
+  fake_device_deinitialize(&device);
+}
+
+static void Q_BadSubmissions(void** state) {
+  fake_device_t device;
+  fake_device_initialize(0, &device);
+  fake_stream_t* stream = fake_stream_create(&device, "q0", 1);
+  hal_sync_queue_t* queue = fake_stream_queue(stream);
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  hal_semaphore_t* twice[2] = {semaphore, semaphore};
+  uint64_t values[2] = {1, 2};
+  hal_semaphore_list_t empty = hal_semaphore_list_empty();
+  hal_semaphore_list_t duplicate = {2, twice, values};
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "twice",
+                    hal_sync_queue_submit(queue, empty, duplicate, NULL));
+  hal_semaphore_list_t null_array = {1, NULL, values};
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "NULL array",
+                    hal_sync_queue_submit(queue, null_array, empty, NULL));
+  uint64_t bad_value = HAL_SEMAPHORE_FAILURE_VALUE;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "failure range",
+      hal_sync_queue_submit(queue, one(&semaphore, &bad_value), empty, NULL));
+  // A wait list may name a semaphore twice (independent conditions).
+  HAL_ASSERT_OK(hal_sync_queue_submit(queue, duplicate,
+                                      one(&semaphore, &values[0]), NULL));
+  fake_stream_destroy(stream);  // parked on itself: cancelled
+  uint64_t value = 0;
+  HAL_ASSERT_STATUS(HAL_STATUS_CANCELLED, NULL,
+                    hal_semaphore_query(semaphore, &value));
+  hal_semaphore_release(semaphore);
+  fake_device_deinitialize(&device);
+}
+
+// S4 + K4: the waiter is submitted before its signaler, on another queue,
+// and must observe the signaler's writes. Also T4: device waits only on
+// recorded events.
+static void K4_WaitBeforeSignalAcrossQueues(void** state) {
+  uint64_t seed = hal_test_seed("K4_WaitBeforeSignalAcrossQueues");
+  fake_device_t device;
+  fake_device_initialize(100000, &device);
+  fake_stream_t* streams[2] = {fake_stream_create(&device, "q0", seed),
+                               fake_stream_create(&device, "q1", seed + 1)};
+  uint64_t rounds = hal_test_iterations(50);
+  for (uint64_t round = 0; round < rounds; ++round) {
+    hal_semaphore_t* s = hal_test_semaphore(0);
+    hal_semaphore_t* done = hal_test_semaphore(0);
+    int cell = 0;
+    test_payload_t* waiter = test_payload_new(NULL, NULL);
+    waiter->read_cells = malloc(sizeof(int*));
+    waiter->read_cells[0] = &cell;
+    waiter->read_count = 1;
+    submit_one(streams[0], s, 1, done, 1, waiter);
+    test_payload_t* signaler = test_payload_new(NULL, NULL);
+    signaler->write_cell = &cell;
+    submit_one(streams[1], NULL, 0, s, 1, signaler);
+    HAL_ASSERT_OK(
+        hal_semaphore_wait(done, 1, hal_make_timeout_ns(30000 * HAL_MS)));
+    hal_semaphore_release(s);
+    hal_semaphore_release(done);
+  }
+  fake_stream_destroy(streams[0]);
+  fake_stream_destroy(streams[1]);
+  assert_int_equal(atomic_load(&device.t4_violations), 0);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&device);
+}
+
+// A payload that blocks its stream until the test opens the gate.
+typedef struct gate_payload_t {
+  test_payload_t base;
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  bool open;
+} gate_payload_t;
+
+static void gate_payload_run(fake_payload_t* base) {
+  gate_payload_t* gate = (gate_payload_t*)base;
+  pthread_mutex_lock(&gate->mutex);
+  while (!gate->open)
+    pthread_cond_wait(&gate->cond, &gate->mutex);
+  pthread_mutex_unlock(&gate->mutex);
+  test_payload_run(base);
+}
+
+static void gate_payload_release(fake_payload_t* base) {
+  gate_payload_t* gate = (gate_payload_t*)base;
+  pthread_cond_destroy(&gate->cond);
+  pthread_mutex_destroy(&gate->mutex);
+  free(gate);
+}
+
+// T4: a waiter submitted after its signaler was issued (but before it
+// completed) waits on the device through the recorded event.
+static void T4_RecordedEventUsedForDeviceWait(void** state) {
+  uint64_t seed = hal_test_seed("T4_RecordedEventUsedForDeviceWait");
+  fake_device_t device;
+  fake_device_initialize(0, &device);
+  fake_stream_t* streams[2] = {fake_stream_create(&device, "q0", seed),
+                               fake_stream_create(&device, "q1", seed + 1)};
+  hal_semaphore_t* s = hal_test_semaphore(0);
+  hal_semaphore_t* done = hal_test_semaphore(0);
+  hal_semaphore_t* issued = hal_test_semaphore(0);
+  int cell = 0;
+  gate_payload_t* signaler = calloc(1, sizeof(*signaler));
+  signaler->base.base.run = gate_payload_run;
+  signaler->base.base.release = gate_payload_release;
+  signaler->base.write_cell = &cell;
+  pthread_mutex_init(&signaler->mutex, NULL);
+  pthread_cond_init(&signaler->cond, NULL);
+  // The signaler (gated) issues, records, and then a marker submission on
+  // the same queue that only waits on nothing tells us it was issued.
+  submit_one(streams[0], NULL, 0, s, 1, &signaler->base);
+  submit_one(streams[0], NULL, 0, issued, 1, NULL);
+  // The marker's own device timepoint proves the worker got past both.
+  for (int i = 0; i < 30000; ++i) {
+    uint64_t count = hal_sync_event_pool_live_count(device.event_pool);
+    if (count >= 2)
+      break;
+    hal_test_sleep_ns(100000);
+  }
+  test_payload_t* waiter = test_payload_new(NULL, NULL);
+  waiter->read_cells = malloc(sizeof(int*));
+  waiter->read_cells[0] = &cell;
+  waiter->read_count = 1;
+  submit_one(streams[1], s, 1, done, 1, waiter);
+  pthread_mutex_lock(&signaler->mutex);
+  signaler->open = true;
+  pthread_cond_broadcast(&signaler->cond);
+  pthread_mutex_unlock(&signaler->mutex);
+  HAL_ASSERT_OK(
+      hal_semaphore_wait(done, 1, hal_make_timeout_ns(30000 * HAL_MS)));
+  // The waiter was submitted while the signaler's event was recorded and
+  // not complete: it waited on the device, not on the host.
+  assert_int_equal(atomic_load(&device.device_waits), 1);
+  hal_semaphore_release(issued);
+  fake_stream_destroy(streams[0]);
+  fake_stream_destroy(streams[1]);
+  hal_semaphore_release(s);
+  hal_semaphore_release(done);
+  assert_int_equal(atomic_load(&device.t4_violations), 0);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&device);
+}
+
+//===----------------------------------------------------------------------===//
+// Failure
+//===----------------------------------------------------------------------===//
+
+// Q5 + K10: a vendor error mid-chain fails every downstream semaphore with a
+// status naming the call; the queue keeps working for independent work.
+static void K10_VendorErrorFailsDownstream(void** state) {
+  uint64_t seed = hal_test_seed("K10_VendorErrorFailsDownstream");
+  fake_device_t device;
+  fake_device_initialize(50000, &device);
+  fake_stream_t* streams[3] = {fake_stream_create(&device, "q0", seed),
+                               fake_stream_create(&device, "q1", seed + 1),
+                               fake_stream_create(&device, "q2", seed + 2)};
+  enum { kLinks = 12, kFailAt = 5 };
+  hal_semaphore_t* chain[kLinks + 1];
+  for (int i = 0; i <= kLinks; ++i)
+    chain[i] = hal_test_semaphore(0);
+  _Atomic int ran = 0, released = 0;
+  // Submitted back to front: every wait is a wait-before-signal.
+  for (int i = kLinks - 1; i >= 0; --i) {
+    test_payload_t* payload = test_payload_new(&ran, &released);
+    payload->base.fail_issue = i == kFailAt;
+    submit_one(streams[i % 3], chain[i], 1, chain[i + 1], 1, payload);
+  }
+  HAL_ASSERT_OK(hal_semaphore_signal(chain[0], 1));
+  for (int i = 1; i <= kLinks; ++i) {
+    hal_status_t status =
+        hal_semaphore_wait(chain[i], 1, hal_make_timeout_ns(30000 * HAL_MS));
+    if (i <= kFailAt) {
+      HAL_ASSERT_OK(status);
+    } else {
+      // The cause travels down the chain.
+      HAL_ASSERT_STATUS(HAL_STATUS_INTERNAL, "fakeLaunchKernel failed", status);
+    }
+  }
+  // The queue that failed still runs independent work.
+  hal_semaphore_t* independent = hal_test_semaphore(0);
+  submit_one(streams[kFailAt % 3], NULL, 0, independent, 1,
+             test_payload_new(&ran, &released));
+  HAL_ASSERT_OK(
+      hal_semaphore_wait(independent, 1, hal_make_timeout_ns(30000 * HAL_MS)));
+  for (int i = 0; i < 3; ++i)
+    fake_stream_destroy(streams[i]);
+  assert_int_equal(atomic_load(&ran), kFailAt + 1);
+  assert_int_equal(atomic_load(&released), kLinks + 1);  // Q3: all released
+  for (int i = 0; i <= kLinks; ++i)
+    hal_semaphore_release(chain[i]);
+  hal_semaphore_release(independent);
+  fake_device_deinitialize(&device);
+}
+
+// S2: a semaphore failed by the host fails queued work waiting on it, even
+// work parked on several semaphores (the other waits are cancelled).
+static void S2_FailedWaitNeverRuns(void** state) {
+  fake_device_t device;
+  fake_device_initialize(0, &device);
+  fake_stream_t* stream = fake_stream_create(&device, "q0", 7);
+  hal_semaphore_t* waits[2] = {hal_test_semaphore(0), hal_test_semaphore(0)};
+  uint64_t values[2] = {1, 1};
+  hal_semaphore_t* out = hal_test_semaphore(0);
+  uint64_t out_value = 1;
+  _Atomic int ran = 0, released = 0;
+  hal_semaphore_list_t wait_list = {2, waits, values};
+  HAL_ASSERT_OK(hal_sync_queue_submit(fake_stream_queue(stream), wait_list,
+                                      one(&out, &out_value),
+                                      test_payload_new(&ran, &released)));
+  hal_semaphore_fail(waits[0],
+                     hal_make_status(HAL_STATUS_ABORTED, "host gave up"));
+  // waits[1] is never signaled: the failure must not wait for it (K10).
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_ABORTED, "host gave up",
+      hal_semaphore_wait(out, 1, hal_make_timeout_ns(30000 * HAL_MS)));
+  fake_stream_destroy(stream);
+  assert_int_equal(atomic_load(&ran), 0);
+  assert_int_equal(atomic_load(&released), 1);
+  for (int i = 0; i < 2; ++i)
+    hal_semaphore_release(waits[i]);
+  hal_semaphore_release(out);
+  fake_device_deinitialize(&device);
+}
+
+//===----------------------------------------------------------------------===//
+// Teardown
+//===----------------------------------------------------------------------===//
+
+// Q4 + K2 + K3 + K7: create, submit (parked, ready, no signals), destroy at
+// once, in a loop. Parked work fails with CANCELLED; nothing leaks, hangs or
+// fires after destroy.
+static void K2_CreateSubmitDestroyLoop(void** state) {
+  uint64_t seed = hal_test_seed("K2_CreateSubmitDestroyLoop");
+  uint64_t iterations = hal_test_iterations(100);
+  for (uint64_t i = 0; i < iterations; ++i) {
+    fake_device_t device;
+    fake_device_initialize((int64_t)hal_test_random_below(&seed, 20000),
+                           &device);
+    fake_stream_t* streams[2] = {fake_stream_create(&device, "q0", seed + i),
+                                 fake_stream_create(&device, "q1", seed - i)};
+    hal_semaphore_t* never = hal_test_semaphore(0);
+    hal_semaphore_t* parked_out = hal_test_semaphore(0);
+    hal_semaphore_t* ready_out = hal_test_semaphore(0);
+    _Atomic int ran = 0, released = 0;
+    submit_one(streams[0], never, 1, parked_out, 1,
+               test_payload_new(&ran, &released));
+    submit_one(streams[1], NULL, 0, ready_out, 1,
+               test_payload_new(&ran, &released));
+    submit_one(streams[1], ready_out, 1, NULL, 0,  // K7: no signals
+               test_payload_new(&ran, &released));
+    submit_one(streams[0], ready_out, 1, NULL, 0, NULL);
+    // The caller drops its references right after submitting (Q3).
+    hal_semaphore_release(ready_out);
+    int first = (int)hal_test_random_below(&seed, 2);
+    fake_stream_destroy(streams[first]);
+    fake_stream_destroy(streams[1 - first]);
+    assert_int_equal(atomic_load(&released), 3);
+    uint64_t value = 0;
+    hal_status_t status = hal_semaphore_query(parked_out, &value);
+    if (hal_status_code(status) != HAL_STATUS_CANCELLED) {
+      hal_status_free(status);
+      HAL_TEST_FAIL("parked submission's signal not CANCELLED");
+    }
+    hal_status_free(status);
+    hal_semaphore_release(never);
+    hal_semaphore_release(parked_out);
+    fake_device_deinitialize(&device);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Random DAG against a host reference model
+//===----------------------------------------------------------------------===//
+
+enum {
+  kDagQueues = 3,
+  kDagSemaphores = 6,
+  kDagMaxWaits = 3,
+};
+
+typedef struct dag_node_t {
+  int queue;
+  int signal;      // semaphore index
+  uint64_t value;  // value it signals
+  int wait_count;
+  int waits[kDagMaxWaits];
+  uint64_t wait_values[kDagMaxWaits];
+  bool fails;
+} dag_node_t;
+
+static void run_dag(uint64_t seed, int node_count, bool inject_failure) {
+  fake_device_t device;
+  fake_device_initialize(30000, &device);
+  fake_stream_t* streams[kDagQueues];
+  for (int q = 0; q < kDagQueues; ++q) {
+    char name[8];
+    snprintf(name, sizeof(name), "q%d", q);
+    streams[q] = fake_stream_create(&device, name, seed + (uint64_t)q);
+  }
+  hal_semaphore_t* semaphores[kDagSemaphores + 1];  // last: host-signaled
+  for (int s = 0; s <= kDagSemaphores; ++s) {
+    semaphores[s] = hal_test_semaphore(0);
+  }
+  const int host = kDagSemaphores;
+  const uint64_t host_max = 4;
+
+  // Plan in a topological order: waits name values already planned.
+  dag_node_t* nodes = calloc((size_t)node_count, sizeof(*nodes));
+  uint64_t planned[kDagSemaphores] = {0};
+  int* cells = calloc((size_t)(kDagSemaphores * (node_count + 1)), sizeof(int));
+  _Atomic int* ran = calloc((size_t)node_count, sizeof(_Atomic int));
+  _Atomic int released = 0;
+  int fail_node = inject_failure ? node_count / 3 : -1;
+  for (int n = 0; n < node_count; ++n) {
+    dag_node_t* node = &nodes[n];
+    node->queue = (int)hal_test_random_below(&seed, kDagQueues);
+    node->signal = (int)hal_test_random_below(&seed, kDagSemaphores);
+    node->value = ++planned[node->signal];
+    node->fails = n == fail_node;
+    if (node->value > 1) {  // values of one semaphore signal in order
+      node->waits[node->wait_count] = node->signal;
+      node->wait_values[node->wait_count++] = node->value - 1;
+    }
+    int extra = (int)hal_test_random_below(&seed, kDagMaxWaits);
+    for (int w = 0; w < extra && node->wait_count < kDagMaxWaits; ++w) {
+      int s = (int)hal_test_random_below(&seed, kDagSemaphores + 1);
+      if (s == host) {
+        node->waits[node->wait_count] = host;
+        node->wait_values[node->wait_count++] =
+            1 + hal_test_random_below(&seed, host_max);
+      } else if (planned[s] > 0 && s != node->signal) {
+        node->waits[node->wait_count] = s;
+        node->wait_values[node->wait_count++] =
+            1 + hal_test_random_below(&seed, planned[s]);
+      }
+    }
+  }
+  // Submit in a random order (S4: waits before their signals).
+  int* order = malloc((size_t)node_count * sizeof(int));
+  for (int n = 0; n < node_count; ++n)
+    order[n] = n;
+  for (int n = node_count - 1; n > 0; --n) {
+    int j = (int)hal_test_random_below(&seed, (uint64_t)n + 1);
+    int t = order[n];
+    order[n] = order[j];
+    order[j] = t;
+  }
+  uint64_t host_value = 0;
+  for (int k = 0; k < node_count; ++k) {
+    dag_node_t* node = &nodes[order[k]];
+    test_payload_t* payload = test_payload_new(&ran[order[k]], &released);
+    payload->base.fail_issue = node->fails;
+    payload->write_cell =
+        &cells[node->signal * (node_count + 1) + (int)node->value];
+    payload->read_cells = calloc(kDagMaxWaits, sizeof(int*));
+    hal_semaphore_t* wait_semaphores[kDagMaxWaits];
+    for (int w = 0; w < node->wait_count; ++w) {
+      wait_semaphores[w] = semaphores[node->waits[w]];
+      if (node->waits[w] != host) {
+        payload->read_cells[payload->read_count++] =
+            &cells[node->waits[w] * (node_count + 1) +
+                   (int)node->wait_values[w]];
+      }
+    }
+    hal_semaphore_list_t waits = {(size_t)node->wait_count, wait_semaphores,
+                                  node->wait_values};
+    HAL_ASSERT_OK(hal_sync_queue_submit(
+        fake_stream_queue(streams[node->queue]), waits,
+        one(&semaphores[node->signal], &node->value), payload));
+    // Host signals interleaved with submissions.
+    if (host_value < host_max && hal_test_random_below(&seed, 8) == 0) {
+      HAL_ASSERT_OK(hal_semaphore_signal(semaphores[host], ++host_value));
+    }
+  }
+  if (host_value < host_max) {
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphores[host], host_max));
+  }
+  // Every host wait returns (no hang), OK unless downstream of the failure.
+  for (int s = 0; s < kDagSemaphores; ++s) {
+    if (!planned[s])
+      continue;
+    hal_status_t status = hal_semaphore_wait(
+        semaphores[s], planned[s], hal_make_timeout_ns(60000 * HAL_MS));
+    hal_status_code_t code = hal_status_consume_code(status);
+    if (code != HAL_STATUS_OK &&
+        !(inject_failure && code == HAL_STATUS_INTERNAL)) {
+      HAL_TEST_FAIL("semaphore %d: %s", s, hal_status_code_string(code));
+    }
+  }
+  for (int q = 0; q < kDagQueues; ++q)
+    fake_stream_destroy(streams[q]);
+  // The reference model: which nodes must have run.
+  bool* failed = calloc((size_t)node_count, sizeof(bool));
+  for (int n = 0; n < node_count; ++n) {
+    // Plan order is topological: a node fails if it is the injected one or
+    // waits on a value that only a failed node would have signaled.
+    failed[n] = nodes[n].fails;
+    for (int w = 0; w < nodes[n].wait_count && !failed[n]; ++w) {
+      int s = nodes[n].waits[w];
+      if (s == host)
+        continue;
+      for (int m = 0; m < n; ++m) {
+        if (nodes[m].signal == s && nodes[m].value == nodes[n].wait_values[w] &&
+            failed[m]) {
+          failed[n] = true;
+        }
+      }
+    }
+    // A failure may also reach nodes whose waits were met before the
+    // semaphore failed (a race): only "must not run" is checked for them.
+    if (failed[n] && atomic_load(&ran[n]) != 0) {
+      HAL_TEST_FAIL("node %d ran although a wait of it failed", n);
+    }
+    if (!inject_failure && atomic_load(&ran[n]) != 1) {
+      HAL_TEST_FAIL("node %d ran %d times", n, atomic_load(&ran[n]));
+    }
+  }
+  assert_int_equal(atomic_load(&released), node_count);
+  assert_int_equal(atomic_load(&device.t4_violations), 0);
+  hal_test_assert_no_thread_failures();
+  fprintf(stderr, "  %d nodes, %lld device waits\n", node_count,
+          (long long)atomic_load(&device.device_waits));
+  for (int s = 0; s <= kDagSemaphores; ++s)
+    hal_semaphore_release(semaphores[s]);
+  free(failed);
+  free(order);
+  free((void*)ran);
+  free(cells);
+  free(nodes);
+  fake_device_deinitialize(&device);
+}
+
+static void S6_RandomDagMatchesModel(void** state) {
+  uint64_t seed = hal_test_seed("S6_RandomDagMatchesModel");
+  uint64_t rounds = hal_test_iterations(3);
+  for (uint64_t r = 0; r < rounds; ++r) {
+    run_dag(hal_test_random(&seed), 150, false);
+  }
+}
+
+static void K10_RandomDagWithInjectedFailure(void** state) {
+  uint64_t seed = hal_test_seed("K10_RandomDagWithInjectedFailure");
+  uint64_t rounds = hal_test_iterations(3);
+  for (uint64_t r = 0; r < rounds; ++r) {
+    run_dag(hal_test_random(&seed), 150, true);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(Q_SubmitAndSignal),
+      cmocka_unit_test(Q_BadSubmissions),
+      cmocka_unit_test(K4_WaitBeforeSignalAcrossQueues),
+      cmocka_unit_test(T4_RecordedEventUsedForDeviceWait),
+      cmocka_unit_test(K10_VendorErrorFailsDownstream),
+      cmocka_unit_test(S2_FailedWaitNeverRuns),
+      cmocka_unit_test(K2_CreateSubmitDestroyLoop),
+      cmocka_unit_test(S6_RandomDagMatchesModel),
+      cmocka_unit_test(K10_RandomDagWithInjectedFailure),
+  };
+  return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
+}

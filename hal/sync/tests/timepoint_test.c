@@ -1,0 +1,328 @@
+// Copyright 2026 The HAL Authors.
+//
+// Timepoint rules T1, T2, T3, T5 and the K12 regression, plus the pools
+// (warm paths do not allocate, generations expose stale pointers). White-box:
+// links the module's internals.
+
+#include "semaphore_impl.h"
+#include "sync_test_util.h"
+
+typedef struct callback_record_t {
+  _Atomic int calls;
+  _Atomic int last_code;
+  _Atomic uint64_t last_value;
+  hal_semaphore_t* semaphore;  // for callbacks that act on it
+} callback_record_t;
+
+static void record_callback(void* user_data, uint64_t value,
+                            hal_status_t status) {
+  callback_record_t* record = (callback_record_t*)user_data;
+  atomic_store(&record->last_code, (int)hal_status_code(status));
+  atomic_store(&record->last_value, value);
+  atomic_fetch_add(&record->calls, 1);
+}
+
+static void T1_CallbackOnceOnReach(void** state) {
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  callback_record_t record = {0};
+  HAL_ASSERT_OK(
+      hal_semaphore_add_callback(semaphore, 2, record_callback, &record, NULL));
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 1));
+  assert_int_equal(atomic_load(&record.calls), 0);
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 5));
+  assert_int_equal(atomic_load(&record.calls), 1);
+  assert_int_equal(atomic_load(&record.last_code), HAL_STATUS_OK);
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 6));
+  hal_semaphore_fail(semaphore, hal_make_status(HAL_STATUS_ABORTED, "x"));
+  assert_int_equal(atomic_load(&record.calls), 1);
+  // Already reached at registration: runs at once, still once.
+  callback_record_t late = {0};
+  HAL_ASSERT_OK(
+      hal_semaphore_add_callback(semaphore, 1, record_callback, &late, NULL));
+  assert_int_equal(atomic_load(&late.calls), 1);
+  assert_int_equal(atomic_load(&late.last_code), HAL_STATUS_ABORTED);
+  hal_semaphore_release(semaphore);
+}
+
+static void T1_CallbackOnceOnFailure(void** state) {
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  callback_record_t record = {0};
+  HAL_ASSERT_OK(
+      hal_semaphore_add_callback(semaphore, 2, record_callback, &record, NULL));
+  hal_semaphore_fail(semaphore, hal_make_status(HAL_STATUS_DATA_LOSS, "y"));
+  hal_semaphore_fail(semaphore, hal_make_status(HAL_STATUS_DATA_LOSS, "z"));
+  assert_int_equal(atomic_load(&record.calls), 1);
+  assert_int_equal(atomic_load(&record.last_code), HAL_STATUS_DATA_LOSS);
+  hal_semaphore_release(semaphore);
+}
+
+static void T1_CallbackOnceOnCancelAndDestroy(void** state) {
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  callback_record_t cancelled = {0};
+  callback_record_t destroyed = {0};
+  hal_timepoint_t* timepoint = NULL;
+  HAL_ASSERT_OK(hal_semaphore_add_callback(semaphore, 2, record_callback,
+                                           &cancelled, &timepoint));
+  HAL_ASSERT_OK(hal_semaphore_add_callback(semaphore, 3, record_callback,
+                                           &destroyed, NULL));
+  assert_true(hal_timepoint_cancel(timepoint));
+  assert_false(hal_timepoint_cancel(timepoint));
+  assert_int_equal(atomic_load(&cancelled.calls), 1);
+  assert_int_equal(atomic_load(&cancelled.last_code), HAL_STATUS_CANCELLED);
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 10));
+  assert_int_equal(atomic_load(&cancelled.calls), 1);
+  assert_int_equal(atomic_load(&destroyed.calls), 1);  // reached at 10
+  hal_timepoint_release(timepoint);
+
+  callback_record_t pending = {0};
+  HAL_ASSERT_OK(hal_semaphore_add_callback(semaphore, 100, record_callback,
+                                           &pending, NULL));
+  hal_semaphore_release(semaphore);  // destroyed with it pending
+  assert_int_equal(atomic_load(&pending.calls), 1);
+  assert_int_equal(atomic_load(&pending.last_code), HAL_STATUS_CANCELLED);
+}
+
+// Re-enters the semaphore from its own callback: deadlocks (and times out)
+// if callbacks ran under the semaphore lock.
+static void reentrant_callback(void* user_data, uint64_t value,
+                               hal_status_t status) {
+  callback_record_t* record = (callback_record_t*)user_data;
+  uint64_t current = 0;
+  hal_status_ignore(hal_semaphore_query(record->semaphore, &current));
+  hal_status_ignore(hal_semaphore_signal(record->semaphore, current + 1));
+  hal_status_ignore(hal_semaphore_add_callback(record->semaphore, current + 100,
+                                               record_callback, record, NULL));
+  atomic_fetch_add(&record->calls, 1);
+}
+
+static void T2_NoCallbackUnderLock(void** state) {
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  callback_record_t record = {0};
+  record.semaphore = semaphore;
+  HAL_ASSERT_OK(hal_semaphore_add_callback(semaphore, 1, reentrant_callback,
+                                           &record, NULL));
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 1));
+  assert_int_equal(atomic_load(&record.calls), 1);
+  assert_int_equal(hal_test_query(semaphore), 2);
+  hal_semaphore_fail(semaphore, hal_make_status(HAL_STATUS_ABORTED, "end"));
+  assert_int_equal(atomic_load(&record.calls), 2);  // the nested one failed
+  hal_semaphore_release(semaphore);
+}
+
+static void T3_GenerationExposesRecycledTimepoint(void** state) {
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  callback_record_t record = {0};
+  hal_timepoint_t* timepoint = NULL;
+  HAL_ASSERT_OK(hal_semaphore_add_callback(semaphore, 1, record_callback,
+                                           &record, &timepoint));
+  uint32_t generation = hal_sync_timepoint_generation(timepoint);
+  assert_true(hal_sync_pool_block_is_current(&timepoint->block, generation));
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 1));
+  // The callback's (heap) reference is gone; ours keeps it current.
+  assert_true(hal_sync_pool_block_is_current(&timepoint->block, generation));
+  hal_timepoint_t* stale = timepoint;
+  hal_timepoint_release(timepoint);
+  // Recycled: a holder of (pointer, generation) can tell.
+  assert_false(hal_sync_pool_block_is_current(&stale->block, generation));
+  hal_semaphore_release(semaphore);
+}
+
+static void T3_WarmPoolsDoNotAllocate(void** state) {
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  hal_semaphore_t* other = hal_test_semaphore(0);
+  // Warm up: timepoints, waiters and the heap.
+  for (uint64_t v = 1; v <= 64; ++v) {
+    hal_status_ignore(
+        hal_semaphore_wait(semaphore, v, hal_make_timeout_ns(1000)));
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphore, v));
+  }
+  hal_sync_pool_stats_t timepoints = hal_sync_timepoint_pool_stats();
+  hal_sync_pool_stats_t waiters = hal_sync_waiter_pool_stats();
+  for (uint64_t v = 65; v <= 2000; ++v) {
+    hal_semaphore_t* semaphores[2] = {semaphore, other};
+    uint64_t values[2] = {v, v};
+    hal_semaphore_list_t list = {2, semaphores, values};
+    HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+                      hal_semaphore_list_wait(HAL_WAIT_MODE_ALL, list,
+                                              hal_make_timeout_ns(1000)));
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphore, v));
+  }
+  hal_sync_pool_stats_t timepoints_after = hal_sync_timepoint_pool_stats();
+  hal_sync_pool_stats_t waiters_after = hal_sync_waiter_pool_stats();
+  assert_int_equal(timepoints_after.allocated_count,
+                   timepoints.allocated_count);
+  assert_int_equal(waiters_after.allocated_count, waiters.allocated_count);
+  assert_int_equal(timepoints_after.live_count, 0);
+  assert_int_equal(waiters_after.live_count, 0);
+  hal_semaphore_release(semaphore);
+  hal_semaphore_release(other);
+}
+
+typedef struct order_record_t {
+  uint64_t values[64];
+  _Atomic int count;
+} order_record_t;
+
+static void order_callback(void* user_data, uint64_t value,
+                           hal_status_t status) {
+  order_record_t* record = (order_record_t*)user_data;
+  record->values[atomic_fetch_add(&record->count, 1)] = value;
+}
+
+static void T_SignalResolvesOnlyDueInValueOrder(void** state) {
+  uint64_t seed = hal_test_seed("T_SignalResolvesOnlyDueInValueOrder");
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  order_record_t record = {{0}, 0};
+  for (int i = 0; i < 64; ++i) {
+    HAL_ASSERT_OK(hal_semaphore_add_callback(
+        semaphore, 1 + hal_test_random_below(&seed, 200), order_callback,
+        &record, NULL));
+  }
+  for (uint64_t v = 10; v <= 200; v += 10) {
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphore, v));
+    int count = atomic_load(&record.count);
+    for (int i = 0; i < count; ++i) {
+      assert_true(record.values[i] <= v);
+      if (i)
+        assert_true(record.values[i - 1] <= record.values[i]);
+    }
+  }
+  assert_int_equal(atomic_load(&record.count), 64);
+  hal_semaphore_release(semaphore);
+}
+
+typedef struct race_t {
+  hal_semaphore_t* semaphore;
+  hal_timepoint_t* timepoint;
+  callback_record_t record;
+  _Atomic int go;
+  uint64_t value;
+} race_t;
+
+static void* race_signal_main(void* arg) {
+  race_t* race = (race_t*)arg;
+  atomic_store(&race->go, 1);
+  hal_status_ignore(hal_semaphore_signal(race->semaphore, race->value));
+  return NULL;
+}
+
+static void T5_CancelVsSignal(void** state) {
+  uint64_t seed = hal_test_seed("T5_CancelVsSignal");
+  uint64_t iterations = hal_test_iterations(1000);
+  int cancelled_count = 0;
+  for (uint64_t i = 0; i < iterations; ++i) {
+    race_t race = {0};
+    race.semaphore = hal_test_semaphore(0);
+    race.value = 1;
+    HAL_ASSERT_OK(hal_semaphore_add_callback(race.semaphore, 1, record_callback,
+                                             &race.record, &race.timepoint));
+    pthread_t thread;
+    hal_test_thread_create(&thread, race_signal_main, &race);
+    // Start both sides together, then shift ours by a random spin so the
+    // cancel lands before, during and after the signal.
+    while (!atomic_load(&race.go)) {
+    }
+    for (volatile uint64_t spin = hal_test_random_below(&seed, 1500); spin;
+         --spin) {
+    }
+    bool removed = hal_timepoint_cancel(race.timepoint);
+    // Either way our reference may go at once (T5).
+    hal_timepoint_release(race.timepoint);
+    pthread_join(thread, NULL);
+    if (atomic_load(&race.record.calls) != 1) {
+      HAL_TEST_FAIL("callback ran %d times", atomic_load(&race.record.calls));
+    }
+    int code = atomic_load(&race.record.last_code);
+    if (removed != (code == HAL_STATUS_CANCELLED)) {
+      HAL_TEST_FAIL("cancel returned %d but the callback saw %s", removed,
+                    hal_status_code_string((hal_status_code_t)code));
+    }
+    cancelled_count += removed;
+    hal_semaphore_release(race.semaphore);
+  }
+  fprintf(stderr, "  %d of %" PRIu64 " cancels won the race\n", cancelled_count,
+          iterations);
+  assert_int_equal(hal_sync_timepoint_pool_stats().live_count, 0);
+}
+
+// K12: the callback drops the last reference to its own semaphore, which
+// the signaling thread was borrowing.
+static void release_semaphore_callback(void* user_data, uint64_t value,
+                                       hal_status_t status) {
+  callback_record_t* record = (callback_record_t*)user_data;
+  atomic_fetch_add(&record->calls, 1);
+  hal_semaphore_release(record->semaphore);
+}
+
+static void K12_CallbackReleasesLastReference(void** state) {
+  for (int mode = 0; mode < 3; ++mode) {
+    callback_record_t record = {0};
+    callback_record_t second = {0};
+    record.semaphore = hal_test_semaphore(0);
+    // Two callbacks due at once: the first destroys the semaphore, the
+    // second must still run from the signaler's private batch.
+    HAL_ASSERT_OK(hal_semaphore_add_callback(
+        record.semaphore, 1, release_semaphore_callback, &record, NULL));
+    HAL_ASSERT_OK(hal_semaphore_add_callback(record.semaphore, 1,
+                                             record_callback, &second, NULL));
+    if (mode == 0) {
+      HAL_ASSERT_OK(hal_semaphore_signal(record.semaphore, 1));
+    } else if (mode == 1) {
+      hal_semaphore_fail(record.semaphore,
+                         hal_make_status(HAL_STATUS_ABORTED, "k12"));
+    } else {
+      // Callback resolved as a waiter's ANY partner: signal through a list.
+      hal_semaphore_t* semaphore = record.semaphore;
+      hal_semaphore_retain(semaphore);
+      HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 1));
+      hal_semaphore_release(semaphore);
+    }
+    assert_int_equal(atomic_load(&record.calls), 1);
+    assert_int_equal(atomic_load(&second.calls), 1);
+  }
+}
+
+typedef struct k12_thread_t {
+  hal_semaphore_t* semaphore;
+  callback_record_t record;
+} k12_thread_t;
+
+static void* k12_signal_main(void* arg) {
+  k12_thread_t* k12 = (k12_thread_t*)arg;
+  hal_status_ignore(hal_semaphore_signal(k12->semaphore, 1));
+  hal_semaphore_release(k12->semaphore);  // races the callback's release
+  return NULL;
+}
+
+static void K12_CallbackAndSignalerRaceLastRelease(void** state) {
+  hal_test_seed("K12_CallbackAndSignalerRaceLastRelease");
+  uint64_t iterations = hal_test_iterations(500);
+  for (uint64_t i = 0; i < iterations; ++i) {
+    k12_thread_t k12 = {0};
+    k12.semaphore = hal_test_semaphore(0);
+    k12.record.semaphore = k12.semaphore;
+    hal_semaphore_retain(k12.semaphore);  // one for the signaler thread
+    HAL_ASSERT_OK(hal_semaphore_add_callback(
+        k12.semaphore, 1, release_semaphore_callback, &k12.record, NULL));
+    pthread_t thread;
+    hal_test_thread_create(&thread, k12_signal_main, &k12);
+    pthread_join(thread, NULL);
+    assert_int_equal(atomic_load(&k12.record.calls), 1);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(T1_CallbackOnceOnReach),
+      cmocka_unit_test(T1_CallbackOnceOnFailure),
+      cmocka_unit_test(T1_CallbackOnceOnCancelAndDestroy),
+      cmocka_unit_test(T2_NoCallbackUnderLock),
+      cmocka_unit_test(T3_GenerationExposesRecycledTimepoint),
+      cmocka_unit_test(T3_WarmPoolsDoNotAllocate),
+      cmocka_unit_test(T_SignalResolvesOnlyDueInValueOrder),
+      cmocka_unit_test(T5_CancelVsSignal),
+      cmocka_unit_test(K12_CallbackReleasesLastReference),
+      cmocka_unit_test(K12_CallbackAndSignalerRaceLastRelease),
+  };
+  return cmocka_run_group_tests_name("timepoint", tests, NULL, NULL);
+}

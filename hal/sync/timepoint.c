@@ -1,0 +1,259 @@
+// Copyright 2026 The HAL Authors.
+
+#include "timepoint.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+//===----------------------------------------------------------------------===//
+// Process-wide pools
+//===----------------------------------------------------------------------===//
+
+// One pool of each kind per process (libhal is one shared library). Free
+// blocks stay reachable from here, so LeakSanitizer does not count them.
+// The caps bound what an idle process keeps.
+#define HAL_SYNC_TIMEPOINT_POOL_MAX_FREE 4096
+#define HAL_SYNC_WAITER_POOL_MAX_FREE 256
+
+static pthread_once_t hal_sync_pools_once = PTHREAD_ONCE_INIT;
+static hal_sync_pool_t hal_sync_timepoint_pool;
+static hal_sync_pool_t hal_sync_waiter_pool;
+
+static void hal_sync_waiter_block_initialize(hal_sync_pool_block_t* block) {
+  hal_sync_waiter_t* waiter = (hal_sync_waiter_t*)block;
+  hal_sync_wake_initialize(&waiter->wake);
+}
+
+static void hal_sync_waiter_block_deinitialize(hal_sync_pool_block_t* block) {
+  hal_sync_waiter_t* waiter = (hal_sync_waiter_t*)block;
+  hal_sync_wake_deinitialize(&waiter->wake);
+}
+
+static void hal_sync_pools_initialize(void) {
+  hal_sync_pool_initialize("timepoint", sizeof(hal_timepoint_t),
+                           HAL_SYNC_TIMEPOINT_POOL_MAX_FREE, NULL, NULL,
+                           &hal_sync_timepoint_pool);
+  hal_sync_pool_initialize(
+      "waiter", sizeof(hal_sync_waiter_t), HAL_SYNC_WAITER_POOL_MAX_FREE,
+      hal_sync_waiter_block_initialize, hal_sync_waiter_block_deinitialize,
+      &hal_sync_waiter_pool);
+}
+
+static void hal_sync_pools_ensure(void) {
+  pthread_once(&hal_sync_pools_once, hal_sync_pools_initialize);
+}
+
+hal_sync_pool_stats_t hal_sync_timepoint_pool_stats(void) {
+  hal_sync_pools_ensure();
+  return hal_sync_pool_stats(&hal_sync_timepoint_pool);
+}
+
+hal_sync_pool_stats_t hal_sync_waiter_pool_stats(void) {
+  hal_sync_pools_ensure();
+  return hal_sync_pool_stats(&hal_sync_waiter_pool);
+}
+
+//===----------------------------------------------------------------------===//
+// hal_sync_waiter_t
+//===----------------------------------------------------------------------===//
+
+hal_status_t hal_sync_waiter_acquire(hal_sync_waiter_t** out_waiter) {
+  hal_sync_pools_ensure();
+  hal_sync_pool_block_t* block = NULL;
+  HAL_RETURN_IF_ERROR(hal_sync_pool_acquire(&hal_sync_waiter_pool, &block));
+  hal_sync_waiter_t* waiter = (hal_sync_waiter_t*)block;
+  atomic_store_explicit(&waiter->ref_count, 1, memory_order_relaxed);
+  // No poster can reach a recycled waiter: its last reference is gone.
+  hal_sync_wake_reset(&waiter->wake);
+  *out_waiter = waiter;
+  return HAL_OK;
+}
+
+void hal_sync_waiter_retain(hal_sync_waiter_t* waiter) {
+  intptr_t previous =
+      atomic_fetch_add_explicit(&waiter->ref_count, 1, memory_order_relaxed);
+  assert(previous > 0 && "retain of a recycled waiter");
+  (void)previous;
+}
+
+void hal_sync_waiter_release(hal_sync_waiter_t* waiter) {
+  // acq_rel: the last releaser sees every post before recycling.
+  intptr_t previous =
+      atomic_fetch_sub_explicit(&waiter->ref_count, 1, memory_order_acq_rel);
+  assert(previous > 0 && "release of a recycled waiter");
+  if (previous == 1) {
+    hal_sync_pool_recycle(&hal_sync_waiter_pool, &waiter->block);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// hal_timepoint_t
+//===----------------------------------------------------------------------===//
+
+static hal_status_t hal_sync_timepoint_acquire(
+    uint64_t value, hal_timepoint_t** out_timepoint) {
+  hal_sync_pools_ensure();
+  hal_sync_pool_block_t* block = NULL;
+  HAL_RETURN_IF_ERROR(hal_sync_pool_acquire(&hal_sync_timepoint_pool, &block));
+  hal_timepoint_t* timepoint = (hal_timepoint_t*)block;
+  atomic_store_explicit(&timepoint->ref_count, 1, memory_order_relaxed);
+  timepoint->value = value;
+  timepoint->semaphore = NULL;
+  timepoint->heap_index = HAL_SYNC_HEAP_INDEX_NONE;
+  timepoint->state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
+  timepoint->waiter = NULL;
+  timepoint->callback = NULL;
+  timepoint->user_data = NULL;
+  timepoint->next_resolved = NULL;
+  *out_timepoint = timepoint;
+  return HAL_OK;
+}
+
+hal_status_t hal_sync_timepoint_acquire_waiter(
+    hal_sync_waiter_t* waiter, uint64_t value,
+    hal_timepoint_t** out_timepoint) {
+  HAL_RETURN_IF_ERROR(hal_sync_timepoint_acquire(value, out_timepoint));
+  (*out_timepoint)->kind = HAL_SYNC_TIMEPOINT_KIND_WAITER;
+  hal_sync_waiter_retain(waiter);
+  (*out_timepoint)->waiter = waiter;
+  return HAL_OK;
+}
+
+hal_status_t hal_sync_timepoint_acquire_callback(
+    hal_timepoint_callback_fn_t callback, void* user_data, uint64_t value,
+    hal_timepoint_t** out_timepoint) {
+  HAL_RETURN_IF_ERROR(hal_sync_timepoint_acquire(value, out_timepoint));
+  (*out_timepoint)->kind = HAL_SYNC_TIMEPOINT_KIND_CALLBACK;
+  (*out_timepoint)->callback = callback;
+  (*out_timepoint)->user_data = user_data;
+  return HAL_OK;
+}
+
+HAL_API void hal_timepoint_retain(hal_timepoint_t* timepoint) {
+  if (!timepoint)
+    return;
+  intptr_t previous =
+      atomic_fetch_add_explicit(&timepoint->ref_count, 1, memory_order_relaxed);
+  if (HAL_UNLIKELY(previous <= 0)) {
+    fprintf(stderr, "hal/sync: retain of a recycled timepoint %p\n",
+            (void*)timepoint);
+    abort();
+  }
+}
+
+HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint) {
+  if (!timepoint)
+    return;
+  intptr_t previous =
+      atomic_fetch_sub_explicit(&timepoint->ref_count, 1, memory_order_acq_rel);
+  if (HAL_UNLIKELY(previous <= 0)) {
+    fprintf(stderr, "hal/sync: release of a recycled timepoint %p\n",
+            (void*)timepoint);
+    abort();
+  }
+  if (previous != 1)
+    return;
+  // Only a resolved or never-registered timepoint can reach zero: a pending
+  // one is referenced by its heap.
+  assert(timepoint->heap_index == HAL_SYNC_HEAP_INDEX_NONE);
+  if (timepoint->waiter)
+    hal_sync_waiter_release(timepoint->waiter);
+  timepoint->waiter = NULL;
+  hal_sync_pool_recycle(&hal_sync_timepoint_pool, &timepoint->block);
+}
+
+void hal_sync_timepoint_notify_and_release(hal_timepoint_t* timepoint,
+                                           hal_status_t status) {
+  if (timepoint->kind == HAL_SYNC_TIMEPOINT_KIND_WAITER) {
+    hal_sync_wake_post(&timepoint->waiter->wake, status != HAL_OK);
+  } else {
+    timepoint->callback(timepoint->user_data, timepoint->value, status);
+  }
+  hal_timepoint_release(timepoint);
+}
+
+//===----------------------------------------------------------------------===//
+// hal_sync_timepoint_heap_t
+//===----------------------------------------------------------------------===//
+
+void hal_sync_timepoint_heap_deinitialize(hal_sync_timepoint_heap_t* heap) {
+  free(heap->items);
+  heap->items = NULL;
+  heap->count = heap->capacity = 0;
+}
+
+static void hal_sync_timepoint_heap_set(hal_sync_timepoint_heap_t* heap,
+                                        size_t index,
+                                        hal_timepoint_t* timepoint) {
+  heap->items[index] = timepoint;
+  timepoint->heap_index = index;
+}
+
+static void hal_sync_timepoint_heap_sift_up(hal_sync_timepoint_heap_t* heap,
+                                            size_t index) {
+  hal_timepoint_t* timepoint = heap->items[index];
+  while (index > 0) {
+    size_t parent = (index - 1) / 2;
+    if (heap->items[parent]->value <= timepoint->value)
+      break;
+    hal_sync_timepoint_heap_set(heap, index, heap->items[parent]);
+    index = parent;
+  }
+  hal_sync_timepoint_heap_set(heap, index, timepoint);
+}
+
+static void hal_sync_timepoint_heap_sift_down(hal_sync_timepoint_heap_t* heap,
+                                              size_t index) {
+  hal_timepoint_t* timepoint = heap->items[index];
+  for (;;) {
+    size_t child = 2 * index + 1;
+    if (child >= heap->count)
+      break;
+    if (child + 1 < heap->count &&
+        heap->items[child + 1]->value < heap->items[child]->value) {
+      ++child;
+    }
+    if (timepoint->value <= heap->items[child]->value)
+      break;
+    hal_sync_timepoint_heap_set(heap, index, heap->items[child]);
+    index = child;
+  }
+  hal_sync_timepoint_heap_set(heap, index, timepoint);
+}
+
+hal_status_t hal_sync_timepoint_heap_push(hal_sync_timepoint_heap_t* heap,
+                                          hal_timepoint_t* timepoint) {
+  if (heap->count == heap->capacity) {
+    size_t new_capacity = heap->capacity ? heap->capacity * 2 : 8;
+    hal_timepoint_t** new_items =
+        realloc(heap->items, new_capacity * sizeof(*new_items));
+    if (!new_items) {
+      return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                             "out of memory growing a timepoint heap to %zu",
+                             new_capacity);
+    }
+    heap->items = new_items;
+    heap->capacity = new_capacity;
+  }
+  hal_sync_timepoint_heap_set(heap, heap->count++, timepoint);
+  hal_sync_timepoint_heap_sift_up(heap, heap->count - 1);
+  return HAL_OK;
+}
+
+void hal_sync_timepoint_heap_remove(hal_sync_timepoint_heap_t* heap,
+                                    hal_timepoint_t* timepoint) {
+  size_t index = timepoint->heap_index;
+  assert(index < heap->count && heap->items[index] == timepoint);
+  timepoint->heap_index = HAL_SYNC_HEAP_INDEX_NONE;
+  hal_timepoint_t* last = heap->items[--heap->count];
+  if (index == heap->count)
+    return;
+  hal_sync_timepoint_heap_set(heap, index, last);
+  // The moved element may belong above or below its new slot.
+  if (index > 0 && heap->items[(index - 1) / 2]->value > last->value) {
+    hal_sync_timepoint_heap_sift_up(heap, index);
+  } else {
+    hal_sync_timepoint_heap_sift_down(heap, index);
+  }
+}

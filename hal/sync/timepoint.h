@@ -1,0 +1,131 @@
+// Copyright 2026 The HAL Authors.
+//
+// Timepoints (private part): the pooled objects behind hal_timepoint_t, the
+// waiter (one wake-up object per blocked host thread), and the min-heap a
+// semaphore keeps its pending timepoints in.
+//
+// A host timepoint is one of two kinds:
+//  - WAITER: resolving it posts the waiter's wake object. Used by host waits.
+//  - CALLBACK: resolving it runs a callback (T1, T2). Used by
+//    hal_semaphore_add_callback() and by queues for parked submissions.
+// Device timepoints (native events) are kept by the semaphore separately,
+// see semaphore_impl.h.
+//
+// Lifetime (T3): a timepoint has a reference count. The registering side
+// holds one; the semaphore's heap holds one while the timepoint is pending,
+// which passes to the resolver when it pops the timepoint and is dropped
+// after the callback ran. The block goes back to its pool at zero.
+
+#ifndef HAL_SYNC_TIMEPOINT_H_
+#define HAL_SYNC_TIMEPOINT_H_
+
+#include "hal/timepoint.h"
+#include "pool.h"
+#include "wake.h"
+
+struct hal_sync_semaphore_t;
+
+//===----------------------------------------------------------------------===//
+// hal_sync_waiter_t
+//===----------------------------------------------------------------------===//
+
+// The one wake-up object of a blocked host wait. Reference counted: each
+// WAITER timepoint holds a reference, so a resolver that posts after the
+// waiter gave up (timeout) still posts to live memory (K9).
+typedef struct hal_sync_waiter_t {
+  hal_sync_pool_block_t block;
+  _Atomic intptr_t ref_count;
+  hal_sync_wake_t wake;
+} hal_sync_waiter_t;
+
+HAL_MUST_USE_RESULT hal_status_t
+hal_sync_waiter_acquire(hal_sync_waiter_t** out_waiter);
+void hal_sync_waiter_retain(hal_sync_waiter_t* waiter);
+void hal_sync_waiter_release(hal_sync_waiter_t* waiter);
+
+//===----------------------------------------------------------------------===//
+// hal_timepoint_t
+//===----------------------------------------------------------------------===//
+
+typedef enum hal_sync_timepoint_kind_e {
+  HAL_SYNC_TIMEPOINT_KIND_WAITER = 0,
+  HAL_SYNC_TIMEPOINT_KIND_CALLBACK = 1,
+} hal_sync_timepoint_kind_t;
+
+typedef enum hal_sync_timepoint_state_e {
+  HAL_SYNC_TIMEPOINT_STATE_PENDING = 0,  // in its semaphore's heap
+  HAL_SYNC_TIMEPOINT_STATE_REACHED = 1,
+  HAL_SYNC_TIMEPOINT_STATE_FAILED = 2,
+  HAL_SYNC_TIMEPOINT_STATE_CANCELLED = 3,
+} hal_sync_timepoint_state_t;
+
+#define HAL_SYNC_HEAP_INDEX_NONE SIZE_MAX
+
+struct hal_timepoint_t {
+  hal_sync_pool_block_t block;
+  _Atomic intptr_t ref_count;
+  hal_sync_timepoint_kind_t kind;
+  uint64_t value;
+  // Set at registration, not retained; guarded by that semaphore's lock
+  // along with |heap_index| and |state|.
+  struct hal_sync_semaphore_t* semaphore;
+  size_t heap_index;
+  hal_sync_timepoint_state_t state;
+  // KIND_WAITER: retained.
+  hal_sync_waiter_t* waiter;
+  // KIND_CALLBACK.
+  hal_timepoint_callback_fn_t callback;
+  void* user_data;
+  // Links a resolver's private batch of popped timepoints.
+  hal_timepoint_t* next_resolved;
+};
+
+// A timepoint with one reference, not registered anywhere.
+HAL_MUST_USE_RESULT hal_status_t hal_sync_timepoint_acquire_waiter(
+    hal_sync_waiter_t* waiter, uint64_t value, hal_timepoint_t** out_timepoint);
+HAL_MUST_USE_RESULT hal_status_t hal_sync_timepoint_acquire_callback(
+    hal_timepoint_callback_fn_t callback, void* user_data, uint64_t value,
+    hal_timepoint_t** out_timepoint);
+
+// Generation of |timepoint| now, to check a held pointer against later.
+static inline uint32_t hal_sync_timepoint_generation(
+    hal_timepoint_t* timepoint) {
+  return hal_sync_pool_block_generation(&timepoint->block);
+}
+
+// Runs the resolution of a popped timepoint (post the waiter, or run the
+// callback with |status|) and drops the reference the heap held. Never
+// called under a lock (T2).
+void hal_sync_timepoint_notify_and_release(hal_timepoint_t* timepoint,
+                                           hal_status_t status);
+
+// Pool statistics for tests: live and allocated timepoints and waiters.
+hal_sync_pool_stats_t hal_sync_timepoint_pool_stats(void);
+hal_sync_pool_stats_t hal_sync_waiter_pool_stats(void);
+
+//===----------------------------------------------------------------------===//
+// hal_sync_timepoint_heap_t
+//===----------------------------------------------------------------------===//
+
+// A binary min-heap of pending timepoints by value. Every function is called
+// under the owning semaphore's lock. Each timepoint knows its index, so
+// removal (cancel) is O(log n) and a signal touches only what is due.
+typedef struct hal_sync_timepoint_heap_t {
+  hal_timepoint_t** items;
+  size_t count;
+  size_t capacity;
+} hal_sync_timepoint_heap_t;
+
+void hal_sync_timepoint_heap_deinitialize(hal_sync_timepoint_heap_t* heap);
+// May allocate to grow (only until the heap is warm).
+HAL_MUST_USE_RESULT hal_status_t hal_sync_timepoint_heap_push(
+    hal_sync_timepoint_heap_t* heap, hal_timepoint_t* timepoint);
+static inline hal_timepoint_t* hal_sync_timepoint_heap_peek(
+    const hal_sync_timepoint_heap_t* heap) {
+  return heap->count ? heap->items[0] : NULL;
+}
+// Removes |timepoint|, which must be in |heap|.
+void hal_sync_timepoint_heap_remove(hal_sync_timepoint_heap_t* heap,
+                                    hal_timepoint_t* timepoint);
+
+#endif  // HAL_SYNC_TIMEPOINT_H_

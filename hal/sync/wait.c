@@ -1,0 +1,181 @@
+// Copyright 2026 The HAL Authors.
+//
+// Host waits on one or many semaphores, ALL or ANY, with one wake-up object
+// per waiting thread (S3).
+//
+// The protocol (proved by T3_*, K6_*, K8_*, K9_* tests):
+//  1. Acquire a waiter (the one wake object) from its pool.
+//  2. For each entry, register a WAITER timepoint under the semaphore's lock
+//     that checks the value (T3, K6, K8): either it is reached/failed now,
+//     or the timepoint is in the heap and the next signal posts the waiter.
+//  3. Sleep on the waiter until enough posts arrived (ALL: every registered
+//     entry; ANY: one), a failure post, or the deadline.
+//  4. Cancel every registered timepoint (T5). Cancel returns each one's final
+//     state under the lock, so the result is computed from states, not from
+//     the wake-up: a signal landing just as the deadline passes counts
+//     (K9). Late posts go to the waiter, kept alive by the timepoints'
+//     references until they are done.
+
+#include <stdlib.h>
+
+#include "semaphore_impl.h"
+
+// Entries up to this count keep their bookkeeping on the stack.
+#define HAL_SYNC_WAIT_INLINE_COUNT 16
+
+typedef struct hal_sync_wait_entry_t {
+  hal_timepoint_t* timepoint;  // registered, or NULL
+  hal_sync_timepoint_state_t state;
+} hal_sync_wait_entry_t;
+
+static bool hal_sync_wait_value_is_reached(hal_semaphore_t* semaphore,
+                                           uint64_t value) {
+  uint64_t current = atomic_load_explicit(
+      &((hal_sync_semaphore_t*)semaphore)->value, memory_order_acquire);
+  return current >= value && current < HAL_SEMAPHORE_FAILURE_VALUE;
+}
+
+// Lock-free check of the common already-satisfied case.
+static bool hal_sync_wait_fast_path(hal_wait_mode_t mode, size_t count,
+                                    hal_semaphore_t* const* semaphores,
+                                    const uint64_t* values) {
+  for (size_t i = 0; i < count; ++i) {
+    bool reached = hal_sync_wait_value_is_reached(semaphores[i], values[i]);
+    if (mode == HAL_WAIT_MODE_ANY && reached)
+      return true;
+    if (mode == HAL_WAIT_MODE_ALL && !reached)
+      return false;
+  }
+  return mode == HAL_WAIT_MODE_ALL;
+}
+
+static hal_status_t hal_sync_wait_result(hal_wait_mode_t mode, size_t count,
+                                         hal_semaphore_t* const* semaphores,
+                                         const uint64_t* values,
+                                         const hal_sync_wait_entry_t* entries,
+                                         hal_time_t deadline_ns) {
+  size_t reached_count = 0;
+  size_t first_failed = SIZE_MAX;
+  for (size_t i = 0; i < count; ++i) {
+    if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_REACHED) {
+      ++reached_count;
+    } else if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_FAILED &&
+               first_failed == SIZE_MAX) {
+      first_failed = i;
+    }
+  }
+  bool ok =
+      mode == HAL_WAIT_MODE_ALL ? reached_count == count : reached_count > 0;
+  if (mode == HAL_WAIT_MODE_ALL && first_failed != SIZE_MAX)
+    ok = false;
+  if (ok)
+    return HAL_OK;
+  if (first_failed != SIZE_MAX) {
+    return hal_status_annotatef(
+        hal_sync_semaphore_clone_failure(
+            (hal_sync_semaphore_t*)semaphores[first_failed]),
+        "while waiting for semaphore %p to reach %" PRIu64,
+        (void*)semaphores[first_failed], values[first_failed]);
+  }
+  return hal_make_status(
+      HAL_STATUS_DEADLINE_EXCEEDED,
+      "wait %s over %zu semaphores: %zu of them reached before the deadline%s",
+      mode == HAL_WAIT_MODE_ALL ? "ALL" : "ANY", count, reached_count,
+      deadline_ns == HAL_TIME_INFINITE_PAST ? " (immediate)" : "");
+}
+
+hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
+                                          hal_semaphore_t* const* semaphores,
+                                          const uint64_t* values,
+                                          hal_time_t deadline_ns) {
+  if (count == 0)
+    return HAL_OK;
+  if (hal_sync_wait_fast_path(mode, count, semaphores, values))
+    return HAL_OK;
+
+  hal_sync_wait_entry_t inline_entries[HAL_SYNC_WAIT_INLINE_COUNT];
+  hal_sync_wait_entry_t* entries = inline_entries;
+  if (count > HAL_SYNC_WAIT_INLINE_COUNT) {
+    entries = calloc(count, sizeof(*entries));
+    if (!entries) {
+      return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                             "out of memory waiting on %zu semaphores", count);
+    }
+  }
+  hal_sync_waiter_t* waiter = NULL;
+  hal_status_t status = hal_sync_waiter_acquire(&waiter);
+  if (status != HAL_OK)
+    goto cleanup_entries;
+
+  // 2. Register under each semaphore's lock.
+  size_t registered_count = 0;
+  size_t resolved_count = 0;  // entries decided during registration
+  bool decided = false;       // the outcome is known without sleeping
+  size_t i = 0;
+  for (; i < count; ++i) {
+    entries[i].timepoint = NULL;
+    entries[i].state = HAL_SYNC_TIMEPOINT_STATE_CANCELLED;
+    hal_timepoint_t* timepoint = NULL;
+    status = hal_sync_timepoint_acquire_waiter(waiter, values[i], &timepoint);
+    if (status != HAL_OK)
+      break;
+    // Our own reference is taken BEFORE registering: once in the heap, a
+    // signal may pop, notify and drop the heap's reference at any moment.
+    hal_timepoint_retain(timepoint);
+    status = hal_sync_semaphore_register_timepoint(
+        (hal_sync_semaphore_t*)semaphores[i], timepoint, &entries[i].state);
+    if (status != HAL_OK) {
+      hal_timepoint_release(timepoint);
+      hal_timepoint_release(timepoint);
+      break;
+    }
+    if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_PENDING) {
+      entries[i].timepoint = timepoint;  // the heap took the other reference
+      ++registered_count;
+      continue;
+    }
+    hal_timepoint_release(timepoint);  // never registered: drop both
+    hal_timepoint_release(timepoint);
+    ++resolved_count;
+    if ((mode == HAL_WAIT_MODE_ANY &&
+         entries[i].state == HAL_SYNC_TIMEPOINT_STATE_REACHED) ||
+        (mode == HAL_WAIT_MODE_ALL &&
+         entries[i].state == HAL_SYNC_TIMEPOINT_STATE_FAILED)) {
+      decided = true;
+      ++i;
+      break;
+    }
+  }
+  size_t entry_count = i;  // entries[0, entry_count) are initialized
+
+  // 3. Sleep on the one wake object.
+  if (status == HAL_OK && !decided && registered_count > 0) {
+    uint32_t needed =
+        mode == HAL_WAIT_MODE_ALL ? (uint32_t)registered_count : 1;
+    hal_sync_wake_wait(&waiter->wake, needed, deadline_ns);
+  }
+
+  // 4. Cancel what is still pending; read every final state under the lock.
+  for (size_t j = 0; j < entry_count; ++j) {
+    if (!entries[j].timepoint)
+      continue;
+    entries[j].state = hal_sync_timepoint_cancel(entries[j].timepoint, NULL);
+    hal_timepoint_release(entries[j].timepoint);
+    entries[j].timepoint = NULL;
+  }
+  if (status == HAL_OK) {
+    // Entries never examined (decided early) count as not reached.
+    for (size_t j = entry_count; j < count; ++j) {
+      entries[j].state = HAL_SYNC_TIMEPOINT_STATE_CANCELLED;
+    }
+    status = hal_sync_wait_result(mode, count, semaphores, values, entries,
+                                  deadline_ns);
+  }
+  (void)resolved_count;
+  hal_sync_waiter_release(waiter);
+
+cleanup_entries:
+  if (entries != inline_entries)
+    free(entries);
+  return status;
+}

@@ -1,0 +1,102 @@
+// Copyright 2026 The HAL Authors.
+//
+// The blocking layer of the sync module: a mutex with a "held" assertion and
+// a wake-up object (hal_sync_wake_t), the one thing a blocked host thread
+// sleeps on.
+//
+// A wake object is a 32-bit word counting posts (bits 0..30) plus a FAILED
+// flag (bit 31). Posters add to it; a waiter sleeps until the count reaches
+// what it needs, the flag is set, or its deadline passes. Two
+// implementations sit behind the same functions:
+//  - futex: the word itself is the futex; post = one atomic RMW + FUTEX_WAKE.
+//  - pthread: a mutex + condition variable on CLOCK_MONOTONIC.
+// Under ThreadSanitizer (HAL_TSAN) only the pthread path is compiled, since
+// TSan cannot see futexes. Elsewhere the futex path is the default and
+// HAL_SYNC_NO_FUTEX=1 in the environment selects the pthread path (the test
+// suite runs both).
+//
+// Memory ordering uses acquire/release on the word itself (no standalone
+// fences): a waiter that observes a post also observes every write the
+// poster made before posting.
+
+#ifndef HAL_SYNC_WAKE_H_
+#define HAL_SYNC_WAKE_H_
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "hal/base.h"
+#include "hal/time.h"
+
+//===----------------------------------------------------------------------===//
+// hal_sync_mutex_t
+//===----------------------------------------------------------------------===//
+
+// A pthread mutex that remembers its owner in debug builds so `_locked`
+// functions can assert that their caller holds it.
+typedef struct hal_sync_mutex_t {
+  pthread_mutex_t handle;
+#ifndef NDEBUG
+  // Written only by the thread holding |handle|; read only by assertions in
+  // that same thread.
+  pthread_t owner;
+  bool is_held;
+#endif
+} hal_sync_mutex_t;
+
+void hal_sync_mutex_initialize(hal_sync_mutex_t* mutex);
+void hal_sync_mutex_deinitialize(hal_sync_mutex_t* mutex);
+void hal_sync_mutex_lock(hal_sync_mutex_t* mutex);
+void hal_sync_mutex_unlock(hal_sync_mutex_t* mutex);
+
+#ifndef NDEBUG
+#define hal_sync_mutex_assert_held(mutex) \
+  assert((mutex)->is_held&& pthread_equal((mutex)->owner, pthread_self()))
+#else
+#define hal_sync_mutex_assert_held(mutex) ((void)0)
+#endif
+
+// Initializes |cond| to measure timeouts on CLOCK_MONOTONIC.
+void hal_sync_cond_initialize(pthread_cond_t* cond);
+
+// Waits on |cond| until signaled or |deadline_ns| (CLOCK_MONOTONIC) passes.
+// Returns false on timeout. HAL_TIME_INFINITE_FUTURE waits without a limit.
+bool hal_sync_cond_wait(pthread_cond_t* cond, hal_sync_mutex_t* mutex,
+                        hal_time_t deadline_ns);
+
+//===----------------------------------------------------------------------===//
+// hal_sync_wake_t
+//===----------------------------------------------------------------------===//
+
+#define HAL_SYNC_WAKE_FAILED_BIT (UINT32_C(1) << 31)
+#define HAL_SYNC_WAKE_COUNT_MASK (HAL_SYNC_WAKE_FAILED_BIT - 1)
+
+typedef struct hal_sync_wake_t {
+  // Post count | FAILED flag. The futex word on the futex path.
+  _Atomic uint32_t word;
+  bool use_futex;
+  // Used only on the pthread path.
+  hal_sync_mutex_t mutex;
+  pthread_cond_t cond;
+} hal_sync_wake_t;
+
+// True when new wake objects use the futex path in this process.
+bool hal_sync_wake_futex_enabled(void);
+
+void hal_sync_wake_initialize(hal_sync_wake_t* wake);
+void hal_sync_wake_deinitialize(hal_sync_wake_t* wake);
+
+// Resets the count and flag to zero. Only while no poster can reach |wake|.
+void hal_sync_wake_reset(hal_sync_wake_t* wake);
+
+// Adds one post (and sets FAILED when |failed|) and wakes the waiter.
+// Any thread; never blocks except briefly on the pthread path's mutex.
+void hal_sync_wake_post(hal_sync_wake_t* wake, bool failed);
+
+// Blocks until the post count is >= |needed|, FAILED is set, or
+// |deadline_ns| passes. Returns the word observed last (acquire).
+uint32_t hal_sync_wake_wait(hal_sync_wake_t* wake, uint32_t needed,
+                            hal_time_t deadline_ns);
+
+#endif  // HAL_SYNC_WAKE_H_

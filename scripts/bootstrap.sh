@@ -22,6 +22,13 @@ command -v nm >/dev/null 2>&1 || missing="$missing binutils"
 have_pkg libcmocka-dev || missing="$missing libcmocka-dev"
 # HIP headers (the HIP drivers build against them; the runtime is dlopen'd).
 [ -f /usr/include/hip/hip_runtime_api.h ] || missing="$missing libamdhip64-dev"
+# MLIR 14 (suite mlir_async: mlir-opt and mlir-cpu-runner compile and run the
+# test programs on both runtimes; llvm-14-dev and g++ build the benchmark's
+# shim into MLIR's own runtime).
+have_pkg mlir-14-tools || missing="$missing mlir-14-tools"
+have_pkg libmlir-14 || missing="$missing libmlir-14"
+have_pkg llvm-14-dev || missing="$missing llvm-14-dev"
+command -v g++ >/dev/null 2>&1 || missing="$missing g++"
 
 if [ -n "$missing" ]; then
   echo "bootstrap: installing:$missing"

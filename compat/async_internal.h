@@ -1,0 +1,51 @@
+// Copyright 2026 The HAL Authors.
+//
+// Internals of libhal-async-runtime shared by async_object.c (tokens, values,
+// groups) and async_runtime.c (runtime instances and their thread pools).
+
+#ifndef HAL_COMPAT_ASYNC_INTERNAL_H_
+#define HAL_COMPAT_ASYNC_INTERNAL_H_
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hal/semaphore.h"
+#include "hal_mlir_async.h"
+
+// Reports a misuse of the ABI (over-release, double emplace, group
+// overflow): prints "hal-async: <message>" to stderr and, in builds with
+// assertions, aborts. Returns in NDEBUG builds so the caller can recover.
+void hal_async_report_misuse(const char* format, ...)
+    __attribute__((format(printf, 1, 2)));
+
+//===----------------------------------------------------------------------===//
+// Runtime
+//===----------------------------------------------------------------------===//
+
+// The runtime to which a call made on this thread belongs: the pool's own
+// runtime on a pool thread, else the default one (created on first use).
+// The returned runtime is retained; release with hal_async_runtime_release.
+hal_async_runtime_t* hal_async_runtime_acquire_current(void);
+
+void hal_async_runtime_retain(hal_async_runtime_t* runtime);
+void hal_async_runtime_release(hal_async_runtime_t* runtime);
+
+// Queues resume(handle) on |runtime|'s pool; runs it on this thread when the
+// runtime has been destroyed already (late work is never dropped).
+void hal_async_runtime_submit(hal_async_runtime_t* runtime,
+                              hal_async_coro_handle_t handle,
+                              hal_async_coro_resume_t resume);
+
+// Nesting depth of coroutine resumes run inline by timepoint callbacks on
+// this thread; bounded so chains of awaits cannot overflow the stack.
+#define HAL_ASYNC_MAX_INLINE_RESUME_DEPTH 8
+extern _Thread_local int hal_async_inline_resume_depth;
+
+// True on a pool thread while it runs a task: emplace and set-error are
+// then published by hal_async_flush_deferred when the task returns (see
+// async_object.c for why).
+extern _Thread_local bool hal_async_deferring;
+void hal_async_flush_deferred(void);
+
+#endif  // HAL_COMPAT_ASYNC_INTERNAL_H_

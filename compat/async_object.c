@@ -1,0 +1,638 @@
+// Copyright 2026 The HAL Authors.
+//
+// Tokens, values and groups of MLIR's async runtime ABI, built from the sync
+// module's host semaphores and timepoints (the header hal_mlir_async.h has
+// the contract).
+//
+// State lives in the semaphore, nowhere else:
+//   token, value: payload 0 = pending, 1 = ready; failed = error (sticky).
+//   group:        payload 1 once |size| member tokens are ready; members
+//                 that were in error are counted in |errors|.
+// Waiting is hal_semaphore_wait; reacting is hal_semaphore_add_callback,
+// whose callbacks run exactly once and after the semaphore's lock is
+// dropped (T1, T2), which is what lets a callback drop the last reference
+// to anything, including the object that became ready (K12).
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "async_internal.h"
+#include "hal/timepoint.h"
+
+typedef enum hal_async_kind_e {
+  HAL_ASYNC_KIND_TOKEN = 0x70C0,
+  HAL_ASYNC_KIND_VALUE = 0x7A10,
+  HAL_ASYNC_KIND_GROUP = 0x6A0B,
+  // Written just before an object is freed: a later use through a stale
+  // pointer reads it (or ASan reports the use) instead of a live kind.
+  HAL_ASYNC_KIND_DEAD = 0xDEAD,
+} hal_async_kind_t;
+
+typedef struct hal_async_object_t {
+  atomic_int_fast64_t ref_count;
+  uint32_t kind;
+  // Set by the one thread that resolves the object, while the resolution
+  // waits in that thread's deferred list (see hal_async_flush_deferred).
+  bool deferred_error;
+  struct hal_async_object_t* deferred_next;
+  hal_semaphore_t* semaphore;
+  // The payload at which the object is ready. Tokens are recycled with
+  // their semaphore (payloads only grow, S1): a recycled token waits for
+  // the next value; values and groups always use 1.
+  uint64_t target;
+} hal_async_object_t;
+
+// Lowered code loads and stores the payload with the natural alignment of
+// its type, which for vectors is their size (32 for vector<4xi64>: an
+// aligned AVX store): the storage is aligned to a cache line.
+#define HAL_ASYNC_VALUE_ALIGNMENT 64
+
+typedef struct hal_async_value_t {
+  hal_async_object_t base;
+  int64_t size;
+  unsigned char* storage;  // inside this allocation, aligned
+  unsigned char bytes[];
+} hal_async_value_t;
+
+typedef struct hal_async_group_t {
+  hal_async_object_t base;
+  int64_t size;
+  // Members not yet ready; the member that takes it from 1 to 0 signals.
+  atomic_int_fast64_t pending;
+  atomic_int_fast64_t errors;
+  atomic_int_fast64_t next_rank;
+} hal_async_group_t;
+
+// A coroutine waiting for an object (await-and-execute).
+typedef struct hal_async_awaiter_t {
+  hal_async_runtime_t* runtime;  // retained
+  hal_async_coro_handle_t handle;
+  hal_async_coro_resume_t resume;
+} hal_async_awaiter_t;
+
+static atomic_int_fast64_t hal_async_live_objects;
+
+// Idle tokens whose semaphore reached their target without failing: no
+// timepoint can be pending on them, so the next user only moves the target
+// up by one. Saves a semaphore create/destroy per async.execute. Off under
+// ASan, so that use of a dropped token is reported as use-after-free.
+#if defined(__SANITIZE_ADDRESS__)
+#define HAL_ASYNC_TOKEN_CACHE_CAP 0
+#else
+#define HAL_ASYNC_TOKEN_CACHE_CAP 4096
+#endif
+static pthread_mutex_t hal_async_token_cache_mutex = PTHREAD_MUTEX_INITIALIZER;
+static hal_async_object_t* hal_async_token_cache;  // guarded; deferred_next
+static size_t hal_async_token_cache_count;         // guarded
+
+_Thread_local int hal_async_inline_resume_depth;
+_Thread_local bool hal_async_deferring;
+
+// Resolutions made by the pool task running on this thread, published when
+// it returns (hal_async_flush_deferred), oldest first.
+static _Thread_local hal_async_object_t* hal_async_deferred_head;
+static _Thread_local hal_async_object_t* hal_async_deferred_tail;
+
+void hal_async_report_misuse(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  fputs("hal-async: ", stderr);
+  vfprintf(stderr, format, args);
+  fputc('\n', stderr);
+  va_end(args);
+  fflush(stderr);
+#ifndef NDEBUG
+  abort();
+#endif
+}
+
+static const char* hal_async_kind_name(uint32_t kind) {
+  switch (kind) {
+    case HAL_ASYNC_KIND_TOKEN:
+      return "token";
+    case HAL_ASYNC_KIND_VALUE:
+      return "value";
+    case HAL_ASYNC_KIND_GROUP:
+      return "group";
+    case HAL_ASYNC_KIND_DEAD:
+      return "destroyed object";
+    default:
+      return "unknown object";
+  }
+}
+
+// Fatal: the ABI has no way to return an error from create.
+static void hal_async_die(const char* what, hal_status_t status) {
+  fprintf(stderr, "hal-async: %s failed: ", what);
+  hal_status_fprint(stderr, status);
+  hal_status_free(status);
+  abort();
+}
+
+// |object| as a live object of |kind| (0: any kind), or NULL after reporting.
+static hal_async_object_t* hal_async_object_cast(void* pointer, uint32_t kind,
+                                                 const char* entry_point) {
+  hal_async_object_t* object = (hal_async_object_t*)pointer;
+  if (HAL_UNLIKELY(!object)) {
+    hal_async_report_misuse("%s: NULL object", entry_point);
+    return NULL;
+  }
+  bool live = object->kind == HAL_ASYNC_KIND_TOKEN ||
+              object->kind == HAL_ASYNC_KIND_VALUE ||
+              object->kind == HAL_ASYNC_KIND_GROUP;
+  if (HAL_UNLIKELY(!live || (kind && object->kind != kind))) {
+    hal_async_report_misuse("%s: %p is a %s, expected a %s", entry_point,
+                            pointer, hal_async_kind_name(object->kind),
+                            kind ? hal_async_kind_name(kind) : "live object");
+    return NULL;
+  }
+  return object;
+}
+
+static void* hal_async_object_allocate(size_t size, uint32_t kind,
+                                       int64_t ref_count,
+                                       uint64_t initial_value) {
+  hal_async_object_t* object = NULL;
+  hal_status_t status =
+      hal_allocator_malloc(hal_allocator_system(), size, (void**)&object);
+  if (status)
+    hal_async_die("allocating an async object", status);
+  status = hal_semaphore_create_host(hal_allocator_system(), initial_value,
+                                     &object->semaphore);
+  if (status)
+    hal_async_die("creating an async object's semaphore", status);
+  atomic_init(&object->ref_count, ref_count);
+  object->kind = kind;
+  object->target = 1;
+  atomic_fetch_add_explicit(&hal_async_live_objects, 1, memory_order_relaxed);
+  return object;
+}
+
+static hal_async_object_t* hal_async_token_create(void) {
+  pthread_mutex_lock(&hal_async_token_cache_mutex);
+  hal_async_object_t* token = hal_async_token_cache;
+  if (token) {
+    hal_async_token_cache = token->deferred_next;
+    --hal_async_token_cache_count;
+  }
+  pthread_mutex_unlock(&hal_async_token_cache_mutex);
+  if (!token) {
+    return hal_async_object_allocate(sizeof(hal_async_object_t),
+                                     HAL_ASYNC_KIND_TOKEN, 2, 0);
+  }
+  token->deferred_next = NULL;
+  token->kind = HAL_ASYNC_KIND_TOKEN;
+  ++token->target;
+  atomic_store_explicit(&token->ref_count, 2, memory_order_relaxed);
+  atomic_fetch_add_explicit(&hal_async_live_objects, 1, memory_order_relaxed);
+  return token;
+}
+
+// Keeps |object| for reuse when it is a token that reached its target.
+static bool hal_async_token_recycle(hal_async_object_t* object) {
+#if HAL_ASYNC_TOKEN_CACHE_CAP == 0
+  return false;
+#else
+  if (object->kind != HAL_ASYNC_KIND_TOKEN ||
+      object->target >= HAL_SEMAPHORE_MAX_VALUE) {
+    return false;
+  }
+  uint64_t value = 0;
+  hal_status_t status = hal_semaphore_query(object->semaphore, &value);
+  if (status || value != object->target) {
+    hal_status_free(status);
+    return false;  // failed, or dropped without being resolved
+  }
+  object->kind = HAL_ASYNC_KIND_DEAD;
+  atomic_fetch_sub_explicit(&hal_async_live_objects, 1, memory_order_relaxed);
+  pthread_mutex_lock(&hal_async_token_cache_mutex);
+  bool kept = hal_async_token_cache_count < HAL_ASYNC_TOKEN_CACHE_CAP;
+  if (kept) {
+    object->deferred_next = hal_async_token_cache;
+    hal_async_token_cache = object;
+    ++hal_async_token_cache_count;
+  }
+  pthread_mutex_unlock(&hal_async_token_cache_mutex);
+  if (!kept) {
+    atomic_fetch_add_explicit(&hal_async_live_objects, 1, memory_order_relaxed);
+  }
+  return kept;
+#endif
+}
+
+static void hal_async_object_destroy(hal_async_object_t* object) {
+  if (hal_async_token_recycle(object))
+    return;
+  hal_semaphore_release(object->semaphore);
+  object->kind = HAL_ASYNC_KIND_DEAD;
+  hal_allocator_free(hal_allocator_system(), object);
+  atomic_fetch_sub_explicit(&hal_async_live_objects, 1, memory_order_relaxed);
+}
+
+static void hal_async_object_add_ref(hal_async_object_t* object,
+                                     int64_t count) {
+  atomic_fetch_add_explicit(&object->ref_count, count, memory_order_relaxed);
+}
+
+static void hal_async_object_drop_ref(hal_async_object_t* object,
+                                      int64_t count) {
+  // acq_rel on the counter itself: the thread that frees sees every write
+  // made by the threads that dropped before it.
+  int64_t previous = atomic_fetch_sub_explicit(&object->ref_count, count,
+                                               memory_order_acq_rel);
+  if (HAL_UNLIKELY(previous < count)) {
+    // The count stays negative: in NDEBUG builds the object is leaked
+    // rather than freed twice.
+    hal_async_report_misuse(
+        "dropping %lld reference(s) from %s %p that holds %lld",
+        (long long)count, hal_async_kind_name(object->kind), (void*)object,
+        (long long)previous);
+    return;
+  }
+  if (previous == count)
+    hal_async_object_destroy(object);
+}
+
+// True once |object| is ready or in error.
+static bool hal_async_object_is_resolved(hal_async_object_t* object) {
+  uint64_t value = 0;
+  hal_status_t status = hal_semaphore_query(object->semaphore, &value);
+  if (status) {
+    hal_status_free(status);
+    return true;
+  }
+  return value >= object->target;
+}
+
+static bool hal_async_object_is_error(hal_async_object_t* object) {
+  uint64_t value = 0;
+  hal_status_t status = hal_semaphore_query(object->semaphore, &value);
+  if (!status)
+    return false;
+  hal_status_free(status);
+  return true;
+}
+
+// Publishes a resolution: signal or fail the semaphore, which runs the
+// awaiters (after the semaphore lock is dropped), then drop the reference
+// the task held for this purpose. The awaiters run while that reference
+// still keeps the object alive, so an awaiter dropping the last other
+// reference never frees it under our feet (the K12 bug of the original
+// runtime).
+static void hal_async_object_publish(hal_async_object_t* object, bool error) {
+  if (error) {
+    hal_semaphore_fail(
+        object->semaphore,
+        hal_make_status(HAL_STATUS_ABORTED, "async %s set to the error state",
+                        hal_async_kind_name(object->kind)));
+  } else {
+    hal_status_t status =
+        hal_semaphore_signal(object->semaphore, object->target);
+    if (HAL_UNLIKELY(status)) {
+      // Only a concurrent second resolution gets here.
+      hal_status_free(status);
+      hal_async_report_misuse("%s %p resolved twice",
+                              hal_async_kind_name(object->kind), (void*)object);
+      return;
+    }
+  }
+  hal_async_object_drop_ref(object, 1);
+}
+
+void hal_async_flush_deferred(void) {
+  // Awaiters resumed by a publication may resolve more objects: they are
+  // appended and published by this same loop.
+  while (hal_async_deferred_head) {
+    hal_async_object_t* object = hal_async_deferred_head;
+    hal_async_deferred_head = object->deferred_next;
+    if (!hal_async_deferred_head)
+      hal_async_deferred_tail = NULL;
+    object->deferred_next = NULL;
+    hal_async_object_publish(object, object->deferred_error);
+  }
+}
+
+// Emplace or set-error. Inside a pool task the resolution is deferred until
+// the task returns to the worker: lowered code emplaces its token and then
+// still runs the coroutine's epilogue, and mlir-cpu-runner unmaps the JIT'd
+// code as soon as main's await returns; publishing from the worker means
+// nobody sees the token ready while a pool thread is still in that code.
+// Blocking awaits on a pool thread publish first, so no one waits on it.
+static void hal_async_object_resolve(void* pointer, uint32_t kind, bool error,
+                                     const char* entry_point) {
+  hal_async_object_t* object =
+      hal_async_object_cast(pointer, kind, entry_point);
+  if (!object)
+    return;
+  if (HAL_UNLIKELY(hal_async_object_is_resolved(object) ||
+                   object->deferred_next ||
+                   object == hal_async_deferred_tail)) {
+    hal_async_report_misuse(
+        "%s: %s %p is already %s", entry_point, hal_async_kind_name(kind),
+        pointer, hal_async_object_is_error(object) ? "in error" : "ready");
+    return;
+  }
+  if (!hal_async_deferring) {
+    hal_async_object_publish(object, error);
+    return;
+  }
+  object->deferred_error = error;
+  object->deferred_next = NULL;
+  if (hal_async_deferred_tail) {
+    hal_async_deferred_tail->deferred_next = object;
+  } else {
+    hal_async_deferred_head = object;
+  }
+  hal_async_deferred_tail = object;
+}
+
+static void hal_async_object_await(void* pointer, uint32_t kind,
+                                   const char* entry_point) {
+  hal_async_object_t* object =
+      hal_async_object_cast(pointer, kind, entry_point);
+  if (!object)
+    return;
+  if (hal_async_deferring)
+    hal_async_flush_deferred();
+  // A failure is the object's error state: visible through is-error.
+  hal_status_ignore(hal_semaphore_wait(object->semaphore, object->target,
+                                       hal_infinite_timeout()));
+}
+
+//===----------------------------------------------------------------------===//
+// Await-and-execute
+//===----------------------------------------------------------------------===//
+
+// Resumes the coroutine on this thread, unless inline resumes have nested
+// too deeply here (a chain of awaits resolved by one emplace): then it goes
+// to the pool.
+static void hal_async_resume(hal_async_runtime_t* runtime,
+                             hal_async_coro_handle_t handle,
+                             hal_async_coro_resume_t resume) {
+  if (hal_async_inline_resume_depth < HAL_ASYNC_MAX_INLINE_RESUME_DEPTH) {
+    ++hal_async_inline_resume_depth;
+    resume(handle);
+    --hal_async_inline_resume_depth;
+  } else {
+    hal_async_runtime_submit(runtime, handle, resume);
+  }
+}
+
+// Timepoint callback: OK (ready), the object's failure, or CANCELLED if the
+// object was destroyed while awaited (a reference-counting bug of the
+// program). The coroutine resumes in every case and reads the outcome
+// through is-error, as the lowering does after each await.
+static void hal_async_awaiter_ready(void* user_data, uint64_t value,
+                                    hal_status_t status) {
+  hal_async_awaiter_t* awaiter = (hal_async_awaiter_t*)user_data;
+  hal_async_runtime_t* runtime = awaiter->runtime;
+  hal_async_coro_handle_t handle = awaiter->handle;
+  hal_async_coro_resume_t resume = awaiter->resume;
+  hal_allocator_free(hal_allocator_system(), awaiter);
+  hal_async_resume(runtime, handle, resume);
+  hal_async_runtime_release(runtime);
+}
+
+static void hal_async_object_await_and_execute(void* pointer, uint32_t kind,
+                                               hal_async_coro_handle_t handle,
+                                               hal_async_coro_resume_t resume,
+                                               const char* entry_point) {
+  hal_async_object_t* object =
+      hal_async_object_cast(pointer, kind, entry_point);
+  if (!object)
+    return;
+  // Fast path, as in MLIR's runtime: already resolved, resume here.
+  if (hal_async_object_is_resolved(object)) {
+    resume(handle);
+    return;
+  }
+  hal_async_awaiter_t* awaiter = NULL;
+  hal_status_t status = hal_allocator_malloc(
+      hal_allocator_system(), sizeof(*awaiter), (void**)&awaiter);
+  if (status)
+    hal_async_die("allocating an awaiter", status);
+  awaiter->runtime = hal_async_runtime_acquire_current();
+  awaiter->handle = handle;
+  awaiter->resume = resume;
+  // Registration and the value check happen under the semaphore's lock
+  // (T3): an emplace racing this call either finds the timepoint or made
+  // the callback run here, before add_callback returns.
+  status = hal_semaphore_add_callback(object->semaphore, object->target,
+                                      hal_async_awaiter_ready, awaiter, NULL);
+  if (status)
+    hal_async_die("registering an awaiter", status);
+}
+
+//===----------------------------------------------------------------------===//
+// Groups
+//===----------------------------------------------------------------------===//
+
+// Timepoint callback of a member token: counts it (and its error), signals
+// the group when it was the last one, then drops the membership's group
+// reference, which may be the group's last.
+static void hal_async_group_member_ready(void* user_data, uint64_t value,
+                                         hal_status_t status) {
+  hal_async_group_t* group = (hal_async_group_t*)user_data;
+  if (status)
+    atomic_fetch_add(&group->errors, 1);
+  // The error count is written before the count-down that publishes it:
+  // whoever sees the group ready sees every member's error.
+  if (atomic_fetch_sub(&group->pending, 1) == 1) {
+    hal_status_t signal_status = hal_semaphore_signal(group->base.semaphore, 1);
+    if (signal_status)
+      hal_async_die("signaling a group", signal_status);
+  }
+  hal_async_object_drop_ref(&group->base, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// The ABI
+//===----------------------------------------------------------------------===//
+
+HAL_ASYNC_API void mlirAsyncRuntimeAddRef(hal_async_object_ptr_t pointer,
+                                          int64_t count) {
+  hal_async_object_t* object =
+      hal_async_object_cast(pointer, 0, "mlirAsyncRuntimeAddRef");
+  if (!object)
+    return;
+  if (HAL_UNLIKELY(count <= 0)) {
+    hal_async_report_misuse("mlirAsyncRuntimeAddRef: count %lld",
+                            (long long)count);
+    return;
+  }
+  hal_async_object_add_ref(object, count);
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeDropRef(hal_async_object_ptr_t pointer,
+                                           int64_t count) {
+  hal_async_object_t* object =
+      hal_async_object_cast(pointer, 0, "mlirAsyncRuntimeDropRef");
+  if (!object)
+    return;
+  if (HAL_UNLIKELY(count <= 0)) {
+    hal_async_report_misuse("mlirAsyncRuntimeDropRef: count %lld",
+                            (long long)count);
+    return;
+  }
+  hal_async_object_drop_ref(object, count);
+}
+
+HAL_ASYNC_API hal_async_object_ptr_t mlirAsyncRuntimeCreateToken(void) {
+  return hal_async_token_create();
+}
+
+HAL_ASYNC_API hal_async_object_ptr_t mlirAsyncRuntimeCreateValue(int64_t size) {
+  if (HAL_UNLIKELY(size < 0)) {
+    hal_async_report_misuse("mlirAsyncRuntimeCreateValue: size %lld",
+                            (long long)size);
+    size = 0;
+  }
+  hal_async_value_t* value = hal_async_object_allocate(
+      sizeof(hal_async_value_t) + (size_t)size + HAL_ASYNC_VALUE_ALIGNMENT - 1,
+      HAL_ASYNC_KIND_VALUE, 2, 0);
+  value->size = size;
+  uintptr_t bytes = (uintptr_t)value->bytes;
+  value->storage =
+      (unsigned char*)((bytes + HAL_ASYNC_VALUE_ALIGNMENT - 1) &
+                       ~(uintptr_t)(HAL_ASYNC_VALUE_ALIGNMENT - 1));
+  return value;
+}
+
+HAL_ASYNC_API hal_async_object_ptr_t mlirAsyncRuntimeCreateGroup(int64_t size) {
+  if (HAL_UNLIKELY(size < 0)) {
+    hal_async_report_misuse("mlirAsyncRuntimeCreateGroup: size %lld",
+                            (long long)size);
+    size = 0;
+  }
+  // An empty group is ready from the start.
+  hal_async_group_t* group = hal_async_object_allocate(
+      sizeof(hal_async_group_t), HAL_ASYNC_KIND_GROUP, 1, size == 0 ? 1 : 0);
+  group->size = size;
+  atomic_init(&group->pending, size);
+  atomic_init(&group->errors, 0);
+  atomic_init(&group->next_rank, 0);
+  return group;
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeEmplaceToken(hal_async_object_ptr_t token) {
+  hal_async_object_resolve(token, HAL_ASYNC_KIND_TOKEN, false,
+                           "mlirAsyncRuntimeEmplaceToken");
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeEmplaceValue(hal_async_object_ptr_t value) {
+  hal_async_object_resolve(value, HAL_ASYNC_KIND_VALUE, false,
+                           "mlirAsyncRuntimeEmplaceValue");
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeSetTokenError(hal_async_object_ptr_t token) {
+  hal_async_object_resolve(token, HAL_ASYNC_KIND_TOKEN, true,
+                           "mlirAsyncRuntimeSetTokenError");
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeSetValueError(hal_async_object_ptr_t value) {
+  hal_async_object_resolve(value, HAL_ASYNC_KIND_VALUE, true,
+                           "mlirAsyncRuntimeSetValueError");
+}
+
+HAL_ASYNC_API bool mlirAsyncRuntimeIsTokenError(hal_async_object_ptr_t token) {
+  hal_async_object_t* object = hal_async_object_cast(
+      token, HAL_ASYNC_KIND_TOKEN, "mlirAsyncRuntimeIsTokenError");
+  return object ? hal_async_object_is_error(object) : true;
+}
+
+HAL_ASYNC_API bool mlirAsyncRuntimeIsValueError(hal_async_object_ptr_t value) {
+  hal_async_object_t* object = hal_async_object_cast(
+      value, HAL_ASYNC_KIND_VALUE, "mlirAsyncRuntimeIsValueError");
+  return object ? hal_async_object_is_error(object) : true;
+}
+
+HAL_ASYNC_API bool mlirAsyncRuntimeIsGroupError(hal_async_object_ptr_t group) {
+  hal_async_object_t* object = hal_async_object_cast(
+      group, HAL_ASYNC_KIND_GROUP, "mlirAsyncRuntimeIsGroupError");
+  if (!object)
+    return true;
+  return atomic_load(&((hal_async_group_t*)object)->errors) > 0;
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitToken(hal_async_object_ptr_t token) {
+  hal_async_object_await(token, HAL_ASYNC_KIND_TOKEN,
+                         "mlirAsyncRuntimeAwaitToken");
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitValue(hal_async_object_ptr_t value) {
+  hal_async_object_await(value, HAL_ASYNC_KIND_VALUE,
+                         "mlirAsyncRuntimeAwaitValue");
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitAllInGroup(
+    hal_async_object_ptr_t group) {
+  hal_async_object_await(group, HAL_ASYNC_KIND_GROUP,
+                         "mlirAsyncRuntimeAwaitAllInGroup");
+}
+
+HAL_ASYNC_API void* mlirAsyncRuntimeGetValueStorage(
+    hal_async_object_ptr_t pointer) {
+  hal_async_object_t* object = hal_async_object_cast(
+      pointer, HAL_ASYNC_KIND_VALUE, "mlirAsyncRuntimeGetValueStorage");
+  return object ? ((hal_async_value_t*)object)->storage : NULL;
+}
+
+HAL_ASYNC_API int64_t
+mlirAsyncRuntimeAddTokenToGroup(hal_async_object_ptr_t token_pointer,
+                                hal_async_object_ptr_t group_pointer) {
+  hal_async_object_t* token = hal_async_object_cast(
+      token_pointer, HAL_ASYNC_KIND_TOKEN, "mlirAsyncRuntimeAddTokenToGroup");
+  hal_async_object_t* object = hal_async_object_cast(
+      group_pointer, HAL_ASYNC_KIND_GROUP, "mlirAsyncRuntimeAddTokenToGroup");
+  if (!token || !object)
+    return -1;
+  hal_async_group_t* group = (hal_async_group_t*)object;
+  int64_t rank = atomic_fetch_add(&group->next_rank, 1);
+  if (HAL_UNLIKELY(rank >= group->size)) {
+    // The extra member is still counted for errors; it never re-signals.
+    hal_async_report_misuse(
+        "mlirAsyncRuntimeAddTokenToGroup: group %p of size %lld got token "
+        "#%lld",
+        group_pointer, (long long)group->size, (long long)rank + 1);
+  }
+  // The membership keeps the group alive until the token is ready; the
+  // callback may run right here when the token already is.
+  hal_async_object_add_ref(&group->base, 1);
+  hal_status_t status =
+      hal_semaphore_add_callback(token->semaphore, token->target,
+                                 hal_async_group_member_ready, group, NULL);
+  if (status)
+    hal_async_die("adding a token to a group", status);
+  return rank;
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitTokenAndExecute(
+    hal_async_object_ptr_t token, hal_async_coro_handle_t handle,
+    hal_async_coro_resume_t resume) {
+  hal_async_object_await_and_execute(token, HAL_ASYNC_KIND_TOKEN, handle,
+                                     resume,
+                                     "mlirAsyncRuntimeAwaitTokenAndExecute");
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitValueAndExecute(
+    hal_async_object_ptr_t value, hal_async_coro_handle_t handle,
+    hal_async_coro_resume_t resume) {
+  hal_async_object_await_and_execute(value, HAL_ASYNC_KIND_VALUE, handle,
+                                     resume,
+                                     "mlirAsyncRuntimeAwaitValueAndExecute");
+}
+
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitAllInGroupAndExecute(
+    hal_async_object_ptr_t group, hal_async_coro_handle_t handle,
+    hal_async_coro_resume_t resume) {
+  hal_async_object_await_and_execute(
+      group, HAL_ASYNC_KIND_GROUP, handle, resume,
+      "mlirAsyncRuntimeAwaitAllInGroupAndExecute");
+}
+
+HAL_ASYNC_API int64_t hal_async_live_object_count(void) {
+  return atomic_load_explicit(&hal_async_live_objects, memory_order_relaxed);
+}

@@ -1,0 +1,170 @@
+// Copyright 2026 The HAL Authors.
+//
+// libhal-async-runtime: MLIR's async runtime ABI (LLVM 14) on the sync module.
+//
+// Code compiled from MLIR's `async` dialect (lowered by -async-to-async-
+// runtime, -async-runtime-ref-counting, -convert-async-to-llvm) calls the
+// mlirAsyncRuntime* entry points below. This library provides them as plain
+// C exports, so `mlir-cpu-runner -shared-libs=libhal-async-runtime.so` runs
+// such programs on our runtime in place of libmlir_async_runtime.so.14. The
+// declarations are written from the ABI the lowering emits (pointer and i64
+// arguments, i1 results); nothing here comes from LLVM.
+//
+// Objects. Tokens, values and groups are reference counted and built from
+// the sync module's host semaphores: a token or value is "ready" when its
+// semaphore reaches 1 and "in error" when the semaphore failed (S2, sticky);
+// a group's semaphore reaches 1 when all |size| tokens added to it are ready.
+// Awaits are semaphore waits; await-and-execute and group membership are
+// timepoint callbacks (hal_semaphore_add_callback), which run exactly once
+// and never under a lock (T1, T2). There is no other waiting mechanism.
+//
+// Reference counting, exactly as the lowering expects:
+//  - a token or value is created with 2 references: one for the code that
+//    receives it, one for the task that will emplace it. Emplace and
+//    set-error drop that second reference (after every awaiter has been
+//    notified, so an awaiter may drop the last other reference: K12);
+//  - a group is created with 1 reference; a token added to a group keeps
+//    the group alive (its own reference) until the token is ready;
+//  - await, is-error, get-storage and add-to-group do not change counts.
+// Dropping more references than are held is a program bug: debug builds
+// (assertions on) print a message naming the object and abort.
+//
+// Bad input: awaiting an errored token, value or group returns, and the
+// error is visible through the is-error entry points (MLIR's lowering checks
+// them after every await). Emplacing an object twice is reported like an
+// over-release. A group with more tokens than its size is reported; one with
+// fewer is waited on until the rest arrive (as in MLIR).
+//
+// Threads. Tasks (mlirAsyncRuntimeExecute) run on the thread pool of a
+// runtime instance. Calls made from a pool thread use that thread's runtime;
+// other calls use the default runtime, created on first use and destroyed
+// when the library is unloaded (process exit for mlir-cpu-runner). Destroying
+// a runtime waits for every task queued or running on it, including tasks
+// those tasks start, then joins its threads. A coroutine resumed after its
+// runtime was destroyed (a token emplaced later by another thread) runs on
+// the emplacing thread: late work is never lost and never touches freed
+// memory.
+//
+// Thread-safety: every function is thread-safe, given that the caller holds
+// a reference to each object it passes.
+
+#ifndef HAL_MLIR_ASYNC_H_
+#define HAL_MLIR_ASYNC_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hal/allocator.h"
+#include "hal/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HAL_ASYNC_API __attribute__((visibility("default")))
+
+// The lowering passes every object as an opaque pointer.
+typedef void* hal_async_object_ptr_t;
+// A coroutine handle and the function that resumes it.
+typedef void* hal_async_coro_handle_t;
+typedef void (*hal_async_coro_resume_t)(void* handle);
+
+//===----------------------------------------------------------------------===//
+// The ABI (LLVM 14 names and signatures)
+//===----------------------------------------------------------------------===//
+
+HAL_ASYNC_API void mlirAsyncRuntimeAddRef(hal_async_object_ptr_t object,
+                                          int64_t count);
+HAL_ASYNC_API void mlirAsyncRuntimeDropRef(hal_async_object_ptr_t object,
+                                           int64_t count);
+
+HAL_ASYNC_API hal_async_object_ptr_t mlirAsyncRuntimeCreateToken(void);
+// |size| bytes of storage, aligned for any type, zero-filled.
+HAL_ASYNC_API hal_async_object_ptr_t mlirAsyncRuntimeCreateValue(int64_t size);
+// A group that becomes ready when |size| tokens added to it are ready.
+HAL_ASYNC_API hal_async_object_ptr_t mlirAsyncRuntimeCreateGroup(int64_t size);
+
+HAL_ASYNC_API void mlirAsyncRuntimeEmplaceToken(hal_async_object_ptr_t token);
+HAL_ASYNC_API void mlirAsyncRuntimeEmplaceValue(hal_async_object_ptr_t value);
+HAL_ASYNC_API void mlirAsyncRuntimeSetTokenError(hal_async_object_ptr_t token);
+HAL_ASYNC_API void mlirAsyncRuntimeSetValueError(hal_async_object_ptr_t value);
+HAL_ASYNC_API bool mlirAsyncRuntimeIsTokenError(hal_async_object_ptr_t token);
+HAL_ASYNC_API bool mlirAsyncRuntimeIsValueError(hal_async_object_ptr_t value);
+HAL_ASYNC_API bool mlirAsyncRuntimeIsGroupError(hal_async_object_ptr_t group);
+
+// Block the calling thread until ready or in error.
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitToken(hal_async_object_ptr_t token);
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitValue(hal_async_object_ptr_t value);
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitAllInGroup(
+    hal_async_object_ptr_t group);
+
+HAL_ASYNC_API void* mlirAsyncRuntimeGetValueStorage(
+    hal_async_object_ptr_t value);
+
+// Returns the token's rank in the group (0, 1, ... in the order of adds).
+HAL_ASYNC_API int64_t mlirAsyncRuntimeAddTokenToGroup(
+    hal_async_object_ptr_t token, hal_async_object_ptr_t group);
+
+// Runs resume(handle) on the runtime's thread pool.
+HAL_ASYNC_API void mlirAsyncRuntimeExecute(hal_async_coro_handle_t handle,
+                                           hal_async_coro_resume_t resume);
+
+// Resume(handle) once ready or in error: at once on this thread when it
+// already is, else from the thread that makes it ready (or, when that would
+// nest too deeply, from the pool).
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitTokenAndExecute(
+    hal_async_object_ptr_t token, hal_async_coro_handle_t handle,
+    hal_async_coro_resume_t resume);
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitValueAndExecute(
+    hal_async_object_ptr_t value, hal_async_coro_handle_t handle,
+    hal_async_coro_resume_t resume);
+HAL_ASYNC_API void mlirAsyncRuntimeAwaitAllInGroupAndExecute(
+    hal_async_object_ptr_t group, hal_async_coro_handle_t handle,
+    hal_async_coro_resume_t resume);
+
+// LLVM 14 spells this entry point without the second 'e' and the lowering
+// calls it by that name; both spellings are exported.
+HAL_ASYNC_API int64_t mlirAsyncRuntimGetNumWorkerThreads(void);
+HAL_ASYNC_API int64_t mlirAsyncRuntimeGetNumWorkerThreads(void);
+
+// Prints "Current thread id: <id>" and a newline to stdout.
+HAL_ASYNC_API void mlirAsyncRuntimePrintCurrentThreadId(void);
+
+//===----------------------------------------------------------------------===//
+// Runtime instances (embedding and tests)
+//===----------------------------------------------------------------------===//
+
+typedef struct hal_async_runtime_t hal_async_runtime_t;
+
+// Creates a runtime with |worker_count| pool threads (0: one per online CPU,
+// or HAL_ASYNC_WORKER_THREADS when set).
+HAL_ASYNC_API HAL_MUST_USE_RESULT hal_status_t
+hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
+                         hal_async_runtime_t** out_runtime);
+
+// Unloads |runtime|: waits until no task is queued or running on it
+// (tasks may start more tasks while it waits), joins its threads and drops
+// the caller's reference. Must not be called from one of its own threads.
+// Coroutines still suspended on tokens run later on the emplacing thread.
+HAL_ASYNC_API void hal_async_runtime_destroy(hal_async_runtime_t* runtime);
+
+// Makes |runtime| (may be NULL: the next use creates a fresh one) the
+// default and returns the previous default (may be NULL); ownership moves
+// both ways: the library destroys the default it holds at unload.
+HAL_ASYNC_API hal_async_runtime_t* hal_async_runtime_exchange_default(
+    hal_async_runtime_t* runtime);
+
+// Worker thread count of |runtime|.
+HAL_ASYNC_API int32_t
+hal_async_runtime_worker_count(const hal_async_runtime_t* runtime);
+
+// Tokens, values and groups currently alive in the process (tests: zero
+// once a program has dropped everything). Debug builds also report a
+// non-zero count when the library is unloaded.
+HAL_ASYNC_API int64_t hal_async_live_object_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // HAL_MLIR_ASYNC_H_

@@ -1,0 +1,631 @@
+// Copyright 2026 The HAL Authors.
+//
+// Suite mlir_async, C harness: drives libhal-async-runtime the way code
+// lowered by MLIR 14 does (-async-to-async-runtime, -async-runtime-ref-
+// counting, -convert-async-to-llvm): every async.execute is a token created
+// with two references plus a coroutine started by mlirAsyncRuntimeExecute;
+// awaits inside coroutines are await-and-execute with the coroutine
+// resumed by the runtime; dependencies are retained for the coroutine and
+// dropped after its await. Coroutines here are small state machines whose
+// resume function may run before the await call that suspends them returns,
+// as LLVM coroutines may.
+//
+// The race cases named after the bugs of the original runtime
+// (SYNC-CONTRACT K12, Q4): GroupAddVsTokenEmplace,
+// LastReferenceDroppedInsideEmplace, RuntimeUnloadedWithTasksPending.
+// Knobs: HAL_STRESS_ITERATIONS (multiplier), HAL_TEST_SEED (printed).
+//
+// Each test runs on a runtime of its own, destroyed in the teardown (which
+// waits for every task), after which no token/value/group may be alive.
+
+#include "sync_test_util.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "hal_mlir_async.h"
+
+//===----------------------------------------------------------------------===//
+// Fixture and helpers
+//===----------------------------------------------------------------------===//
+
+static int runtime_setup(void** state) {
+  hal_async_runtime_t* runtime = NULL;
+  HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 2, &runtime));
+  hal_async_runtime_t* previous = hal_async_runtime_exchange_default(runtime);
+  hal_async_runtime_destroy(previous);
+  *state = runtime;
+  return 0;
+}
+
+static int runtime_teardown(void** state) {
+  hal_async_runtime_t* runtime = hal_async_runtime_exchange_default(NULL);
+  assert_ptr_equal(runtime, *state);
+  hal_async_runtime_destroy(runtime);
+  hal_test_assert_no_thread_failures();
+  assert_int_equal(hal_async_live_object_count(), 0);
+  return 0;
+}
+
+// A C function run on the pool as mlirAsyncRuntimeExecute runs coroutines.
+typedef struct task_t {
+  void (*fn)(void* arg);
+  void* arg;
+} task_t;
+
+static void task_resume(void* handle) {
+  task_t* task = (task_t*)handle;
+  task->fn(task->arg);
+  free(task);
+}
+
+static void spawn(void (*fn)(void* arg), void* arg) {
+  task_t* task = malloc(sizeof(*task));
+  assert_non_null(task);
+  task->fn = fn;
+  task->arg = arg;
+  mlirAsyncRuntimeExecute(task, task_resume);
+}
+
+// Busy delay of up to |max_ns| to shuffle interleavings.
+static void jitter(uint64_t* rng, uint64_t max_ns) {
+  uint64_t spins = hal_test_random_below(rng, max_ns / 4 + 1);
+  for (volatile uint64_t i = 0; i < spins; ++i) {
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Bad input (first: forks before any runtime thread exists)
+//===----------------------------------------------------------------------===//
+
+// Runs |fn| in a child process; returns its stderr and whether it aborted.
+static bool run_in_child(void (*fn)(void), char* text, size_t capacity) {
+  int pipe_fds[2];
+  assert_int_equal(pipe(pipe_fds), 0);
+  fflush(stderr);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    fn();
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  size_t length = 0;
+  ssize_t n;
+  while (length + 1 < capacity &&
+         (n = read(pipe_fds[0], text + length, capacity - 1 - length)) > 0) {
+    length += (size_t)n;
+  }
+  text[length] = '\0';
+  close(pipe_fds[0]);
+  int wstatus = 0;
+  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+  return WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGABRT;
+}
+
+static void over_release_child(void) {
+  void* token = mlirAsyncRuntimeCreateToken();  // 2 references
+  mlirAsyncRuntimeDropRef(token, 3);
+}
+
+static void double_emplace_child(void) {
+  void* token = mlirAsyncRuntimeCreateToken();
+  mlirAsyncRuntimeAddRef(token, 1);
+  mlirAsyncRuntimeEmplaceToken(token);
+  mlirAsyncRuntimeEmplaceToken(token);
+}
+
+static void group_overflow_child(void) {
+  void* group = mlirAsyncRuntimeCreateGroup(1);
+  for (int i = 0; i < 2; ++i) {
+    void* token = mlirAsyncRuntimeCreateToken();
+    mlirAsyncRuntimeEmplaceToken(token);
+    mlirAsyncRuntimeAddTokenToGroup(token, group);
+    mlirAsyncRuntimeDropRef(token, 1);
+  }
+}
+
+// Dropping more references than held, emplacing twice and overfilling a
+// group are caught in debug builds with a message naming the object.
+static void BadInput_MisuseIsCaught(void** state) {
+#ifdef NDEBUG
+  skip();
+#else
+  char text[4096];
+  assert_true(run_in_child(over_release_child, text, sizeof(text)));
+  assert_non_null(strstr(text, "dropping 3 reference(s) from token"));
+  assert_non_null(strstr(text, "that holds 2"));
+  assert_true(run_in_child(double_emplace_child, text, sizeof(text)));
+  assert_non_null(strstr(text, "is already ready"));
+  assert_true(run_in_child(group_overflow_child, text, sizeof(text)));
+  assert_non_null(strstr(text, "of size 1 got token #2"));
+#endif
+}
+
+//===----------------------------------------------------------------------===//
+// Basics
+//===----------------------------------------------------------------------===//
+
+static void emplace_token_task(void* token) {
+  mlirAsyncRuntimeEmplaceToken(token);
+}
+
+static void TokenLifecycle(void** state) {
+  assert_true(mlirAsyncRuntimGetNumWorkerThreads() == 2);
+  assert_true(mlirAsyncRuntimeGetNumWorkerThreads() == 2);
+  for (int i = 0; i < 100; ++i) {
+    void* token = mlirAsyncRuntimeCreateToken();
+    spawn(emplace_token_task, token);  // the task owns the 2nd reference
+    mlirAsyncRuntimeAwaitToken(token);
+    assert_false(mlirAsyncRuntimeIsTokenError(token));
+    mlirAsyncRuntimeDropRef(token, 1);
+  }
+  // An empty group is ready at once.
+  void* group = mlirAsyncRuntimeCreateGroup(0);
+  mlirAsyncRuntimeAwaitAllInGroup(group);
+  assert_false(mlirAsyncRuntimeIsGroupError(group));
+  mlirAsyncRuntimeDropRef(group, 1);
+}
+
+typedef struct value_task_t {
+  void* value;
+  int64_t payload;
+  bool error;
+} value_task_t;
+
+static void emplace_value_task(void* arg) {
+  value_task_t* task = (value_task_t*)arg;
+  if (task->error) {
+    mlirAsyncRuntimeSetValueError(task->value);
+    return;
+  }
+  int64_t* storage = mlirAsyncRuntimeGetValueStorage(task->value);
+  storage[0] = task->payload;
+  storage[2] = -task->payload;
+  mlirAsyncRuntimeEmplaceValue(task->value);
+}
+
+static void ValueStorage(void** state) {
+  for (int i = 0; i < 64; ++i) {
+    value_task_t task = {mlirAsyncRuntimeCreateValue(24), 1000 + i, i % 5 == 4};
+    int64_t* storage = mlirAsyncRuntimeGetValueStorage(task.value);
+    assert_int_equal((uintptr_t)storage % 64, 0);
+    spawn(emplace_value_task, &task);
+    mlirAsyncRuntimeAwaitValue(task.value);
+    assert_int_equal(mlirAsyncRuntimeIsValueError(task.value), task.error);
+    if (!task.error) {
+      assert_int_equal(storage[0], 1000 + i);
+      assert_int_equal(storage[2], -(1000 + i));
+    }
+    mlirAsyncRuntimeDropRef(task.value, 1);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Await-and-execute chains (coroutines as lowered code runs them)
+//===----------------------------------------------------------------------===//
+
+// async.execute [%previous] { async.await %previous; record; yield }
+typedef struct chain_coro_t {
+  int step;
+  int64_t index;
+  void* previous;  // retained for the coroutine; NULL for the first
+  void* token;     // its own token (the coroutine's emplace reference)
+  bool fail;       // set_error instead of emplace (when not inherited)
+  atomic_int_fast64_t* order;  // last index recorded
+  atomic_int* errors_seen;
+} chain_coro_t;
+
+static void chain_resume(void* handle) {
+  chain_coro_t* coro = (chain_coro_t*)handle;
+  if (coro->step == 0 && coro->previous) {
+    coro->step = 1;
+    // May resume us (step 1) before returning: do not touch |coro| after.
+    mlirAsyncRuntimeAwaitTokenAndExecute(coro->previous, coro, chain_resume);
+    return;
+  }
+  bool error = coro->fail;
+  if (coro->previous) {
+    error |= mlirAsyncRuntimeIsTokenError(coro->previous);
+    mlirAsyncRuntimeDropRef(coro->previous, 1);
+  }
+  if (error) {
+    atomic_fetch_add(coro->errors_seen, 1);
+    mlirAsyncRuntimeSetTokenError(coro->token);
+  } else {
+    int64_t last = atomic_exchange(coro->order, coro->index);
+    HAL_THREAD_CHECK(last == coro->index - 1, "chain ran %lld after %lld",
+                     (long long)coro->index, (long long)last);
+    mlirAsyncRuntimeEmplaceToken(coro->token);
+  }
+  free(coro);
+}
+
+// Builds a chain of |length| executes (each awaiting the previous one),
+// started in a random order; element |fail_at| (or none: -1) fails.
+// Returns the last token (one reference).
+static void* build_chain(uint64_t* rng, int64_t length, int64_t fail_at,
+                         atomic_int_fast64_t* order, atomic_int* errors_seen) {
+  chain_coro_t** coros = calloc((size_t)length, sizeof(*coros));
+  assert_non_null(coros);
+  void* previous = NULL;
+  void* last = NULL;
+  for (int64_t i = 0; i < length; ++i) {
+    chain_coro_t* coro = calloc(1, sizeof(*coro));
+    assert_non_null(coro);
+    coro->index = i;
+    coro->token = mlirAsyncRuntimeCreateToken();
+    coro->fail = i == fail_at;
+    coro->order = order;
+    coro->errors_seen = errors_seen;
+    if (previous) {
+      mlirAsyncRuntimeAddRef(previous, 1);  // for the coroutine
+      coro->previous = previous;
+      mlirAsyncRuntimeDropRef(previous, 1);  // the caller's
+    }
+    previous = coro->token;
+    coros[i] = coro;
+  }
+  last = previous;
+  // Start in a random order: awaits meet tokens in every state.
+  for (int64_t i = length - 1; i > 0; --i) {
+    int64_t j = (int64_t)hal_test_random_below(rng, (uint64_t)i + 1);
+    chain_coro_t* swap = coros[i];
+    coros[i] = coros[j];
+    coros[j] = swap;
+  }
+  for (int64_t i = 0; i < length; ++i) {
+    mlirAsyncRuntimeExecute(coros[i], chain_resume);
+  }
+  free(coros);
+  return last;
+}
+
+static void AwaitAndExecuteChains(void** state) {
+  uint64_t rng = hal_test_seed("AwaitAndExecuteChains");
+  uint64_t rounds = hal_test_iterations(20);
+  for (uint64_t round = 0; round < rounds; ++round) {
+    atomic_int_fast64_t order = -1;
+    atomic_int errors_seen = 0;
+    int64_t length = 1 + (int64_t)hal_test_random_below(&rng, 3000);
+    void* last = build_chain(&rng, length, -1, &order, &errors_seen);
+    mlirAsyncRuntimeAwaitToken(last);
+    assert_false(mlirAsyncRuntimeIsTokenError(last));
+    assert_int_equal(atomic_load(&order), length - 1);
+    assert_int_equal(atomic_load(&errors_seen), 0);
+    mlirAsyncRuntimeDropRef(last, 1);
+  }
+}
+
+// An error set mid-chain reaches the end through every await; the blocking
+// await of the last token returns and is-error reports it.
+static void ErrorsThroughAwaits(void** state) {
+  uint64_t rng = hal_test_seed("ErrorsThroughAwaits");
+  uint64_t rounds = hal_test_iterations(10);
+  for (uint64_t round = 0; round < rounds; ++round) {
+    atomic_int_fast64_t order = -1;
+    atomic_int errors_seen = 0;
+    int64_t length = 2 + (int64_t)hal_test_random_below(&rng, 500);
+    int64_t fail_at = (int64_t)hal_test_random_below(&rng, (uint64_t)length);
+    void* last = build_chain(&rng, length, fail_at, &order, &errors_seen);
+    mlirAsyncRuntimeAwaitToken(last);
+    assert_true(mlirAsyncRuntimeIsTokenError(last));
+    assert_int_equal(atomic_load(&order), fail_at - 1);
+    assert_int_equal(atomic_load(&errors_seen), length - fail_at);
+    // Awaiting again, and awaiting through a group, returns too.
+    mlirAsyncRuntimeAwaitToken(last);
+    void* group = mlirAsyncRuntimeCreateGroup(1);
+    assert_int_equal(mlirAsyncRuntimeAddTokenToGroup(last, group), 0);
+    mlirAsyncRuntimeAwaitAllInGroup(group);
+    assert_true(mlirAsyncRuntimeIsGroupError(group));
+    mlirAsyncRuntimeDropRef(group, 1);
+    mlirAsyncRuntimeDropRef(last, 1);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Groups
+//===----------------------------------------------------------------------===//
+
+typedef struct member_task_t {
+  void* token;
+  bool fail;
+} member_task_t;
+
+static void member_task(void* arg) {
+  member_task_t* task = (member_task_t*)arg;
+  if (task->fail) {
+    mlirAsyncRuntimeSetTokenError(task->token);
+  } else {
+    mlirAsyncRuntimeEmplaceToken(task->token);
+  }
+  free(task);
+}
+
+// A coroutine awaiting the whole group (AwaitAllInGroupAndExecute).
+typedef struct group_waiter_t {
+  void* group;  // retained
+  void* done;   // token it emplaces
+  atomic_int* saw_error;
+} group_waiter_t;
+
+static void group_waiter_resume(void* handle) {
+  group_waiter_t* waiter = (group_waiter_t*)handle;
+  atomic_store(waiter->saw_error, mlirAsyncRuntimeIsGroupError(waiter->group));
+  mlirAsyncRuntimeDropRef(waiter->group, 1);
+  mlirAsyncRuntimeEmplaceToken(waiter->done);
+  free(waiter);
+}
+
+static void GroupOfThousands(void** state) {
+  uint64_t rng = hal_test_seed("GroupOfThousands");
+  uint64_t rounds = hal_test_iterations(4);
+  for (uint64_t round = 0; round < rounds; ++round) {
+    int64_t size = 1000 + (int64_t)hal_test_random_below(&rng, 5000);
+    int64_t fail_at =
+        round % 2 ? (int64_t)hal_test_random_below(&rng, (uint64_t)size) : -1;
+    void* group = mlirAsyncRuntimeCreateGroup(size);
+    bool* ranks = calloc((size_t)size, sizeof(bool));
+    assert_non_null(ranks);
+    // A coroutine awaits the group before any member exists.
+    atomic_int saw_error = -1;
+    group_waiter_t* waiter = malloc(sizeof(*waiter));
+    assert_non_null(waiter);
+    waiter->group = group;
+    mlirAsyncRuntimeAddRef(group, 1);
+    waiter->done = mlirAsyncRuntimeCreateToken();
+    waiter->saw_error = &saw_error;
+    void* done = waiter->done;
+    mlirAsyncRuntimeAwaitAllInGroupAndExecute(group, waiter,
+                                              group_waiter_resume);
+    for (int64_t i = 0; i < size; ++i) {
+      member_task_t* task = malloc(sizeof(*task));
+      assert_non_null(task);
+      task->token = mlirAsyncRuntimeCreateToken();
+      task->fail = i == fail_at;
+      void* token = task->token;
+      spawn(member_task, task);
+      int64_t rank = mlirAsyncRuntimeAddTokenToGroup(token, group);
+      assert_true(rank >= 0 && rank < size && !ranks[rank]);
+      ranks[rank] = true;
+      mlirAsyncRuntimeDropRef(token, 1);
+    }
+    mlirAsyncRuntimeAwaitAllInGroup(group);
+    assert_int_equal(mlirAsyncRuntimeIsGroupError(group), fail_at >= 0);
+    mlirAsyncRuntimeAwaitToken(done);
+    assert_int_equal(atomic_load(&saw_error), fail_at >= 0);
+    mlirAsyncRuntimeDropRef(done, 1);
+    mlirAsyncRuntimeDropRef(group, 1);
+    free(ranks);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Races of the original runtime
+//===----------------------------------------------------------------------===//
+
+typedef struct race_emplace_t {
+  void* token;
+  uint64_t rng;
+  bool fail;
+} race_emplace_t;
+
+static void race_emplace_task(void* arg) {
+  race_emplace_t* task = (race_emplace_t*)arg;
+  jitter(&task->rng, 2000);
+  if (task->fail) {
+    mlirAsyncRuntimeSetTokenError(task->token);
+  } else {
+    mlirAsyncRuntimeEmplaceToken(task->token);
+  }
+  free(task);
+}
+
+// The group awaiter of the original runtime raced token emplace: adding a
+// token to a group while another thread emplaces it must count the token
+// exactly once, with its error, whichever side wins.
+static void GroupAddVsTokenEmplace(void** state) {
+  uint64_t rng = hal_test_seed("GroupAddVsTokenEmplace");
+  uint64_t iterations = hal_test_iterations(2000);
+  for (uint64_t i = 0; i < iterations; ++i) {
+    int64_t size = 1 + (int64_t)hal_test_random_below(&rng, 4);
+    void* group = mlirAsyncRuntimeCreateGroup(size);
+    int64_t errors = 0;
+    for (int64_t m = 0; m < size; ++m) {
+      race_emplace_t* task = malloc(sizeof(*task));
+      assert_non_null(task);
+      task->token = mlirAsyncRuntimeCreateToken();
+      task->rng = hal_test_random(&rng) | 1;
+      task->fail = hal_test_random_below(&rng, 8) == 0;
+      errors += task->fail;
+      void* token = task->token;
+      spawn(race_emplace_task, task);
+      jitter(&rng, 2000);
+      mlirAsyncRuntimeAddTokenToGroup(token, group);
+      mlirAsyncRuntimeDropRef(token, 1);
+    }
+    mlirAsyncRuntimeAwaitAllInGroup(group);
+    assert_int_equal(mlirAsyncRuntimeIsGroupError(group), errors > 0);
+    mlirAsyncRuntimeDropRef(group, 1);
+  }
+}
+
+// A coroutine that, once resumed, drops the last reference it shares to
+// the token that woke it (and to a group containing it).
+typedef struct dropper_coro_t {
+  void* token;  // one reference (the awaiter's)
+  void* group;  // one reference, or NULL
+  atomic_int* resumed;
+} dropper_coro_t;
+
+static void dropper_resume(void* handle) {
+  dropper_coro_t* coro = (dropper_coro_t*)handle;
+  HAL_THREAD_CHECK(!mlirAsyncRuntimeIsTokenError(coro->token),
+                   "unexpected error");
+  mlirAsyncRuntimeDropRef(coro->token, 1);
+  if (coro->group)
+    mlirAsyncRuntimeDropRef(coro->group, 1);
+  atomic_fetch_add(coro->resumed, 1);
+  free(coro);
+}
+
+// Use-after-free of the original runtime: the last reference dropped from
+// inside emplace. The awaiter (resumed inside emplace) and the caller drop
+// their references while the emplacing task still runs; ASan reports any
+// use of freed memory, TSan any unordered access.
+static void LastReferenceDroppedInsideEmplace(void** state) {
+  uint64_t rng = hal_test_seed("LastReferenceDroppedInsideEmplace");
+  uint64_t iterations = hal_test_iterations(3000);
+  atomic_int resumed = 0;
+  for (uint64_t i = 0; i < iterations; ++i) {
+    race_emplace_t* task = malloc(sizeof(*task));
+    assert_non_null(task);
+    void* token = mlirAsyncRuntimeCreateToken();
+    task->token = token;
+    task->rng = hal_test_random(&rng) | 1;
+    task->fail = false;
+    dropper_coro_t* coro = malloc(sizeof(*coro));
+    assert_non_null(coro);
+    coro->token = token;
+    coro->resumed = &resumed;
+    coro->group = NULL;
+    // A group whose only reference is its membership after the caller
+    // drops: the membership callback inside emplace frees it.
+    void* group = NULL;
+    if (i % 2) {
+      group = mlirAsyncRuntimeCreateGroup(1);
+      coro->group = group;
+      mlirAsyncRuntimeAddRef(group, 1);
+      mlirAsyncRuntimeAddTokenToGroup(token, group);
+    }
+    // The awaiter holds the caller's reference: after it drops, only the
+    // emplacing task's reference remains.
+    spawn(race_emplace_task, task);
+    jitter(&rng, 2000);
+    mlirAsyncRuntimeAwaitTokenAndExecute(token, coro, dropper_resume);
+    if (group)
+      mlirAsyncRuntimeDropRef(group, 1);
+  }
+  // Teardown waits for the tasks; then every object must be gone.
+  while (atomic_load(&resumed) != (int)iterations) {
+    hal_test_sleep_ns(HAL_MS / 10);
+  }
+}
+
+typedef struct unload_state_t {
+  atomic_int_fast64_t ran;
+  int64_t fan_out;
+  int depth;
+} unload_state_t;
+
+typedef struct unload_task_t {
+  unload_state_t* shared;
+  int depth;
+  void* token;  // emplaced when done (NULL: none)
+} unload_task_t;
+
+static void unload_task(void* arg) {
+  unload_task_t* task = (unload_task_t*)arg;
+  unload_state_t* shared = task->shared;
+  // Tasks start more tasks on the runtime being destroyed.
+  if (task->depth < shared->depth) {
+    for (int64_t i = 0; i < shared->fan_out; ++i) {
+      unload_task_t* child = malloc(sizeof(*child));
+      HAL_THREAD_CHECK(child != NULL, "malloc");
+      child->shared = shared;
+      child->depth = task->depth + 1;
+      child->token = NULL;
+      spawn(unload_task, child);
+    }
+  }
+  atomic_fetch_add(&shared->ran, 1);
+  if (task->token)
+    mlirAsyncRuntimeEmplaceToken(task->token);
+  free(task);
+}
+
+static void late_resume(void* handle) {
+  dropper_coro_t* coro = (dropper_coro_t*)handle;
+  mlirAsyncRuntimeDropRef(coro->token, 1);
+  atomic_fetch_add(coro->resumed, 1);
+  free(coro);
+}
+
+// The thread pool outlived its runtime in the original: destroying a
+// runtime with tasks queued and running (which start more tasks) must wait
+// for all of them; a coroutine still suspended on a token emplaced after
+// the destroy runs on the emplacing thread.
+static void RuntimeUnloadedWithTasksPending(void** state) {
+  uint64_t rng = hal_test_seed("RuntimeUnloadedWithTasksPending");
+  uint64_t iterations = hal_test_iterations(100);
+  hal_async_runtime_t* fixture = hal_async_runtime_exchange_default(NULL);
+  for (uint64_t i = 0; i < iterations; ++i) {
+    hal_async_runtime_t* runtime = NULL;
+    HAL_ASSERT_OK(hal_async_runtime_create(
+        hal_allocator_system(), 1 + (int32_t)hal_test_random_below(&rng, 3),
+        &runtime));
+    assert_null(hal_async_runtime_exchange_default(runtime));
+    unload_state_t shared = {0, 1 + (int64_t)hal_test_random_below(&rng, 4),
+                             (int)hal_test_random_below(&rng, 4)};
+    int64_t roots = 1 + (int64_t)hal_test_random_below(&rng, 16);
+    int64_t per_root = 1;
+    for (int d = 0, width = 1; d < shared.depth; ++d) {
+      width *= (int)shared.fan_out;
+      per_root += width;
+    }
+    for (int64_t r = 0; r < roots; ++r) {
+      unload_task_t* task = malloc(sizeof(*task));
+      assert_non_null(task);
+      task->shared = &shared;
+      task->depth = 0;
+      task->token = NULL;
+      spawn(unload_task, task);
+    }
+    // A coroutine suspended on a token nobody has emplaced yet.
+    atomic_int late = 0;
+    void* token = mlirAsyncRuntimeCreateToken();
+    dropper_coro_t* coro = malloc(sizeof(*coro));
+    assert_non_null(coro);
+    coro->token = token;
+    coro->group = NULL;
+    coro->resumed = &late;
+    mlirAsyncRuntimeAddRef(token, 1);
+    mlirAsyncRuntimeAwaitTokenAndExecute(token, coro, late_resume);
+    jitter(&rng, 20000);
+    assert_ptr_equal(hal_async_runtime_exchange_default(NULL), runtime);
+    hal_async_runtime_destroy(runtime);
+    // Every task, and every task they started, has run.
+    assert_int_equal(atomic_load(&shared.ran), roots * per_root);
+    assert_int_equal(atomic_load(&late), 0);
+    mlirAsyncRuntimeEmplaceToken(token);  // resumes the coroutine here
+    assert_int_equal(atomic_load(&late), 1);
+    mlirAsyncRuntimeDropRef(token, 1);
+    assert_int_equal(hal_async_live_object_count(), 0);
+  }
+  assert_null(hal_async_runtime_exchange_default(fixture));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(BadInput_MisuseIsCaught),
+      cmocka_unit_test_setup_teardown(TokenLifecycle, runtime_setup,
+                                      runtime_teardown),
+      cmocka_unit_test_setup_teardown(ValueStorage, runtime_setup,
+                                      runtime_teardown),
+      cmocka_unit_test_setup_teardown(AwaitAndExecuteChains, runtime_setup,
+                                      runtime_teardown),
+      cmocka_unit_test_setup_teardown(ErrorsThroughAwaits, runtime_setup,
+                                      runtime_teardown),
+      cmocka_unit_test_setup_teardown(GroupOfThousands, runtime_setup,
+                                      runtime_teardown),
+      cmocka_unit_test_setup_teardown(GroupAddVsTokenEmplace, runtime_setup,
+                                      runtime_teardown),
+      cmocka_unit_test_setup_teardown(LastReferenceDroppedInsideEmplace,
+                                      runtime_setup, runtime_teardown),
+      cmocka_unit_test_setup_teardown(RuntimeUnloadedWithTasksPending,
+                                      runtime_setup, runtime_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,63 @@
+// The check every exported entry point makes first: host-callback context
+// (K1) and injected faults.
+#include <string.h>
+
+#include "internal.h"
+
+// True when rule |r| fires for this call (counts the call).
+static bool fault_fires(vgpu_fault_rule* r) {
+  uint64_t n = atomic_fetch_add(&r->calls, 1) + 1;
+  bool hit = false;
+  switch (r->trigger) {
+    case VGPU_FAULT_ALWAYS:
+      hit = true;
+      break;
+    case VGPU_FAULT_NTH:
+      hit = n >= r->nth;
+      break;
+    case VGPU_FAULT_PROB: {
+      // A pure function of (seed, rule, call number): reproducible.
+      uint64_t h = vgpu_hash(0xfa17, (uint64_t)(r - vgpu_cfg.faults), n);
+      hit = (double)(h >> 11) * 0x1.0p-53 < r->prob;
+      break;
+    }
+  }
+  if (!hit)
+    return false;
+  if (r->times == 0)
+    return true;
+  // Claim one of the |times| firings.
+  uint64_t fired = atomic_load(&r->fired);
+  while (fired < r->times) {
+    if (atomic_compare_exchange_weak(&r->fired, &fired, fired + 1))
+      return true;
+  }
+  return false;
+}
+
+vgpu_status vgpu_api_enter(const char* call, int (*current_device)(void),
+                           int* fault_code) {
+  vgpu_tls_call = call;
+  if (vgpu_tls_in_callback && vgpu_cfg.strict) {
+    return vgpu_misuse(VGPU_ERR_NOT_PERMITTED,
+                       "called from inside a host function or host graph "
+                       "node (rule K1: no vendor API calls in vendor "
+                       "callbacks)");
+  }
+  for (int i = 0; i < vgpu_cfg.fault_count; ++i) {
+    vgpu_fault_rule* r = &vgpu_cfg.faults[i];
+    if (strcmp(r->call, "*") != 0 && strcmp(r->call, call) != 0)
+      continue;
+    if (!fault_fires(r))
+      continue;
+    if (r->lost) {
+      int d = r->lost_device >= 0 ? r->lost_device : current_device();
+      vgpu_device_mark_lost(d, call);
+    }
+    vgpu_log("VGPU_FAULTS: injected fault in %s (code %d%s)", call, r->code,
+             r->lost ? ", device lost" : "");
+    *fault_code = r->code;
+    return VGPU_ERR_FAULT;
+  }
+  return VGPU_OK;
+}

@@ -1,0 +1,396 @@
+// Internal structures of the virtual GPU core. Not seen by the facades.
+//
+// Lock order (outer to inner); never take an outer lock while holding an
+// inner one:
+//   graph/exec mutex -> stream mutex -> scheduler mutex
+//   stream mutex -> mark mutex            (registering a waiter)
+//   registry mutex and memory mutex are leaves (nothing is taken inside).
+// Mark completion runs its waiters' callbacks after dropping the mark mutex
+// (the T2 rule of the sync contract, applied here).
+#ifndef VGPU_INTERNAL_H_
+#define VGPU_INTERNAL_H_
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+
+#include "vgpu_core.h"
+
+#define VGPU_MAX_DEVICES 16
+
+// ---------------------------------------------------------------- config.c
+
+typedef enum vgpu_fault_trigger {
+  VGPU_FAULT_ALWAYS = 0,
+  VGPU_FAULT_NTH,
+  VGPU_FAULT_PROB,
+} vgpu_fault_trigger;
+
+typedef struct vgpu_fault_rule {
+  char call[64];  // API name, or "*"
+  vgpu_fault_trigger trigger;
+  uint64_t nth;
+  double prob;
+  uint64_t times;   // maximum number of firings (0: unlimited)
+  int code;         // vendor code returned
+  bool lost;        // device loss
+  int lost_device;  // -1: the calling thread's device
+  atomic_uint_fast64_t calls;
+  atomic_uint_fast64_t fired;
+} vgpu_fault_rule;
+
+#define VGPU_MAX_FAULT_RULES 16
+
+typedef struct vgpu_config {
+  int devices;
+  size_t device_memory;
+  bool strict;
+  bool abort_on_misuse;
+  uint64_t seed;
+  unsigned jitter_us;
+  int stream_threads;
+  int kernel_threads;
+  unsigned max_wait_ms;
+  char hide_symbols[1024];
+  vgpu_fault_rule faults[VGPU_MAX_FAULT_RULES];
+  int fault_count;
+} vgpu_config;
+
+extern vgpu_config vgpu_cfg;
+extern const vgpu_facade* vgpu_facade_current;
+
+// Reads the environment; errors in knobs are reported on stderr and the
+// knob keeps its default.
+void vgpu_config_load(const vgpu_facade* facade);
+// Deterministic hash of the seed and up to three values (splitmix64).
+uint64_t vgpu_hash(uint64_t a, uint64_t b, uint64_t c);
+// Sleeps the jitter for operation (a, b), if jitter is on.
+void vgpu_jitter(uint64_t a, uint64_t b);
+uint64_t vgpu_now_ns(void);
+
+// ---------------------------------------------------------------- report.c
+
+// Set while a runtime thread runs a host function or host node (K1).
+extern _Thread_local int vgpu_tls_in_callback;
+// The API call this thread is in, for messages.
+extern _Thread_local const char* vgpu_tls_call;
+
+// Reports misuse: in strict mode prints "vgpu[vendor] strict: CALL: ..."
+// and aborts when VGPU_ABORT_ON_MISUSE is set. Returns |status|.
+vgpu_status vgpu_misuse(vgpu_status status, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+// Unconditional diagnostic line on stderr.
+void vgpu_log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// --------------------------------------------------------------- object.c
+
+typedef enum vgpu_kind {
+  VGPU_KIND_NONE = 0,
+  VGPU_KIND_CONTEXT,
+  VGPU_KIND_STREAM,
+  VGPU_KIND_EVENT,
+  VGPU_KIND_GRAPH,
+  VGPU_KIND_NODE,
+  VGPU_KIND_EXEC,
+  VGPU_KIND_MODULE,
+  VGPU_KIND_FUNCTION,
+  VGPU_KIND_COUNT,
+} vgpu_kind;
+
+// Base of every handle-backed object. The registry holds one reference
+// while the handle is live; lookups return a new reference.
+typedef struct vgpu_object {
+  atomic_int refs;
+  vgpu_kind kind;
+  uint64_t handle;      // 0 once unregistered
+  const char* creator;  // the API call that created it
+  void (*free_fn)(struct vgpu_object* obj);
+} vgpu_object;
+
+void vgpu_object_init(vgpu_object* obj, vgpu_kind kind,
+                      void (*free_fn)(vgpu_object*));
+void vgpu_object_retain(vgpu_object* obj);
+void vgpu_object_release(vgpu_object* obj);
+const char* vgpu_kind_name(vgpu_kind kind);
+
+vgpu_status vgpu_handle_register(vgpu_object* obj);
+// Removes the handle (later lookups fail) and drops the registry reference.
+void vgpu_handle_unregister(vgpu_object* obj);
+// Returns a new reference to the live object behind |handle|, or
+// VGPU_ERR_INVALID_HANDLE (reported as misuse in strict mode).
+vgpu_status vgpu_handle_lookup(uint64_t handle, vgpu_kind kind,
+                               vgpu_object** out);
+// Calls |fn| on every live object of |kind| (registry locked: |fn| must not
+// call back into the registry). Returns the count.
+size_t vgpu_handle_for_each(vgpu_kind kind, void (*fn)(vgpu_object*, void*),
+                            void* arg);
+// Unregisters every live object of |kind| (teardown).
+void vgpu_handle_unregister_all(vgpu_kind kind);
+void vgpu_registry_teardown(void);
+
+// ----------------------------------------------------------------- mark.c
+
+// A completion point in a stream: what an event record captures. Marks are
+// reference counted; |done| never goes back to false.
+typedef struct vgpu_mark_waiter {
+  struct vgpu_mark_waiter* next;
+  void (*fn)(struct vgpu_mark_waiter* waiter);
+} vgpu_mark_waiter;
+
+typedef struct vgpu_mark {
+  atomic_int refs;
+  atomic_bool done;  // release-stored under |mu|, readable without it
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  vgpu_status status;  // of the device when it completed
+  uint64_t time_ns;
+  int device;
+  vgpu_mark_waiter* waiters;  // guarded by mu
+} vgpu_mark;
+
+vgpu_mark* vgpu_mark_create(int device);
+void vgpu_mark_retain(vgpu_mark* mark);
+void vgpu_mark_release(vgpu_mark* mark);
+bool vgpu_mark_done(vgpu_mark* mark);
+void vgpu_mark_complete(vgpu_mark* mark, vgpu_status status);
+// Registers |waiter| unless the mark is already done; returns true when
+// registered (|waiter->fn| will run once, on the completing thread, after
+// the mark's lock is dropped).
+bool vgpu_mark_add_waiter(vgpu_mark* mark, vgpu_mark_waiter* waiter);
+// Removes a registered waiter that has not run; true if removed.
+bool vgpu_mark_remove_waiter(vgpu_mark* mark, vgpu_mark_waiter* waiter);
+// Blocks until done (bounded by VGPU_MAX_WAIT_MS); returns the mark status.
+vgpu_status vgpu_mark_wait(vgpu_mark* mark, const char* what, uint64_t handle);
+
+// Waits on |cv| with |mu| held, bounded by VGPU_MAX_WAIT_MS. Returns false
+// on timeout.
+bool vgpu_cond_wait_bounded(pthread_cond_t* cv, pthread_mutex_t* mu,
+                            uint64_t deadline_ns);
+uint64_t vgpu_wait_deadline(void);
+void vgpu_cond_init(pthread_cond_t* cv);
+
+// --------------------------------------------------------------- device.c
+
+typedef struct vgpu_stream vgpu_stream;
+
+typedef struct vgpu_device {
+  vgpu_device_info info;
+  atomic_bool lost;
+  atomic_size_t used_memory;
+  // The default (legacy NULL) stream: created on first use.
+  pthread_mutex_t mu;
+  vgpu_stream* default_stream;  // guarded by mu
+  // Every stream of this device (no references), for device synchronize
+  // and the legacy default stream's implicit ordering. Guarded by mu.
+  vgpu_stream** streams;
+  size_t stream_count, stream_cap;
+  int primary_refs;      // guarded by mu
+  vgpu_object* primary;  // the primary context object, guarded by mu
+} vgpu_device;
+
+extern vgpu_device vgpu_devices[VGPU_MAX_DEVICES];
+extern int vgpu_device_total;
+
+void vgpu_devices_init(void);
+void vgpu_devices_teardown(void);
+void vgpu_device_mark_lost(int ordinal, const char* why);
+bool vgpu_device_is_lost(int ordinal);
+// Returns the default stream of |ordinal| with a new reference.
+vgpu_status vgpu_device_default_stream(int ordinal, vgpu_stream** out);
+void vgpu_device_track_stream(int ordinal, vgpu_stream* stream);
+void vgpu_device_untrack_stream(int ordinal, vgpu_stream* stream);
+// A referenced snapshot of the device's streams (malloc'd array in *out,
+// NULL on allocation failure); returns the count.
+size_t vgpu_device_streams(int ordinal, vgpu_stream*** out);
+
+// --------------------------------------------------------------- memory.c
+
+typedef struct vgpu_alloc {
+  atomic_int refs;
+  uint8_t* base;
+  size_t size;
+  int device;
+  bool host;
+  bool freed;        // guarded by the memory mutex
+  unsigned pending;  // queued operations using it, guarded by the mutex
+  uint64_t id;
+  const char* creator;
+} vgpu_alloc;
+
+// A set of allocations an operation uses: each has a reference and a
+// pending count held until vgpu_uses_release.
+typedef struct vgpu_uses {
+  vgpu_alloc** items;
+  uint32_t count, cap;
+} vgpu_uses;
+
+// Checks |copy| (bounds, liveness, kinds) and adds the allocations it
+// touches to |uses| (may be NULL). Reports misuse.
+vgpu_status vgpu_copy_check(const vgpu_copy* copy, vgpu_uses* uses);
+vgpu_status vgpu_fill_check(const vgpu_fill* fill, vgpu_uses* uses);
+// Adds the allocation containing |ptr| if any (kernel arguments).
+vgpu_status vgpu_uses_add_ptr(vgpu_uses* uses, const void* ptr);
+void vgpu_uses_release(vgpu_uses* uses);
+void vgpu_copy_run(const vgpu_copy* copy);
+void vgpu_fill_run(const vgpu_fill* fill);
+// Logs every live allocation; returns the count.
+size_t vgpu_memory_report_leaks(void);
+void vgpu_memory_teardown(void);
+
+// --------------------------------------------------------------- kernel.c
+
+typedef struct vgpu_function vgpu_function;
+
+// An immutable, reference-counted kernel launch: function, geometry and a
+// private copy of the argument values.
+typedef struct vgpu_launch {
+  atomic_int refs;
+  vgpu_function* function;  // holds a reference
+  vgpu_dim3 grid, block;
+  unsigned shared_bytes;
+  uint8_t* arg_data;
+  void** argv;
+  uint32_t argc;
+} vgpu_launch;
+
+vgpu_status vgpu_launch_create(const vgpu_launch_desc* desc, vgpu_launch** out);
+void vgpu_launch_retain(vgpu_launch* launch);
+void vgpu_launch_release(vgpu_launch* launch);
+// Adds device allocations passed as pointer arguments to |uses|.
+vgpu_status vgpu_launch_uses(const vgpu_launch* launch, vgpu_uses* uses);
+// Runs the grid on the kernel threads and the calling thread; returns when
+// every block is done.
+void vgpu_launch_run(const vgpu_launch* launch);
+void vgpu_kernel_pool_stop(void);
+
+// --------------------------------------------------------------- module.c
+
+typedef struct vgpu_module vgpu_module;
+
+struct vgpu_function {
+  vgpu_object base;
+  vgpu_module* module;  // holds a reference
+  const vgpu_kernel_desc* desc;
+};
+
+void vgpu_module_inflight_add(vgpu_module* module, int delta);
+
+// ----------------------------------------------------------------- work.c
+
+typedef enum vgpu_work_type {
+  VGPU_WORK_EMPTY = 0,
+  VGPU_WORK_COPY,
+  VGPU_WORK_FILL,
+  VGPU_WORK_KERNEL,
+  VGPU_WORK_HOST,
+} vgpu_work_type;
+
+// One unit of device work, shared by stream operations and graph nodes.
+typedef struct vgpu_work {
+  vgpu_work_type type;
+  vgpu_copy copy;
+  vgpu_fill fill;
+  vgpu_launch* launch;  // holds a reference
+  vgpu_host_call host;
+} vgpu_work;
+
+// Checks |work| at enqueue time and collects the memory it uses.
+vgpu_status vgpu_work_uses(const vgpu_work* work, vgpu_uses* uses);
+// Runs |work| on a runtime thread; |status| is the device status passed to
+// host functions. Device work is skipped when the device is lost.
+void vgpu_work_run(const vgpu_work* work, vgpu_status status);
+void vgpu_work_copy_from(vgpu_work* dst, const vgpu_work* src);
+void vgpu_work_clear(vgpu_work* work);
+
+// --------------------------------------------------------------- stream.c
+
+typedef struct vgpu_exec_state vgpu_exec_state;
+
+typedef enum vgpu_op_type {
+  VGPU_OP_WORK = 0,
+  VGPU_OP_MARK,   // completes |mark| (event record, stream sync point)
+  VGPU_OP_WAIT,   // waits for |mark| without holding a thread
+  VGPU_OP_GRAPH,  // runs every node of |graph| in dependency order
+} vgpu_op_type;
+
+typedef struct vgpu_op {
+  struct vgpu_op* next;
+  vgpu_op_type type;
+  uint64_t seq;
+  vgpu_work work;
+  vgpu_mark* mark;         // MARK, WAIT: holds a reference
+  vgpu_exec_state* graph;  // GRAPH: holds a reference
+  uint64_t graph_launch;   // GRAPH: launch number, for jitter
+  vgpu_uses uses;
+  vgpu_module* module;  // kernel ops: module kept in flight
+} vgpu_op;
+
+typedef enum vgpu_stream_state {
+  VGPU_STREAM_IDLE = 0,  // nothing runnable queued
+  VGPU_STREAM_READY,     // in the scheduler's ready list
+  VGPU_STREAM_RUNNING,   // a worker runs its head operation
+  VGPU_STREAM_BLOCKED,   // head is a WAIT on a mark not yet done
+} vgpu_stream_state;
+
+struct vgpu_stream {
+  vgpu_object base;
+  int device;
+  bool nonblocking;
+  bool is_default;
+  uint32_t ordinal;  // creation number, for jitter
+  // |mu| guards everything below. Operations run in queue order; only the
+  // worker that moved the stream to RUNNING touches |head| while running.
+  pthread_mutex_t mu;
+  pthread_cond_t drained_cv;  // broadcast when seq_done advances
+  vgpu_op* head;
+  vgpu_op* tail;
+  uint64_t seq_enqueued;
+  uint64_t seq_done;
+  vgpu_stream_state state;
+  unsigned sync_waiters;
+  vgpu_mark_waiter waiter;  // registered while BLOCKED
+  vgpu_mark* blocked_on;    // the mark it waits for while BLOCKED
+  vgpu_stream* ready_next;  // scheduler list link, guarded by sched mutex
+};
+
+// Resolves |handle| (or the default stream of |ordinal|) with a reference.
+vgpu_status vgpu_stream_get(uint64_t handle, int ordinal, vgpu_stream** out);
+vgpu_stream* vgpu_stream_new(int device, bool nonblocking, bool is_default);
+// Appends |op| (ownership passes to the stream) and makes the stream
+// runnable. Applies the legacy default stream's implicit ordering.
+vgpu_status vgpu_stream_enqueue(vgpu_stream* stream, vgpu_op* op);
+vgpu_op* vgpu_op_new(vgpu_op_type type);
+void vgpu_op_free(vgpu_op* op);
+// Enqueues a MARK op and returns the mark (new reference).
+vgpu_status vgpu_stream_record(vgpu_stream* stream, vgpu_mark** out);
+// Enqueues a MARK op completing |mark| (no implicit ordering: for a mark
+// that follows an operation just enqueued).
+vgpu_status vgpu_stream_signal_mark(vgpu_stream* stream, vgpu_mark* mark);
+// Enqueues a WAIT for |mark| (takes a new reference to it).
+vgpu_status vgpu_stream_wait_mark(vgpu_stream* stream, vgpu_mark* mark);
+// Checks |work| and enqueues it (ownership of |work| passes).
+vgpu_status vgpu_stream_submit_work(uint64_t stream, int ordinal,
+                                    vgpu_work* work);
+bool vgpu_stream_busy(vgpu_stream* stream);
+vgpu_status vgpu_stream_drain(vgpu_stream* stream, const char* what);
+// Teardown: drops queued operations of a stream whose workers are gone.
+void vgpu_stream_discard_locked(vgpu_stream* stream);
+
+// ---------------------------------------------------------------- sched.c
+
+// Pushes |stream| (which the caller holds locked, state READY) onto the
+// ready list; takes a reference for the list.
+void vgpu_sched_push_locked(vgpu_stream* stream);
+void vgpu_sched_stop(void);
+// Runs one op of a stream on the current worker (stream.c).
+void vgpu_stream_run_head(vgpu_stream* stream);
+
+// ------------------------------------------------------------ graph_exec.c
+
+void vgpu_exec_state_release(vgpu_exec_state* state);
+// Runs the nodes of |state| in a dependency order (randomized by the seed
+// when jitter is on).
+void vgpu_exec_state_run(vgpu_exec_state* state, uint64_t launch,
+                         vgpu_status status);
+
+#endif  // VGPU_INTERNAL_H_

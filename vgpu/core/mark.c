@@ -1,0 +1,139 @@
+// Marks: completion points in a stream (what an event record captures).
+//
+// A mark completes exactly once, on the worker that runs the MARK operation
+// (or at teardown). Completion sets |done| under |mu|, wakes host waiters
+// through |cv| and then, with |mu| dropped, runs the callbacks of streams
+// blocked on it. |done| is also read without the lock (event query) with
+// acquire ordering, pairing with the release store, so a caller that sees
+// done also sees everything the device wrote before.
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "internal.h"
+
+void vgpu_cond_init(pthread_cond_t* cv) {
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(cv, &attr);
+  pthread_condattr_destroy(&attr);
+}
+
+uint64_t vgpu_wait_deadline(void) {
+  if (vgpu_cfg.max_wait_ms == 0)
+    return 0;
+  return vgpu_now_ns() + (uint64_t)vgpu_cfg.max_wait_ms * 1000000ull;
+}
+
+bool vgpu_cond_wait_bounded(pthread_cond_t* cv, pthread_mutex_t* mu,
+                            uint64_t deadline_ns) {
+  if (deadline_ns == 0) {
+    pthread_cond_wait(cv, mu);
+    return true;
+  }
+  struct timespec ts = {(time_t)(deadline_ns / 1000000000ull),
+                        (long)(deadline_ns % 1000000000ull)};
+  return pthread_cond_timedwait(cv, mu, &ts) != ETIMEDOUT;
+}
+
+vgpu_mark* vgpu_mark_create(int device) {
+  vgpu_mark* m = calloc(1, sizeof(*m));
+  if (m == NULL)
+    return NULL;
+  atomic_init(&m->refs, 1);
+  atomic_init(&m->done, false);
+  pthread_mutex_init(&m->mu, NULL);
+  vgpu_cond_init(&m->cv);
+  m->device = device;
+  return m;
+}
+
+void vgpu_mark_retain(vgpu_mark* mark) {
+  atomic_fetch_add_explicit(&mark->refs, 1, memory_order_relaxed);
+}
+
+void vgpu_mark_release(vgpu_mark* mark) {
+  if (mark == NULL)
+    return;
+  if (atomic_fetch_sub_explicit(&mark->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  pthread_mutex_destroy(&mark->mu);
+  pthread_cond_destroy(&mark->cv);
+  free(mark);
+}
+
+bool vgpu_mark_done(vgpu_mark* mark) {
+  return atomic_load_explicit(&mark->done, memory_order_acquire);
+}
+
+void vgpu_mark_complete(vgpu_mark* mark, vgpu_status status) {
+  pthread_mutex_lock(&mark->mu);
+  if (atomic_load_explicit(&mark->done, memory_order_relaxed)) {
+    pthread_mutex_unlock(&mark->mu);
+    return;
+  }
+  mark->status = status;
+  mark->time_ns = vgpu_now_ns();
+  atomic_store_explicit(&mark->done, true, memory_order_release);
+  vgpu_mark_waiter* waiters = mark->waiters;
+  mark->waiters = NULL;
+  pthread_cond_broadcast(&mark->cv);
+  pthread_mutex_unlock(&mark->mu);
+  // Callbacks run without the mark's lock (they take stream locks).
+  while (waiters != NULL) {
+    vgpu_mark_waiter* next = waiters->next;
+    waiters->next = NULL;
+    waiters->fn(waiters);
+    waiters = next;
+  }
+}
+
+bool vgpu_mark_add_waiter(vgpu_mark* mark, vgpu_mark_waiter* waiter) {
+  pthread_mutex_lock(&mark->mu);
+  bool registered = !atomic_load_explicit(&mark->done, memory_order_relaxed);
+  if (registered) {
+    waiter->next = mark->waiters;
+    mark->waiters = waiter;
+  }
+  pthread_mutex_unlock(&mark->mu);
+  return registered;
+}
+
+bool vgpu_mark_remove_waiter(vgpu_mark* mark, vgpu_mark_waiter* waiter) {
+  bool removed = false;
+  pthread_mutex_lock(&mark->mu);
+  for (vgpu_mark_waiter** p = &mark->waiters; *p != NULL; p = &(*p)->next) {
+    if (*p == waiter) {
+      *p = waiter->next;
+      removed = true;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&mark->mu);
+  return removed;
+}
+
+vgpu_status vgpu_mark_wait(vgpu_mark* mark, const char* what, uint64_t handle) {
+  if (vgpu_mark_done(mark))
+    return mark->status;
+  uint64_t deadline = vgpu_wait_deadline();
+  vgpu_status status = VGPU_OK;
+  pthread_mutex_lock(&mark->mu);
+  while (!atomic_load_explicit(&mark->done, memory_order_relaxed)) {
+    if (!vgpu_cond_wait_bounded(&mark->cv, &mark->mu, deadline)) {
+      status = VGPU_ERR_TIMEOUT;
+      break;
+    }
+  }
+  if (status == VGPU_OK)
+    status = mark->status;
+  pthread_mutex_unlock(&mark->mu);
+  if (status == VGPU_ERR_TIMEOUT) {
+    vgpu_log("%s: waited more than VGPU_MAX_WAIT_MS=%u ms on %s 0x%" PRIx64,
+             vgpu_tls_call ? vgpu_tls_call : "?", vgpu_cfg.max_wait_ms, what,
+             handle);
+  }
+  return status;
+}

@@ -1,0 +1,115 @@
+// The stream worker threads (VGPU_STREAM_THREADS, default 4).
+//
+// Runnable streams wait in one FIFO ready list; a worker pops a stream, runs
+// its head operation (stream.c) and the stream goes back to the tail of the
+// list if it has more, so streams share workers fairly and independent
+// streams run concurrently when there are several workers. A stream blocked
+// on a mark holds no worker. With one worker, everything is serialized:
+// the knob that shakes out assumptions of concurrency.
+//
+// |mu| guards the ready list and |shutdown|; it is the innermost lock after
+// stream locks (vgpu_sched_push_locked is called with a stream lock held).
+#include <stdlib.h>
+
+#include "internal.h"
+
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  vgpu_stream* head;
+  vgpu_stream* tail;
+  bool shutdown;
+  bool started;
+  bool closed;  // after vgpu_sched_stop: never start again (unload)
+  pthread_t* threads;
+  int count;
+} sched = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void* worker_main(void* arg) {
+  (void)arg;
+  pthread_mutex_lock(&sched.mu);
+  for (;;) {
+    while (sched.head == NULL && !sched.shutdown)
+      pthread_cond_wait(&sched.cv, &sched.mu);
+    if (sched.shutdown)
+      break;
+    vgpu_stream* s = sched.head;
+    sched.head = s->ready_next;
+    if (sched.head == NULL)
+      sched.tail = NULL;
+    s->ready_next = NULL;
+    pthread_mutex_unlock(&sched.mu);
+    vgpu_stream_run_head(s);
+    vgpu_object_release(&s->base);  // the ready list's reference
+    pthread_mutex_lock(&sched.mu);
+  }
+  pthread_mutex_unlock(&sched.mu);
+  return NULL;
+}
+
+// Starts the workers on first use. Called with sched.mu held.
+static void start_locked(void) {
+  sched.started = true;
+  sched.shutdown = false;
+  sched.threads = calloc((size_t)vgpu_cfg.stream_threads, sizeof(pthread_t));
+  sched.count = 0;
+  for (int i = 0; sched.threads != NULL && i < vgpu_cfg.stream_threads; ++i) {
+    if (pthread_create(&sched.threads[i], NULL, worker_main, NULL) != 0)
+      break;
+    sched.count++;
+  }
+  if (sched.count == 0) {
+    vgpu_log("cannot start any stream worker thread");
+    abort();  // internal invariant: nothing would ever run
+  }
+}
+
+void vgpu_sched_push_locked(vgpu_stream* s) {
+  pthread_mutex_lock(&sched.mu);
+  if (sched.closed) {
+    pthread_mutex_unlock(&sched.mu);  // unloading: work is discarded
+    return;
+  }
+  vgpu_object_retain(&s->base);
+  if (!sched.started)
+    start_locked();
+  s->ready_next = NULL;
+  if (sched.tail != NULL) {
+    sched.tail->ready_next = s;
+  } else {
+    sched.head = s;
+  }
+  sched.tail = s;
+  pthread_cond_signal(&sched.cv);
+  pthread_mutex_unlock(&sched.mu);
+}
+
+void vgpu_sched_stop(void) {
+  pthread_mutex_lock(&sched.mu);
+  sched.closed = true;
+  if (!sched.started) {
+    pthread_mutex_unlock(&sched.mu);
+    return;
+  }
+  sched.shutdown = true;
+  pthread_cond_broadcast(&sched.cv);
+  pthread_mutex_unlock(&sched.mu);
+  for (int i = 0; i < sched.count; ++i)
+    pthread_join(sched.threads[i], NULL);
+  free(sched.threads);
+  sched.threads = NULL;
+  sched.count = 0;
+  // Streams still listed lose their list reference (their operations are
+  // discarded by the caller).
+  pthread_mutex_lock(&sched.mu);
+  vgpu_stream* s = sched.head;
+  sched.head = sched.tail = NULL;
+  sched.started = false;
+  pthread_mutex_unlock(&sched.mu);
+  while (s != NULL) {
+    vgpu_stream* next = s->ready_next;
+    s->ready_next = NULL;
+    vgpu_object_release(&s->base);
+    s = next;
+  }
+}

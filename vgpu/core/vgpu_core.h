@@ -1,0 +1,270 @@
+// The virtual GPU core: everything both facades share.
+//
+// The CUDA and HIP facades are thin translations onto this API: they convert
+// the vendor's argument shapes into the structs below, call one core
+// function, and map the returned vgpu_status onto the vendor's error code.
+// No CUDA- or HIP-specific logic lives in the core, and no semantics live in
+// the facades.
+//
+// Handles. Every object the vendor API hands out (contexts, streams, events,
+// graphs, graph nodes, executable graphs, modules, functions) is a 64-bit
+// handle that indexes a registry slot and carries the slot's generation; it
+// is never a pointer the core dereferences. A handle of the wrong kind, a
+// destroyed one or garbage is detected and answered with
+// VGPU_ERR_INVALID_HANDLE.
+//
+// Threads. Every function here may be called from any thread, except where
+// noted. Work queued on streams runs on the runtime's worker threads
+// (sched.c); kernel grids run on the kernel threads (kernel.c).
+#ifndef VGPU_CORE_H_
+#define VGPU_CORE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vgpu/vgpu_module.h"
+
+typedef enum vgpu_status {
+  VGPU_OK = 0,
+  VGPU_ERR_INVALID_VALUE,
+  VGPU_ERR_OUT_OF_MEMORY,
+  VGPU_ERR_NOT_INITIALIZED,
+  VGPU_ERR_NO_DEVICE,
+  VGPU_ERR_INVALID_DEVICE,
+  VGPU_ERR_INVALID_CONTEXT,
+  VGPU_ERR_INVALID_IMAGE,
+  VGPU_ERR_INVALID_HANDLE,
+  VGPU_ERR_NOT_FOUND,
+  VGPU_ERR_NOT_READY,
+  // The device is lost (sticky): CUDA_ERROR_LAUNCH_FAILED /
+  // hipErrorLaunchFailure.
+  VGPU_ERR_DEVICE_LOST,
+  // API call from inside a host function or host node (K1).
+  VGPU_ERR_NOT_PERMITTED,
+  // Destroying or freeing something queued work still uses.
+  VGPU_ERR_IN_USE,
+  VGPU_ERR_NOT_SUPPORTED,
+  VGPU_ERR_GRAPH_UPDATE,
+  // A host wait ran past VGPU_MAX_WAIT_MS.
+  VGPU_ERR_TIMEOUT,
+  // An injected fault: the facade returns the vendor code it was given.
+  VGPU_ERR_FAULT,
+  VGPU_ERR_UNKNOWN,
+} vgpu_status;
+
+// Special stream handle values: the NULL stream and the vendors' legacy and
+// per-thread default streams all mean "the default stream of the device".
+#define VGPU_STREAM_IS_DEFAULT(h) ((h) <= 2u)
+
+// --- lifetime, configuration, diagnostics (lifetime.c, config.c, report.c)
+
+// What a facade tells the core about itself, at load time.
+typedef struct vgpu_facade {
+  const char* vendor;  // "cuda" or "hip", used in messages
+  // Vendor error code for a name ("CUDA_ERROR_OUT_OF_MEMORY") or a number;
+  // false if unknown. Used to parse VGPU_FAULTS.
+  bool (*code_from_name)(const char* name, int* code);
+  int lost_code;     // vendor code of a lost device
+  int unknown_code;  // default code of an injected fault
+} vgpu_facade;
+
+// Called from each facade's constructor and destructor.
+void vgpu_library_load(const vgpu_facade* facade);
+void vgpu_library_unload(void);
+
+// Every exported entry point starts here. Records |call| for messages, then
+//   - returns VGPU_ERR_NOT_PERMITTED when called from inside a host function
+//     or host node in strict mode (K1);
+//   - returns VGPU_ERR_FAULT with *fault_code set when VGPU_FAULTS says this
+//     call fails (a device-loss fault also marks lost the device the rule
+//     names, or else the calling thread's device, from |current_device|);
+//   - returns VGPU_OK otherwise.
+vgpu_status vgpu_api_enter(const char* call, int (*current_device)(void),
+                           int* fault_code);
+
+// True when strict mode is on (VGPU_STRICT, default on).
+bool vgpu_strict(void);
+// Whether |name| is listed in VGPU_HIDE_SYMBOLS.
+bool vgpu_symbol_hidden(const char* name);
+
+// --- devices and contexts (device.c)
+
+typedef struct vgpu_device_info {
+  char name[64];
+  size_t total_memory;
+  int ordinal;
+  int multiprocessor_count;
+  int clock_rate_khz;
+  int max_threads_per_block;
+  int max_block_dim[3];
+  int max_grid_dim[3];
+  int shared_memory_per_block;
+  int total_constant_memory;
+  int warp_size;
+  int registers_per_block;
+  int compute_major;
+  int compute_minor;
+  int pci_bus_id;
+  int l2_cache_size;
+} vgpu_device_info;
+
+int vgpu_device_count(void);
+// VGPU_ERR_INVALID_DEVICE for a bad ordinal, VGPU_ERR_DEVICE_LOST for a lost
+// device.
+vgpu_status vgpu_device_check(int ordinal);
+const vgpu_device_info* vgpu_device_info_get(int ordinal);
+vgpu_status vgpu_device_synchronize(int ordinal);
+vgpu_status vgpu_device_memory_info(int ordinal, size_t* free_bytes,
+                                    size_t* total_bytes);
+
+// Primary contexts (one per device, reference counted by retain/release).
+vgpu_status vgpu_context_primary_retain(int ordinal, uint64_t* out);
+vgpu_status vgpu_context_primary_release(int ordinal);
+// Resolves a context handle to its device; VGPU_ERR_INVALID_CONTEXT when
+// the handle is not a live context.
+vgpu_status vgpu_context_device(uint64_t ctx, int* ordinal);
+
+// --- memory (memory.c)
+
+typedef enum vgpu_ptr_kind {
+  VGPU_PTR_ANY = 0,  // unified addressing: whatever it is
+  VGPU_PTR_DEVICE,   // must lie inside a live device allocation
+  VGPU_PTR_HOST,     // host memory (pinned or pageable)
+} vgpu_ptr_kind;
+
+// A 1D/2D/3D copy of |width| bytes by |height| rows by |depth| slices.
+typedef struct vgpu_copy {
+  void* dst;
+  const void* src;
+  size_t width, height, depth;
+  size_t dst_pitch, dst_slice;
+  size_t src_pitch, src_slice;
+  vgpu_ptr_kind dst_kind, src_kind;
+} vgpu_copy;
+
+// A 1D/2D fill of |width| elements of |elem| bytes (1, 2 or 4) by |height|
+// rows |pitch| bytes apart.
+typedef struct vgpu_fill {
+  void* dst;
+  uint32_t value;
+  unsigned elem;
+  size_t width, height, pitch;
+} vgpu_fill;
+
+void vgpu_copy_init_1d(vgpu_copy* c, void* dst, vgpu_ptr_kind dst_kind,
+                       const void* src, vgpu_ptr_kind src_kind, size_t bytes);
+void vgpu_fill_init_1d(vgpu_fill* f, void* dst, uint32_t value, unsigned elem,
+                       size_t count);
+
+vgpu_status vgpu_mem_alloc(int ordinal, size_t bytes, bool host, void** out);
+// |host| says which kind the caller frees (pinned host or device memory).
+vgpu_status vgpu_mem_free(void* ptr, bool host);
+// Which kind a pointer is: VGPU_PTR_DEVICE inside a live device
+// allocation, VGPU_PTR_HOST otherwise; |*ordinal| its device (or -1).
+vgpu_ptr_kind vgpu_mem_classify(const void* ptr, int* ordinal);
+
+// --- streams, events, host functions (stream.c, event.c)
+
+// A host function as the vendor hands it over. The facade supplies
+// |invoke|, which casts |fn| back to the vendor's type and calls it; the
+// core calls invoke on a runtime thread, in stream order, with the status of
+// the device (VGPU_OK, or VGPU_ERR_DEVICE_LOST).
+typedef struct vgpu_host_call {
+  void (*invoke)(const struct vgpu_host_call* call, vgpu_status status);
+  void (*fn)(void);
+  void* user;
+  uint64_t stream;
+} vgpu_host_call;
+
+// Streams: |stream| may be a default-stream value (0, 1, 2), meaning the
+// default stream of |ordinal|. |nonblocking| streams do not synchronize with
+// the default stream.
+vgpu_status vgpu_stream_create(int ordinal, bool nonblocking, int priority,
+                               uint64_t* out);
+vgpu_status vgpu_stream_destroy(uint64_t stream);
+vgpu_status vgpu_stream_synchronize(uint64_t stream, int ordinal);
+vgpu_status vgpu_stream_query(uint64_t stream, int ordinal);
+vgpu_status vgpu_stream_device(uint64_t stream, int ordinal, int* out);
+vgpu_status vgpu_stream_wait_event(uint64_t stream, int ordinal,
+                                   uint64_t event);
+vgpu_status vgpu_stream_host_call(uint64_t stream, int ordinal,
+                                  const vgpu_host_call* call);
+// Copies and fills; |sync| ones run on the default stream and return when
+// done.
+vgpu_status vgpu_stream_copy(uint64_t stream, int ordinal,
+                             const vgpu_copy* copy, bool sync);
+vgpu_status vgpu_stream_fill(uint64_t stream, int ordinal,
+                             const vgpu_fill* fill, bool sync);
+
+vgpu_status vgpu_event_create(int ordinal, unsigned flags, uint64_t* out);
+vgpu_status vgpu_event_record(uint64_t event, uint64_t stream, int ordinal);
+vgpu_status vgpu_event_query(uint64_t event);
+vgpu_status vgpu_event_synchronize(uint64_t event);
+vgpu_status vgpu_event_elapsed_ms(uint64_t start, uint64_t end, float* ms);
+vgpu_status vgpu_event_destroy(uint64_t event);
+
+// --- modules and kernels (module.c, kernel.c)
+
+vgpu_status vgpu_module_load_image(int ordinal, const void* image,
+                                   uint64_t* out);
+vgpu_status vgpu_module_load_file(int ordinal, const char* path, uint64_t* out);
+vgpu_status vgpu_module_unload(uint64_t module);
+vgpu_status vgpu_module_function(uint64_t module, const char* name,
+                                 uint64_t* out);
+
+// A kernel launch as the caller describes it. Arguments come either from
+// |params| (one pointer per argument) or from a packed |buffer| of
+// |buffer_size| bytes (each argument aligned to its size, at most 8).
+typedef struct vgpu_launch_desc {
+  uint64_t function;
+  vgpu_dim3 grid;
+  vgpu_dim3 block;
+  unsigned shared_bytes;
+  void** params;
+  const void* buffer;
+  size_t buffer_size;
+} vgpu_launch_desc;
+
+vgpu_status vgpu_kernel_launch(uint64_t stream, int ordinal,
+                               const vgpu_launch_desc* desc);
+
+// --- graphs (graph.c, graph_exec.c)
+
+typedef enum vgpu_node_type {
+  VGPU_NODE_EMPTY = 0,
+  VGPU_NODE_COPY,
+  VGPU_NODE_FILL,
+  VGPU_NODE_KERNEL,
+  VGPU_NODE_HOST,
+} vgpu_node_type;
+
+typedef struct vgpu_node_desc {
+  vgpu_node_type type;
+  vgpu_copy copy;
+  vgpu_fill fill;
+  vgpu_launch_desc launch;
+  vgpu_host_call host;
+} vgpu_node_desc;
+
+typedef enum vgpu_update_result {
+  VGPU_UPDATE_OK = 0,
+  VGPU_UPDATE_ERROR,
+  VGPU_UPDATE_TOPOLOGY_CHANGED,
+  VGPU_UPDATE_NODE_TYPE_CHANGED,
+  VGPU_UPDATE_PARAMETERS_CHANGED,
+} vgpu_update_result;
+
+vgpu_status vgpu_graph_create(uint64_t* out);
+vgpu_status vgpu_graph_destroy(uint64_t graph);
+vgpu_status vgpu_graph_add_node(uint64_t graph, const uint64_t* deps,
+                                size_t dep_count, const vgpu_node_desc* desc,
+                                uint64_t* out);
+vgpu_status vgpu_graph_instantiate(uint64_t graph, uint64_t* out);
+vgpu_status vgpu_graph_exec_update(uint64_t exec, uint64_t graph,
+                                   vgpu_update_result* result,
+                                   uint64_t* error_node, uint64_t* error_from);
+vgpu_status vgpu_graph_launch(uint64_t exec, uint64_t stream, int ordinal);
+vgpu_status vgpu_graph_exec_destroy(uint64_t exec);
+
+#endif  // VGPU_CORE_H_

@@ -1,0 +1,57 @@
+// One unit of device work (copy, fill, kernel, host function), shared by
+// stream operations and graph nodes.
+#include <string.h>
+
+#include "internal.h"
+
+vgpu_status vgpu_work_uses(const vgpu_work* work, vgpu_uses* uses) {
+  switch (work->type) {
+    case VGPU_WORK_COPY:
+      return vgpu_copy_check(&work->copy, uses);
+    case VGPU_WORK_FILL:
+      return vgpu_fill_check(&work->fill, uses);
+    case VGPU_WORK_KERNEL:
+      return vgpu_launch_uses(work->launch, uses);
+    case VGPU_WORK_EMPTY:
+    case VGPU_WORK_HOST:
+      break;
+  }
+  return VGPU_OK;
+}
+
+void vgpu_work_run(const vgpu_work* work, vgpu_status status) {
+  switch (work->type) {
+    case VGPU_WORK_EMPTY:
+      break;
+    case VGPU_WORK_COPY:
+      if (status == VGPU_OK)
+        vgpu_copy_run(&work->copy);
+      break;
+    case VGPU_WORK_FILL:
+      if (status == VGPU_OK)
+        vgpu_fill_run(&work->fill);
+      break;
+    case VGPU_WORK_KERNEL:
+      if (status == VGPU_OK)
+        vgpu_launch_run(work->launch);
+      break;
+    case VGPU_WORK_HOST:
+      // Any API call the function makes is a K1 violation (entry.c).
+      vgpu_tls_in_callback = 1;
+      work->host.invoke(&work->host, status);
+      vgpu_tls_in_callback = 0;
+      break;
+  }
+}
+
+void vgpu_work_copy_from(vgpu_work* dst, const vgpu_work* src) {
+  *dst = *src;
+  if (dst->launch != NULL)
+    vgpu_launch_retain(dst->launch);
+}
+
+void vgpu_work_clear(vgpu_work* work) {
+  if (work->launch != NULL)
+    vgpu_launch_release(work->launch);
+  memset(work, 0, sizeof(*work));
+}

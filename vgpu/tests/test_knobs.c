@@ -1,0 +1,416 @@
+// The knobs: fault injection (Nth call, probability, device loss), seed
+// reproducibility, jitter, stream thread count, device count and memory,
+// maximum wait, abort on misuse, the leak report, symbol hiding. Meson runs
+// one test per process with the knob's environment; some tests run this
+// program again as a child with a different environment.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+// cmocka after the standard headers it needs.
+#include <cmocka.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifdef VGPU_TEST_CUDA
+#include <cuda.h>
+#else
+#include <hip/hip_runtime_api.h>
+#endif
+
+#include "testutil.h"
+
+#define OK(expr) assert_int_equal((expr), api.ok)
+
+static const char* lib_path;
+static const char* legacy_path;
+static const char* self_path;
+
+static int setup(void** state) {
+  (void)state;
+  return api.init(0) == api.ok ? 0 : -1;
+}
+
+// Runs this program as "API LIB MODE" with |env| prepended; returns its
+// combined output (malloc'd) and its wait status.
+static char* run_child(const char* env, const char* mode, int* status) {
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd), "env %s %s %s %s %s 2>&1", env, self_path,
+           api.name, lib_path, mode);
+  FILE* p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t cap = 1 << 16, len = 0;
+  char* out = calloc(1, cap);
+  size_t n;
+  while ((n = fread(out + len, 1, cap - 1 - len, p)) > 0)
+    len += n;
+  *status = pclose(p);
+  return out;
+}
+
+static void t_fault_nth(void** state) {
+  (void)state;
+  void *a = NULL, *b = NULL, *c = NULL;
+  OK(api.malloc(&a, 64));
+  assert_int_equal(api.malloc(&b, 64), api.out_of_memory);  // 2nd call
+  OK(api.malloc(&c, 64));
+  OK(api.free(a));
+  OK(api.free(c));
+}
+
+static void t_fault_prob(void** state) {
+  (void)state;
+  void* s = NULL;
+  OK(api.stream_create(&s, true));
+  int fails = 0;
+  for (int i = 0; i < 400; ++i) {
+    int rc = api.stream_query(s);
+    if (rc == api.out_of_memory) {
+      fails++;
+    } else {
+      OK(rc);
+    }
+  }
+  assert_in_range(fails, 100, 300);  // p = 0.5, generous bounds
+  OK(api.stream_destroy(s));
+}
+
+// Child mode: prints which of 64 queries failed under VGPU_FAULTS.
+static int fault_pattern(void) {
+  if (api.init(0) != api.ok)
+    return 1;
+  void* s = NULL;
+  if (api.stream_create(&s, true) != api.ok)
+    return 1;
+  char pattern[65];
+  for (int i = 0; i < 64; ++i)
+    pattern[i] = api.stream_query(s) == api.ok ? '0' : '1';
+  pattern[64] = '\0';
+  printf("pattern=%s\n", pattern);
+  api.stream_destroy(s);
+  return 0;
+}
+
+static const char* pattern_of(const char* out) {
+  const char* p = strstr(out, "pattern=");
+  assert_non_null(p);
+  return p + 8;
+}
+
+// Same seed, same decisions; another seed, other decisions.
+static void t_seed_reproducible(void** state) {
+  (void)state;
+  const char* q =
+      strcmp(api.name, "cuda") == 0 ? "cuStreamQuery" : "hipStreamQuery";
+  char env1[256], env2[256];
+  snprintf(env1, sizeof(env1), "VGPU_SEED=12345 VGPU_FAULTS=%s:prob=0.5", q);
+  snprintf(env2, sizeof(env2), "VGPU_SEED=54321 VGPU_FAULTS=%s:prob=0.5", q);
+  int st1, st2, st3;
+  char* a = run_child(env1, "fault_pattern", &st1);
+  char* b = run_child(env1, "fault_pattern", &st2);
+  char* c = run_child(env2, "fault_pattern", &st3);
+  assert_int_equal(st1, 0);
+  assert_int_equal(st2, 0);
+  assert_int_equal(st3, 0);
+  assert_memory_equal(pattern_of(a), pattern_of(b), 64);
+  assert_memory_not_equal(pattern_of(a), pattern_of(c), 64);
+  assert_non_null(strstr(a, "VGPU_SEED=12345"));  // printed at start
+  free(a);
+  free(b);
+  free(c);
+}
+
+// After a device-lost fault every call on that device fails with the
+// vendor's launch-failure code; other devices keep working.
+static void t_fault_lost(void** state) {
+  (void)state;
+  void *s = NULL, *dev = NULL, *e = NULL;
+  OK(api.stream_create(&s, true));
+  assert_int_equal(api.stream_sync(s), api.launch_failed);  // the fault
+  assert_int_equal(api.stream_sync(s), api.launch_failed);
+  assert_int_equal(api.stream_query(s), api.launch_failed);
+  assert_int_equal(api.malloc(&dev, 64), api.launch_failed);
+  assert_int_equal(api.event_create(&e), api.launch_failed);
+  assert_int_equal(api.memset8(NULL, 0, 0), api.launch_failed);
+  OK(api.stream_destroy(s));
+  int count = 0;
+  OK(api.device_count(&count));
+  assert_true(count >= 2);
+  OK(api.init(1));
+  OK(api.malloc(&dev, 64));
+  OK(api.memset8(dev, 1, 64));
+  OK(api.free(dev));
+}
+
+// Jitter delays every operation: 100 operations take visibly longer.
+static void t_jitter(void** state) {
+  (void)state;
+  void *s = NULL, *dev = NULL;
+  OK(api.stream_create(&s, true));
+  OK(api.malloc(&dev, 4));
+  uint64_t t0 = testutil_now_ms();
+  for (int i = 0; i < 100; ++i)
+    OK(api.memset32_async(dev, 1, 1, s));
+  OK(api.stream_sync(s));
+  assert_true(testutil_now_ms() - t0 >= 5);  // mean 200 us per operation
+  OK(api.free(dev));
+  OK(api.stream_destroy(s));
+}
+
+typedef struct flag_wait {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool flag;
+  atomic_int saw;
+} flag_wait;
+
+static void wait_flag_300ms(void* arg) {
+  flag_wait* w = arg;
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_nsec += 300 * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&w->mu);
+  while (!w->flag && pthread_cond_timedwait(&w->cv, &w->mu, &deadline) == 0) {
+  }
+  atomic_store(&w->saw, w->flag);
+  pthread_mutex_unlock(&w->mu);
+}
+
+static void set_flag(void* arg) {
+  flag_wait* w = arg;
+  pthread_mutex_lock(&w->mu);
+  w->flag = true;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
+// With one stream thread, independent streams are serialized: B's host
+// function cannot run while A's blocks.
+static void t_one_stream_thread(void** state) {
+  (void)state;
+  void *a = NULL, *b = NULL;
+  OK(api.stream_create(&a, true));
+  OK(api.stream_create(&b, true));
+  flag_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+  OK(api.host_fn(a, wait_flag_300ms, &w));
+  OK(api.host_fn(b, set_flag, &w));
+  OK(api.stream_sync(a));
+  OK(api.stream_sync(b));
+  assert_int_equal(atomic_load(&w.saw), 0);
+  assert_true(w.flag);
+  OK(api.stream_destroy(a));
+  OK(api.stream_destroy(b));
+}
+
+static void t_devices_and_memory(void** state) {
+  (void)state;
+  int count = 0;
+  void* p = NULL;
+  OK(api.device_count(&count));
+  assert_int_equal(count, 3);
+  OK(api.init(2));
+  assert_int_equal(api.malloc(&p, 2u << 20), api.out_of_memory);
+  OK(api.malloc(&p, 512u << 10));
+  OK(api.free(p));
+  OK(api.init(0));
+}
+
+// A host wait that runs past VGPU_MAX_WAIT_MS fails instead of hanging.
+static void t_max_wait(void** state) {
+  (void)state;
+  void* s = NULL;
+  gate g;
+  gate_init(&g);
+  OK(api.stream_create(&s, true));
+  OK(api.host_fn(s, gate_host_fn, &g));
+  assert_int_equal(api.stream_sync(s), api.timeout);
+  gate_open(&g);
+  OK(api.stream_sync(s));
+  OK(api.stream_destroy(s));
+  gate_destroy(&g);
+}
+
+// Child mode: one misuse (VGPU_ABORT_ON_MISUSE=1 must abort right there).
+static int misuse_child(void) {
+  if (api.init(0) != api.ok)
+    return 1;
+  api.stream_query((void*)(uintptr_t)0xbad);
+  return 0;  // not aborted: the parent fails
+}
+
+static void t_abort_on_misuse(void** state) {
+  (void)state;
+  int st = 0;
+  char* out = run_child("VGPU_ABORT_ON_MISUSE=1", "misuse_child", &st);
+  assert_true(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0));
+  assert_non_null(strstr(out, "aborting (VGPU_ABORT_ON_MISUSE=1)"));
+  free(out);
+  out = run_child("VGPU_ABORT_ON_MISUSE=0", "misuse_child", &st);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  free(out);
+}
+
+// Child mode: leaks a stream, an event and memory, then unloads.
+static int leak_child(void) {
+  if (api.init(0) != api.ok)
+    return 1;
+  void *s = NULL, *e = NULL, *p = NULL;
+  api.stream_create(&s, true);
+  api.event_create(&e);
+  api.malloc(&p, 4096);
+  return 0;
+}
+
+static void t_leak_report(void** state) {
+  (void)state;
+  int st = 0;
+  char* out = run_child("", "leak_child", &st);
+  assert_int_equal(st, 0);  // and no sanitizer report (teardown frees all)
+  assert_non_null(strstr(out, "leak: stream"));
+  assert_non_null(strstr(out, "leak: event"));
+  assert_non_null(strstr(out, "leak: 4096 bytes of device memory"));
+  free(out);
+  out = run_child("VGPU_STRICT=0", "leak_child", &st);
+  assert_null(strstr(out, "leak:"));
+  free(out);
+}
+
+#ifdef VGPU_TEST_CUDA
+// cuGetProcAddress: base names map to the versioned implementations,
+// VGPU_HIDE_SYMBOLS hides names, old versions are refused.
+static void t_hide_symbols(void** state) {
+  (void)state;
+  __typeof__(&cuGetProcAddress_v2) get = NULL;
+  VAPI_LOAD(api.lib, get, "cuGetProcAddress_v2");
+  assert_non_null(get);
+  void* fn = NULL;
+  CUdriverProcAddressQueryResult q;
+  assert_int_equal(get("cuLaunchHostFunc", &fn, 12000, 0, &q),
+                   CUDA_ERROR_NOT_FOUND);
+  assert_int_equal(q, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  assert_null(fn);
+  assert_int_equal(get("cuGraphExecUpdate", &fn, 12000, 0, &q),
+                   CUDA_ERROR_NOT_FOUND);
+  assert_int_equal(get("cuStreamAddCallback", &fn, 12000, 0, &q), CUDA_SUCCESS);
+  assert_ptr_equal(fn, dlsym(api.lib, "cuStreamAddCallback"));
+  assert_int_equal(get("cuMemAlloc", &fn, 12000, 0, &q), CUDA_SUCCESS);
+  assert_ptr_equal(fn, dlsym(api.lib, "cuMemAlloc_v2"));
+  assert_int_equal(get("cuStreamDestroy", &fn, 13000, 0, &q), CUDA_SUCCESS);
+  assert_ptr_equal(fn, dlsym(api.lib, "cuStreamDestroy_v2"));
+  assert_int_equal(get("cuGraphInstantiate", &fn, 12000, 0, &q), CUDA_SUCCESS);
+  assert_ptr_equal(fn, dlsym(api.lib, "cuGraphInstantiateWithFlags"));
+  assert_int_equal(get("cuGraphInstantiate", &fn, 11000, 0, &q), CUDA_SUCCESS);
+  assert_ptr_equal(fn, dlsym(api.lib, "cuGraphInstantiate_v2"));
+  assert_int_equal(get("cuGraphCreate", &fn, 9000, 0, &q),
+                   CUDA_ERROR_NOT_FOUND);
+  assert_int_equal(q, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  assert_int_equal(get("cuNoSuchFunction", &fn, 13000, 0, &q),
+                   CUDA_ERROR_NOT_FOUND);
+  // Error names and strings.
+  __typeof__(&cuGetErrorName) name = NULL;
+  __typeof__(&cuGetErrorString) text = NULL;
+  VAPI_LOAD(api.lib, name, "cuGetErrorName");
+  VAPI_LOAD(api.lib, text, "cuGetErrorString");
+  const char* s = NULL;
+  assert_int_equal(name(CUDA_ERROR_INVALID_HANDLE, &s), CUDA_SUCCESS);
+  assert_string_equal(s, "CUDA_ERROR_INVALID_HANDLE");
+  assert_int_equal(text(CUDA_ERROR_INVALID_VALUE, &s), CUDA_SUCCESS);
+  assert_string_equal(s, "invalid argument");
+  assert_int_equal(name((CUresult)12345, &s), CUDA_ERROR_INVALID_VALUE);
+}
+#else
+static void callback_fn(hipStream_t s, hipError_t status, void* user) {
+  (void)s;
+  atomic_store((atomic_int*)user, status == hipSuccess ? 1 : 2);
+}
+
+// libvgpu-hip-legacy.so has Debian 5.2.3's export set: no
+// hipLaunchHostFunc; hipStreamAddCallback is the fallback.
+static void t_hide_symbols(void** state) {
+  (void)state;
+  assert_non_null(dlsym(api.lib, "hipLaunchHostFunc"));
+  assert_non_null(legacy_path);
+  void* legacy = dlopen(legacy_path, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(legacy);
+  assert_null(dlsym(legacy, "hipLaunchHostFunc"));
+  __typeof__(&hipStreamAddCallback) add_cb = NULL;
+  __typeof__(&hipStreamCreate) create = NULL;
+  __typeof__(&hipStreamSynchronize) sync = NULL;
+  __typeof__(&hipStreamDestroy) destroy = NULL;
+  VAPI_LOAD(legacy, add_cb, "hipStreamAddCallback");
+  VAPI_LOAD(legacy, create, "hipStreamCreate");
+  VAPI_LOAD(legacy, sync, "hipStreamSynchronize");
+  VAPI_LOAD(legacy, destroy, "hipStreamDestroy");
+  assert_non_null(add_cb);
+  hipStream_t s = NULL;
+  atomic_int ran = 0;
+  assert_int_equal(create(&s), hipSuccess);
+  assert_int_equal(add_cb(s, callback_fn, &ran, 0), hipSuccess);
+  assert_int_equal(sync(s), hipSuccess);
+  assert_int_equal(atomic_load(&ran), 1);
+  assert_int_equal(destroy(s), hipSuccess);
+  dlclose(legacy);
+  // Error names, strings, last error.
+  __typeof__(&hipGetErrorName) name = NULL;
+  __typeof__(&hipGetLastError) last = NULL;
+  __typeof__(&hipMemcpy) memcpy_fn = NULL;
+  VAPI_LOAD(api.lib, name, "hipGetErrorName");
+  VAPI_LOAD(api.lib, last, "hipGetLastError");
+  VAPI_LOAD(api.lib, memcpy_fn, "hipMemcpy");
+  assert_string_equal(name(hipErrorInvalidHandle), "hipErrorInvalidHandle");
+  int x = 0, y = 0;
+  assert_int_equal(memcpy_fn(&x, &y, 4, (hipMemcpyKind)77),
+                   hipErrorInvalidMemcpyDirection);
+  assert_int_equal(last(), hipErrorInvalidMemcpyDirection);
+  assert_int_equal(last(), hipSuccess);
+}
+#endif
+
+int main(int argc, char** argv) {
+  self_path = argv[0];
+  const char* only = testutil_setup(argc, argv);
+  lib_path = argv[2];
+  legacy_path = argc > 4 ? argv[4] : NULL;
+  int rc = -1;
+  if (only != NULL && strcmp(only, "fault_pattern") == 0)
+    rc = fault_pattern();
+  if (only != NULL && strcmp(only, "misuse_child") == 0)
+    rc = misuse_child();
+  if (only != NULL && strcmp(only, "leak_child") == 0)
+    rc = leak_child();
+  if (rc >= 0) {
+    testutil_teardown();
+    return rc;
+  }
+  const struct CMUnitTest all[] = {
+      cmocka_unit_test_setup(t_fault_nth, setup),
+      cmocka_unit_test_setup(t_fault_prob, setup),
+      cmocka_unit_test_setup(t_fault_lost, setup),
+      cmocka_unit_test_setup(t_seed_reproducible, setup),
+      cmocka_unit_test_setup(t_jitter, setup),
+      cmocka_unit_test_setup(t_one_stream_thread, setup),
+      cmocka_unit_test_setup(t_devices_and_memory, setup),
+      cmocka_unit_test_setup(t_max_wait, setup),
+      cmocka_unit_test_setup(t_abort_on_misuse, setup),
+      cmocka_unit_test_setup(t_leak_report, setup),
+      cmocka_unit_test_setup(t_hide_symbols, setup),
+  };
+  if (only == NULL) {
+    fprintf(stderr, "name one test: the knobs are set per test by meson\n");
+    return 2;
+  }
+  char filter[128];
+  snprintf(filter, sizeof(filter), "t_%s", only);
+  cmocka_set_test_filter(filter);
+  int failed = cmocka_run_group_tests_name(api.name, all, NULL, NULL);
+  testutil_teardown();
+  return failed;
+}

@@ -74,6 +74,22 @@ static hal_status_t hal_command_buffer_require_recording(
 }
 
 HAL_API hal_status_t
+hal_command_buffer_query_info(const hal_command_buffer_t* command_buffer,
+                              hal_command_buffer_info_t* out_info) {
+  if (!command_buffer || !out_info) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "command_buffer and out_info must not be NULL");
+  }
+  memset(out_info, 0, sizeof(*out_info));
+  const hal_command_buffer_vtable_t* vtable =
+      (const hal_command_buffer_vtable_t*)command_buffer->resource.vtable;
+  if (vtable->query_info)
+    vtable->query_info(command_buffer, out_info);
+  out_info->op_count = command_buffer->op_count;
+  return HAL_OK;
+}
+
+HAL_API hal_status_t
 hal_command_buffer_begin(hal_command_buffer_t* command_buffer) {
   if (!command_buffer) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,

@@ -23,14 +23,29 @@ HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
     memset(&out_device->info, 0, sizeof(out_device->info));
   }
   out_device->host_allocator = host_allocator;
+  atomic_init(&out_device->external_ref_count, 1);
 }
 
 HAL_API void hal_device_retain(hal_device_t* device) {
-  hal_resource_retain(device ? &device->resource : NULL);
+  if (!device)
+    return;
+  atomic_fetch_add_explicit(&device->external_ref_count, 1,
+                            memory_order_relaxed);
+  hal_resource_retain(&device->resource);
 }
 
 HAL_API void hal_device_release(hal_device_t* device) {
-  hal_resource_release(device ? &device->resource : NULL);
+  if (!device)
+    return;
+  intptr_t previous = atomic_fetch_sub_explicit(&device->external_ref_count, 1,
+                                                memory_order_acq_rel);
+  if (previous == 1 && hal_device_vtable(device)->shutdown) {
+    // The caller's last reference: stop the queues now, while every object
+    // the device made is still alive. Their own references then let the
+    // device's memory go when they do.
+    hal_device_vtable(device)->shutdown(device);
+  }
+  hal_resource_release(&device->resource);
 }
 
 HAL_API const hal_device_info_t* hal_device_info(const hal_device_t* device) {

@@ -214,6 +214,15 @@ static hal_status_t hal_recording_copy(hal_command_buffer_t* command_buffer,
   return HAL_OK;
 }
 
+static void hal_recording_query_info(const hal_command_buffer_t* command_buffer,
+                                     hal_command_buffer_info_t* out_info) {
+  const hal_recording_command_buffer_t* recording =
+      (const hal_recording_command_buffer_t*)command_buffer;
+  if (recording->hooks.query_info) {
+    recording->hooks.query_info(recording->user, command_buffer, out_info);
+  }
+}
+
 static const hal_command_buffer_vtable_t hal_recording_vtable = {
     .destroy = hal_recording_destroy,
     .begin = hal_recording_begin,
@@ -222,6 +231,7 @@ static const hal_command_buffer_vtable_t hal_recording_vtable = {
     .fill_buffer = hal_recording_fill,
     .update_buffer = hal_recording_update,
     .copy_buffer = hal_recording_copy,
+    .query_info = hal_recording_query_info,
 };
 
 HAL_API hal_status_t hal_recording_command_buffer_create(

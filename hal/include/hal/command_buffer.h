@@ -77,6 +77,22 @@ hal_command_buffer_mode(const hal_command_buffer_t* command_buffer);
 HAL_API hal_command_buffer_state_t
 hal_command_buffer_state(const hal_command_buffer_t* command_buffer);
 
+// What a command buffer's strategy made of the recording, for tests,
+// benchmarks and tools. Stream strategies report zero builds and updates.
+typedef struct hal_command_buffer_info_t {
+  // Ops recorded by the last begin/end (barriers included).
+  uint32_t op_count;
+  // Times end() built a native executable from scratch (a graph
+  // instantiation).
+  uint32_t native_build_count;
+  // Times end() updated the existing native executable in place instead.
+  uint32_t native_update_count;
+} hal_command_buffer_info_t;
+
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_command_buffer_query_info(const hal_command_buffer_t* command_buffer,
+                              hal_command_buffer_info_t* out_info);
+
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_command_buffer_begin(hal_command_buffer_t* command_buffer);
 HAL_API HAL_MUST_USE_RESULT hal_status_t
@@ -145,6 +161,9 @@ struct hal_command_buffer_vtable_t {
                               hal_buffer_t* source, uint64_t source_offset,
                               hal_buffer_t* target, uint64_t target_offset,
                               uint64_t length);
+  // Optional: fills the native_* fields of |out_info| (zeroed before).
+  void (*query_info)(const hal_command_buffer_t* command_buffer,
+                     hal_command_buffer_info_t* out_info);
 };
 
 HAL_EXTERN_C_END

@@ -9,14 +9,24 @@
 // list of (semaphore, value) pairs. Waits may name values nobody has
 // signaled yet (wait-before-signal, rule S4 of docs/sync-contract.md).
 //
-// Releasing a device with work in flight is legal (rule Q4): the last
-// release waits for issued work, fails parked work with CANCELLED, joins the
-// device's threads and frees everything.
+// Releasing a device with work in flight is legal (rule Q4): the caller's
+// last release waits for issued work, fails parked work with CANCELLED and
+// joins the device's threads (the device "shuts down"); its memory and
+// context live on only while buffers or command buffers made from it do.
+//
+// Two counts make that possible. hal_device_retain/release count the
+// caller's references; objects made from the device (buffers, command
+// buffers) hold it through hal_resource_t.parent, which keeps its memory
+// alive but not its queues. Otherwise parked work, which holds command
+// buffers, which hold buffers, which hold the device, would keep the device
+// from ever shutting down (a cycle, K3).
 //
 // Thread-safety: all functions are thread-safe.
 
 #ifndef HAL_DEVICE_H_
 #define HAL_DEVICE_H_
+
+#include <stdatomic.h>
 
 #include "hal/allocator.h"
 #include "hal/base.h"
@@ -44,6 +54,9 @@ struct hal_device_t {
   hal_driver_t* driver;     // borrowed: kept alive by resource.parent
   hal_device_info_t info;
   hal_allocator_t host_allocator;
+  // The caller's references (hal_device_retain/release); at zero the device
+  // shuts down. Starts at 1.
+  atomic_intptr_t external_ref_count;
 };
 HAL_RESOURCE_ASSERT_LAYOUT(hal_device_t, resource);
 
@@ -109,8 +122,17 @@ HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
 // All members are required and thread-safe; the public wrappers validate
 // arguments (queue index, lists, command buffer states and devices) first.
 struct hal_device_vtable_t {
-  // Waits for issued work, cancels parked work, joins threads, frees.
+  // Frees the device once nothing refers to it. Any thread (possibly
+  // libhal's release thread). If shutdown did not run (a failed create),
+  // destroy does its work first.
   void (*destroy)(hal_device_t* device);
+  // Optional. The caller released its last reference: wait for issued
+  // work, fail parked work with CANCELLED, stop and join the device's
+  // threads. Runs once, on the releasing thread, before the resource
+  // reference that came with the caller's is dropped. Afterwards only
+  // buffer and command-buffer destruction (and their host transfers) may
+  // still touch the device; queue_execute must refuse.
+  void (*shutdown)(hal_device_t* device);
   hal_status_t (*query_properties)(hal_device_t* device,
                                    hal_device_properties_t* out_properties);
   hal_device_allocator_t* (*allocator)(hal_device_t* device);

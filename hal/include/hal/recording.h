@@ -79,6 +79,9 @@ typedef struct hal_recording_hooks_t {
   hal_status_t (*end)(void* user, hal_command_buffer_t* command_buffer);
   // When the command buffer is destroyed, before the op list is freed.
   void (*destroy)(void* user, hal_command_buffer_t* command_buffer);
+  // hal_command_buffer_query_info(): fill the native_* counts.
+  void (*query_info)(void* user, const hal_command_buffer_t* command_buffer,
+                     hal_command_buffer_info_t* out_info);
 } hal_recording_hooks_t;
 
 // Creates a command buffer of |device| that records into an op list.

@@ -58,3 +58,6 @@ echo
 echo "bootstrap: build ready in ./build; running the main job:"
 echo "\$ build/tools/hal-run --list-drivers"
 build/tools/hal-run --list-drivers
+echo
+echo "\$ build/tools/hal-run --driver=all"
+build/tools/hal-run --driver=all

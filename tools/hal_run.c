@@ -5,11 +5,19 @@
 //   hal-run --list-drivers               every plugin found, and why a broken
 //                                        one is broken
 //   hal-run --driver=NAME --list-devices the devices a driver sees
+//   hal-run --driver=NAME                the pipeline workload (main job)
+//   hal-run --driver=all                 the pipeline on every driver found
 //   hal-run --help
 //
 // Plugins are found through HAL_DRIVER_PATH, then (when run from a build
 // tree) the build's drivers folder named in hal-run.build-paths beside the
 // executable, then the install's plugin directory.
+//
+// Runtime choice (a CLI convenience; libhal never falls back silently): a
+// CUDA or HIP driver first loads the system runtime; if that fails or sees
+// no device, and the virtual GPU is available (built beside hal-run, or
+// installed), hal-run points HAL_CUDA_LIBRARY / HAL_HIP_LIBRARY at it and
+// says so. A runtime variable the user set is always respected.
 
 #include <getopt.h>
 #include <limits.h>
@@ -20,6 +28,7 @@
 
 #include "hal/api.h"
 #include "hal/plugin.h"
+#include "pipeline.h"
 
 #define HAL_RUN_EXIT_OK 0
 #define HAL_RUN_EXIT_FAILURE 1
@@ -42,48 +51,81 @@ static void hal_run_print_usage(FILE* stream) {
       "                        plugin directory\n");
 }
 
-// Reads "<dir of this executable>/hal-run.build-paths": present only in a
-// build tree, it names the build's plugin directory. Returns a malloc'd
-// colon-separated path or NULL.
-static char* hal_run_read_build_paths(void) {
-  char exe[PATH_MAX];
-  ssize_t length = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+// The directory of this executable (no trailing slash) into |out|.
+static bool hal_run_exe_dir(char* out, size_t capacity) {
+  ssize_t length = readlink("/proc/self/exe", out, capacity - 1);
   if (length <= 0)
-    return NULL;
-  exe[length] = '\0';
-  char* slash = strrchr(exe, '/');
+    return false;
+  out[length] = '\0';
+  char* slash = strrchr(out, '/');
   if (!slash)
-    return NULL;
+    return false;
   *slash = '\0';
-  char file_path[PATH_MAX + 32];
-  snprintf(file_path, sizeof(file_path), "%s/hal-run.build-paths", exe);
-  FILE* file = fopen(file_path, "r");
-  if (!file)
-    return NULL;
-  char line[PATH_MAX];
-  char* result = NULL;
-  if (fgets(line, sizeof(line), file)) {
-    line[strcspn(line, "\r\n")] = '\0';
-    if (line[0])
-      result = strdup(line);
-  }
-  fclose(file);
-  return result;
+  return true;
 }
 
-static hal_status_t hal_run_create_registry(hal_driver_registry_t** out) {
-  char* build_paths = hal_run_read_build_paths();
+// Copies |source| into |target| of |capacity| bytes, truncating.
+static void hal_run_copy(char* target, size_t capacity, const char* source) {
+  size_t length = strlen(source);
+  if (length >= capacity)
+    length = capacity - 1;
+  memcpy(target, source, length);
+  target[length] = '\0';
+}
+
+// Paths a build tree writes into "<exe dir>/hal-run.build-paths" (never
+// installed): "drivers=<dir>" and "vgpu=<dir>" lines.
+typedef struct hal_run_paths_t {
+  bool in_build_tree;
+  char drivers[PATH_MAX];  // extra plugin dir ("" when none)
+  char vgpu[PATH_MAX];     // where libvgpu-*.so live ("" when unknown)
+} hal_run_paths_t;
+
+static void hal_run_find_paths(hal_run_paths_t* paths) {
+  memset(paths, 0, sizeof(*paths));
+  char exe_dir[PATH_MAX];
+  if (!hal_run_exe_dir(exe_dir, sizeof(exe_dir)))
+    return;
+  char file_path[PATH_MAX + 32];
+  snprintf(file_path, sizeof(file_path), "%s/hal-run.build-paths", exe_dir);
+  FILE* file = fopen(file_path, "r");
+  if (file) {
+    paths->in_build_tree = true;
+    char line[PATH_MAX + 16];
+    while (fgets(line, sizeof(line), file)) {
+      line[strcspn(line, "\r\n")] = '\0';
+      if (strncmp(line, "drivers=", 8) == 0) {
+        hal_run_copy(paths->drivers, sizeof(paths->drivers), line + 8);
+      } else if (strncmp(line, "vgpu=", 5) == 0) {
+        hal_run_copy(paths->vgpu, sizeof(paths->vgpu), line + 5);
+      }
+    }
+    fclose(file);
+    return;
+  }
+  // Installed: the virtual GPU sits in libdir, beside libhal.
+  int length = snprintf(paths->vgpu, sizeof(paths->vgpu), "%s/%s", exe_dir,
+                        HAL_RUN_LIBDIR_FROM_BINDIR);
+  if (length < 0 || (size_t)length >= sizeof(paths->vgpu)) {
+    paths->vgpu[0] = '\0';  // too long to be a usable path
+  }
+}
+
+static hal_status_t hal_run_create_registry(const hal_run_paths_t* paths,
+                                            hal_driver_registry_t** out) {
   hal_driver_registry_options_t options = {
       .search_path = NULL,  // HAL_DRIVER_PATH
-      .extra_search_path = build_paths,
+      .extra_search_path = paths->drivers[0] ? paths->drivers : NULL,
       // A build tree's hal-run uses the build's plugins, never stale
       // installed ones.
-      .skip_install_dir = build_paths != NULL,
+      .skip_install_dir = paths->in_build_tree,
   };
-  hal_status_t status =
-      hal_driver_registry_create(&options, hal_allocator_system(), out);
-  free(build_paths);
-  return status;
+  return hal_driver_registry_create(&options, hal_allocator_system(), out);
+}
+
+static void hal_run_print_status(const char* prefix, hal_status_t status) {
+  fprintf(stderr, "hal-run: %s", prefix);
+  hal_status_fprint(stderr, status);
 }
 
 static void hal_run_print_directories(FILE* stream,
@@ -99,9 +141,9 @@ static void hal_run_print_directories(FILE* stream,
     fprintf(stream, "  (none)\n");
 }
 
-static int hal_run_list_drivers(void) {
+static int hal_run_list_drivers(const hal_run_paths_t* paths) {
   hal_driver_registry_t* registry = NULL;
-  hal_status_t status = hal_run_create_registry(&registry);
+  hal_status_t status = hal_run_create_registry(paths, &registry);
   if (status) {
     fprintf(stderr, "hal-run: ");
     hal_status_fprint(stderr, status);
@@ -139,19 +181,101 @@ static int hal_run_list_drivers(void) {
   return HAL_RUN_EXIT_OK;
 }
 
-static int hal_run_list_devices(const char* driver_name) {
+// The runtime variable and virtual GPU library of a driver's vendor.
+typedef struct hal_run_vendor_t {
+  const char* prefix;    // driver names starting with it
+  const char* variable;  // HAL_CUDA_LIBRARY ...
+  const char* vgpu;      // file name of the virtual GPU's facade
+  bool fell_back;        // hal-run pointed |variable| at the virtual GPU
+} hal_run_vendor_t;
+
+static hal_run_vendor_t hal_run_vendors[] = {
+    {"cuda_", "HAL_CUDA_LIBRARY", "libvgpu-cuda.so", false},
+    {"hip_", "HAL_HIP_LIBRARY", "libvgpu-hip.so", false},
+};
+
+static hal_run_vendor_t* hal_run_vendor_of(const char* driver_name) {
+  for (size_t i = 0; i < HAL_ARRAYSIZE(hal_run_vendors); ++i) {
+    if (strncmp(driver_name, hal_run_vendors[i].prefix,
+                strlen(hal_run_vendors[i].prefix)) == 0) {
+      return &hal_run_vendors[i];
+    }
+  }
+  return NULL;
+}
+
+// Creates |driver_name|, choosing the runtime (see the top of this file).
+// |runtime_note| receives a line saying what it runs on.
+static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
+                                          hal_driver_registry_t* registry,
+                                          const char* driver_name,
+                                          hal_driver_t** out_driver,
+                                          char* runtime_note,
+                                          size_t note_capacity) {
+  hal_run_vendor_t* vendor = hal_run_vendor_of(driver_name);
+  const char* chosen = vendor ? getenv(vendor->variable) : NULL;
+  if (vendor && vendor->fell_back && chosen) {
+    // An earlier driver of this vendor already fell back (--driver=all).
+    snprintf(runtime_note, note_capacity, "the virtual GPU (%s=%s)",
+             vendor->variable, chosen);
+    return hal_driver_registry_create_driver(
+        registry, driver_name, hal_allocator_system(), out_driver);
+  }
+  if (!vendor || (chosen && *chosen)) {
+    snprintf(runtime_note, note_capacity, "%s%s%s",
+             vendor ? vendor->variable : "its own runtime", vendor ? "=" : "",
+             vendor ? chosen : "");
+    return hal_driver_registry_create_driver(
+        registry, driver_name, hal_allocator_system(), out_driver);
+  }
+  hal_status_t system_status = hal_driver_registry_create_driver(
+      registry, driver_name, hal_allocator_system(), out_driver);
+  if (system_status == HAL_OK) {
+    snprintf(runtime_note, note_capacity, "the system %s runtime (a real GPU)",
+             vendor->prefix[0] == 'c' ? "CUDA" : "HIP");
+    return HAL_OK;
+  }
+  char vgpu_path[PATH_MAX * 2];
+  snprintf(vgpu_path, sizeof(vgpu_path), "%s/%s", paths->vgpu, vendor->vgpu);
+  if (!paths->vgpu[0] || access(vgpu_path, R_OK) != 0) {
+    return hal_status_annotatef(system_status,
+                                "and no virtual GPU was found (looked for "
+                                "%s)",
+                                vgpu_path);
+  }
+  char reason[512];
+  hal_status_format(system_status, reason, sizeof(reason));
+  hal_status_free(system_status);
+  setenv(vendor->variable, vgpu_path, 1);
+  vendor->fell_back = true;
+  int length = snprintf(runtime_note, note_capacity,
+                        "the virtual GPU (%s=%s), because the system runtime "
+                        "is not usable: %s",
+                        vendor->variable, vgpu_path, reason);
+  if (length < 0 || (size_t)length >= note_capacity) {
+    // A truncated note is still a useful note; mark it as cut.
+    if (note_capacity > 4)
+      memcpy(runtime_note + note_capacity - 4, "...", 4);
+  }
+  return hal_driver_registry_create_driver(registry, driver_name,
+                                           hal_allocator_system(), out_driver);
+}
+
+static int hal_run_list_devices(const hal_run_paths_t* paths,
+                                const char* driver_name) {
   hal_driver_registry_t* registry = NULL;
-  hal_status_t status = hal_run_create_registry(&registry);
+  hal_status_t status = hal_run_create_registry(paths, &registry);
   hal_driver_t* driver = NULL;
+  char note[1024] = "";
   if (!status) {
-    status = hal_driver_registry_create_driver(registry, driver_name,
-                                               hal_allocator_system(), &driver);
+    status = hal_run_create_driver(paths, registry, driver_name, &driver, note,
+                                   sizeof(note));
   }
   uint32_t count = 0;
   if (!status)
     status = hal_driver_query_device_count(driver, &count);
   if (!status) {
-    printf("driver %s: %u device(s)\n", driver_name, count);
+    printf("driver %s on %s: %u device(s)\n", driver_name, note, count);
     for (uint32_t i = 0; i < count && !status; ++i) {
       hal_device_info_t info;
       status = hal_driver_query_device_info(driver, i, &info);
@@ -168,12 +292,92 @@ static int hal_run_list_devices(const char* driver_name) {
   hal_driver_release(driver);
   hal_driver_registry_free(registry);
   if (status) {
-    fprintf(stderr, "hal-run: ");
-    hal_status_fprint(stderr, status);
+    hal_run_print_status("", status);
     hal_status_free(status);
     return HAL_RUN_EXIT_FAILURE;
   }
   return HAL_RUN_EXIT_OK;
+}
+
+// Runs the pipeline on device 0 of |driver_name|; prints its summary line.
+static hal_status_t hal_run_pipeline_on(const hal_run_paths_t* paths,
+                                        hal_driver_registry_t* registry,
+                                        const char* driver_name) {
+  hal_driver_t* driver = NULL;
+  char note[1024] = "";
+  HAL_RETURN_IF_ERROR(hal_run_create_driver(paths, registry, driver_name,
+                                            &driver, note, sizeof(note)));
+  printf("driver %s: running on %s\n", driver_name, note);
+  hal_device_t* device = NULL;
+  hal_status_t status = hal_driver_create_device_by_index(
+      driver, 0, hal_allocator_system(), &device);
+  hal_pipeline_result_t result;
+  memset(&result, 0, sizeof(result));
+  if (!status) {
+    printf("  device 0: %s, %u queue(s)\n", hal_device_info(device)->name,
+           hal_device_info(device)->queue_count);
+    hal_pipeline_options_t options = hal_pipeline_default_options();
+    status = hal_pipeline_run(device, &options, true, &result);
+  }
+  hal_device_release(device);
+  hal_driver_release(driver);
+  if (!status) {
+    printf(
+        "pipeline ok: driver=%s submissions=%u verified=%llu bytes "
+        "chain=%.2f ms fan=%.2f ms total=%.2f ms\n",
+        driver_name, result.submissions,
+        (unsigned long long)result.bytes_verified, result.chain_ms,
+        result.fan_ms, result.total_ms);
+  }
+  return status;
+}
+
+static int hal_run_pipeline(const hal_run_paths_t* paths,
+                            const char* driver_name) {
+  hal_driver_registry_t* registry = NULL;
+  hal_status_t status = hal_run_create_registry(paths, &registry);
+  if (status) {
+    hal_run_print_status("", status);
+    hal_status_free(status);
+    return HAL_RUN_EXIT_FAILURE;
+  }
+  int exit_code = HAL_RUN_EXIT_OK;
+  if (strcmp(driver_name, "all") != 0) {
+    status = hal_run_pipeline_on(paths, registry, driver_name);
+    if (status) {
+      hal_run_print_status("pipeline failed: ", status);
+      hal_status_free(status);
+      exit_code = HAL_RUN_EXIT_FAILURE;
+    }
+  } else {
+    size_t count = hal_driver_registry_plugin_count(registry);
+    uint32_t ran = 0, failed = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const hal_plugin_record_t* record =
+          hal_driver_registry_plugin_at(registry, i);
+      if (record->shadowed_by || record->load_status)
+        continue;
+      ++ran;
+      status = hal_run_pipeline_on(paths, registry, record->name);
+      if (status) {
+        ++failed;
+        char prefix[128];
+        snprintf(prefix, sizeof(prefix),
+                 "pipeline failed on %s: ", record->name);
+        hal_run_print_status(prefix, status);
+        hal_status_free(status);
+      }
+    }
+    printf("pipeline: %u driver(s) passed, %u failed\n", ran - failed, failed);
+    if (ran == 0) {
+      fprintf(stderr, "hal-run: no usable driver found\n");
+      hal_run_print_directories(stderr, registry);
+    }
+    if (ran == 0 || failed)
+      exit_code = HAL_RUN_EXIT_FAILURE;
+  }
+  hal_driver_registry_free(registry);
+  return exit_code;
 }
 
 int main(int argc, char** argv) {
@@ -214,12 +418,16 @@ int main(int argc, char** argv) {
     hal_run_print_usage(stderr);
     return HAL_RUN_EXIT_USAGE;
   }
-  if (list_drivers)
-    return hal_run_list_drivers();
+  hal_run_paths_t paths;
+  hal_run_find_paths(&paths);
+  if (list_drivers) {
+    return hal_run_list_drivers(&paths);
+  }
+  if (driver_name && list_devices) {
+    return hal_run_list_devices(&paths, driver_name);
+  }
   if (driver_name) {
-    // Workloads arrive with the drivers; today a driver lists its devices.
-    (void)list_devices;
-    return hal_run_list_devices(driver_name);
+    return hal_run_pipeline(&paths, driver_name);
   }
   if (list_devices) {
     fprintf(stderr, "hal-run: --list-devices needs --driver=NAME\n");

@@ -1,9 +1,10 @@
 #!/bin/sh
 # hal-run's command line: listings, exit codes, error messages.
-# usage: hal_run_test.sh HAL_RUN TEST_PLUGIN_DIR
+# usage: hal_run_test.sh HAL_RUN TEST_PLUGIN_DIR BUILT_DRIVER_COUNT
 set -u
 hal_run=$1
 plugin_dir=$2
+driver_count=${3:-0}
 passed=0
 failed=0
 out=$(mktemp)
@@ -52,6 +53,33 @@ check list_devices_needs_driver 2 "" "needs --driver" -- \
 unset HAL_DRIVER_PATH
 # From the build tree, with no environment: the build's drivers folder.
 check build_tree 0 "/drivers\$" "" -- "$hal_run" --list-drivers
+if [ "$driver_count" -gt 0 ]; then
+  # The main job: the pipeline on every driver built, each saying what it
+  # runs on (the virtual GPU when the machine has no GPU) and verifying.
+  unset HAL_CUDA_LIBRARY HAL_HIP_LIBRARY
+  check pipeline_all 0 "^pipeline: $driver_count driver(s) passed, 0 failed" "" -- \
+    "$hal_run" --driver=all
+  # Real runtimes with no GPU behind them: a clean "no devices" with the
+  # vendor's error name, and a non-zero exit. Skipped (with a line saying
+  # so) where the machine lacks the library.
+  drivers_dir="$(dirname "$hal_run")/../drivers"
+  hip_runtime=$(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libamdhip64\.so\.[0-9]*$' | head -n1)
+  if [ -n "$hip_runtime" ] && [ -f "$drivers_dir/hal-driver-hip_stream.so" ]; then
+    check real_hip_no_devices 1 "" "found no devices: .*hipErrorNoDevice" -- \
+      env HAL_HIP_LIBRARY="$hip_runtime" "$hal_run" --driver=hip_stream --list-devices
+  else
+    echo "skip real_hip_no_devices: no libamdhip64 runtime or hip_stream driver"
+  fi
+  cuda_stub=/usr/local/cuda/lib64/stubs/libcuda.so
+  if [ -f "$cuda_stub" ] && [ -f "$drivers_dir/hal-driver-cuda_stream.so" ]; then
+    check real_cuda_stub 1 "" "cuInit failed: CUDA_ERROR_STUB_LIBRARY" -- \
+      env HAL_CUDA_LIBRARY="$cuda_stub" "$hal_run" --driver=cuda_stream --list-devices
+    check real_cuda_stub_pipeline 1 "" "CUDA_ERROR_STUB_LIBRARY" -- \
+      env HAL_CUDA_LIBRARY="$cuda_stub" "$hal_run" --driver=cuda_graph
+  else
+    echo "skip real_cuda_stub: no CUDA toolkit stub or cuda_stream driver"
+  fi
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,218 @@
+// Copyright 2026 The HAL Authors.
+
+#include "cts.h"
+
+#include <time.h>
+
+cts_context_t cts_context;
+
+// The name of the case cmocka is running, for exclusions. cmocka does not
+// expose it, so CTS_CASE passes it in.
+static const char* cts_exclude_list;
+
+// A generous bound on any single wait: long enough for a loaded 2-core
+// machine under TSan, short enough that a hang fails with a message.
+#define CTS_WAIT_TIMEOUT_NS (60ll * 1000 * 1000 * 1000)
+
+static uint64_t cts_parse_u64(const char* text, uint64_t fallback) {
+  if (!text || !*text)
+    return fallback;
+  char* end = NULL;
+  unsigned long long value = strtoull(text, &end, 0);
+  return (end && *end == '\0') ? (uint64_t)value : fallback;
+}
+
+hal_device_t* cts_create_device(uint32_t index) {
+  hal_device_t* device = NULL;
+  CTS_ASSERT_OK(hal_driver_create_device_by_index(
+      cts_context.driver, index, hal_allocator_system(), &device));
+  return device;
+}
+
+hal_semaphore_t* cts_create_semaphore(hal_device_t* device,
+                                      uint64_t initial_value) {
+  hal_semaphore_t* semaphore = NULL;
+  CTS_ASSERT_OK(hal_device_create_semaphore(device, initial_value, &semaphore));
+  return semaphore;
+}
+
+hal_buffer_t* cts_allocate_buffer(hal_device_t* device,
+                                  hal_memory_type_t memory_type,
+                                  uint64_t size) {
+  hal_buffer_params_t params = {memory_type, HAL_BUFFER_USAGE_DEFAULT};
+  if (memory_type & HAL_MEMORY_TYPE_HOST_VISIBLE) {
+    params.usage |= HAL_BUFFER_USAGE_MAPPING;
+  }
+  hal_buffer_t* buffer = NULL;
+  CTS_ASSERT_OK(hal_device_allocate_buffer(device, params, size, &buffer));
+  return buffer;
+}
+
+hal_status_t cts_wait(hal_semaphore_t* semaphore, uint64_t value) {
+  return hal_semaphore_wait(semaphore, value,
+                            hal_make_timeout_ns(CTS_WAIT_TIMEOUT_NS));
+}
+
+uint64_t cts_query(hal_semaphore_t* semaphore) {
+  uint64_t value = 0;
+  CTS_ASSERT_OK(hal_semaphore_query(semaphore, &value));
+  return value;
+}
+
+hal_command_buffer_t* cts_begin_command_buffer(hal_device_t* device,
+                                               hal_command_buffer_mode_t mode) {
+  hal_command_buffer_t* command_buffer = NULL;
+  CTS_ASSERT_OK(
+      hal_device_create_command_buffer(device, mode, &command_buffer));
+  CTS_ASSERT_OK(hal_command_buffer_begin(command_buffer));
+  return command_buffer;
+}
+
+hal_status_t cts_submit(hal_device_t* device, uint32_t queue,
+                        hal_semaphore_t* wait, uint64_t wait_value,
+                        hal_command_buffer_t* command_buffer,
+                        hal_semaphore_t* signal, uint64_t signal_value) {
+  hal_semaphore_list_t waits = {wait ? 1 : 0, &wait, &wait_value};
+  hal_semaphore_list_t signals = {signal ? 1 : 0, &signal, &signal_value};
+  return hal_device_queue_execute(device, queue, &waits, &signals,
+                                  command_buffer ? 1 : 0, &command_buffer);
+}
+
+void cts_expect_bytes(hal_buffer_t* buffer, uint64_t offset, uint64_t length,
+                      uint8_t expected) {
+  uint8_t* bytes = malloc(length ? (size_t)length : 1);
+  assert_non_null(bytes);
+  CTS_ASSERT_OK(hal_buffer_read(buffer, offset, bytes, length));
+  for (uint64_t i = 0; i < length; ++i) {
+    if (bytes[i] != expected) {
+      uint8_t actual = bytes[i];
+      free(bytes);
+      fail_msg("byte %" PRIu64 " of the buffer is 0x%02x, expected 0x%02x",
+               offset + i, actual, expected);
+    }
+  }
+  free(bytes);
+}
+
+cts_random_t cts_random_make(uint64_t stream) {
+  cts_random_t random = {cts_context.seed ^ (stream * 0x9E3779B97F4A7C15ull)};
+  return random;
+}
+
+uint64_t cts_random_next(cts_random_t* random) {
+  uint64_t z = (random->state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint32_t cts_random_below(cts_random_t* random, uint32_t bound) {
+  return bound ? (uint32_t)(cts_random_next(random) % bound) : 0;
+}
+
+uint32_t cts_iterations(uint32_t default_count) {
+  return cts_context.stress_iterations ? cts_context.stress_iterations
+                                       : default_count;
+}
+
+// The suite cts_main() runs, for suite-qualified exclusions.
+static const char* cts_suite_name = "";
+
+// True when exclusion key [key, key + length) names |case_name|: "Case",
+// "suite/Case" or "suite/*".
+static bool cts_exclusion_matches(const char* key, size_t length,
+                                  const char* case_name) {
+  size_t suite_length = strlen(cts_suite_name);
+  if (length > suite_length + 1 && key[suite_length] == '/' &&
+      strncmp(key, cts_suite_name, suite_length) == 0) {
+    key += suite_length + 1;
+    length -= suite_length + 1;
+    if (length == 1 && key[0] == '*')
+      return true;
+  }
+  return length == strlen(case_name) && strncmp(key, case_name, length) == 0;
+}
+
+void cts_check_excluded(const char* case_name) {
+  if (!cts_exclude_list)
+    return;
+  for (const char* entry = cts_exclude_list; entry && *entry;) {
+    const char* end = strchr(entry, ';');
+    size_t entry_length = end ? (size_t)(end - entry) : strlen(entry);
+    const char* equals = memchr(entry, '=', entry_length);
+    size_t key_length = equals ? (size_t)(equals - entry) : entry_length;
+    if (cts_exclusion_matches(entry, key_length, case_name)) {
+      int reason_length = equals ? (int)(entry_length - key_length - 1) : 0;
+      printf("[  SKIP    ] %s/%s/%s excluded: %.*s\n", cts_context.driver_name,
+             cts_suite_name, case_name, reason_length,
+             equals ? equals + 1 : "");
+      fflush(stdout);
+      skip();
+    }
+    entry = end ? end + 1 : NULL;
+  }
+}
+
+void cts_run_threads(size_t count, cts_thread_fn_t fn, void* args,
+                     size_t arg_stride) {
+  pthread_t* threads = calloc(count, sizeof(pthread_t));
+  assert_non_null(threads);
+  for (size_t i = 0; i < count; ++i) {
+    assert_int_equal(
+        pthread_create(&threads[i], NULL, fn, (uint8_t*)args + i * arg_stride),
+        0);
+  }
+  for (size_t i = 0; i < count; ++i)
+    pthread_join(threads[i], NULL);
+  free(threads);
+}
+
+int cts_main(const char* suite, const struct CMUnitTest* tests,
+             size_t test_count) {
+  memset(&cts_context, 0, sizeof(cts_context));
+  cts_context.driver_name = getenv("CTS_DRIVER");
+  if (!cts_context.driver_name || !*cts_context.driver_name) {
+    fprintf(stderr, "CTS_DRIVER is not set (run through meson test)\n");
+    return 1;
+  }
+  cts_exclude_list = getenv("CTS_EXCLUDE");
+  cts_suite_name = suite;
+  cts_context.seed =
+      cts_parse_u64(getenv("HAL_TEST_SEED"), (uint64_t)time(NULL) ^ 0x5EEDu);
+  cts_context.stress_iterations =
+      (uint32_t)cts_parse_u64(getenv("HAL_STRESS_ITERATIONS"), 0);
+  printf("cts: driver %s, suite %s, HAL_TEST_SEED=%" PRIu64 "\n",
+         cts_context.driver_name, suite, cts_context.seed);
+  fflush(stdout);
+
+  hal_status_t status = hal_driver_registry_create(NULL, hal_allocator_system(),
+                                                   &cts_context.registry);
+  if (!status) {
+    status = hal_driver_registry_create_driver(
+        cts_context.registry, cts_context.driver_name, hal_allocator_system(),
+        &cts_context.driver);
+  }
+  if (!status) {
+    status = hal_driver_query_device_count(cts_context.driver,
+                                           &cts_context.device_count);
+  }
+  if (status) {
+    fprintf(stderr, "cts: cannot set up driver %s: ", cts_context.driver_name);
+    hal_status_fprint(stderr, status);
+    hal_status_free(status);
+    hal_driver_release(cts_context.driver);
+    hal_driver_registry_free(cts_context.registry);
+    return 1;
+  }
+
+  char group[128];
+  snprintf(group, sizeof(group), "%s/%s", cts_context.driver_name, suite);
+  int failures = _cmocka_run_group_tests(group, tests, test_count, NULL, NULL);
+  if (failures) {
+    printf("cts: %d failure(s); reproduce with HAL_TEST_SEED=%" PRIu64 "\n",
+           failures, cts_context.seed);
+  }
+  hal_driver_release(cts_context.driver);
+  hal_driver_registry_free(cts_context.registry);
+  return failures ? 1 : 0;
+}

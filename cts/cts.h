@@ -1,0 +1,162 @@
+// Copyright 2026 The HAL Authors.
+//
+// The conformance test suite's harness: driver-neutral test bodies written
+// once against the public HAL API, run for every driver.
+//
+// Each CTS program is one suite (driver, buffer, semaphore, ...). Meson runs
+// it once per driver from the table in cts/meson.build, with:
+//   CTS_DRIVER        the driver name (e.g. cuda_stream)
+//   HAL_DRIVER_PATH   the build's plugin folder
+//   CTS_EXCLUDE       "Case=reason;Case=reason": cases the driver cannot
+//                     support, reported as skipped with the reason
+// plus the driver's runtime library variables (HAL_CUDA_LIBRARY ...).
+// Test names read DRIVER/suite/Case.
+//
+// Randomness comes from HAL_TEST_SEED (printed at start); stress sizes from
+// HAL_STRESS_ITERATIONS.
+
+#ifndef HAL_CTS_CTS_H_
+#define HAL_CTS_CTS_H_
+
+// clang-format off
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+// clang-format on
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hal/api.h"
+
+//===----------------------------------------------------------------------===//
+// Status assertions
+//===----------------------------------------------------------------------===//
+
+#define CTS_ASSERT_OK(expr)                                         \
+  do {                                                              \
+    hal_status_t cts_status_ = (expr);                              \
+    if (cts_status_ != HAL_OK) {                                    \
+      char cts_text_[2048];                                         \
+      hal_status_format(cts_status_, cts_text_, sizeof(cts_text_)); \
+      hal_status_free(cts_status_);                                 \
+      fail_msg("%s returned %s", #expr, cts_text_);                 \
+    }                                                               \
+  } while (0)
+
+// Asserts |expr| fails with |code| and a message containing |needle| (NULL:
+// any message).
+#define CTS_ASSERT_STATUS(code, needle, expr)                                  \
+  do {                                                                         \
+    hal_status_t cts_status_ = (expr);                                         \
+    char cts_text_[2048];                                                      \
+    hal_status_format(cts_status_, cts_text_, sizeof(cts_text_));              \
+    hal_status_code_t cts_code_ = hal_status_code(cts_status_);                \
+    hal_status_free(cts_status_);                                              \
+    if (cts_code_ != (code)) {                                                 \
+      fail_msg("%s: expected %s, got %s", #expr, hal_status_code_string(code), \
+               cts_text_);                                                     \
+    }                                                                          \
+    const char* cts_needle_ = (needle);                                        \
+    if (cts_needle_ && !strstr(cts_text_, cts_needle_)) {                      \
+      fail_msg("%s: message \"%s\" lacks \"%s\"", #expr, cts_text_,            \
+               cts_needle_);                                                   \
+    }                                                                          \
+  } while (0)
+
+//===----------------------------------------------------------------------===//
+// The driver under test
+//===----------------------------------------------------------------------===//
+
+typedef struct cts_context_t {
+  const char* driver_name;
+  hal_driver_registry_t* registry;
+  hal_driver_t* driver;
+  uint32_t device_count;
+  uint64_t seed;
+  uint32_t stress_iterations;  // 0: each test's short default
+} cts_context_t;
+
+// Set up by cts_main(); read-only for the tests.
+extern cts_context_t cts_context;
+
+// A device of the driver under test; the caller releases it.
+hal_device_t* cts_create_device(uint32_t index);
+
+// A semaphore of |device| with |initial_value|.
+hal_semaphore_t* cts_create_semaphore(hal_device_t* device,
+                                      uint64_t initial_value);
+
+// A buffer of |device| with the default usage plus MAPPING when
+// |memory_type| is host-visible.
+hal_buffer_t* cts_allocate_buffer(hal_device_t* device,
+                                  hal_memory_type_t memory_type, uint64_t size);
+
+// Waits for one (semaphore, value) with a generous timeout (a hang becomes
+// a DEADLINE_EXCEEDED failure, not a stuck test).
+hal_status_t cts_wait(hal_semaphore_t* semaphore, uint64_t value);
+
+// The value of |semaphore| (fails the test if it failed).
+uint64_t cts_query(hal_semaphore_t* semaphore);
+
+// A one-shot command buffer already begun; the caller ends it.
+hal_command_buffer_t* cts_begin_command_buffer(hal_device_t* device,
+                                               hal_command_buffer_mode_t mode);
+
+// Submits |command_buffer| (may be NULL: a barrier) on |queue| waiting for
+// (wait, wait_value) (wait may be NULL) and signaling (signal, signal_value)
+// (may be NULL).
+hal_status_t cts_submit(hal_device_t* device, uint32_t queue,
+                        hal_semaphore_t* wait, uint64_t wait_value,
+                        hal_command_buffer_t* command_buffer,
+                        hal_semaphore_t* signal, uint64_t signal_value);
+
+// Reads |length| bytes of |buffer| at |offset| and checks each equals
+// |expected| (failing with the first mismatch).
+void cts_expect_bytes(hal_buffer_t* buffer, uint64_t offset, uint64_t length,
+                      uint8_t expected);
+
+// A deterministic pseudo-random generator (splitmix64) seeded from
+// cts_context.seed and |stream| (so two tests don't share a sequence).
+typedef struct cts_random_t {
+  uint64_t state;
+} cts_random_t;
+cts_random_t cts_random_make(uint64_t stream);
+uint64_t cts_random_next(cts_random_t* random);
+uint32_t cts_random_below(cts_random_t* random, uint32_t bound);
+
+// |default_count| or HAL_STRESS_ITERATIONS when set.
+uint32_t cts_iterations(uint32_t default_count);
+
+// Skips the running case if CTS_EXCLUDE names it (with its reason).
+void cts_check_excluded(const char* case_name);
+
+// Starts |count| threads running |fn(arg_i)| and joins them.
+typedef void* (*cts_thread_fn_t)(void* arg);
+void cts_run_threads(size_t count, cts_thread_fn_t fn, void* args,
+                     size_t arg_stride);
+
+// Declares a case: the body runs unless the driver's table excludes it.
+#define CTS_CASE(name)                   \
+  static void name##_body(void** state); \
+  static void name(void** state) {       \
+    cts_check_excluded(#name);           \
+    name##_body(state);                  \
+  }                                      \
+  static void name##_body(void** state)
+
+// Runs |tests| as group "DRIVER/<suite>" and returns the exit code.
+int cts_main(const char* suite, const struct CMUnitTest* tests,
+             size_t test_count);
+
+#define CTS_MAIN(suite, tests)                               \
+  int main(void) {                                           \
+    return cts_main((suite), (tests), HAL_ARRAYSIZE(tests)); \
+  }
+
+#endif  // HAL_CTS_CTS_H_

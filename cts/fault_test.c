@@ -1,0 +1,153 @@
+// Copyright 2026 The HAL Authors.
+//
+// CTS suite "fault": vendor failures injected by the virtual GPU
+// (VGPU_FAULTS, set per driver by cts/meson.build) must fail downstream
+// semaphores with a status naming the vendor call; nothing hangs, nothing
+// leaks (Q5; K10). Runs only on the virtual GPU.
+//
+//   CTS_FAULT_CALL   the vendor call the fault hits (e.g. cuMemsetD32Async)
+//   CTS_FAULT_MODE   "error": its first call fails once;
+//                    "lost":  its first call loses the device for good
+
+#include "cts.h"
+
+#define SIZE 256
+
+static const char* fault_call(void) {
+  const char* call = getenv("CTS_FAULT_CALL");
+  return call ? call : "";
+}
+
+static bool fault_mode_is(const char* mode) {
+  const char* value = getenv("CTS_FAULT_MODE");
+  return value && strcmp(value, mode) == 0;
+}
+
+static int setup(void** state) {
+  if (!getenv("VGPU_FAULTS") || !*fault_call()) {
+    printf("[  SKIP    ] faults need the virtual GPU (VGPU_FAULTS)\n");
+    return -1;
+  }
+  *state = cts_create_device(0);
+  return 0;
+}
+
+static int teardown(void** state) {
+  hal_device_release(*state);
+  return 0;
+}
+
+// A command buffer whose 4-byte fill is the faulting call on stream
+// drivers (the graph launch is, on graph drivers).
+static hal_command_buffer_t* fill_cb(hal_device_t* device, hal_buffer_t* buffer,
+                                     uint32_t value) {
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, SIZE, &value, 4));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  return cb;
+}
+
+static void expect_failure_naming_call(hal_status_t status) {
+  char text[2048];
+  hal_status_format(status, text, sizeof(text));
+  hal_status_code_t code = hal_status_code(status);
+  hal_status_free(status);
+  if (code == HAL_STATUS_OK)
+    fail_msg("expected a failure naming %s", fault_call());
+  if (!strstr(text, fault_call())) {
+    fail_msg("failure \"%s\" does not name the vendor call %s", text,
+             fault_call());
+  }
+}
+
+// The first faulting call fails the first submission; its failure flows
+// down a chain on both queues; independent later work still runs.
+CTS_CASE(VendorErrorFailsDownstream) {
+  if (!fault_mode_is("error"))
+    skip();
+  hal_device_t* device = *state;
+  uint32_t q1 = hal_device_info(device)->queue_count > 1 ? 1 : 0;
+  hal_buffer_t* a =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
+  hal_buffer_t* b =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
+  hal_semaphore_t* s1 = cts_create_semaphore(device, 0);
+  hal_semaphore_t* s2 = cts_create_semaphore(device, 0);
+  hal_semaphore_t* s3 = cts_create_semaphore(device, 0);
+  hal_command_buffer_t* first = fill_cb(device, a, 0x11111111u);
+  CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
+  hal_command_buffer_t* second = fill_cb(device, b, 0x22222222u);
+  CTS_ASSERT_OK(cts_submit(device, q1, s1, 1, second, s2, 1));
+  CTS_ASSERT_OK(cts_submit(device, 0, s2, 1, NULL, s3, 1));
+  expect_failure_naming_call(cts_wait(s1, 1));
+  expect_failure_naming_call(cts_wait(s2, 1));
+  expect_failure_naming_call(cts_wait(s3, 1));
+  // The queue keeps working for independent work.
+  hal_semaphore_t* ok = cts_create_semaphore(device, 0);
+  hal_command_buffer_t* third = fill_cb(device, b, 0x33333333u);
+  CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, third, ok, 1));
+  CTS_ASSERT_OK(cts_wait(ok, 1));
+  cts_expect_bytes(b, 0, SIZE, 0x33);
+  hal_command_buffer_release(first);
+  hal_command_buffer_release(second);
+  hal_command_buffer_release(third);
+  hal_semaphore_release(s1);
+  hal_semaphore_release(s2);
+  hal_semaphore_release(s3);
+  hal_semaphore_release(ok);
+  hal_buffer_release(a);
+  hal_buffer_release(b);
+}
+
+// Device loss: the failing submission and everything issued after it fail;
+// new submissions are refused with the loss; every wait returns; the device
+// still releases cleanly.
+CTS_CASE(DeviceLossFailsEverything) {
+  if (!fault_mode_is("lost"))
+    skip();
+  hal_device_t* device = *state;
+  uint32_t q1 = hal_device_info(device)->queue_count > 1 ? 1 : 0;
+  hal_buffer_t* a =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
+  hal_semaphore_t* gate = cts_create_semaphore(device, 0);
+  hal_semaphore_t* s1 = cts_create_semaphore(device, 0);
+  hal_semaphore_t* s2 = cts_create_semaphore(device, 0);
+  hal_command_buffer_t* later = fill_cb(device, a, 0x44444444u);
+  // Parked first, on the other queue; released after the loss.
+  CTS_ASSERT_OK(cts_submit(device, q1, gate, 1, later, s2, 1));
+  hal_command_buffer_t* first = fill_cb(device, a, 0x55555555u);
+  CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
+  expect_failure_naming_call(cts_wait(s1, 1));
+  CTS_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  hal_status_t status = cts_wait(s2, 1);
+  assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
+  bool says_lost = strstr(hal_status_message(status), "lost") != NULL;
+  hal_status_free(status);
+  assert_true(says_lost);
+  // Nothing new is accepted.
+  hal_semaphore_t* s3 = cts_create_semaphore(device, 0);
+  status = cts_submit(device, 0, NULL, 0, NULL, s3, 1);
+  assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
+  says_lost = strstr(hal_status_message(status), "was lost") != NULL;
+  hal_status_free(status);
+  assert_true(says_lost);
+  assert_int_equal(cts_query(s3), 0);  // nothing was submitted
+  hal_command_buffer_release(later);
+  hal_command_buffer_release(first);
+  hal_semaphore_release(gate);
+  hal_semaphore_release(s1);
+  hal_semaphore_release(s2);
+  hal_semaphore_release(s3);
+  hal_buffer_release(a);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(VendorErrorFailsDownstream, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(DeviceLossFailsEverything, setup,
+                                      teardown),
+  };
+  return cts_main("fault", tests, HAL_ARRAYSIZE(tests));
+}

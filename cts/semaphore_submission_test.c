@@ -1,0 +1,580 @@
+// Copyright 2026 The HAL Authors.
+//
+// CTS suite "semaphore_submission": queues and semaphores together
+// (S2, S4, S6, Q3, Q4; K4, K7, K10 of the sync contract). Every case that
+// moves data checks it on the host at the end.
+
+#include "cts.h"
+
+typedef struct fixture_t {
+  hal_device_t* device;
+  uint32_t q0, q1;  // two queues (the same one if the device has one)
+  hal_buffer_t* a;  // 256 bytes each, device-local, zeroed
+  hal_buffer_t* b;
+} fixture_t;
+
+#define BUFFER_SIZE 256
+
+static int setup(void** state) {
+  fixture_t* f = calloc(1, sizeof(*f));
+  f->device = cts_create_device(0);
+  f->q0 = 0;
+  f->q1 = hal_device_info(f->device)->queue_count > 1 ? 1 : 0;
+  f->a =
+      cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
+  f->b =
+      cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
+  uint8_t zeros[BUFFER_SIZE] = {0};
+  CTS_ASSERT_OK(hal_buffer_write(f->a, 0, zeros, BUFFER_SIZE));
+  CTS_ASSERT_OK(hal_buffer_write(f->b, 0, zeros, BUFFER_SIZE));
+  *state = f;
+  return 0;
+}
+
+static int teardown(void** state) {
+  fixture_t* f = *state;
+  hal_buffer_release(f->a);
+  hal_buffer_release(f->b);
+  hal_device_release(f->device);
+  free(f);
+  return 0;
+}
+
+// A one-shot command buffer filling |buffer| with |value|.
+static hal_command_buffer_t* fill_cb(fixture_t* f, hal_buffer_t* buffer,
+                                     uint8_t value) {
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  CTS_ASSERT_OK(
+      hal_command_buffer_fill_buffer(cb, buffer, 0, BUFFER_SIZE, &value, 1));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  return cb;
+}
+
+// A one-shot command buffer copying all of |source| into |target|.
+static hal_command_buffer_t* copy_cb(fixture_t* f, hal_buffer_t* source,
+                                     hal_buffer_t* target) {
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  CTS_ASSERT_OK(
+      hal_command_buffer_copy_buffer(cb, source, 0, target, 0, BUFFER_SIZE));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  return cb;
+}
+
+// Submits and drops the caller's reference to |cb| at once.
+static void submit_and_release(fixture_t* f, uint32_t queue,
+                               hal_semaphore_t* wait, uint64_t wait_value,
+                               hal_command_buffer_t* cb,
+                               hal_semaphore_t* signal, uint64_t signal_value) {
+  CTS_ASSERT_OK(
+      cts_submit(f->device, queue, wait, wait_value, cb, signal, signal_value));
+  hal_command_buffer_release(cb);
+}
+
+static bool reached_now(hal_semaphore_t* semaphore, uint64_t value) {
+  return hal_status_consume_code(hal_semaphore_wait(
+             semaphore, value, hal_immediate_timeout())) == HAL_STATUS_OK;
+}
+
+CTS_CASE(SubmitWithNoCommandBuffers) {
+  fixture_t* f = *state;
+  CTS_ASSERT_OK(hal_device_queue_barrier(f->device, f->q0, NULL, NULL));
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  CTS_ASSERT_OK(cts_submit(f->device, f->q0, NULL, 0, NULL, s, 1));
+  CTS_ASSERT_OK(cts_wait(s, 1));
+  hal_semaphore_release(s);
+}
+
+CTS_CASE(SubmitAndSignal) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x11), s, 1);
+  CTS_ASSERT_OK(cts_wait(s, 1));
+  assert_int_equal(cts_query(s), 1);
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x11);
+  hal_semaphore_release(s);
+}
+
+CTS_CASE(SubmitWithWait) {
+  fixture_t* f = *state;
+  hal_semaphore_t* w = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, w, 1, fill_cb(f, f->a, 0x22), s, 1);
+  // The work holds until the host signals its wait.
+  hal_sleep_until(hal_time_now() + 10 * 1000 * 1000);
+  assert_false(reached_now(s, 1));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0);
+  CTS_ASSERT_OK(hal_semaphore_signal(w, 1));
+  CTS_ASSERT_OK(cts_wait(s, 1));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x22);
+  hal_semaphore_release(w);
+  hal_semaphore_release(s);
+}
+
+CTS_CASE(SubmitWithMultipleSemaphores) {
+  fixture_t* f = *state;
+  hal_semaphore_t* w1 = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* w2 = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s1 = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s2 = cts_create_semaphore(f->device, 5);
+  hal_semaphore_t* waits[] = {w1, w2};
+  uint64_t wait_values[] = {1, 2};
+  hal_semaphore_t* signals[] = {s1, s2};
+  uint64_t signal_values[] = {1, 6};
+  hal_semaphore_list_t wait_list = {2, waits, wait_values};
+  hal_semaphore_list_t signal_list = {2, signals, signal_values};
+  hal_command_buffer_t* cb = fill_cb(f, f->a, 0x33);
+  CTS_ASSERT_OK(hal_device_queue_execute(f->device, f->q0, &wait_list,
+                                         &signal_list, 1, &cb));
+  hal_command_buffer_release(cb);
+  CTS_ASSERT_OK(hal_semaphore_signal(w1, 1));
+  hal_sleep_until(hal_time_now() + 5 * 1000 * 1000);
+  assert_false(reached_now(s1, 1));  // still waits on w2
+  CTS_ASSERT_OK(hal_semaphore_signal(w2, 2));
+  hal_semaphore_list_t all = signal_list;
+  CTS_ASSERT_OK(hal_device_wait_semaphores(
+      f->device, HAL_WAIT_MODE_ALL, &all,
+      hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
+  assert_int_equal(cts_query(s1), 1);
+  assert_int_equal(cts_query(s2), 6);
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x33);
+  hal_semaphore_release(w1);
+  hal_semaphore_release(w2);
+  hal_semaphore_release(s1);
+  hal_semaphore_release(s2);
+}
+
+CTS_CASE(WaitAllHostAndDeviceSemaphores) {
+  fixture_t* f = *state;
+  hal_semaphore_t* host = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* dev = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x44), dev, 1);
+  CTS_ASSERT_OK(hal_semaphore_signal(host, 1));
+  hal_semaphore_t* list[] = {host, dev};
+  uint64_t values[] = {1, 1};
+  hal_semaphore_list_t wait = {2, list, values};
+  CTS_ASSERT_OK(hal_device_wait_semaphores(
+      f->device, HAL_WAIT_MODE_ALL, &wait,
+      hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x44);
+  hal_semaphore_release(host);
+  hal_semaphore_release(dev);
+}
+
+CTS_CASE(WaitAnyHostAndDeviceSemaphoresAndDeviceSignals) {
+  fixture_t* f = *state;
+  hal_semaphore_t* host = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* dev = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x55), dev, 1);
+  hal_semaphore_t* list[] = {host, dev};
+  uint64_t values[] = {1, 1};
+  hal_semaphore_list_t wait = {2, list, values};
+  CTS_ASSERT_OK(hal_device_wait_semaphores(
+      f->device, HAL_WAIT_MODE_ANY, &wait,
+      hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
+  assert_int_equal(cts_query(dev), 1);
+  assert_int_equal(cts_query(host), 0);
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x55);
+  hal_semaphore_release(host);
+  hal_semaphore_release(dev);
+}
+
+CTS_CASE(WaitAnyHostAndDeviceSemaphoresAndHostSignals) {
+  fixture_t* f = *state;
+  hal_semaphore_t* host = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* blocker = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* dev = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, blocker, 1, fill_cb(f, f->a, 0x66), dev, 1);
+  CTS_ASSERT_OK(hal_semaphore_signal(host, 1));
+  hal_semaphore_t* list[] = {host, dev};
+  uint64_t values[] = {1, 1};
+  hal_semaphore_list_t wait = {2, list, values};
+  CTS_ASSERT_OK(hal_device_wait_semaphores(
+      f->device, HAL_WAIT_MODE_ANY, &wait,
+      hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
+  assert_int_equal(cts_query(dev), 0);  // the device work still waits
+  CTS_ASSERT_OK(hal_semaphore_signal(blocker, 1));
+  CTS_ASSERT_OK(cts_wait(dev, 1));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x66);
+  hal_semaphore_release(host);
+  hal_semaphore_release(blocker);
+  hal_semaphore_release(dev);
+}
+
+CTS_CASE(IntermediateSemaphoreBetweenDeviceBatches) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s1 = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s2 = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x77), s1, 1);
+  submit_and_release(f, f->q0, s1, 1, copy_cb(f, f->a, f->b), s2, 1);
+  CTS_ASSERT_OK(cts_wait(s2, 1));
+  cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x77);
+  hal_semaphore_release(s1);
+  hal_semaphore_release(s2);
+}
+
+CTS_CASE(TwoBatchesWaitingOn1FormerBatchAmongst2) {
+  fixture_t* f = *state;
+  hal_buffer_t* c =
+      cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
+  hal_semaphore_t* s_first = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s_other = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s_b = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s_c = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x12), s_first, 1);
+  submit_and_release(f, f->q1, NULL, 0, NULL, s_other, 1);
+  submit_and_release(f, f->q0, s_first, 1, copy_cb(f, f->a, f->b), s_b, 1);
+  submit_and_release(f, f->q1, s_first, 1, copy_cb(f, f->a, c), s_c, 1);
+  CTS_ASSERT_OK(cts_wait(s_b, 1));
+  CTS_ASSERT_OK(cts_wait(s_c, 1));
+  CTS_ASSERT_OK(cts_wait(s_other, 1));
+  cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x12);
+  cts_expect_bytes(c, 0, BUFFER_SIZE, 0x12);
+  hal_semaphore_release(s_first);
+  hal_semaphore_release(s_other);
+  hal_semaphore_release(s_b);
+  hal_semaphore_release(s_c);
+  hal_buffer_release(c);
+}
+
+CTS_CASE(TwoBatchesWaitingOnDifferentSemaphoreValues) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done1 = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done2 = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, s, 1, fill_cb(f, f->a, 0x21), done1, 1);
+  submit_and_release(f, f->q1, s, 2, fill_cb(f, f->b, 0x22), done2, 1);
+  CTS_ASSERT_OK(hal_semaphore_signal(s, 1));
+  CTS_ASSERT_OK(cts_wait(done1, 1));
+  hal_sleep_until(hal_time_now() + 5 * 1000 * 1000);
+  assert_false(reached_now(done2, 1));
+  CTS_ASSERT_OK(hal_semaphore_signal(s, 2));
+  CTS_ASSERT_OK(cts_wait(done2, 1));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x21);
+  cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x22);
+  hal_semaphore_release(s);
+  hal_semaphore_release(done1);
+  hal_semaphore_release(done2);
+}
+
+CTS_CASE(BatchWaitingOnAnotherAndHostSignal) {
+  fixture_t* f = *state;
+  hal_semaphore_t* device_done = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* host = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x31), device_done, 1);
+  hal_semaphore_t* waits[] = {device_done, host};
+  uint64_t values[] = {1, 1};
+  hal_semaphore_list_t wait_list = {2, waits, values};
+  hal_semaphore_t* signal = done;
+  uint64_t one = 1;
+  hal_semaphore_list_t signal_list = {1, &signal, &one};
+  hal_command_buffer_t* cb = copy_cb(f, f->a, f->b);
+  CTS_ASSERT_OK(hal_device_queue_execute(f->device, f->q1, &wait_list,
+                                         &signal_list, 1, &cb));
+  hal_command_buffer_release(cb);
+  CTS_ASSERT_OK(cts_wait(device_done, 1));
+  hal_sleep_until(hal_time_now() + 5 * 1000 * 1000);
+  assert_false(reached_now(done, 1));
+  CTS_ASSERT_OK(hal_semaphore_signal(host, 1));
+  CTS_ASSERT_OK(cts_wait(done, 1));
+  cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x31);
+  hal_semaphore_release(device_done);
+  hal_semaphore_release(host);
+  hal_semaphore_release(done);
+}
+
+CTS_CASE(DeviceBatchSignalAnotherAndHost) {
+  fixture_t* f = *state;
+  hal_semaphore_t* to_device = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* to_host = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* signals[] = {to_device, to_host};
+  uint64_t values[] = {1, 1};
+  hal_semaphore_list_t signal_list = {2, signals, values};
+  hal_command_buffer_t* cb = fill_cb(f, f->a, 0x41);
+  CTS_ASSERT_OK(
+      hal_device_queue_execute(f->device, f->q0, NULL, &signal_list, 1, &cb));
+  hal_command_buffer_release(cb);
+  submit_and_release(f, f->q1, to_device, 1, copy_cb(f, f->a, f->b), done, 1);
+  CTS_ASSERT_OK(cts_wait(to_host, 1));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x41);
+  CTS_ASSERT_OK(cts_wait(done, 1));
+  cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x41);
+  hal_semaphore_release(to_device);
+  hal_semaphore_release(to_host);
+  hal_semaphore_release(done);
+}
+
+CTS_CASE(BatchWaitingOnSmallerValueAfterSignaled) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  CTS_ASSERT_OK(hal_semaphore_signal(s, 8));
+  submit_and_release(f, f->q0, s, 3, fill_cb(f, f->a, 0x51), done, 1);
+  CTS_ASSERT_OK(cts_wait(done, 1));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x51);
+  hal_semaphore_release(s);
+  hal_semaphore_release(done);
+}
+
+CTS_CASE(BatchWaitingOnSmallerValueBeforeSignaled) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, s, 3, fill_cb(f, f->a, 0x52), done, 1);
+  CTS_ASSERT_OK(hal_semaphore_signal(s, 8));  // beyond the waited value
+  CTS_ASSERT_OK(cts_wait(done, 1));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x52);
+  hal_semaphore_release(s);
+  hal_semaphore_release(done);
+}
+
+// K4: the waiter is submitted before its signaler, on another queue; it must
+// observe the signaler's writes.
+CTS_CASE(WaitBeforeSignalAcrossQueues) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q1, s, 1, copy_cb(f, f->a, f->b), done, 1);
+  hal_sleep_until(hal_time_now() + 2 * 1000 * 1000);
+  submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x5A), s, 1);
+  CTS_ASSERT_OK(cts_wait(done, 1));
+  cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x5A);
+  hal_semaphore_release(s);
+  hal_semaphore_release(done);
+}
+
+// A chain hopping between queues, submitted back to front (every hop waits
+// before its signal exists) and started by one host signal. Hop i writes
+// byte i; the data is checked at the end.
+CTS_CASE(ChainAcrossQueues) {
+  fixture_t* f = *state;
+  enum { kHops = 48 };
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  for (int i = kHops - 1; i >= 0; --i) {
+    hal_command_buffer_t* cb =
+        cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    uint8_t value = (uint8_t)(i + 1);
+    CTS_ASSERT_OK(
+        hal_command_buffer_update_buffer(cb, &value, 0, f->a, (uint64_t)i, 1));
+    if (i > 0) {
+      // Copy the previous hop's byte too: order matters.
+      CTS_ASSERT_OK(hal_command_buffer_copy_buffer(cb, f->a, (uint64_t)i - 1,
+                                                   f->b, (uint64_t)i - 1, 1));
+    }
+    CTS_ASSERT_OK(hal_command_buffer_end(cb));
+    submit_and_release(f, (i % 2) ? f->q1 : f->q0, s, (uint64_t)i + 1, cb, s,
+                       (uint64_t)i + 2);
+  }
+  CTS_ASSERT_OK(hal_semaphore_signal(s, 1));
+  CTS_ASSERT_OK(cts_wait(s, kHops + 1));
+  uint8_t a[kHops], b[kHops];
+  CTS_ASSERT_OK(hal_buffer_read(f->a, 0, a, kHops));
+  CTS_ASSERT_OK(hal_buffer_read(f->b, 0, b, kHops));
+  for (int i = 0; i < kHops; ++i) {
+    assert_int_equal(a[i], i + 1);
+    if (i < kHops - 1)
+      assert_int_equal(b[i], i + 1);
+  }
+  hal_semaphore_release(s);
+}
+
+// K10: a failed semaphore mid-chain fails every downstream signal; every
+// waiter returns; no downstream work runs.
+CTS_CASE(FailurePropagates) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s1 = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s2 = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s3 = cts_create_semaphore(f->device, 0);
+  submit_and_release(f, f->q0, s1, 1, fill_cb(f, f->a, 0x61), s2, 1);
+  submit_and_release(f, f->q1, s2, 1, fill_cb(f, f->b, 0x62), s3, 1);
+  hal_semaphore_fail(s1,
+                     hal_make_status(HAL_STATUS_DATA_LOSS, "upstream broke"));
+  CTS_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "upstream broke", cts_wait(s2, 1));
+  CTS_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "upstream broke", cts_wait(s3, 1));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0);  // never ran
+  cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0);
+  hal_semaphore_release(s1);
+  hal_semaphore_release(s2);
+  hal_semaphore_release(s3);
+}
+
+// Q3: the caller drops every reference it can right after submitting.
+CTS_CASE(ReleaseEverythingRightAfterSubmit) {
+  fixture_t* f = *state;
+  hal_buffer_t* source =
+      cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
+  hal_semaphore_t* w = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* middle = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint8_t value = 0x7E;
+  CTS_ASSERT_OK(
+      hal_command_buffer_fill_buffer(cb, source, 0, BUFFER_SIZE, &value, 1));
+  CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  CTS_ASSERT_OK(
+      hal_command_buffer_copy_buffer(cb, source, 0, f->b, 0, BUFFER_SIZE));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  submit_and_release(f, f->q0, w, 1, cb, middle, 1);
+  submit_and_release(f, f->q1, middle, 1, NULL, done, 1);
+  hal_buffer_release(source);
+  hal_semaphore_release(middle);
+  CTS_ASSERT_OK(hal_semaphore_signal(w, 1));
+  hal_semaphore_release(w);
+  CTS_ASSERT_OK(cts_wait(done, 1));
+  cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x7E);
+  hal_semaphore_release(done);
+}
+
+// Q4: releasing a device with parked work fails it with CANCELLED; issued
+// work completes; nothing hangs.
+CTS_CASE(DeviceReleasedWithWorkParked) {
+  hal_device_t* device = cts_create_device(0);
+  hal_semaphore_t* never = NULL;
+  CTS_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
+  hal_semaphore_t* parked = cts_create_semaphore(device, 0);
+  hal_semaphore_t* issued = cts_create_semaphore(device, 0);
+  CTS_ASSERT_OK(cts_submit(device, 0, never, 1, NULL, parked, 1));
+  CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, NULL, issued, 1));
+  hal_device_release(device);
+  CTS_ASSERT_STATUS(HAL_STATUS_CANCELLED, NULL, cts_wait(parked, 1));
+  CTS_ASSERT_OK(cts_wait(issued, 1));
+  hal_semaphore_release(parked);
+  hal_semaphore_release(issued);
+  hal_semaphore_release(never);
+}
+
+// Q4 with resources: the parked work holds a command buffer, which holds a
+// buffer, which holds the device. The caller's release must still shut the
+// device down (no cycle, K3) and cancel the parked work.
+CTS_CASE(DeviceReleasedWithCommandBuffersParked) {
+  hal_device_t* device = cts_create_device(0);
+  hal_semaphore_t* never = NULL;
+  CTS_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
+  hal_semaphore_t* parked = cts_create_semaphore(device, 0);
+  hal_buffer_t* buffer =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint8_t value = 0x99;
+  CTS_ASSERT_OK(
+      hal_command_buffer_fill_buffer(cb, buffer, 0, BUFFER_SIZE, &value, 1));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  CTS_ASSERT_OK(cts_submit(device, 0, never, 1, cb, parked, 1));
+  hal_command_buffer_release(cb);
+  hal_device_release(device);  // the buffer still holds the device's memory
+  CTS_ASSERT_STATUS(HAL_STATUS_CANCELLED, NULL, cts_wait(parked, 1));
+  // The buffer outlives the device's queues and is still readable.
+  uint8_t zeros[BUFFER_SIZE] = {0};
+  CTS_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, BUFFER_SIZE));
+  cts_expect_bytes(buffer, 0, BUFFER_SIZE, 0);  // the fill never ran
+  hal_buffer_release(buffer);
+  hal_semaphore_release(parked);
+  hal_semaphore_release(never);
+}
+
+// K7: submissions with empty signal lists, then release the device.
+CTS_CASE(SubmitWithoutSignalsThenRelease) {
+  for (int i = 0; i < 8; ++i) {
+    hal_device_t* device = cts_create_device(0);
+    hal_buffer_t* buffer =
+        cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, 64);
+    hal_command_buffer_t* cb =
+        cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    uint32_t pattern = 0xABCDEF01u;
+    CTS_ASSERT_OK(
+        hal_command_buffer_fill_buffer(cb, buffer, 0, 64, &pattern, 4));
+    CTS_ASSERT_OK(hal_command_buffer_end(cb));
+    CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, cb, NULL, 0));
+    hal_command_buffer_release(cb);
+    hal_buffer_release(buffer);
+    hal_device_release(device);
+  }
+}
+
+// S6 across devices: a queue of device 1 waits on a semaphore signaled by a
+// queue of device 0 (parked on the host: events of another device are never
+// waited on natively). The data goes through the host between devices.
+CTS_CASE(CrossDeviceWait) {
+  if (cts_context.device_count < 2) {
+    printf("[  SKIP    ] needs 2 devices, the driver has %u\n",
+           cts_context.device_count);
+    skip();
+  }
+  fixture_t* f = *state;
+  hal_device_t* other = cts_create_device(1);
+  hal_buffer_t* remote =
+      cts_allocate_buffer(other, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(other, 0);
+  // Submitted first, on device 1: fill waits for device 0's signal.
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(other, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint8_t value = 0x3C;
+  CTS_ASSERT_OK(
+      hal_command_buffer_fill_buffer(cb, remote, 0, BUFFER_SIZE, &value, 1));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  CTS_ASSERT_OK(cts_submit(other, 0, s, 1, cb, done, 1));
+  hal_command_buffer_release(cb);
+  hal_sleep_until(hal_time_now() + 2 * 1000 * 1000);
+  assert_false(reached_now(done, 1));
+  submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x3B), s, 1);
+  CTS_ASSERT_OK(cts_wait(done, 1));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x3B);  // device 0 finished first
+  cts_expect_bytes(remote, 0, BUFFER_SIZE, 0x3C);
+  hal_semaphore_release(s);
+  hal_semaphore_release(done);
+  hal_buffer_release(remote);
+  hal_device_release(other);
+}
+
+CTS_CASE(BadSubmissions) {
+  fixture_t* f = *state;
+  uint32_t queue_count = hal_device_info(f->device)->queue_count;
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "queue index",
+      hal_device_queue_barrier(f->device, queue_count, NULL, NULL));
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* twice[] = {s, s};
+  uint64_t values[] = {1, 2};
+  hal_semaphore_list_t signals = {2, twice, values};
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, NULL,
+      hal_device_queue_execute(f->device, 0, NULL, &signals, 0, NULL));
+  assert_int_equal(cts_query(s), 0);  // nothing was submitted
+  hal_semaphore_release(s);
+}
+
+int main(void) {
+#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+  const struct CMUnitTest tests[] = {
+      CASE(SubmitWithNoCommandBuffers),
+      CASE(SubmitAndSignal),
+      CASE(SubmitWithWait),
+      CASE(SubmitWithMultipleSemaphores),
+      CASE(WaitAllHostAndDeviceSemaphores),
+      CASE(WaitAnyHostAndDeviceSemaphoresAndDeviceSignals),
+      CASE(WaitAnyHostAndDeviceSemaphoresAndHostSignals),
+      CASE(IntermediateSemaphoreBetweenDeviceBatches),
+      CASE(TwoBatchesWaitingOn1FormerBatchAmongst2),
+      CASE(TwoBatchesWaitingOnDifferentSemaphoreValues),
+      CASE(BatchWaitingOnAnotherAndHostSignal),
+      CASE(DeviceBatchSignalAnotherAndHost),
+      CASE(BatchWaitingOnSmallerValueAfterSignaled),
+      CASE(BatchWaitingOnSmallerValueBeforeSignaled),
+      CASE(WaitBeforeSignalAcrossQueues),
+      CASE(ChainAcrossQueues),
+      CASE(FailurePropagates),
+      CASE(ReleaseEverythingRightAfterSubmit),
+      CASE(DeviceReleasedWithWorkParked),
+      CASE(DeviceReleasedWithCommandBuffersParked),
+      CASE(SubmitWithoutSignalsThenRelease),
+      CASE(CrossDeviceWait),
+      CASE(BadSubmissions),
+  };
+#undef CASE
+  return cts_main("semaphore_submission", tests, HAL_ARRAYSIZE(tests));
+}

@@ -1,0 +1,182 @@
+// Copyright 2026 The HAL Authors.
+//
+// The shared GPU core: driver, device, queues, buffers and command-buffer
+// strategies, written once over the vendor adapter (adapter/adapter.h). The
+// four plugins (cuda_stream, cuda_graph, hip_stream, hip_graph) are each one
+// GPU_DEFINE_PLUGIN line choosing a vendor and a strategy.
+//
+// Objects and threads:
+//
+//   gpu_driver_t   the loaded vendor runtime (gpu_adapter_t) and the device
+//                  list; parent of its devices.
+//   gpu_device_t   one context on one GPU, an event pool (the sync module's
+//                  device timepoints), and GPU_QUEUE_COUNT queues.
+//   gpu_queue_t    one vendor stream and one hal_sync_queue_t. The sync
+//                  queue's WORKER thread issues ready submissions into the
+//                  stream (wait events, replay or launch, record event); its
+//                  COMPLETION thread synchronizes each submission's event and
+//                  signals. Both call the vendor API only from those
+//                  threads, never from a vendor callback (Q1), making the
+//                  device's context current first.
+//   gpu_buffer_t   device memory (device_alloc) or pinned host memory
+//                  (host_alloc, HOST_VISIBLE); parent: its device.
+//
+// Lifetime: the caller's last hal_device_release() shuts the device down
+// (Q4: parked work cancelled, issued work drained, queue threads joined).
+// A submission's payload retains its command buffers (which retain their
+// buffers, which retain the device's memory, not its queues). The payload is
+// released on a queue thread inside a defer-destruction bracket, so if that
+// is the device's last reference the device's memory is freed on libhal's
+// release thread.
+
+#ifndef DRIVERS_GPU_CORE_GPU_CORE_H_
+#define DRIVERS_GPU_CORE_GPU_CORE_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "adapter/adapter.h"
+#include "hal/api.h"
+#include "hal/plugin.h"
+#include "sync_queue.h"
+
+HAL_EXTERN_C_BEGIN
+
+// Queues per device (each its own stream).
+#define GPU_QUEUE_COUNT 2
+
+typedef enum gpu_strategy_e {
+  // Command buffers are replayed op by op into the queue's stream at issue.
+  GPU_STRATEGY_STREAM = 0,
+  // Command buffers become a vendor graph at end(), launched per issue.
+  GPU_STRATEGY_GRAPH = 1,
+} gpu_strategy_t;
+
+typedef struct gpu_driver_params_t {
+  const char* name;  // "cuda_stream" ...
+  gpu_adapter_vendor_t vendor;
+  gpu_strategy_t strategy;
+} gpu_driver_params_t;
+
+typedef struct gpu_driver_t {
+  hal_driver_t base;
+  gpu_adapter_t* adapter;
+  gpu_strategy_t strategy;
+  uint32_t device_count;
+  hal_device_info_t* device_infos;  // [device_count]
+} gpu_driver_t;
+
+typedef struct gpu_device_t gpu_device_t;
+
+typedef struct gpu_queue_t {
+  gpu_device_t* device;
+  uint32_t index;
+  gpu_stream_t stream;
+  hal_sync_queue_t* sync_queue;
+} gpu_queue_t;
+
+struct gpu_device_t {
+  hal_device_t base;
+  gpu_adapter_t* adapter;  // the driver's; the driver is our parent
+  gpu_strategy_t strategy;
+  int ordinal;  // the vendor's device index
+  gpu_context_t* context;
+  hal_device_allocator_t allocator;
+  _Atomic uint64_t allocated_bytes;
+  _Atomic uint64_t allocation_count;
+  hal_sync_event_pool_t* event_pool;
+  // Device loss (Q5): set by the first vendor call reporting it; every
+  // later issue and submission fails with a copy of |lost_status|.
+  _Atomic bool lost;
+  // Set by shutdown (the caller's last release): no more submissions.
+  _Atomic bool shut_down;
+  pthread_mutex_t lost_mutex;
+  hal_status_t lost_status;  // under |lost_mutex|
+  uint32_t queue_count;
+  gpu_queue_t queues[GPU_QUEUE_COUNT];
+};
+
+typedef struct gpu_buffer_t {
+  hal_buffer_t base;
+  // Unified address of the first byte (device memory or pinned host).
+  gpu_device_ptr_t address;
+  // The host address for HOST_VISIBLE buffers; NULL otherwise.
+  void* host_pointer;
+} gpu_buffer_t;
+
+// Creates a driver: loads the vendor runtime and lists its devices. A
+// runtime with no device fails with NOT_FOUND carrying the vendor's reason.
+hal_status_t gpu_driver_create(const gpu_driver_params_t* params,
+                               hal_allocator_t host_allocator,
+                               hal_driver_t** out_driver);
+
+// Creates device |index| of |driver|.
+hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
+                               hal_allocator_t host_allocator,
+                               hal_device_t** out_device);
+
+// The device allocator's vtable (gpu_buffer.c).
+extern const hal_device_allocator_vtable_t gpu_device_allocator_vtable;
+
+static inline gpu_buffer_t* gpu_buffer_cast(hal_buffer_t* buffer) {
+  return (gpu_buffer_t*)buffer;
+}
+
+// Makes the device's context current on the calling thread.
+static inline hal_status_t gpu_device_make_current(gpu_device_t* device) {
+  return device->adapter->ops->make_current(device->adapter, device->context);
+}
+
+//===----------------------------------------------------------------------===//
+// Strategies
+//===----------------------------------------------------------------------===//
+
+// Creates a command buffer recording for |device|'s strategy.
+hal_status_t gpu_strategy_create_command_buffer(
+    gpu_device_t* device, hal_command_buffer_mode_t mode,
+    hal_command_buffer_t** out_command_buffer);
+
+// WORKER thread, context current: enqueues |command_buffer| on |queue|'s
+// stream (replay, or graph launch). Must not block on device work.
+hal_status_t gpu_strategy_issue(gpu_queue_t* queue,
+                                hal_command_buffer_t* command_buffer);
+
+// Stream strategy: replays the recorded ops into |stream|.
+hal_status_t gpu_stream_replay(gpu_device_t* device, gpu_stream_t stream,
+                               hal_command_buffer_t* command_buffer);
+
+// Graph strategy (gpu_graph.c): a command buffer whose end() builds and
+// instantiates (or updates) a vendor graph, launched at issue.
+hal_status_t gpu_graph_create_command_buffer(
+    gpu_device_t* device, hal_command_buffer_mode_t mode,
+    hal_command_buffer_t** out_command_buffer);
+hal_status_t gpu_graph_issue(gpu_queue_t* queue,
+                             hal_command_buffer_t* command_buffer);
+
+//===----------------------------------------------------------------------===//
+// Plugins
+//===----------------------------------------------------------------------===//
+
+// Defines a plugin's one exported entry point.
+#define GPU_DEFINE_PLUGIN(NAME, VENDOR, STRATEGY, DESCRIPTION)               \
+  static hal_status_t gpu_plugin_create_driver(hal_allocator_t allocator,    \
+                                               hal_driver_t** out_driver) {  \
+    gpu_driver_params_t params = {NAME, VENDOR, STRATEGY};                   \
+    return gpu_driver_create(&params, allocator, out_driver);                \
+  }                                                                          \
+  static const hal_plugin_t gpu_plugin = {                                   \
+      .abi_version = HAL_PLUGIN_ABI_VERSION,                                 \
+      .struct_size = sizeof(hal_plugin_t),                                   \
+      .driver_name = NAME,                                                   \
+      .description = DESCRIPTION,                                            \
+      .create_driver = gpu_plugin_create_driver,                             \
+  };                                                                         \
+  HAL_PLUGIN_EXPORT const hal_plugin_t* hal_plugin_query(uint32_t version);  \
+  HAL_PLUGIN_EXPORT const hal_plugin_t* hal_plugin_query(uint32_t version) { \
+    (void)version;                                                           \
+    return &gpu_plugin;                                                      \
+  }
+
+HAL_EXTERN_C_END
+
+#endif  // DRIVERS_GPU_CORE_GPU_CORE_H_

@@ -1,0 +1,339 @@
+// Copyright 2026 The HAL Authors.
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_core.h"
+
+static const hal_device_vtable_t gpu_device_vtable;
+
+static gpu_device_t* gpu_device_cast(hal_device_t* device) {
+  return (gpu_device_t*)device;
+}
+
+//===----------------------------------------------------------------------===//
+// Event pool hooks: native events for the sync module's device timepoints
+//===----------------------------------------------------------------------===//
+
+static hal_status_t gpu_event_create(void* self, void** out_handle) {
+  gpu_device_t* device = self;
+  HAL_RETURN_IF_ERROR(gpu_device_make_current(device));
+  gpu_event_t event = NULL;
+  HAL_RETURN_IF_ERROR(
+      device->adapter->ops->event_create(device->adapter, &event));
+  *out_handle = event;
+  return HAL_OK;
+}
+
+static void gpu_event_destroy(void* self, void* handle) {
+  gpu_device_t* device = self;
+  // A failure to make the context current leaves nothing better to do than
+  // try the destroy anyway: the vendor reports it and we drop the error.
+  hal_status_ignore(gpu_device_make_current(device));
+  device->adapter->ops->event_destroy(device->adapter, (gpu_event_t)handle);
+}
+
+//===----------------------------------------------------------------------===//
+// Queue interface: what the sync module's threads call
+//===----------------------------------------------------------------------===//
+
+// A submission's payload: its command buffers, retained until completion.
+typedef struct gpu_payload_t {
+  size_t count;
+  hal_command_buffer_t* command_buffers[];
+} gpu_payload_t;
+
+//===----------------------------------------------------------------------===//
+// Device loss (Q5)
+//===----------------------------------------------------------------------===//
+
+// Records |status| as the device's loss if it is one (the first wins).
+// Returns |status|.
+static hal_status_t gpu_device_note(gpu_device_t* device, hal_status_t status) {
+  if (status == HAL_OK || !gpu_adapter_status_is_device_lost(status)) {
+    return status;
+  }
+  pthread_mutex_lock(&device->lost_mutex);
+  if (!device->lost_status)
+    device->lost_status = hal_status_clone(status);
+  atomic_store_explicit(&device->lost, true, memory_order_release);
+  pthread_mutex_unlock(&device->lost_mutex);
+  return status;
+}
+
+// OK, or a copy of the loss: every later issue on a lost device fails with
+// it, so everything downstream fails instead of waiting forever.
+static hal_status_t gpu_device_check_lost(gpu_device_t* device) {
+  if (!atomic_load_explicit(&device->lost, memory_order_acquire)) {
+    return HAL_OK;
+  }
+  pthread_mutex_lock(&device->lost_mutex);
+  hal_status_t status = hal_status_clone(device->lost_status);
+  pthread_mutex_unlock(&device->lost_mutex);
+  return hal_status_annotatef(status, "device '%s' was lost",
+                              device->base.info.name);
+}
+
+// WORKER thread.
+static hal_status_t gpu_queue_wait_event(void* self, void* event_handle) {
+  gpu_queue_t* queue = self;
+  gpu_device_t* device = queue->device;
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
+  return gpu_device_note(
+      device, device->adapter->ops->stream_wait_event(
+                  device->adapter, queue->stream, (gpu_event_t)event_handle));
+}
+
+// WORKER thread.
+static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
+  gpu_queue_t* queue = self;
+  gpu_device_t* device = queue->device;
+  gpu_payload_t* payload = payload_ptr;
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
+  for (size_t i = 0; i < payload->count; ++i) {
+    hal_status_t status = gpu_device_note(
+        device, gpu_strategy_issue(queue, payload->command_buffers[i]));
+    if (status != HAL_OK) {
+      return hal_status_annotatef(
+          status, "issuing command buffer %zu of a submission on queue %u", i,
+          queue->index);
+    }
+  }
+  return HAL_OK;
+}
+
+// WORKER thread.
+static hal_status_t gpu_queue_record_event(void* self, void* event_handle) {
+  gpu_queue_t* queue = self;
+  gpu_device_t* device = queue->device;
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
+  return gpu_device_note(
+      device, device->adapter->ops->event_record(
+                  device->adapter, (gpu_event_t)event_handle, queue->stream));
+}
+
+// COMPLETION thread. Not short-circuited on loss: the vendor returns its
+// own error for work that could not finish, and work that did finish may
+// still report success.
+static hal_status_t gpu_queue_synchronize_event(void* self,
+                                                void* event_handle) {
+  gpu_queue_t* queue = self;
+  gpu_device_t* device = queue->device;
+  HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
+  return gpu_device_note(device,
+                         device->adapter->ops->event_synchronize(
+                             device->adapter, (gpu_event_t)event_handle));
+}
+
+// WORKER or COMPLETION thread: the device is done with the payload.
+static void gpu_queue_release_payload(void* self, void* payload_ptr) {
+  gpu_queue_t* queue = self;
+  gpu_payload_t* payload = payload_ptr;
+  hal_allocator_t allocator = queue->device->base.host_allocator;
+  // This may drop the last reference to the device (through command
+  // buffers and their buffers); a queue thread must never destroy its own
+  // device, so such a destroy is handed to libhal's release thread.
+  hal_resource_defer_destruction_enter();
+  for (size_t i = 0; i < payload->count; ++i) {
+    hal_command_buffer_release(payload->command_buffers[i]);
+  }
+  hal_resource_defer_destruction_exit();
+  hal_allocator_free(allocator, payload);
+}
+
+//===----------------------------------------------------------------------===//
+// Device
+//===----------------------------------------------------------------------===//
+
+// The caller released its last reference (Q4): each sync queue fails its
+// parked work with CANCELLED, waits for issued work and joins its threads.
+// Payloads released here drop their command buffers and buffers; the
+// device's memory goes when the last of those does.
+static void gpu_device_shutdown(hal_device_t* base) {
+  gpu_device_t* device = gpu_device_cast(base);
+  atomic_store_explicit(&device->shut_down, true, memory_order_release);
+  for (uint32_t i = 0; i < device->queue_count; ++i) {
+    if (device->queues[i].sync_queue) {
+      hal_sync_queue_destroy(device->queues[i].sync_queue);
+      device->queues[i].sync_queue = NULL;
+    }
+  }
+}
+
+// Frees what gpu_device_create() built: streams, events, the context.
+static void gpu_device_destroy(hal_device_t* base) {
+  gpu_device_t* device = gpu_device_cast(base);
+  gpu_adapter_t* adapter = device->adapter;
+  gpu_device_shutdown(base);  // no-op unless creation failed half-way
+  if (device->context) {
+    hal_status_ignore(gpu_device_make_current(device));
+    for (uint32_t i = 0; i < device->queue_count; ++i) {
+      if (device->queues[i].stream) {
+        adapter->ops->stream_destroy(adapter, device->queues[i].stream);
+      }
+    }
+    if (device->event_pool)
+      hal_sync_event_pool_destroy(device->event_pool);
+    adapter->ops->context_close(adapter, device->context);
+  }
+  hal_status_free(device->lost_status);
+  pthread_mutex_destroy(&device->lost_mutex);
+  hal_allocator_free(base->host_allocator, device);
+}
+
+static hal_status_t gpu_device_query_properties(
+    hal_device_t* base, hal_device_properties_t* out_properties) {
+  gpu_device_t* device = gpu_device_cast(base);
+  out_properties->queue_count = device->queue_count;
+  out_properties->total_memory = base->info.total_memory;
+  out_properties->supported_memory_types =
+      HAL_MEMORY_TYPE_DEVICE_LOCAL | HAL_MEMORY_TYPE_HOST_VISIBLE;
+  return HAL_OK;
+}
+
+static hal_device_allocator_t* gpu_device_allocator(hal_device_t* base) {
+  return &gpu_device_cast(base)->allocator;
+}
+
+static hal_status_t gpu_device_create_semaphore(
+    hal_device_t* base, uint64_t initial_value,
+    hal_semaphore_t** out_semaphore) {
+  // The sync module's semaphore, shared by every driver. It does not keep
+  // the device alive: releasing the device cancels work waiting on it
+  // (Q4), which its semaphores then report.
+  return hal_sync_semaphore_create(NULL, base->host_allocator, initial_value,
+                                   out_semaphore);
+}
+
+static hal_status_t gpu_device_create_command_buffer(
+    hal_device_t* base, hal_command_buffer_mode_t mode,
+    hal_command_buffer_t** out_command_buffer) {
+  return gpu_strategy_create_command_buffer(gpu_device_cast(base), mode,
+                                            out_command_buffer);
+}
+
+static hal_status_t gpu_device_queue_execute(
+    hal_device_t* base, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, size_t command_buffer_count,
+    hal_command_buffer_t* const* command_buffers) {
+  gpu_device_t* device = gpu_device_cast(base);
+  if (atomic_load_explicit(&device->shut_down, memory_order_acquire)) {
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "device '%s' was released; it takes no more work",
+                           base->info.name);
+  }
+  // A lost device takes no new work: the caller learns at once.
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  gpu_payload_t* payload = NULL;
+  if (command_buffer_count > 0) {
+    HAL_RETURN_IF_ERROR(hal_allocator_malloc(
+        base->host_allocator,
+        sizeof(*payload) + command_buffer_count * sizeof(hal_command_buffer_t*),
+        (void**)&payload));
+    payload->count = command_buffer_count;
+    for (size_t i = 0; i < command_buffer_count; ++i) {
+      payload->command_buffers[i] = command_buffers[i];
+      hal_command_buffer_retain(command_buffers[i]);  // Q3
+    }
+  }
+  hal_semaphore_list_t waits =
+      wait_semaphores ? *wait_semaphores : hal_semaphore_list_empty();
+  hal_semaphore_list_t signals =
+      signal_semaphores ? *signal_semaphores : hal_semaphore_list_empty();
+  hal_status_t status = hal_sync_queue_submit(
+      device->queues[queue_index].sync_queue, waits, signals, payload);
+  if (status != HAL_OK && payload) {
+    // Not submitted: the payload is still ours.
+    for (size_t i = 0; i < payload->count; ++i) {
+      hal_command_buffer_release(payload->command_buffers[i]);
+    }
+    hal_allocator_free(base->host_allocator, payload);
+  }
+  return status;
+}
+
+static hal_status_t gpu_device_wait_semaphores(
+    hal_device_t* base, hal_wait_mode_t wait_mode,
+    const hal_semaphore_list_t* semaphore_list, hal_timeout_t timeout) {
+  return hal_semaphore_list_wait(wait_mode, *semaphore_list, timeout);
+}
+
+static const hal_device_vtable_t gpu_device_vtable = {
+    .destroy = gpu_device_destroy,
+    .shutdown = gpu_device_shutdown,
+    .query_properties = gpu_device_query_properties,
+    .allocator = gpu_device_allocator,
+    .create_semaphore = gpu_device_create_semaphore,
+    .create_command_buffer = gpu_device_create_command_buffer,
+    .queue_execute = gpu_device_queue_execute,
+    .wait_semaphores = gpu_device_wait_semaphores,
+};
+
+// Creates queue |index|: a stream and a sync queue over it.
+static hal_status_t gpu_queue_initialize(gpu_device_t* device, uint32_t index) {
+  gpu_queue_t* queue = &device->queues[index];
+  queue->device = device;
+  queue->index = index;
+  HAL_RETURN_IF_ERROR(
+      device->adapter->ops->stream_create(device->adapter, &queue->stream));
+  hal_sync_queue_interface_t interface = {
+      .self = queue,
+      .wait_event = gpu_queue_wait_event,
+      .issue = gpu_queue_issue,
+      .record_event = gpu_queue_record_event,
+      .synchronize_event = gpu_queue_synchronize_event,
+      .release_payload = gpu_queue_release_payload,
+  };
+  char name[HAL_DRIVER_NAME_MAX + 32];
+  snprintf(name, sizeof(name), "%s:%u:q%u", device->base.driver->name,
+           device->base.info.index, index);
+  return hal_sync_queue_create(interface, device->event_pool, name,
+                               &queue->sync_queue);
+}
+
+hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
+                               hal_allocator_t host_allocator,
+                               hal_device_t** out_device) {
+  *out_device = NULL;
+  gpu_device_t* device = NULL;
+  HAL_RETURN_IF_ERROR(
+      hal_allocator_malloc(host_allocator, sizeof(*device), (void**)&device));
+  hal_device_initialize(&gpu_device_vtable, &driver->base,
+                        &driver->device_infos[index], host_allocator,
+                        &device->base);
+  device->adapter = driver->adapter;
+  device->strategy = driver->strategy;
+  device->ordinal = (int)index;
+  device->allocator.vtable = &gpu_device_allocator_vtable;
+  device->allocator.device = &device->base;
+  pthread_mutex_init(&device->lost_mutex, NULL);
+
+  hal_status_t status = device->adapter->ops->context_open(
+      device->adapter, device->ordinal, &device->context);
+  if (status == HAL_OK)
+    status = gpu_device_make_current(device);
+  if (status == HAL_OK) {
+    hal_sync_event_interface_t events = {
+        .self = device,
+        .create = gpu_event_create,
+        .destroy = gpu_event_destroy,
+    };
+    status = hal_sync_event_pool_create(events, /*max_free_count=*/64,
+                                        &device->event_pool);
+  }
+  for (uint32_t i = 0; status == HAL_OK && i < GPU_QUEUE_COUNT; ++i) {
+    device->queue_count = i + 1;  // destroy tears down what exists
+    status = gpu_queue_initialize(device, i);
+  }
+  if (status != HAL_OK) {
+    hal_device_release(&device->base);
+    return hal_status_annotatef(status, "creating device %u of driver '%s'",
+                                index, driver->base.name);
+  }
+  *out_device = &device->base;
+  return HAL_OK;
+}

@@ -1,0 +1,118 @@
+// Copyright 2026 The HAL Authors.
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_core.h"
+
+static const hal_driver_vtable_t gpu_driver_vtable;
+
+static gpu_driver_t* gpu_driver_cast(hal_driver_t* driver) {
+  return (gpu_driver_t*)driver;
+}
+
+static void gpu_driver_destroy(hal_driver_t* base) {
+  gpu_driver_t* driver = gpu_driver_cast(base);
+  gpu_adapter_destroy(driver->adapter);
+  hal_allocator_free(base->host_allocator, driver->device_infos);
+  hal_allocator_free(base->host_allocator, driver);
+}
+
+static hal_status_t gpu_driver_query_device_count(hal_driver_t* base,
+                                                  uint32_t* out_count) {
+  *out_count = gpu_driver_cast(base)->device_count;
+  return HAL_OK;
+}
+
+static hal_status_t gpu_driver_query_device_info(hal_driver_t* base,
+                                                 uint32_t index,
+                                                 hal_device_info_t* out_info) {
+  *out_info = gpu_driver_cast(base)->device_infos[index];
+  return HAL_OK;
+}
+
+static hal_status_t gpu_driver_create_device(hal_driver_t* base, uint32_t index,
+                                             hal_allocator_t host_allocator,
+                                             hal_device_t** out_device) {
+  return gpu_device_create(gpu_driver_cast(base), index, host_allocator,
+                           out_device);
+}
+
+static const hal_driver_vtable_t gpu_driver_vtable = {
+    .destroy = gpu_driver_destroy,
+    .query_device_count = gpu_driver_query_device_count,
+    .query_device_info = gpu_driver_query_device_info,
+    .create_device = gpu_driver_create_device,
+};
+
+// The capabilities a strategy cannot do without.
+static hal_status_t gpu_driver_check_capabilities(
+    const gpu_driver_params_t* params, const gpu_adapter_t* adapter) {
+  if (params->strategy != GPU_STRATEGY_GRAPH)
+    return HAL_OK;
+  uint32_t required = GPU_ADAPTER_CAP_GRAPH |
+                      GPU_ADAPTER_CAP_GRAPH_MEMSET_NODE |
+                      GPU_ADAPTER_CAP_GRAPH_MEMCPY_NODE;
+  if ((adapter->info.capabilities & required) == required)
+    return HAL_OK;
+  return hal_make_status(
+      HAL_STATUS_UNIMPLEMENTED,
+      "driver '%s' needs the %s graph API, which %s lacks (missing: %s)",
+      params->name, adapter->info.vendor_name, adapter->info.library_path,
+      adapter->info.missing_optional_symbols[0]
+          ? adapter->info.missing_optional_symbols
+          : "graph entry points");
+}
+
+// Reads every device's info once: names and sizes do not change.
+static hal_status_t gpu_driver_enumerate(gpu_driver_t* driver) {
+  gpu_adapter_t* adapter = driver->adapter;
+  int count = 0;
+  HAL_RETURN_IF_ERROR(adapter->ops->device_count(adapter, &count));
+  if (count <= 0) {
+    return hal_make_status(
+        HAL_STATUS_NOT_FOUND, "driver '%s' found no devices: %s",
+        driver->base.name,
+        adapter->info.no_device_reason ? adapter->info.no_device_reason
+                                       : "the runtime reports 0 devices");
+  }
+  HAL_RETURN_IF_ERROR(hal_allocator_malloc_array(
+      driver->base.host_allocator, (size_t)count, sizeof(hal_device_info_t),
+      (void**)&driver->device_infos));
+  for (int i = 0; i < count; ++i) {
+    hal_device_info_t* info = &driver->device_infos[i];
+    info->index = (uint32_t)i;
+    info->queue_count = GPU_QUEUE_COUNT;
+    HAL_RETURN_IF_ERROR(
+        adapter->ops->device_name(adapter, i, info->name, sizeof(info->name)));
+    HAL_RETURN_IF_ERROR(
+        adapter->ops->device_total_memory(adapter, i, &info->total_memory));
+  }
+  driver->device_count = (uint32_t)count;
+  return HAL_OK;
+}
+
+hal_status_t gpu_driver_create(const gpu_driver_params_t* params,
+                               hal_allocator_t host_allocator,
+                               hal_driver_t** out_driver) {
+  *out_driver = NULL;
+  gpu_driver_t* driver = NULL;
+  HAL_RETURN_IF_ERROR(
+      hal_allocator_malloc(host_allocator, sizeof(*driver), (void**)&driver));
+  hal_driver_initialize(&gpu_driver_vtable, params->name, host_allocator,
+                        &driver->base);
+  driver->strategy = params->strategy;
+  hal_status_t status = gpu_adapter_create(params->vendor, NULL, host_allocator,
+                                           &driver->adapter);
+  if (status == HAL_OK) {
+    status = gpu_driver_check_capabilities(params, driver->adapter);
+  }
+  if (status == HAL_OK)
+    status = gpu_driver_enumerate(driver);
+  if (status != HAL_OK) {
+    hal_driver_release(&driver->base);  // destroy copes with partial state
+    return hal_status_annotatef(status, "creating driver '%s'", params->name);
+  }
+  *out_driver = &driver->base;
+  return HAL_OK;
+}

@@ -1,0 +1,257 @@
+// Copyright 2026 The HAL Authors.
+//
+// The graph strategy: at end() a command buffer's recorded ops become a
+// vendor graph, instantiated once and launched at every issue.
+//
+// Graph shape. Ops between two barriers are independent nodes (they may run
+// concurrently, as the HAL allows). A barrier becomes an empty "join" node
+// depending on every node since the previous join; every node after it
+// depends on that join. So `fill A | barrier | copy A->B, fill C | barrier |
+// ...` is fill -> join -> {copy, fill} -> join -> ...
+//
+// Reuse. A REUSABLE command buffer is launched again and again from the
+// same executable graph. When it is re-recorded, the new graph is first
+// offered to the existing executable as an in-place update
+// (cuGraphExecUpdate / hipGraphExecUpdate); if the vendor refuses (another
+// topology, or no update support), the executable is instantiated anew.
+//
+// Concurrent submissions of one command buffer (several queues at once) all
+// launch the same executable: the vendors order launches of one executable
+// graph behind each other, across streams, so they are correct and simply
+// serialized. We rely on that rather than instantiating one executable per
+// queue (documented in docs/graph.md).
+
+#include <string.h>
+
+#include "gpu_core.h"
+
+typedef struct gpu_graph_state_t {
+  gpu_device_t* device;
+  gpu_graph_t graph;      // the graph the executable was made from
+  gpu_graph_exec_t exec;  // NULL when the recording has no ops
+  // hal_command_buffer_query_info(): how end() produced |exec|, counted.
+  uint32_t instantiate_count;
+  uint32_t update_count;
+} gpu_graph_state_t;
+
+// Nodes since the last join, and the join itself.
+typedef struct gpu_graph_builder_t {
+  gpu_adapter_t* adapter;
+  gpu_graph_t graph;
+  gpu_graph_node_t join;  // NULL before the first barrier
+  gpu_graph_node_t* pending;
+  size_t pending_count;
+  size_t pending_capacity;
+  hal_allocator_t allocator;
+} gpu_graph_builder_t;
+
+static hal_status_t gpu_graph_builder_add_pending(gpu_graph_builder_t* builder,
+                                                  gpu_graph_node_t node) {
+  if (builder->pending_count == builder->pending_capacity) {
+    size_t capacity =
+        builder->pending_capacity ? builder->pending_capacity * 2 : 32;
+    HAL_RETURN_IF_ERROR(hal_allocator_realloc(
+        builder->allocator, capacity * sizeof(gpu_graph_node_t),
+        (void**)&builder->pending));
+    builder->pending_capacity = capacity;
+  }
+  builder->pending[builder->pending_count++] = node;
+  return HAL_OK;
+}
+
+// Adds the node for |op| (not a barrier), depending on the current join.
+static hal_status_t gpu_graph_builder_add_op(gpu_graph_builder_t* builder,
+                                             const hal_op_t* op) {
+  gpu_adapter_t* adapter = builder->adapter;
+  const gpu_graph_node_t* dependencies = builder->join ? &builder->join : NULL;
+  size_t dependency_count = builder->join ? 1 : 0;
+  gpu_graph_node_t node = NULL;
+  switch (op->kind) {
+    case HAL_OP_FILL:
+      HAL_RETURN_IF_ERROR(adapter->ops->graph_add_memset_node(
+          adapter, builder->graph, dependencies, dependency_count,
+          gpu_buffer_cast(op->fill.target)->address + op->fill.target_offset,
+          op->fill.pattern, op->fill.pattern_length,
+          op->fill.length / op->fill.pattern_length, &node));
+      break;
+    case HAL_OP_UPDATE:
+      // The source bytes live in the recording for as long as the graph.
+      HAL_RETURN_IF_ERROR(adapter->ops->graph_add_memcpy_node(
+          adapter, builder->graph, dependencies, dependency_count,
+          gpu_buffer_cast(op->update.target)->address +
+              op->update.target_offset,
+          gpu_host_address(op->update.data), op->update.length, &node));
+      break;
+    case HAL_OP_COPY:
+      HAL_RETURN_IF_ERROR(adapter->ops->graph_add_memcpy_node(
+          adapter, builder->graph, dependencies, dependency_count,
+          gpu_buffer_cast(op->copy.target)->address + op->copy.target_offset,
+          gpu_buffer_cast(op->copy.source)->address + op->copy.source_offset,
+          op->copy.length, &node));
+      break;
+    case HAL_OP_BARRIER:
+      return hal_make_status(HAL_STATUS_INTERNAL, "barrier is not an op node");
+  }
+  return gpu_graph_builder_add_pending(builder, node);
+}
+
+// A barrier: one empty node joining everything since the previous join.
+static hal_status_t gpu_graph_builder_add_join(gpu_graph_builder_t* builder) {
+  if (builder->pending_count == 0)
+    return HAL_OK;  // nothing to order
+  gpu_graph_node_t join = NULL;
+  HAL_RETURN_IF_ERROR(builder->adapter->ops->graph_add_empty_node(
+      builder->adapter, builder->graph, builder->pending,
+      builder->pending_count, &join));
+  builder->join = join;
+  builder->pending_count = 0;
+  return HAL_OK;
+}
+
+// Builds a graph of |ops| into |*out_graph| (NULL for no ops).
+static hal_status_t gpu_graph_build(gpu_device_t* device, const hal_op_t* ops,
+                                    size_t count, gpu_graph_t* out_graph) {
+  *out_graph = NULL;
+  size_t node_ops = 0;
+  for (size_t i = 0; i < count; ++i)
+    node_ops += ops[i].kind != HAL_OP_BARRIER;
+  if (node_ops == 0)
+    return HAL_OK;
+  gpu_graph_builder_t builder;
+  memset(&builder, 0, sizeof(builder));
+  builder.adapter = device->adapter;
+  builder.allocator = device->base.host_allocator;
+  HAL_RETURN_IF_ERROR(
+      device->adapter->ops->graph_create(device->adapter, &builder.graph));
+  hal_status_t status = HAL_OK;
+  for (size_t i = 0; i < count && status == HAL_OK; ++i) {
+    status = ops[i].kind == HAL_OP_BARRIER
+                 ? gpu_graph_builder_add_join(&builder)
+                 : gpu_graph_builder_add_op(&builder, &ops[i]);
+    if (status != HAL_OK) {
+      status = hal_status_annotatef(status, "adding op %zu of %zu to a graph",
+                                    i, count);
+    }
+  }
+  hal_allocator_free(builder.allocator, builder.pending);
+  if (status != HAL_OK) {
+    device->adapter->ops->graph_destroy(device->adapter, builder.graph);
+    return status;
+  }
+  *out_graph = builder.graph;
+  return HAL_OK;
+}
+
+static void gpu_graph_state_clear(gpu_graph_state_t* state) {
+  gpu_adapter_t* adapter = state->device->adapter;
+  if (state->exec)
+    adapter->ops->graph_exec_destroy(adapter, state->exec);
+  if (state->graph)
+    adapter->ops->graph_destroy(adapter, state->graph);
+  state->exec = NULL;
+  state->graph = NULL;
+}
+
+// end(): build the graph, then update the executable in place or
+// instantiate. Errors surface here, never at submit.
+static hal_status_t gpu_graph_end(void* user,
+                                  hal_command_buffer_t* command_buffer) {
+  gpu_graph_state_t* state = user;
+  gpu_device_t* device = state->device;
+  gpu_adapter_t* adapter = device->adapter;
+  HAL_RETURN_IF_ERROR(gpu_device_make_current(device));
+  size_t count = 0;
+  const hal_op_t* ops =
+      hal_recording_command_buffer_ops(command_buffer, &count);
+  gpu_graph_t graph = NULL;
+  HAL_RETURN_IF_ERROR(gpu_graph_build(device, ops, count, &graph));
+  if (!graph) {
+    gpu_graph_state_clear(state);
+    return HAL_OK;
+  }
+  if (state->exec) {
+    bool accepted = false;
+    hal_status_t status =
+        adapter->ops->graph_exec_update(adapter, state->exec, graph, &accepted);
+    if (status != HAL_OK) {
+      adapter->ops->graph_destroy(adapter, graph);
+      return status;
+    }
+    if (accepted) {
+      // The executable now runs |graph|'s parameters; keep the newest graph
+      // as the base for the next update.
+      adapter->ops->graph_destroy(adapter, state->graph);
+      state->graph = graph;
+      ++state->update_count;
+      return HAL_OK;
+    }
+    gpu_graph_state_clear(state);  // refused: instantiate anew below
+  }
+  gpu_graph_exec_t exec = NULL;
+  hal_status_t status = adapter->ops->graph_instantiate(adapter, graph, &exec);
+  if (status != HAL_OK) {
+    adapter->ops->graph_destroy(adapter, graph);
+    return status;
+  }
+  gpu_graph_state_clear(state);
+  state->graph = graph;
+  state->exec = exec;
+  ++state->instantiate_count;
+  return HAL_OK;
+}
+
+// begin(): keep the executable (a re-record may update it in place); the
+// ops it was built from are about to be dropped, but the executable holds
+// its own copy of every parameter.
+static hal_status_t gpu_graph_begin(void* user,
+                                    hal_command_buffer_t* command_buffer) {
+  return HAL_OK;
+}
+
+static void gpu_graph_destroy(void* user,
+                              hal_command_buffer_t* command_buffer) {
+  gpu_graph_state_t* state = user;
+  if (!state)
+    return;
+  hal_status_ignore(gpu_device_make_current(state->device));
+  gpu_graph_state_clear(state);
+  hal_allocator_free(state->device->base.host_allocator, state);
+}
+
+static void gpu_graph_query_info(void* user,
+                                 const hal_command_buffer_t* command_buffer,
+                                 hal_command_buffer_info_t* out_info) {
+  const gpu_graph_state_t* state = user;
+  out_info->native_build_count = state->instantiate_count;
+  out_info->native_update_count = state->update_count;
+}
+
+hal_status_t gpu_graph_create_command_buffer(
+    gpu_device_t* device, hal_command_buffer_mode_t mode,
+    hal_command_buffer_t** out_command_buffer) {
+  gpu_graph_state_t* state = NULL;
+  HAL_RETURN_IF_ERROR(hal_allocator_malloc(device->base.host_allocator,
+                                           sizeof(*state), (void**)&state));
+  state->device = device;
+  const hal_recording_hooks_t hooks = {
+      .begin = gpu_graph_begin,
+      .end = gpu_graph_end,
+      .destroy = gpu_graph_destroy,
+      .query_info = gpu_graph_query_info,
+  };
+  hal_status_t status = hal_recording_command_buffer_create(
+      &device->base, mode, &hooks, state, out_command_buffer);
+  if (status != HAL_OK) {
+    hal_allocator_free(device->base.host_allocator, state);
+  }
+  return status;
+}
+
+hal_status_t gpu_graph_issue(gpu_queue_t* queue,
+                             hal_command_buffer_t* command_buffer) {
+  gpu_graph_state_t* state = hal_recording_command_buffer_user(command_buffer);
+  if (!state->exec)
+    return HAL_OK;  // no ops
+  gpu_adapter_t* adapter = queue->device->adapter;
+  return adapter->ops->graph_launch(adapter, state->exec, queue->stream);
+}

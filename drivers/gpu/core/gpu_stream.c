@@ -1,0 +1,78 @@
+// Copyright 2026 The HAL Authors.
+//
+// The stream strategy: a command buffer is libhal's recorded op list,
+// replayed op by op into the queue's stream at issue. A stream runs its work
+// in order, so execution barriers need no vendor call.
+
+#include <inttypes.h>
+
+#include "gpu_core.h"
+
+hal_status_t gpu_stream_replay(gpu_device_t* device, gpu_stream_t stream,
+                               hal_command_buffer_t* command_buffer) {
+  gpu_adapter_t* adapter = device->adapter;
+  size_t count = 0;
+  const hal_op_t* ops =
+      hal_recording_command_buffer_ops(command_buffer, &count);
+  for (size_t i = 0; i < count; ++i) {
+    const hal_op_t* op = &ops[i];
+    hal_status_t status = HAL_OK;
+    switch (op->kind) {
+      case HAL_OP_BARRIER:
+        break;  // the stream is in order
+      case HAL_OP_FILL:
+        status = adapter->ops->memset_async(
+            adapter, stream,
+            gpu_buffer_cast(op->fill.target)->address + op->fill.target_offset,
+            op->fill.pattern, op->fill.pattern_length,
+            op->fill.length / op->fill.pattern_length);
+        break;
+      case HAL_OP_UPDATE:
+        // The data lives in the recording, which the submission keeps
+        // alive until the device is done with it.
+        status = adapter->ops->memcpy_async(
+            adapter, stream,
+            gpu_buffer_cast(op->update.target)->address +
+                op->update.target_offset,
+            gpu_host_address(op->update.data), op->update.length);
+        break;
+      case HAL_OP_COPY:
+        status = adapter->ops->memcpy_async(
+            adapter, stream,
+            gpu_buffer_cast(op->copy.target)->address + op->copy.target_offset,
+            gpu_buffer_cast(op->copy.source)->address + op->copy.source_offset,
+            op->copy.length);
+        break;
+    }
+    if (status != HAL_OK) {
+      return hal_status_annotatef(status, "replaying op %zu of %zu", i, count);
+    }
+  }
+  return HAL_OK;
+}
+
+hal_status_t gpu_strategy_create_command_buffer(
+    gpu_device_t* device, hal_command_buffer_mode_t mode,
+    hal_command_buffer_t** out_command_buffer) {
+  switch (device->strategy) {
+    case GPU_STRATEGY_STREAM:
+      return hal_recording_command_buffer_create(&device->base, mode, NULL,
+                                                 NULL, out_command_buffer);
+    case GPU_STRATEGY_GRAPH:
+      return gpu_graph_create_command_buffer(device, mode, out_command_buffer);
+  }
+  return hal_make_status(HAL_STATUS_INTERNAL, "unknown strategy %d",
+                         (int)device->strategy);
+}
+
+hal_status_t gpu_strategy_issue(gpu_queue_t* queue,
+                                hal_command_buffer_t* command_buffer) {
+  switch (queue->device->strategy) {
+    case GPU_STRATEGY_STREAM:
+      return gpu_stream_replay(queue->device, queue->stream, command_buffer);
+    case GPU_STRATEGY_GRAPH:
+      return gpu_graph_issue(queue, command_buffer);
+  }
+  return hal_make_status(HAL_STATUS_INTERNAL, "unknown strategy %d",
+                         (int)queue->device->strategy);
+}

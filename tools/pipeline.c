@@ -1,0 +1,299 @@
+// Copyright 2026 The HAL Authors.
+//
+// The pipeline, in three stages on one device:
+//
+//  1. chain: |chain_hops| submissions alternating between the queues, each
+//     waiting for the previous hop's value of one timeline semaphore and
+//     signaling the next. They are submitted LAST hop first, so every wait
+//     is made before its signal exists (wait-before-signal), and nothing
+//     runs until the host signals the timeline's first value. Hop i writes
+//     a 4-byte marker at slot i of buffer A with an update, fills slot i of
+//     buffer B with a pattern, and copies slot i-1 of A into slot i-1 of C
+//     (which only holds the right value if hop i-1 finished first).
+//  2. fan-out/fan-in: |fan_width| submissions spread over the queues, each
+//     waiting for the chain's end and filling its own slice of buffer D;
+//     then one submission waits for ALL of their semaphores and copies D
+//     into E.
+//  3. verification: every buffer is read back and checked on the host.
+
+#include "pipeline.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PIPELINE_TIMEOUT_NS (120ll * 1000 * 1000 * 1000)
+
+hal_pipeline_options_t hal_pipeline_default_options(void) {
+  hal_pipeline_options_t options = {
+      .chain_hops = 64,
+      .fan_width = 8,
+      .buffer_size = 1u << 20,
+  };
+  return options;
+}
+
+typedef struct pipeline_t {
+  hal_device_t* device;
+  uint32_t queue_count;
+  hal_buffer_t* buffers[5];  // A, B, C, D, E
+  hal_semaphore_t* timeline;
+  hal_semaphore_t** fan;
+  uint32_t fan_count;
+  uint32_t submissions;
+} pipeline_t;
+
+enum { A = 0, B = 1, C = 2, D = 3, E = 4 };
+
+static double pipeline_ms(hal_time_t start, hal_time_t end) {
+  return (double)(end - start) / 1e6;
+}
+
+static hal_status_t pipeline_submit(pipeline_t* p, uint32_t queue,
+                                    hal_semaphore_list_t waits,
+                                    hal_semaphore_t* signal,
+                                    uint64_t signal_value,
+                                    hal_command_buffer_t* command_buffer) {
+  hal_semaphore_list_t signals = {1, &signal, &signal_value};
+  hal_status_t status = hal_device_queue_execute(
+      p->device, queue % p->queue_count, &waits, &signals, 1, &command_buffer);
+  // The queue keeps what it needs (Q3): drop ours at once.
+  hal_command_buffer_release(command_buffer);
+  if (status == HAL_OK)
+    ++p->submissions;
+  return status;
+}
+
+static hal_status_t pipeline_begin(pipeline_t* p, hal_command_buffer_t** cb) {
+  HAL_RETURN_IF_ERROR(hal_device_create_command_buffer(
+      p->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, cb));
+  return hal_command_buffer_begin(*cb);
+}
+
+static uint32_t chain_marker(uint32_t hop) {
+  return 0xC0DE0000u | hop;
+}
+static uint32_t chain_pattern(uint32_t hop) {
+  return 0x5A5A0000u ^ hop;
+}
+static uint8_t fan_pattern(uint32_t index) {
+  return (uint8_t)(0x10 + index);
+}
+
+// Records and submits hop |hop| of the chain.
+static hal_status_t pipeline_submit_hop(pipeline_t* p, uint32_t hop) {
+  hal_command_buffer_t* cb = NULL;
+  HAL_RETURN_IF_ERROR(pipeline_begin(p, &cb));
+  uint32_t marker = chain_marker(hop);
+  uint32_t pattern = chain_pattern(hop);
+  uint64_t slot = (uint64_t)hop * 4;
+  hal_status_t status = hal_command_buffer_update_buffer(
+      cb, &marker, 0, p->buffers[A], slot, sizeof(marker));
+  if (!status) {
+    status =
+        hal_command_buffer_fill_buffer(cb, p->buffers[B], slot, 4, &pattern, 4);
+  }
+  if (!status && hop > 0) {
+    status = hal_command_buffer_copy_buffer(cb, p->buffers[A], slot - 4,
+                                            p->buffers[C], slot - 4, 4);
+  }
+  if (!status)
+    status = hal_command_buffer_end(cb);
+  if (status) {
+    hal_command_buffer_release(cb);
+    return status;
+  }
+  hal_semaphore_t* wait = p->timeline;
+  uint64_t wait_value = (uint64_t)hop + 1;
+  hal_semaphore_list_t waits = {1, &wait, &wait_value};
+  return pipeline_submit(p, hop, waits, p->timeline, (uint64_t)hop + 2, cb);
+}
+
+static hal_status_t pipeline_submit_fan(pipeline_t* p, uint32_t width,
+                                        uint64_t chain_end,
+                                        uint64_t buffer_size) {
+  uint64_t slice = buffer_size / width;
+  for (uint32_t i = 0; i < width; ++i) {
+    hal_command_buffer_t* cb = NULL;
+    HAL_RETURN_IF_ERROR(pipeline_begin(p, &cb));
+    uint8_t pattern = fan_pattern(i);
+    hal_status_t status = hal_command_buffer_fill_buffer(
+        cb, p->buffers[D], slice * i, slice, &pattern, 1);
+    if (!status)
+      status = hal_command_buffer_end(cb);
+    if (status) {
+      hal_command_buffer_release(cb);
+      return status;
+    }
+    hal_semaphore_t* wait = p->timeline;
+    hal_semaphore_list_t waits = {1, &wait, &chain_end};
+    HAL_RETURN_IF_ERROR(pipeline_submit(p, i, waits, p->fan[i], 1, cb));
+  }
+  // Fan-in: waits for every slice, then copies D to E.
+  hal_command_buffer_t* cb = NULL;
+  HAL_RETURN_IF_ERROR(pipeline_begin(p, &cb));
+  hal_status_t status = hal_command_buffer_copy_buffer(
+      cb, p->buffers[D], 0, p->buffers[E], 0, buffer_size);
+  if (!status)
+    status = hal_command_buffer_end(cb);
+  if (status) {
+    hal_command_buffer_release(cb);
+    return status;
+  }
+  uint64_t* ones = calloc(width, sizeof(uint64_t));
+  if (!ones) {
+    hal_command_buffer_release(cb);
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "fan-in list");
+  }
+  for (uint32_t i = 0; i < width; ++i)
+    ones[i] = 1;
+  hal_semaphore_list_t waits = {width, p->fan, ones};
+  status = pipeline_submit(p, 0, waits, p->fan[width], 1, cb);
+  free(ones);
+  return status;
+}
+
+static hal_status_t pipeline_verify(pipeline_t* p,
+                                    const hal_pipeline_options_t* options,
+                                    uint64_t* out_bytes) {
+  uint64_t size = options->buffer_size;
+  uint8_t* bytes = malloc((size_t)size);
+  if (!bytes) {
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "readback buffer");
+  }
+  hal_status_t status = HAL_OK;
+  uint64_t verified = 0;
+  uint32_t hops = options->chain_hops;
+  for (int which = A; which <= C && !status; ++which) {
+    status = hal_buffer_read(p->buffers[which], 0, bytes, (uint64_t)hops * 4);
+    for (uint32_t hop = 0; hop < hops && !status; ++hop) {
+      uint32_t value;
+      memcpy(&value, bytes + (uint64_t)hop * 4, 4);
+      uint32_t expected = which == B ? chain_pattern(hop) : chain_marker(hop);
+      if (which == C && hop == hops - 1)
+        continue;  // nothing copies the last
+      if (value != expected) {
+        status = hal_make_status(HAL_STATUS_DATA_LOSS,
+                                 "buffer %c slot %u holds 0x%08x, expected "
+                                 "0x%08x",
+                                 'A' + which, hop, value, expected);
+      }
+    }
+    verified += (uint64_t)hops * 4;
+  }
+  for (int which = D; which <= E && !status; ++which) {
+    status = hal_buffer_read(p->buffers[which], 0, bytes, size);
+    uint64_t slice = size / options->fan_width;
+    for (uint64_t i = 0; i < size && !status; ++i) {
+      uint8_t expected = fan_pattern((uint32_t)(i / slice));
+      if (bytes[i] != expected) {
+        status = hal_make_status(HAL_STATUS_DATA_LOSS,
+                                 "buffer %c byte %" PRIu64
+                                 " holds 0x%02x, "
+                                 "expected 0x%02x",
+                                 'A' + which, i, bytes[i], expected);
+      }
+    }
+    verified += size;
+  }
+  free(bytes);
+  *out_bytes = verified;
+  return status;
+}
+
+static void pipeline_release(pipeline_t* p) {
+  for (int i = 0; i < 5; ++i)
+    hal_buffer_release(p->buffers[i]);
+  hal_semaphore_release(p->timeline);
+  for (uint32_t i = 0; i < p->fan_count; ++i)
+    hal_semaphore_release(p->fan[i]);
+  free(p->fan);
+}
+
+hal_status_t hal_pipeline_run(hal_device_t* device,
+                              const hal_pipeline_options_t* options,
+                              bool verbose, hal_pipeline_result_t* out_result) {
+  memset(out_result, 0, sizeof(*out_result));
+  if (options->chain_hops < 2 || options->fan_width < 1 ||
+      options->buffer_size % (4ull * options->fan_width) ||
+      options->buffer_size < (uint64_t)options->chain_hops * 4) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "pipeline options: need >= 2 hops, >= 1 fan, and "
+                           "a buffer size that is a multiple of 4 * fan "
+                           "width and holds 4 bytes per hop");
+  }
+  pipeline_t p;
+  memset(&p, 0, sizeof(p));
+  p.device = device;
+  p.queue_count = hal_device_info(device)->queue_count;
+  hal_time_t start = hal_time_now();
+
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_status_t status = HAL_OK;
+  for (int i = 0; i < 5 && !status; ++i) {
+    status = hal_device_allocate_buffer(device, params, options->buffer_size,
+                                        &p.buffers[i]);
+  }
+  if (!status)
+    status = hal_device_create_semaphore(device, 0, &p.timeline);
+  p.fan = calloc((size_t)options->fan_width + 1, sizeof(hal_semaphore_t*));
+  if (!p.fan && !status) {
+    status = hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "semaphores");
+  }
+  for (uint32_t i = 0; i <= options->fan_width && !status; ++i) {
+    status = hal_device_create_semaphore(device, 0, &p.fan[i]);
+    if (!status)
+      p.fan_count = i + 1;
+  }
+
+  // Stage 1: the chain, submitted back to front, then started.
+  for (uint32_t hop = options->chain_hops; hop > 0 && !status; --hop) {
+    status = pipeline_submit_hop(&p, hop - 1);
+  }
+  uint64_t chain_end = (uint64_t)options->chain_hops + 1;
+  // Stage 2 is submitted before the chain even starts: more
+  // wait-before-signal.
+  if (!status) {
+    status = pipeline_submit_fan(&p, options->fan_width, chain_end,
+                                 options->buffer_size);
+  }
+  hal_time_t chain_start = hal_time_now();
+  if (!status)
+    status = hal_semaphore_signal(p.timeline, 1);
+  if (!status) {
+    status = hal_semaphore_wait(p.timeline, chain_end,
+                                hal_make_timeout_ns(PIPELINE_TIMEOUT_NS));
+  }
+  hal_time_t chain_done = hal_time_now();
+  if (!status) {
+    status = hal_semaphore_wait(p.fan[options->fan_width], 1,
+                                hal_make_timeout_ns(PIPELINE_TIMEOUT_NS));
+  }
+  hal_time_t fan_done = hal_time_now();
+  if (!status && verbose) {
+    printf("  stage chain:   %u hops over %u queue(s), %.3f ms\n",
+           options->chain_hops, p.queue_count,
+           pipeline_ms(chain_start, chain_done));
+    printf("  stage fan:     %u-way fan-out + fan-in, %.3f ms\n",
+           options->fan_width, pipeline_ms(chain_done, fan_done));
+  }
+
+  // Stage 3: verification.
+  uint64_t verified = 0;
+  if (!status)
+    status = pipeline_verify(&p, options, &verified);
+  hal_time_t end = hal_time_now();
+  if (!status && verbose) {
+    printf("  stage verify:  %" PRIu64 " bytes checked, %.3f ms\n", verified,
+           pipeline_ms(fan_done, end));
+  }
+  out_result->submissions = p.submissions;
+  out_result->bytes_verified = verified;
+  out_result->chain_ms = pipeline_ms(chain_start, chain_done);
+  out_result->fan_ms = pipeline_ms(chain_done, fan_done);
+  out_result->total_ms = pipeline_ms(start, end);
+  pipeline_release(&p);
+  return status;
+}

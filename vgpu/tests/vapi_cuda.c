@@ -9,28 +9,59 @@
 #define STR_(x) #x
 #define XSTR(x) STR_(x)  // the exported name: cuda.h's macros apply
 
-#define CU_FNS(X)                                                              \
-  X(cuInit)                                                                    \
-  X(cuDeviceGet) X(cuDeviceGetCount) X(cuDevicePrimaryCtxRetain) X(            \
-      cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuMemAlloc) X(cuMemFree) \
-      X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyHtoD) X(cuMemcpyDtoH)       \
-          X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(    \
-              cuMemsetD8) X(cuMemsetD16) X(cuMemsetD32) X(cuMemsetD8Async)     \
-              X(cuMemsetD16Async) X(cuMemsetD32Async) X(cuStreamCreate) X(     \
-                  cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery)     \
-                  X(cuStreamWaitEvent) X(cuLaunchHostFunc) X(cuEventCreate) X( \
-                      cuEventRecord) X(cuEventQuery) X(cuEventSynchronize)     \
-                      X(cuEventDestroy) X(cuCtxSynchronize) X(cuGraphCreate)   \
-                          X(cuGraphAddEmptyNode) X(cuGraphAddHostNode) X(      \
-                              cuGraphAddMemsetNode) X(cuGraphAddMemcpyNode)    \
-                              X(cuGraphAddKernelNode) X(cuGraphInstantiate)    \
-                                  X(cuGraphLaunch) X(cuGraphExecUpdate)        \
-                                      X(cuGraphExecDestroy) X(cuGraphDestroy)  \
-                                          X(cuModuleLoadData)                  \
-                                              X(cuModuleGetFunction)           \
-                                                  X(cuModuleUnload)            \
-                                                      X(cuLaunchKernel)        \
-                                                          X(cuGetErrorName)
+// One entry per line: clang-format has no good layout for this table.
+// clang-format off
+#define CU_FNS(X) \
+  X(cuInit) \
+  X(cuDeviceGet) \
+  X(cuDeviceGetCount) \
+  X(cuDevicePrimaryCtxRetain) \
+  X(cuDevicePrimaryCtxRelease) \
+  X(cuCtxSetCurrent) \
+  X(cuMemAlloc) \
+  X(cuMemFree) \
+  X(cuMemAllocHost) \
+  X(cuMemFreeHost) \
+  X(cuMemcpyHtoD) \
+  X(cuMemcpyDtoH) \
+  X(cuMemcpyHtoDAsync) \
+  X(cuMemcpyDtoHAsync) \
+  X(cuMemcpyDtoDAsync) \
+  X(cuMemsetD8) \
+  X(cuMemsetD16) \
+  X(cuMemsetD32) \
+  X(cuMemsetD8Async) \
+  X(cuMemsetD16Async) \
+  X(cuMemsetD32Async) \
+  X(cuStreamCreate) \
+  X(cuStreamDestroy) \
+  X(cuStreamSynchronize) \
+  X(cuStreamQuery) \
+  X(cuStreamWaitEvent) \
+  X(cuLaunchHostFunc) \
+  X(cuEventCreate) \
+  X(cuEventRecord) \
+  X(cuEventQuery) \
+  X(cuEventSynchronize) \
+  X(cuEventDestroy) \
+  X(cuCtxSynchronize) \
+  X(cuGraphCreate) \
+  X(cuGraphAddEmptyNode) \
+  X(cuGraphAddHostNode) \
+  X(cuGraphAddMemsetNode) \
+  X(cuGraphAddMemcpyNode) \
+  X(cuGraphAddKernelNode) \
+  X(cuGraphInstantiate) \
+  X(cuGraphLaunch) \
+  X(cuGraphExecUpdate) \
+  X(cuGraphExecDestroy) \
+  X(cuGraphDestroy) \
+  X(cuModuleLoadData) \
+  X(cuModuleGetFunction) \
+  X(cuModuleUnload) \
+  X(cuLaunchKernel) \
+  X(cuGetErrorName)
+// clang-format on
 
 #define DECLARE(f) static __typeof__(&f) p_##f;
 CU_FNS(DECLARE)

@@ -7,26 +7,53 @@
 
 #include "vapi.h"
 
-#define HIP_FNS(X)                                                             \
-  X(hipInit)                                                                   \
-  X(hipSetDevice) X(hipGetDeviceCount) X(hipMalloc) X(hipFree) X(              \
-      hipHostMalloc) X(hipHostFree) X(hipMemcpy) X(hipMemcpyAsync)             \
-      X(hipMemsetD8) X(hipMemsetD16) X(hipMemsetD32) X(hipMemsetD8Async) X(    \
-          hipMemsetD16Async) X(hipMemsetD32Async) X(hipStreamCreateWithFlags)  \
-          X(hipStreamDestroy) X(hipStreamSynchronize) X(hipStreamQuery) X(     \
-              hipStreamWaitEvent) X(hipStreamAddCallback) X(hipEventCreate)    \
-              X(hipEventRecord) X(hipEventQuery) X(hipEventSynchronize)        \
-                  X(hipEventDestroy) X(hipDeviceSynchronize) X(hipGraphCreate) \
-                      X(hipGraphAddEmptyNode) X(hipGraphAddHostNode)           \
-                          X(hipGraphAddMemsetNode) X(hipGraphAddMemcpyNode1D)  \
-                              X(hipGraphAddKernelNode) X(hipGraphInstantiate)  \
-                                  X(hipGraphLaunch) X(hipGraphExecUpdate) X(   \
-                                      hipGraphExecDestroy) X(hipGraphDestroy)  \
-                                      X(hipModuleLoadData)                     \
-                                          X(hipModuleGetFunction)              \
-                                              X(hipModuleUnload)               \
-                                                  X(hipModuleLaunchKernel)     \
-                                                      X(hipGetErrorName)
+// One entry per line: clang-format has no good layout for this table.
+// clang-format off
+#define HIP_FNS(X) \
+  X(hipInit) \
+  X(hipSetDevice) \
+  X(hipGetDeviceCount) \
+  X(hipMalloc) \
+  X(hipFree) \
+  X(hipHostMalloc) \
+  X(hipHostFree) \
+  X(hipMemcpy) \
+  X(hipMemcpyAsync) \
+  X(hipMemsetD8) \
+  X(hipMemsetD16) \
+  X(hipMemsetD32) \
+  X(hipMemsetD8Async) \
+  X(hipMemsetD16Async) \
+  X(hipMemsetD32Async) \
+  X(hipStreamCreateWithFlags) \
+  X(hipStreamDestroy) \
+  X(hipStreamSynchronize) \
+  X(hipStreamQuery) \
+  X(hipStreamWaitEvent) \
+  X(hipStreamAddCallback) \
+  X(hipEventCreate) \
+  X(hipEventRecord) \
+  X(hipEventQuery) \
+  X(hipEventSynchronize) \
+  X(hipEventDestroy) \
+  X(hipDeviceSynchronize) \
+  X(hipGraphCreate) \
+  X(hipGraphAddEmptyNode) \
+  X(hipGraphAddHostNode) \
+  X(hipGraphAddMemsetNode) \
+  X(hipGraphAddMemcpyNode1D) \
+  X(hipGraphAddKernelNode) \
+  X(hipGraphInstantiate) \
+  X(hipGraphLaunch) \
+  X(hipGraphExecUpdate) \
+  X(hipGraphExecDestroy) \
+  X(hipGraphDestroy) \
+  X(hipModuleLoadData) \
+  X(hipModuleGetFunction) \
+  X(hipModuleUnload) \
+  X(hipModuleLaunchKernel) \
+  X(hipGetErrorName)
+// clang-format on
 
 #define DECLARE(f) static __typeof__(&f) p_##f;
 HIP_FNS(DECLARE)

@@ -3,6 +3,7 @@
 #include "hal/command_buffer.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hal/device.h"
@@ -148,13 +149,14 @@ static hal_status_t hal_command_buffer_validate_buffer(
                            "%s: %s buffer belongs to another device", op, role);
   }
   if (!(buffer->usage & usage)) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "%s: %s buffer was allocated with usage 0x%x, "
-                           "which lacks %s",
-                           op, role, buffer->usage,
-                           usage == HAL_BUFFER_USAGE_TRANSFER_SOURCE
-                               ? "TRANSFER_SOURCE"
-                               : "TRANSFER_TARGET");
+    return hal_make_status(
+        HAL_STATUS_INVALID_ARGUMENT,
+        "%s: %s buffer was allocated with usage 0x%x, "
+        "which lacks %s",
+        op, role, buffer->usage,
+        usage == HAL_BUFFER_USAGE_TRANSFER_SOURCE   ? "TRANSFER_SOURCE"
+        : usage == HAL_BUFFER_USAGE_TRANSFER_TARGET ? "TRANSFER_TARGET"
+                                                    : "DISPATCH_STORAGE");
   }
   HAL_RETURN_AND_ANNOTATE_IF_ERROR(
       hal_buffer_validate_range(buffer, offset, *inout_length, inout_length),
@@ -262,6 +264,113 @@ HAL_API hal_status_t hal_command_buffer_copy_buffer(
   HAL_RETURN_IF_ERROR(hal_command_buffer_vtable(command_buffer)
                           ->copy_buffer(command_buffer, source, source_offset,
                                         target, target_offset, length));
+  ++command_buffer->op_count;
+  return HAL_OK;
+}
+
+// Checks a dispatch's grid against the device's limits.
+static hal_status_t hal_command_buffer_validate_grid(
+    hal_command_buffer_t* command_buffer, const uint32_t workgroup_count[3],
+    const uint32_t workgroup_size[3]) {
+  if (!workgroup_count || !workgroup_size) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "dispatch: workgroup count and size are required");
+  }
+  hal_device_properties_t properties;
+  HAL_RETURN_IF_ERROR(
+      hal_device_query_properties(command_buffer->device, &properties));
+  uint64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    if (workgroup_count[i] == 0 || workgroup_size[i] == 0) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "dispatch: workgroup count %ux%ux%u and size "
+                             "%ux%ux%u must have no zero dimension",
+                             workgroup_count[0], workgroup_count[1],
+                             workgroup_count[2], workgroup_size[0],
+                             workgroup_size[1], workgroup_size[2]);
+    }
+    if (properties.max_workgroup_count[i] &&
+        workgroup_count[i] > properties.max_workgroup_count[i]) {
+      return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                             "dispatch: %u workgroups in dimension %d exceed "
+                             "the device's %u",
+                             workgroup_count[i], i,
+                             properties.max_workgroup_count[i]);
+    }
+    threads *= workgroup_size[i];
+  }
+  if (properties.max_workgroup_size &&
+      threads > properties.max_workgroup_size) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "dispatch: workgroups of %llu threads exceed the "
+                           "device's %u",
+                           (unsigned long long)threads,
+                           properties.max_workgroup_size);
+  }
+  return HAL_OK;
+}
+
+HAL_API hal_status_t hal_command_buffer_dispatch(
+    hal_command_buffer_t* command_buffer, hal_executable_t* executable,
+    size_t entry_point, const uint32_t workgroup_count[3],
+    const uint32_t workgroup_size[3], const uint32_t* constants,
+    size_t constant_count, const hal_dispatch_binding_t* bindings,
+    size_t binding_count) {
+  HAL_RETURN_IF_ERROR(
+      hal_command_buffer_require_recording(command_buffer, "dispatch"));
+  if (!executable) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "dispatch: executable is NULL");
+  }
+  if (executable->device != command_buffer->device) {
+    return hal_make_status(
+        HAL_STATUS_INVALID_ARGUMENT,
+        "dispatch: the executable belongs to another device");
+  }
+  const hal_entry_point_info_t* entry =
+      hal_executable_entry_point_info(executable, entry_point);
+  if (!entry) {
+    return hal_make_status(
+        HAL_STATUS_OUT_OF_RANGE,
+        "dispatch: entry point %zu of an executable with %zu", entry_point,
+        executable->entry_point_count);
+  }
+  if (constant_count != entry->constant_count ||
+      binding_count != entry->binding_count) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "dispatch: '%s' takes %u bindings and %u constants, "
+                           "got %zu and %zu",
+                           entry->name, entry->binding_count,
+                           entry->constant_count, binding_count,
+                           constant_count);
+  }
+  if ((constant_count && !constants) || (binding_count && !bindings)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "dispatch: '%s': NULL constants or bindings",
+                           entry->name);
+  }
+  HAL_RETURN_AND_ANNOTATE_IF_ERROR(
+      hal_command_buffer_validate_grid(command_buffer, workgroup_count,
+                                       workgroup_size),
+      "dispatching '%s'", entry->name);
+  hal_dispatch_binding_t resolved[HAL_MAX_DISPATCH_BINDINGS];
+  for (size_t i = 0; i < binding_count; ++i) {
+    char role[32];
+    snprintf(role, sizeof(role), "binding %zu", i);
+    resolved[i] = bindings[i];
+    HAL_RETURN_IF_ERROR(hal_command_buffer_validate_buffer(
+        command_buffer, bindings[i].buffer, HAL_BUFFER_USAGE_DISPATCH_STORAGE,
+        bindings[i].offset, &resolved[i].length, "dispatch", role));
+  }
+  const hal_command_buffer_vtable_t* vtable =
+      hal_command_buffer_vtable(command_buffer);
+  if (!vtable->dispatch) {
+    return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
+                           "dispatch: this command buffer cannot dispatch");
+  }
+  HAL_RETURN_IF_ERROR(vtable->dispatch(
+      command_buffer, executable, entry_point, workgroup_count, workgroup_size,
+      constants, constant_count, resolved, binding_count));
   ++command_buffer->op_count;
   return HAL_OK;
 }

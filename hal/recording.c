@@ -57,6 +57,12 @@ static void hal_recording_reset(hal_recording_command_buffer_t* recording) {
         hal_buffer_release(op->copy.source);
         hal_buffer_release(op->copy.target);
         break;
+      case HAL_OP_DISPATCH:
+        for (uint32_t j = 0; j < op->dispatch.binding_count; ++j) {
+          hal_buffer_release(op->dispatch.bindings[j].buffer);
+        }
+        hal_executable_release(op->dispatch.executable);
+        break;
     }
   }
   recording->op_count = 0;
@@ -214,6 +220,46 @@ static hal_status_t hal_recording_copy(hal_command_buffer_t* command_buffer,
   return HAL_OK;
 }
 
+static hal_status_t hal_recording_dispatch(
+    hal_command_buffer_t* command_buffer, hal_executable_t* executable,
+    size_t entry_point, const uint32_t workgroup_count[3],
+    const uint32_t workgroup_size[3], const uint32_t* constants,
+    size_t constant_count, const hal_dispatch_binding_t* bindings,
+    size_t binding_count) {
+  hal_recording_command_buffer_t* recording =
+      (hal_recording_command_buffer_t*)command_buffer;
+  const void* constants_copy = NULL;
+  const void* bindings_copy = NULL;
+  if (constant_count) {
+    HAL_RETURN_IF_ERROR(hal_recording_copy_data(
+        recording, constants, constant_count * sizeof(uint32_t),
+        &constants_copy));
+  }
+  if (binding_count) {
+    HAL_RETURN_IF_ERROR(hal_recording_copy_data(
+        recording, bindings, binding_count * sizeof(hal_dispatch_binding_t),
+        &bindings_copy));
+  }
+  hal_op_t* op = NULL;
+  HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
+  op->kind = HAL_OP_DISPATCH;
+  op->dispatch.executable = executable;
+  op->dispatch.entry_point = (uint32_t)entry_point;
+  for (int i = 0; i < 3; ++i) {
+    op->dispatch.workgroup_count[i] = workgroup_count[i];
+    op->dispatch.workgroup_size[i] = workgroup_size[i];
+  }
+  op->dispatch.constant_count = (uint32_t)constant_count;
+  op->dispatch.binding_count = (uint32_t)binding_count;
+  op->dispatch.constants = constants_copy;
+  op->dispatch.bindings = bindings_copy;
+  hal_executable_retain(executable);
+  for (size_t i = 0; i < binding_count; ++i) {
+    hal_buffer_retain(bindings[i].buffer);
+  }
+  return HAL_OK;
+}
+
 static void hal_recording_query_info(const hal_command_buffer_t* command_buffer,
                                      hal_command_buffer_info_t* out_info) {
   const hal_recording_command_buffer_t* recording =
@@ -231,6 +277,7 @@ static const hal_command_buffer_vtable_t hal_recording_vtable = {
     .fill_buffer = hal_recording_fill,
     .update_buffer = hal_recording_update,
     .copy_buffer = hal_recording_copy,
+    .dispatch = hal_recording_dispatch,
     .query_info = hal_recording_query_info,
 };
 

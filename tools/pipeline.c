@@ -14,9 +14,16 @@
 //     waiting for the chain's end and filling its own slice of buffer D;
 //     then one submission waits for ALL of their semaphores and copies D
 //     into E.
-//  3. verification: every buffer is read back and checked on the host.
+//  3. compute: a SAXPY dispatch (the one kernel source, in whatever format
+//     the device loads) waiting for the fan-in; skipped with a note when
+//     the build has no kernel image the device can load.
+//  4. verification: every buffer is read back and checked on the host.
 
 #include "pipeline.h"
+
+#include <math.h>
+
+#include "kernel_images.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,7 +49,17 @@ typedef struct pipeline_t {
   hal_semaphore_t** fan;
   uint32_t fan_count;
   uint32_t submissions;
+  // The compute stage (NULL executable: no kernel image for this device).
+  hal_executable_t* executable;
+  hal_buffer_t* x;
+  hal_buffer_t* y;
+  hal_semaphore_t* computed;
+  float* x_host;
+  float* y_host;
 } pipeline_t;
+
+#define PIPELINE_SAXPY_COUNT 65536u
+#define PIPELINE_SAXPY_A 1.5f
 
 enum { A = 0, B = 1, C = 2, D = 3, E = 4 };
 
@@ -154,6 +171,81 @@ static hal_status_t pipeline_submit_fan(pipeline_t* p, uint32_t width,
   return status;
 }
 
+// Stage 3: y = a * x + y over PIPELINE_SAXPY_COUNT floats, one dispatch
+// waiting for the fan-in (submitted before anything runs, like the rest).
+static hal_status_t pipeline_submit_compute(pipeline_t* p,
+                                            hal_semaphore_t* after) {
+  hal_status_t status = hal_kernel_create_executable(p->device, &p->executable);
+  if (hal_status_code(status) == HAL_STATUS_UNIMPLEMENTED) {
+    hal_status_free(status);  // no image for this device: stage skipped
+    return HAL_OK;
+  }
+  HAL_RETURN_IF_ERROR(status);
+  const uint64_t bytes = PIPELINE_SAXPY_COUNT * sizeof(float);
+  p->x_host = malloc((size_t)bytes);
+  p->y_host = malloc((size_t)bytes);
+  if (!p->x_host || !p->y_host) {
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "saxpy data");
+  }
+  for (uint32_t i = 0; i < PIPELINE_SAXPY_COUNT; ++i) {
+    p->x_host[i] = (float)(i % 1000) * 0.25f;
+    p->y_host[i] = (float)(i % 77) - 10.0f;
+  }
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  HAL_RETURN_IF_ERROR(
+      hal_device_allocate_buffer(p->device, params, bytes, &p->x));
+  HAL_RETURN_IF_ERROR(
+      hal_device_allocate_buffer(p->device, params, bytes, &p->y));
+  HAL_RETURN_IF_ERROR(hal_buffer_write(p->x, 0, p->x_host, bytes));
+  HAL_RETURN_IF_ERROR(hal_buffer_write(p->y, 0, p->y_host, bytes));
+  HAL_RETURN_IF_ERROR(hal_device_create_semaphore(p->device, 0, &p->computed));
+  hal_command_buffer_t* cb = NULL;
+  HAL_RETURN_IF_ERROR(pipeline_begin(p, &cb));
+  float a = PIPELINE_SAXPY_A;
+  uint32_t constants[2];
+  memcpy(&constants[0], &a, sizeof(a));
+  constants[1] = PIPELINE_SAXPY_COUNT;
+  hal_dispatch_binding_t bindings[2] = {{p->x, 0, HAL_WHOLE_BUFFER},
+                                        {p->y, 0, HAL_WHOLE_BUFFER}};
+  uint32_t count[3] = {PIPELINE_SAXPY_COUNT / 256, 1, 1};
+  uint32_t size[3] = {256, 1, 1};
+  status = hal_command_buffer_dispatch(cb, p->executable, HAL_KERNEL_SAXPY,
+                                       count, size, constants, 2, bindings, 2);
+  if (!status)
+    status = hal_command_buffer_end(cb);
+  if (status) {
+    hal_command_buffer_release(cb);
+    return status;
+  }
+  uint64_t one = 1;
+  hal_semaphore_list_t waits = {1, &after, &one};
+  return pipeline_submit(p, 1, waits, p->computed, 1, cb);
+}
+
+static hal_status_t pipeline_verify_compute(pipeline_t* p,
+                                            uint64_t* inout_bytes) {
+  if (!p->executable)
+    return HAL_OK;
+  const uint64_t bytes = PIPELINE_SAXPY_COUNT * sizeof(float);
+  float* y = malloc((size_t)bytes);
+  if (!y)
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "readback");
+  hal_status_t status = hal_buffer_read(p->y, 0, y, bytes);
+  for (uint32_t i = 0; i < PIPELINE_SAXPY_COUNT && !status; ++i) {
+    float expected = PIPELINE_SAXPY_A * p->x_host[i] + p->y_host[i];
+    if (fabsf(y[i] - expected) > 1e-3f * (1.0f + fabsf(expected))) {
+      status = hal_make_status(HAL_STATUS_DATA_LOSS,
+                               "saxpy: y[%u] = %f, expected %f", i,
+                               (double)y[i], (double)expected);
+    }
+  }
+  free(y);
+  if (!status)
+    *inout_bytes += bytes;
+  return status;
+}
+
 static hal_status_t pipeline_verify(pipeline_t* p,
                                     const hal_pipeline_options_t* options,
                                     uint64_t* out_bytes) {
@@ -203,6 +295,12 @@ static hal_status_t pipeline_verify(pipeline_t* p,
 }
 
 static void pipeline_release(pipeline_t* p) {
+  hal_buffer_release(p->x);
+  hal_buffer_release(p->y);
+  hal_semaphore_release(p->computed);
+  hal_executable_release(p->executable);
+  free(p->x_host);
+  free(p->y_host);
   for (int i = 0; i < 5; ++i)
     hal_buffer_release(p->buffers[i]);
   hal_semaphore_release(p->timeline);
@@ -259,6 +357,9 @@ hal_status_t hal_pipeline_run(hal_device_t* device,
     status = pipeline_submit_fan(&p, options->fan_width, chain_end,
                                  options->buffer_size);
   }
+  // Stage 3, compute, waits for the fan-in.
+  if (!status)
+    status = pipeline_submit_compute(&p, p.fan[options->fan_width]);
   hal_time_t chain_start = hal_time_now();
   if (!status)
     status = hal_semaphore_signal(p.timeline, 1);
@@ -272,6 +373,11 @@ hal_status_t hal_pipeline_run(hal_device_t* device,
                                 hal_make_timeout_ns(PIPELINE_TIMEOUT_NS));
   }
   hal_time_t fan_done = hal_time_now();
+  if (!status && p.computed) {
+    status = hal_semaphore_wait(p.computed, 1,
+                                hal_make_timeout_ns(PIPELINE_TIMEOUT_NS));
+  }
+  hal_time_t compute_done = hal_time_now();
   if (!status && verbose) {
     printf("  stage chain:   %u hops over %u queue(s), %.3f ms\n",
            options->chain_hops, p.queue_count,
@@ -280,19 +386,33 @@ hal_status_t hal_pipeline_run(hal_device_t* device,
            options->fan_width, pipeline_ms(chain_done, fan_done));
   }
 
-  // Stage 3: verification.
+  if (!status && verbose) {
+    if (p.executable) {
+      printf("  stage compute: saxpy over %u floats (%s kernel), %.3f ms\n",
+             PIPELINE_SAXPY_COUNT, hal_kernel_image_for(device, NULL)->format,
+             pipeline_ms(fan_done, compute_done));
+    } else {
+      printf("  stage compute: skipped: no kernel image this device loads\n");
+    }
+  }
+
+  // Stage 4: verification.
   uint64_t verified = 0;
   if (!status)
     status = pipeline_verify(&p, options, &verified);
+  if (!status)
+    status = pipeline_verify_compute(&p, &verified);
   hal_time_t end = hal_time_now();
   if (!status && verbose) {
     printf("  stage verify:  %" PRIu64 " bytes checked, %.3f ms\n", verified,
-           pipeline_ms(fan_done, end));
+           pipeline_ms(compute_done, end));
   }
   out_result->submissions = p.submissions;
   out_result->bytes_verified = verified;
   out_result->chain_ms = pipeline_ms(chain_start, chain_done);
   out_result->fan_ms = pipeline_ms(chain_done, fan_done);
+  out_result->compute_ms =
+      p.executable ? pipeline_ms(fan_done, compute_done) : 0.0;
   out_result->total_ms = pipeline_ms(start, end);
   pipeline_release(&p);
   return status;

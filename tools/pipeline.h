@@ -17,9 +17,10 @@ typedef struct hal_pipeline_options_t {
 typedef struct hal_pipeline_result_t {
   uint32_t submissions;
   uint64_t bytes_verified;
-  double chain_ms;  // host signal to the chain's last signal
-  double fan_ms;    // chain end to fan-in done
-  double total_ms;  // first submit to verified
+  double chain_ms;    // host signal to the chain's last signal
+  double fan_ms;      // chain end to fan-in done
+  double compute_ms;  // fan-in done to the SAXPY dispatch done (0: skipped)
+  double total_ms;    // first submit to verified
 } hal_pipeline_result_t;
 
 hal_pipeline_options_t hal_pipeline_default_options(void);

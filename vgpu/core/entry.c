@@ -3,6 +3,13 @@
 #include <string.h>
 
 #include "internal.h"
+#include "vgpu/vgpu_module.h"
+
+// Exported from both facades (the one symbol that is not the vendor's):
+// see VGPU_RUNTIME_IDENTITY_SYMBOL.
+__attribute__((
+    visibility("default"))) extern const char vgpu_runtime_identity[];
+const char vgpu_runtime_identity[] = "vgpu 1";
 
 // True when rule |r| fires for this call (counts the call).
 static bool fault_fires(vgpu_fault_rule* r) {

@@ -171,6 +171,10 @@ hal_status_t gpu_adapter_create(gpu_adapter_vendor_t vendor,
   if (status)
     goto fail_resolve;
   info->library_path = base->library_path;
+  // The virtual GPU announces itself (its module format is not the
+  // vendor's); a real runtime never exports this.
+  info->is_virtual =
+      dlsym(base->library, GPU_ADAPTER_VIRTUAL_GPU_SYMBOL) != NULL;
 
   uint32_t capabilities = gpu_adapter_table_capabilities(desc);
   gpu_adapter_text_t missing_optional = {0};

@@ -145,7 +145,14 @@ typedef struct gpu_adapter_info_t {
   const char* no_device_reason;
   // Optional symbols the runtime lacks, comma-separated ("" when none).
   const char* missing_optional_symbols;
+  // The runtime is the virtual GPU (it exports
+  // GPU_ADAPTER_VIRTUAL_GPU_SYMBOL): modules are in its format
+  // ("vgpu-module"), not the vendor's.
+  bool is_virtual;
 } gpu_adapter_info_t;
+
+// Exported by libvgpu-*.so (vgpu/include/vgpu/vgpu_module.h).
+#define GPU_ADAPTER_VIRTUAL_GPU_SYMBOL "vgpu_runtime_identity"
 
 typedef struct gpu_adapter_options_t {
   // Path or soname of the runtime to load. NULL: $HAL_CUDA_LIBRARY or

@@ -79,7 +79,8 @@ struct gpu_device_t {
   hal_device_t base;
   gpu_adapter_t* adapter;  // the driver's; the driver is our parent
   gpu_strategy_t strategy;
-  int ordinal;  // the vendor's device index
+  int ordinal;                     // the vendor's device index
+  uint32_t max_threads_per_block;  // the vendor's limit, read at creation
   gpu_context_t* context;
   hal_device_allocator_t allocator;
   _Atomic uint64_t allocated_bytes;
@@ -152,6 +153,22 @@ hal_status_t gpu_graph_create_command_buffer(
     hal_command_buffer_t** out_command_buffer);
 hal_status_t gpu_graph_issue(gpu_queue_t* queue,
                              hal_command_buffer_t* command_buffer);
+
+// Executables (gpu_executable.c).
+const char* gpu_device_executable_formats(const gpu_device_t* device);
+hal_status_t gpu_executable_create(gpu_device_t* device,
+                                   const hal_executable_params_t* params,
+                                   hal_executable_t** out_executable);
+
+// The vendor launch of a recorded dispatch. |args| point into this struct
+// and into the op, so it lives as long as the launch call (vendors copy
+// kernelParams at launch and at kernel-node creation).
+typedef struct gpu_dispatch_args_t {
+  gpu_device_ptr_t addresses[HAL_MAX_DISPATCH_BINDINGS];
+  void* args[HAL_MAX_DISPATCH_BINDINGS + HAL_MAX_DISPATCH_CONSTANTS];
+  gpu_kernel_launch_t launch;
+} gpu_dispatch_args_t;
+void gpu_dispatch_prepare(const hal_op_t* op, gpu_dispatch_args_t* out);
 
 //===----------------------------------------------------------------------===//
 // Plugins

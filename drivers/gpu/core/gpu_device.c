@@ -191,6 +191,12 @@ static hal_status_t gpu_device_query_properties(
   out_properties->total_memory = base->info.total_memory;
   out_properties->supported_memory_types =
       HAL_MEMORY_TYPE_DEVICE_LOCAL | HAL_MEMORY_TYPE_HOST_VISIBLE;
+  out_properties->executable_formats = gpu_device_executable_formats(device);
+  out_properties->max_workgroup_size = device->max_threads_per_block;
+  // The CUDA/HIP grid limits (x: 2^31-1 blocks, y and z: 65535).
+  out_properties->max_workgroup_count[0] = 2147483647u;
+  out_properties->max_workgroup_count[1] = 65535u;
+  out_properties->max_workgroup_count[2] = 65535u;
   return HAL_OK;
 }
 
@@ -206,6 +212,12 @@ static hal_status_t gpu_device_create_semaphore(
   // (Q4), which its semaphores then report.
   return hal_sync_semaphore_create(NULL, base->host_allocator, initial_value,
                                    out_semaphore);
+}
+
+static hal_status_t gpu_device_create_executable(
+    hal_device_t* base, const hal_executable_params_t* params,
+    hal_executable_t** out_executable) {
+  return gpu_executable_create(gpu_device_cast(base), params, out_executable);
 }
 
 static hal_status_t gpu_device_create_command_buffer(
@@ -269,6 +281,7 @@ static const hal_device_vtable_t gpu_device_vtable = {
     .allocator = gpu_device_allocator,
     .create_semaphore = gpu_device_create_semaphore,
     .create_command_buffer = gpu_device_create_command_buffer,
+    .create_executable = gpu_device_create_executable,
     .queue_execute = gpu_device_queue_execute,
     .wait_semaphores = gpu_device_wait_semaphores,
 };
@@ -316,6 +329,13 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
       device->adapter, device->ordinal, &device->context);
   if (status == HAL_OK)
     status = gpu_device_make_current(device);
+  if (status == HAL_OK) {
+    int max_threads = 0;
+    status = device->adapter->ops->device_attribute(
+        device->adapter, device->ordinal,
+        GPU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &max_threads);
+    device->max_threads_per_block = max_threads > 0 ? (uint32_t)max_threads : 1;
+  }
   if (status == HAL_OK) {
     hal_sync_event_interface_t events = {
         .self = device,

@@ -89,6 +89,14 @@ static hal_status_t gpu_graph_builder_add_op(gpu_graph_builder_t* builder,
           gpu_buffer_cast(op->copy.source)->address + op->copy.source_offset,
           op->copy.length, &node));
       break;
+    case HAL_OP_DISPATCH: {
+      gpu_dispatch_args_t dispatch;
+      gpu_dispatch_prepare(op, &dispatch);
+      HAL_RETURN_IF_ERROR(adapter->ops->graph_add_kernel_node(
+          adapter, builder->graph, dependencies, dependency_count,
+          &dispatch.launch, &node));
+      break;
+    }
     case HAL_OP_BARRIER:
       return hal_make_status(HAL_STATUS_INTERNAL, "barrier is not an op node");
   }

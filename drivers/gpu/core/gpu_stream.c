@@ -36,6 +36,12 @@ hal_status_t gpu_stream_replay(gpu_device_t* device, gpu_stream_t stream,
                 op->update.target_offset,
             gpu_host_address(op->update.data), op->update.length);
         break;
+      case HAL_OP_DISPATCH: {
+        gpu_dispatch_args_t dispatch;
+        gpu_dispatch_prepare(op, &dispatch);
+        status = adapter->ops->launch_kernel(adapter, stream, &dispatch.launch);
+        break;
+      }
       case HAL_OP_COPY:
         status = adapter->ops->memcpy_async(
             adapter, stream,

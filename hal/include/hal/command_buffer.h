@@ -32,6 +32,7 @@
 
 #include "hal/base.h"
 #include "hal/buffer.h"
+#include "hal/executable.h"
 #include "hal/resource.h"
 #include "hal/status.h"
 
@@ -125,6 +126,29 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_command_buffer_copy_buffer(
     uint64_t source_offset, hal_buffer_t* target, uint64_t target_offset,
     uint64_t length);
 
+// A buffer range bound to a dispatch: the kernel receives the device
+// address of |buffer| + |offset|. |length| (HAL_WHOLE_BUFFER: to the end) is
+// the range the kernel may touch, checked against the buffer at record time.
+typedef struct hal_dispatch_binding_t {
+  hal_buffer_t* buffer;
+  uint64_t offset;
+  uint64_t length;
+} hal_dispatch_binding_t;
+
+// Runs entry point |entry_point| of |executable| over |workgroup_count|
+// workgroups of |workgroup_size| threads, with |constants| (32-bit values)
+// and |bindings| as its arguments (executable.h: the argument convention).
+// Counts must match the entry point's declared layout; buffers must be of
+// this device with DISPATCH_STORAGE usage; sizes and counts must be > 0 and
+// within the device's limits (hal_device_properties_t). Everything is
+// checked here, at record time.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_command_buffer_dispatch(
+    hal_command_buffer_t* command_buffer, hal_executable_t* executable,
+    size_t entry_point, const uint32_t workgroup_count[3],
+    const uint32_t workgroup_size[3], const uint32_t* constants,
+    size_t constant_count, const hal_dispatch_binding_t* bindings,
+    size_t binding_count);
+
 //===----------------------------------------------------------------------===//
 // For implementations
 //===----------------------------------------------------------------------===//
@@ -161,6 +185,15 @@ struct hal_command_buffer_vtable_t {
                               hal_buffer_t* source, uint64_t source_offset,
                               hal_buffer_t* target, uint64_t target_offset,
                               uint64_t length);
+  // Optional (NULL: dispatches are UNIMPLEMENTED). Bindings are resolved
+  // (no HAL_WHOLE_BUFFER) and every count validated.
+  hal_status_t (*dispatch)(hal_command_buffer_t* command_buffer,
+                           hal_executable_t* executable, size_t entry_point,
+                           const uint32_t workgroup_count[3],
+                           const uint32_t workgroup_size[3],
+                           const uint32_t* constants, size_t constant_count,
+                           const hal_dispatch_binding_t* bindings,
+                           size_t binding_count);
   // Optional: fills the native_* fields of |out_info| (zeroed before).
   void (*query_info)(const hal_command_buffer_t* command_buffer,
                      hal_command_buffer_info_t* out_info);

@@ -33,6 +33,7 @@
 #include "hal/buffer.h"
 #include "hal/command_buffer.h"
 #include "hal/driver.h"
+#include "hal/executable.h"
 #include "hal/resource.h"
 #include "hal/semaphore.h"
 #include "hal/status.h"
@@ -47,6 +48,12 @@ typedef struct hal_device_properties_t {
   uint64_t total_memory;
   // Memory types hal_device_allocator_allocate_buffer accepts.
   hal_memory_type_t supported_memory_types;
+  // Executable formats the device loads, comma-separated ("cuda-ptx,...";
+  // see executable.h). Static storage owned by the driver.
+  const char* executable_formats;
+  // Dispatch limits: threads per workgroup, and workgroups per dimension.
+  uint32_t max_workgroup_size;
+  uint32_t max_workgroup_count[3];
 } hal_device_properties_t;
 
 struct hal_device_t {
@@ -141,6 +148,12 @@ struct hal_device_vtable_t {
   hal_status_t (*create_command_buffer)(
       hal_device_t* device, hal_command_buffer_mode_t mode,
       hal_command_buffer_t** out_command_buffer);
+  // Optional (NULL: no executables). |params| are validated and the format
+  // is one of the device's executable_formats. Resolves every entry point
+  // (NOT_FOUND otherwise) and calls hal_executable_initialize().
+  hal_status_t (*create_executable)(hal_device_t* device,
+                                    const hal_executable_params_t* params,
+                                    hal_executable_t** out_executable);
   // |command_buffers| are EXECUTABLE, belong to this device, and ONE_SHOT
   // ones are already marked submitted by the wrapper (which unmarks them if
   // this returns an error). May be called with zero command buffers (a

@@ -37,6 +37,7 @@ typedef enum hal_op_kind_e {
   HAL_OP_FILL = 1,
   HAL_OP_UPDATE = 2,
   HAL_OP_COPY = 3,
+  HAL_OP_DISPATCH = 4,
 } hal_op_kind_t;
 
 // One recorded op. Buffers are retained by the recording; ranges are
@@ -64,6 +65,17 @@ typedef struct hal_op_t {
       uint64_t target_offset;
       uint64_t length;
     } copy;
+    struct {
+      hal_executable_t* executable;  // retained
+      uint32_t entry_point;
+      uint32_t workgroup_count[3];
+      uint32_t workgroup_size[3];
+      uint32_t constant_count;
+      uint32_t binding_count;
+      const uint32_t* constants;  // owned by the recording
+      // Owned by the recording; each buffer retained, lengths resolved.
+      const hal_dispatch_binding_t* bindings;
+    } dispatch;
   };
 } hal_op_t;
 

@@ -34,6 +34,11 @@ extern "C" {
 #define VGPU_KERNEL_SYMBOL_PREFIX "vgpu_kernel_"
 #define VGPU_KERNEL_MAX_ARGS 64u
 
+// Both facades export this NUL-terminated string ("vgpu <module version>"):
+// a real vendor runtime never does, so a loader can tell that modules must
+// be in this format rather than PTX or AMDGPU code objects.
+#define VGPU_RUNTIME_IDENTITY_SYMBOL "vgpu_runtime_identity"
+
 // Header that may precede the shared object in a module image. All fields
 // are host-endian.
 typedef struct vgpu_module_header {

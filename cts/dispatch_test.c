@@ -1,0 +1,383 @@
+// Copyright 2026 The HAL Authors.
+//
+// CTS suite "dispatch": executables built from the one kernel source
+// (tools/kernels/kernels.c) in the format the device loads, dispatched from
+// command buffers (stream replay or graph kernel nodes), results checked on
+// the host; and every bad input rejected at create or record time.
+
+#include <math.h>
+
+#include "cts.h"
+#include "kernel_images.h"
+
+typedef struct fixture_t {
+  hal_device_t* device;
+  hal_executable_t* executable;
+  hal_semaphore_t* timeline;
+  uint64_t next_value;
+} fixture_t;
+
+static int setup(void** state) {
+  fixture_t* f = calloc(1, sizeof(*f));
+  f->device = cts_create_device(0);
+  CTS_ASSERT_OK(hal_kernel_create_executable(f->device, &f->executable));
+  f->timeline = cts_create_semaphore(f->device, 0);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void** state) {
+  fixture_t* f = *state;
+  hal_semaphore_release(f->timeline);
+  hal_executable_release(f->executable);
+  hal_device_release(f->device);
+  free(f);
+  return 0;
+}
+
+static void run(fixture_t* f, hal_command_buffer_t* cb) {
+  uint64_t value = ++f->next_value;
+  CTS_ASSERT_OK(cts_submit(f->device, 0, NULL, 0, cb, f->timeline, value));
+  CTS_ASSERT_OK(cts_wait(f->timeline, value));
+}
+
+static hal_buffer_t* storage(fixture_t* f, uint64_t size) {
+  return cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, size);
+}
+
+static uint32_t f32_bits(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+CTS_CASE(ExecutableListsItsEntryPoints) {
+  fixture_t* f = *state;
+  assert_int_equal(hal_executable_entry_point_count(f->executable),
+                   HAL_KERNEL_ENTRY_POINT_COUNT);
+  size_t index = 99;
+  CTS_ASSERT_OK(
+      hal_executable_lookup_entry_point(f->executable, "saxpy", &index));
+  assert_int_equal(index, HAL_KERNEL_SAXPY);
+  const hal_entry_point_info_t* info =
+      hal_executable_entry_point_info(f->executable, index);
+  assert_string_equal(info->name, "saxpy");
+  assert_int_equal(info->binding_count, 2);
+  assert_int_equal(info->constant_count, 2);
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_NOT_FOUND, "'nope'",
+      hal_executable_lookup_entry_point(f->executable, "nope", &index));
+  hal_device_properties_t properties;
+  CTS_ASSERT_OK(hal_device_query_properties(f->device, &properties));
+  assert_true(strlen(properties.executable_formats) > 0);
+  assert_true(properties.max_workgroup_size >= 64);
+}
+
+CTS_CASE(DispatchFill) {
+  fixture_t* f = *state;
+  enum { kCount = 1000 };
+  hal_buffer_t* data = storage(f, kCount * 4);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint32_t constants[2] = {0xFEEDBEEFu, kCount};
+  hal_dispatch_binding_t binding = {data, 0, HAL_WHOLE_BUFFER};
+  uint32_t count[3] = {(kCount + 255) / 256, 1, 1};
+  uint32_t size[3] = {256, 1, 1};
+  CTS_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable,
+                                            HAL_KERNEL_FILL_U32, count, size,
+                                            constants, 2, &binding, 1));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  run(f, cb);
+  uint32_t words[kCount];
+  CTS_ASSERT_OK(hal_buffer_read(data, 0, words, sizeof(words)));
+  for (int i = 0; i < kCount; ++i)
+    assert_int_equal(words[i], 0xFEEDBEEFu);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(data);
+}
+
+CTS_CASE(DispatchSaxpy) {
+  fixture_t* f = *state;
+  enum { kCount = 777 };
+  float x[kCount], y[kCount];
+  for (int i = 0; i < kCount; ++i) {
+    x[i] = (float)i * 0.5f;
+    y[i] = 100.0f - (float)i;
+  }
+  hal_buffer_t* xb = storage(f, sizeof(x));
+  hal_buffer_t* yb = storage(f, sizeof(y));
+  CTS_ASSERT_OK(hal_buffer_write(xb, 0, x, sizeof(x)));
+  CTS_ASSERT_OK(hal_buffer_write(yb, 0, y, sizeof(y)));
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint32_t constants[2] = {f32_bits(2.5f), kCount};
+  hal_dispatch_binding_t bindings[2] = {{xb, 0, HAL_WHOLE_BUFFER},
+                                        {yb, 0, HAL_WHOLE_BUFFER}};
+  uint32_t count[3] = {(kCount + 63) / 64, 1, 1};
+  uint32_t size[3] = {64, 1, 1};
+  CTS_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_SAXPY,
+                                            count, size, constants, 2, bindings,
+                                            2));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  run(f, cb);
+  float out[kCount];
+  CTS_ASSERT_OK(hal_buffer_read(yb, 0, out, sizeof(out)));
+  for (int i = 0; i < kCount; ++i) {
+    float expected = 2.5f * x[i] + y[i];
+    if (fabsf(out[i] - expected) > 1e-4f * (1.0f + fabsf(expected))) {
+      fail_msg("y[%d] = %f, expected %f", i, (double)out[i], (double)expected);
+    }
+  }
+  hal_command_buffer_release(cb);
+  hal_buffer_release(xb);
+  hal_buffer_release(yb);
+}
+
+CTS_CASE(Dispatch2DGridWithBindingOffset) {
+  fixture_t* f = *state;
+  enum { kWidth = 40, kHeight = 24, kOffsetWords = 16 };
+  const uint64_t size_bytes = (kWidth * kHeight + kOffsetWords) * 4;
+  hal_buffer_t* data = storage(f, size_bytes);
+  uint8_t* zeros = calloc(1, size_bytes);
+  CTS_ASSERT_OK(hal_buffer_write(data, 0, zeros, size_bytes));
+  free(zeros);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint32_t constants[3] = {kWidth, kHeight, 7};
+  hal_dispatch_binding_t binding = {data, kOffsetWords * 4, HAL_WHOLE_BUFFER};
+  uint32_t count[3] = {(kWidth + 7) / 8, (kHeight + 7) / 8, 1};
+  uint32_t size[3] = {8, 8, 1};
+  CTS_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable,
+                                            HAL_KERNEL_IOTA_2D, count, size,
+                                            constants, 3, &binding, 1));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  run(f, cb);
+  uint32_t* words = malloc(size_bytes);
+  CTS_ASSERT_OK(hal_buffer_read(data, 0, words, size_bytes));
+  for (int i = 0; i < kOffsetWords; ++i)
+    assert_int_equal(words[i], 0);
+  for (uint32_t y = 0; y < kHeight; ++y) {
+    for (uint32_t x = 0; x < kWidth; ++x) {
+      assert_int_equal(words[kOffsetWords + y * kWidth + x],
+                       ((y << 16) | x) + 7);
+    }
+  }
+  free(words);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(data);
+}
+
+// Many dependent dispatches separated by barriers, mixed with transfers, in
+// a reusable command buffer submitted several times.
+CTS_CASE(ManyDispatchesWithBarriers) {
+  fixture_t* f = *state;
+  enum { kCount = 300, kDispatches = 40 };
+  hal_buffer_t* data = storage(f, kCount * 4);
+  hal_buffer_t* copy = storage(f, kCount * 4);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
+  uint32_t zero = 0;
+  CTS_ASSERT_OK(
+      hal_command_buffer_fill_buffer(cb, data, 0, kCount * 4, &zero, 4));
+  uint32_t count[3] = {(kCount + 127) / 128, 1, 1};
+  uint32_t size[3] = {128, 1, 1};
+  hal_dispatch_binding_t binding = {data, 0, HAL_WHOLE_BUFFER};
+  for (uint32_t i = 0; i < kDispatches; ++i) {
+    CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+    uint32_t constants[2] = {i + 1, kCount};
+    CTS_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable,
+                                              HAL_KERNEL_ADD_U32, count, size,
+                                              constants, 2, &binding, 1));
+  }
+  CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  CTS_ASSERT_OK(
+      hal_command_buffer_copy_buffer(cb, data, 0, copy, 0, kCount * 4));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  for (int round = 0; round < 3; ++round) {
+    run(f, cb);
+    uint32_t words[kCount];
+    CTS_ASSERT_OK(hal_buffer_read(copy, 0, words, sizeof(words)));
+    for (int i = 0; i < kCount; ++i) {
+      assert_int_equal(words[i], kDispatches * (kDispatches + 1) / 2);
+    }
+  }
+  hal_command_buffer_release(cb);
+  hal_buffer_release(data);
+  hal_buffer_release(copy);
+}
+
+CTS_CASE(BadExecutablesAreRejectedAtCreate) {
+  fixture_t* f = *state;
+  const hal_kernel_image_t* image = hal_kernel_image_for(f->device, NULL);
+  assert_non_null(image);
+  hal_executable_t* executable = NULL;
+  hal_executable_params_t params = {
+      .format = "no-such-format",
+      .data = image->data,
+      .data_size = image->size,
+      .entry_point_count = HAL_KERNEL_ENTRY_POINT_COUNT,
+      .entry_points = hal_kernel_entry_points,
+  };
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_UNIMPLEMENTED, image->format,
+      hal_device_create_executable(f->device, &params, &executable));
+  assert_null(executable);
+  params.format = image->format;
+  // Truncated: half the image.
+  params.data_size = image->size / 2;
+  hal_status_t status =
+      hal_device_create_executable(f->device, &params, &executable);
+  assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
+  hal_status_free(status);
+  assert_null(executable);
+  // Corrupt: the right size, wrong bytes.
+  uint8_t* garbage = malloc(image->size);
+  cts_random_t random = cts_random_make(7);
+  for (size_t i = 0; i < image->size; ++i) {
+    garbage[i] = (uint8_t)cts_random_next(&random);
+  }
+  params.data = garbage;
+  params.data_size = image->size;
+  status = hal_device_create_executable(f->device, &params, &executable);
+  assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
+  hal_status_free(status);
+  free(garbage);
+  // Unknown entry point.
+  hal_entry_point_params_t unknown = {"no_such_kernel", 1, 0};
+  params.data = image->data;
+  params.entry_points = &unknown;
+  params.entry_point_count = 1;
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_NOT_FOUND, "no_such_kernel",
+      hal_device_create_executable(f->device, &params, &executable));
+  // Malformed entry point lists.
+  params.entry_point_count = 0;
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, NULL,
+      hal_device_create_executable(f->device, &params, &executable));
+  hal_entry_point_params_t too_many = {"fill_u32", 99, 0};
+  params.entry_points = &too_many;
+  params.entry_point_count = 1;
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "limits",
+      hal_device_create_executable(f->device, &params, &executable));
+  params.data = NULL;
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, NULL,
+      hal_device_create_executable(f->device, &params, &executable));
+}
+
+CTS_CASE(BadDispatchesAreRejectedAtRecord) {
+  fixture_t* f = *state;
+  hal_buffer_t* data = storage(f, 256);
+  hal_buffer_t* transfer_only = NULL;
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_TRANSFER};
+  CTS_ASSERT_OK(
+      hal_device_allocate_buffer(f->device, params, 256, &transfer_only));
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint32_t constants[3] = {1, 64, 0};
+  hal_dispatch_binding_t binding = {data, 0, HAL_WHOLE_BUFFER};
+  uint32_t count[3] = {1, 1, 1};
+  uint32_t size[3] = {64, 1, 1};
+  // Wrong argument counts.
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "takes 2 bindings",
+      hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_SAXPY, count,
+                                  size, constants, 2, &binding, 1));
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, NULL,
+      hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32, count,
+                                  size, constants, 3, &binding, 1));
+  // Unknown entry point index.
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, NULL,
+      hal_command_buffer_dispatch(cb, f->executable, 42, count, size, constants,
+                                  2, &binding, 1));
+  // Bindings out of range, and without DISPATCH_STORAGE usage.
+  hal_dispatch_binding_t outside = {data, 200, 100};
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "binding 0",
+      hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32, count,
+                                  size, constants, 2, &outside, 1));
+  hal_dispatch_binding_t wrong_usage = {transfer_only, 0, HAL_WHOLE_BUFFER};
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "DISPATCH_STORAGE",
+      hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32, count,
+                                  size, constants, 2, &wrong_usage, 1));
+  // Grids of zero or beyond the device's limits.
+  uint32_t zero_count[3] = {0, 1, 1};
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "zero",
+      hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32,
+                                  zero_count, size, constants, 2, &binding, 1));
+  uint32_t huge_size[3] = {4096, 4096, 1};
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "threads",
+      hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32, count,
+                                  huge_size, constants, 2, &binding, 1));
+  uint32_t huge_count[3] = {1, 70000, 1};
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "workgroups",
+      hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32,
+                                  huge_count, size, constants, 2, &binding, 1));
+  CTS_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, NULL,
+      hal_command_buffer_dispatch(cb, NULL, HAL_KERNEL_FILL_U32, count, size,
+                                  constants, 2, &binding, 1));
+  assert_int_equal(cb->op_count, 0);  // nothing was recorded
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_command_buffer_release(cb);
+  hal_buffer_release(data);
+  hal_buffer_release(transfer_only);
+}
+
+// The executable outlives the caller's reference while a submission uses
+// it (Q3).
+CTS_CASE(ExecutableReleasedWhileInUse) {
+  fixture_t* f = *state;
+  hal_executable_t* executable = NULL;
+  CTS_ASSERT_OK(hal_kernel_create_executable(f->device, &executable));
+  hal_buffer_t* data = storage(f, 64 * 4);
+  hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint32_t constants[2] = {0xABCDu, 64};
+  hal_dispatch_binding_t binding = {data, 0, HAL_WHOLE_BUFFER};
+  uint32_t count[3] = {1, 1, 1};
+  uint32_t size[3] = {64, 1, 1};
+  CTS_ASSERT_OK(hal_command_buffer_dispatch(cb, executable, HAL_KERNEL_FILL_U32,
+                                            count, size, constants, 2, &binding,
+                                            1));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  CTS_ASSERT_OK(cts_submit(f->device, 0, gate, 1, cb, done, 1));
+  hal_command_buffer_release(cb);
+  hal_executable_release(executable);
+  CTS_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  CTS_ASSERT_OK(cts_wait(done, 1));
+  uint32_t words[64];
+  CTS_ASSERT_OK(hal_buffer_read(data, 0, words, sizeof(words)));
+  for (int i = 0; i < 64; ++i)
+    assert_int_equal(words[i], 0xABCDu);
+  hal_semaphore_release(gate);
+  hal_semaphore_release(done);
+  hal_buffer_release(data);
+}
+
+int main(void) {
+#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+  const struct CMUnitTest tests[] = {
+      CASE(ExecutableListsItsEntryPoints),
+      CASE(DispatchFill),
+      CASE(DispatchSaxpy),
+      CASE(Dispatch2DGridWithBindingOffset),
+      CASE(ManyDispatchesWithBarriers),
+      CASE(BadExecutablesAreRejectedAtCreate),
+      CASE(BadDispatchesAreRejectedAtRecord),
+      CASE(ExecutableReleasedWhileInUse),
+  };
+#undef CASE
+  return cts_main("dispatch", tests, HAL_ARRAYSIZE(tests));
+}

@@ -476,6 +476,46 @@ CTS_CASE(DeviceReleasedWithCommandBuffersParked) {
   hal_semaphore_release(never);
 }
 
+// K2/K12 for devices: a callback running on the device's own completion
+// thread drops the caller's last device reference. The shutdown would join
+// that thread, so it must happen elsewhere: no hang, no leak.
+typedef struct release_in_callback_t {
+  hal_device_t* device;
+  hal_semaphore_t* ran;  // host semaphore signaled by the callback
+} release_in_callback_t;
+
+static void release_device_callback(void* user_data, uint64_t value,
+                                    hal_status_t status) {
+  release_in_callback_t* job = user_data;
+  hal_device_release(job->device);
+  hal_status_ignore(hal_semaphore_signal(job->ran, 1));
+}
+
+CTS_CASE(DeviceReleasedFromItsOwnCallback) {
+  release_in_callback_t job = {cts_create_device(0), NULL};
+  CTS_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &job.ran));
+  hal_semaphore_t* done = cts_create_semaphore(job.device, 0);
+  hal_buffer_t* buffer =
+      cts_allocate_buffer(job.device, HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(job.device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint8_t value = 0x42;
+  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 4096, &value, 1));
+  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_timepoint_t* timepoint = NULL;
+  CTS_ASSERT_OK(hal_semaphore_add_callback(done, 1, release_device_callback,
+                                           &job, &timepoint));
+  CTS_ASSERT_OK(cts_submit(job.device, 0, NULL, 0, cb, done, 1));
+  hal_command_buffer_release(cb);
+  CTS_ASSERT_OK(cts_wait(job.ran, 1));
+  hal_resource_wait_deferred();  // the shutdown ran, elsewhere
+  cts_expect_bytes(buffer, 0, 4096, 0x42);
+  hal_timepoint_release(timepoint);
+  hal_buffer_release(buffer);
+  hal_semaphore_release(done);
+  hal_semaphore_release(job.ran);
+}
+
 // K7: submissions with empty signal lists, then release the device.
 CTS_CASE(SubmitWithoutSignalsThenRelease) {
   for (int i = 0; i < 8; ++i) {
@@ -571,6 +611,7 @@ int main(void) {
       CASE(ReleaseEverythingRightAfterSubmit),
       CASE(DeviceReleasedWithWorkParked),
       CASE(DeviceReleasedWithCommandBuffersParked),
+      CASE(DeviceReleasedFromItsOwnCallback),
       CASE(SubmitWithoutSignalsThenRelease),
       CASE(CrossDeviceWait),
       CASE(BadSubmissions),

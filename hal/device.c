@@ -34,12 +34,28 @@ HAL_API void hal_device_retain(hal_device_t* device) {
   hal_resource_retain(&device->resource);
 }
 
+// Release thread: a shutdown that could not run where it was asked for.
+static void hal_device_run_deferred_shutdown(hal_deferred_node_t* node) {
+  hal_device_t* device =
+      (hal_device_t*)((char*)node - offsetof(hal_device_t, shutdown_node));
+  hal_device_vtable(device)->shutdown(device);
+  hal_resource_release(&device->resource);
+}
+
 HAL_API void hal_device_release(hal_device_t* device) {
   if (!device)
     return;
   intptr_t previous = atomic_fetch_sub_explicit(&device->external_ref_count, 1,
                                                 memory_order_acq_rel);
   if (previous == 1 && hal_device_vtable(device)->shutdown) {
+    if (hal_resource_destruction_deferred_here()) {
+      // On a queue thread (a callback let go of the device): the shutdown
+      // joins the queue threads, so it runs on the release thread, which
+      // also drops the resource reference that came with the caller's.
+      device->shutdown_node.run = hal_device_run_deferred_shutdown;
+      hal_resource_defer_node(&device->shutdown_node);
+      return;
+    }
     // The caller's last reference: stop the queues now, while every object
     // the device made is still alive. Their own references then let the
     // device's memory go when they do.

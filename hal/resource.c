@@ -3,6 +3,7 @@
 #include "hal/resource.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -14,7 +15,8 @@ HAL_API void hal_resource_initialize(const void* vtable, hal_resource_t* parent,
   atomic_init(&out_resource->ref_count, 1);
   out_resource->vtable = vtable;
   out_resource->parent = parent;
-  out_resource->deferred_next = NULL;
+  out_resource->deferred.next = NULL;
+  out_resource->deferred.run = NULL;
   if (parent)
     hal_resource_retain(parent);
 }
@@ -46,12 +48,12 @@ static _Thread_local int hal_defer_depth;
 static struct {
   pthread_once_t once;
   pthread_mutex_t mutex;
-  pthread_cond_t work_cond;  // list became non-empty
-  pthread_cond_t idle_cond;  // list empty and nothing being destroyed
-  hal_resource_t* head;      // under |mutex|
-  hal_resource_t* tail;      // under |mutex|
-  int busy;                  // destroys running now; under |mutex|
-  bool started;              // the thread exists; under |mutex|
+  pthread_cond_t work_cond;   // list became non-empty
+  pthread_cond_t idle_cond;   // list empty and nothing being destroyed
+  hal_deferred_node_t* head;  // under |mutex|
+  hal_deferred_node_t* tail;  // under |mutex|
+  int busy;                   // destroys running now; under |mutex|
+  bool started;               // the thread exists; under |mutex|
 } hal_deferred = {
     .once = PTHREAD_ONCE_INIT,
     .mutex = PTHREAD_MUTEX_INITIALIZER,
@@ -68,15 +70,15 @@ static void* hal_deferred_thread_main(void* arg) {
     while (!hal_deferred.head) {
       pthread_cond_wait(&hal_deferred.work_cond, &hal_deferred.mutex);
     }
-    hal_resource_t* resource = hal_deferred.head;
-    hal_deferred.head = resource->deferred_next;
+    hal_deferred_node_t* node = hal_deferred.head;
+    hal_deferred.head = node->next;
     if (!hal_deferred.head)
       hal_deferred.tail = NULL;
-    resource->deferred_next = NULL;
+    node->next = NULL;
     ++hal_deferred.busy;
     pthread_mutex_unlock(&hal_deferred.mutex);
-    // Never under the lock: a destroy may defer more resources.
-    hal_resource_destroy_chain(resource);
+    // Never under the lock: the work may defer more.
+    node->run(node);
     pthread_mutex_lock(&hal_deferred.mutex);
     --hal_deferred.busy;
     if (!hal_deferred.head && hal_deferred.busy == 0) {
@@ -117,8 +119,7 @@ static void hal_deferred_init(void) {
   atexit(hal_deferred_drain_at_exit);
 }
 
-// Hands |resource| (count already zero) to the release thread.
-static void hal_resource_defer(hal_resource_t* resource) {
+HAL_API void hal_resource_defer_node(hal_deferred_node_t* node) {
   pthread_once(&hal_deferred.once, hal_deferred_init);
   pthread_mutex_lock(&hal_deferred.mutex);
   if (!hal_deferred.started) {
@@ -137,19 +138,23 @@ static void hal_resource_defer(hal_resource_t* resource) {
     }
     hal_deferred.started = true;
   }
-  resource->deferred_next = NULL;
+  node->next = NULL;
   if (hal_deferred.tail) {
-    hal_deferred.tail->deferred_next = resource;
+    hal_deferred.tail->next = node;
   } else {
-    hal_deferred.head = resource;
+    hal_deferred.head = node;
   }
-  hal_deferred.tail = resource;
+  hal_deferred.tail = node;
   pthread_cond_signal(&hal_deferred.work_cond);
   pthread_mutex_unlock(&hal_deferred.mutex);
 }
 
 HAL_API void hal_resource_defer_destruction_enter(void) {
   ++hal_defer_depth;
+}
+
+HAL_API bool hal_resource_destruction_deferred_here(void) {
+  return hal_defer_depth > 0;
 }
 
 HAL_API void hal_resource_defer_destruction_exit(void) {
@@ -200,11 +205,18 @@ static void hal_resource_destroy_chain(hal_resource_t* resource) {
   }
 }
 
+static void hal_resource_run_deferred_destroy(hal_deferred_node_t* node) {
+  hal_resource_t* resource =
+      (hal_resource_t*)((char*)node - offsetof(hal_resource_t, deferred));
+  hal_resource_destroy_chain(resource);
+}
+
 HAL_API void hal_resource_release(hal_resource_t* resource) {
   if (!resource || !hal_resource_drop(resource))
     return;
   if (hal_defer_depth > 0) {
-    hal_resource_defer(resource);
+    resource->deferred.run = hal_resource_run_deferred_destroy;
+    hal_resource_defer_node(&resource->deferred);
   } else {
     hal_resource_destroy_chain(resource);
   }

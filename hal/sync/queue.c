@@ -72,6 +72,9 @@ void hal_sync_queue_enqueue_ready(hal_sync_queue_t* queue,
 //===----------------------------------------------------------------------===//
 
 static void* hal_sync_queue_worker_main(void* arg) {
+  // A queue thread never runs a destroy or a device shutdown itself: both
+  // may join this very thread (callbacks and payload releases run here).
+  hal_resource_defer_destruction_enter();
   hal_sync_queue_t* queue = (hal_sync_queue_t*)arg;
   hal_sync_mutex_lock(&queue->mutex);
   for (;;) {
@@ -105,6 +108,9 @@ static void* hal_sync_queue_worker_main(void* arg) {
 }
 
 static void* hal_sync_queue_completion_main(void* arg) {
+  // A queue thread never runs a destroy or a device shutdown itself: both
+  // may join this very thread (callbacks and payload releases run here).
+  hal_resource_defer_destruction_enter();
   hal_sync_queue_t* queue = (hal_sync_queue_t*)arg;
   const hal_sync_queue_interface_t* interface = &queue->interface;
   hal_sync_mutex_lock(&queue->mutex);

@@ -64,6 +64,10 @@ struct hal_device_t {
   // The caller's references (hal_device_retain/release); at zero the device
   // shuts down. Starts at 1.
   atomic_intptr_t external_ref_count;
+  // Runs the shutdown on libhal's release thread when the last caller
+  // reference is dropped on a thread that must not run it (a queue thread
+  // running a user callback: shutdown would join it).
+  hal_deferred_node_t shutdown_node;
 };
 HAL_RESOURCE_ASSERT_LAYOUT(hal_device_t, resource);
 

@@ -36,6 +36,14 @@ HAL_EXTERN_C_BEGIN
 
 typedef struct hal_resource_t hal_resource_t;
 
+// A unit of work for libhal's release thread (see "Deferred destruction"
+// below): intrusive, so handing work over never allocates.
+typedef struct hal_deferred_node_t hal_deferred_node_t;
+struct hal_deferred_node_t {
+  hal_deferred_node_t* next;  // owned by the release thread's list
+  void (*run)(hal_deferred_node_t* node);
+};
+
 // The first member of every vtable.
 typedef void (*hal_resource_destroy_fn_t)(hal_resource_t* resource);
 
@@ -45,8 +53,8 @@ struct hal_resource_t {
   const void* vtable;
   // Released after this resource is destroyed; may be NULL.
   hal_resource_t* parent;
-  // Link in libhal's deferred-destruction list (see below); NULL otherwise.
-  hal_resource_t* deferred_next;
+  // Used when the last release is deferred (see below).
+  hal_deferred_node_t deferred;
 };
 
 // Sets the count to 1. Retains |parent| (may be NULL).
@@ -71,6 +79,14 @@ HAL_API void hal_resource_defer_destruction_exit(void);
 // Blocks until every destruction deferred so far has finished (tests,
 // orderly shutdown). libhal also drains at process exit.
 HAL_API void hal_resource_wait_deferred(void);
+
+// True inside a hal_resource_defer_destruction_enter() bracket.
+HAL_API bool hal_resource_destruction_deferred_here(void);
+
+// Hands |node| to the release thread, which calls node->run(node) soon, on
+// its own thread (never under a lock). For work that must not run on the
+// calling thread, like a device shutdown that joins the caller.
+HAL_API void hal_resource_defer_node(hal_deferred_node_t* node);
 
 // The current count, for assertions and tests only: it may change at once.
 HAL_API intptr_t hal_resource_ref_count(const hal_resource_t* resource);

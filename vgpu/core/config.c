@@ -223,3 +223,19 @@ void vgpu_jitter(uint64_t a, uint64_t b) {
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
 }
+
+bool vgpu_code_from_name(const vgpu_code_name* table, size_t count,
+                         const char* name, int* code) {
+  for (size_t i = 0; i < count; ++i) {
+    if (strcmp(table[i].name, name) == 0) {
+      *code = table[i].code;
+      return true;
+    }
+  }
+  char* end = NULL;
+  long v = strtol(name, &end, 0);
+  if (*name == '\0' || *end != '\0' || v < 0)
+    return false;
+  *code = (int)v;
+  return true;
+}

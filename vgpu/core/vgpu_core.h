@@ -267,4 +267,14 @@ vgpu_status vgpu_graph_exec_update(uint64_t exec, uint64_t graph,
 vgpu_status vgpu_graph_launch(uint64_t exec, uint64_t stream, int ordinal);
 vgpu_status vgpu_graph_exec_destroy(uint64_t exec);
 
+// A vendor error code and its name (the facades' generated tables).
+typedef struct vgpu_code_name {
+  int code;
+  const char* name;
+} vgpu_code_name;
+// The code named |name| in |table|, or |name| read as a number; false if
+// neither.
+bool vgpu_code_from_name(const vgpu_code_name* table, size_t count,
+                         const char* name, int* code);
+
 #endif  // VGPU_CORE_H_

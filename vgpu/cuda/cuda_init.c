@@ -8,13 +8,8 @@
 
 static atomic_bool initialized;
 
-typedef struct code_name {
-  CUresult code;
-  const char* name;
-} code_name;
-
-#define VGPU_CODE_NAME(n) {n, #n},
-static const code_name code_names[] = {VGPU_CUDA_ERRORS(VGPU_CODE_NAME)};
+#define VGPU_CODE_NAME(n) {(int)(n), #n},
+static const vgpu_code_name code_names[] = {VGPU_CUDA_ERRORS(VGPU_CODE_NAME)};
 #undef VGPU_CODE_NAME
 
 static const struct {
@@ -94,18 +89,8 @@ CUresult vgpu_cu_result(vgpu_status st) {
 }
 
 static bool cu_code_from_name(const char* name, int* code) {
-  for (size_t i = 0; i < sizeof(code_names) / sizeof(code_names[0]); ++i) {
-    if (strcmp(code_names[i].name, name) == 0) {
-      *code = (int)code_names[i].code;
-      return true;
-    }
-  }
-  char* end = NULL;
-  long v = strtol(name, &end, 0);
-  if (*name == '\0' || *end != '\0' || v < 0)
-    return false;
-  *code = (int)v;
-  return true;
+  return vgpu_code_from_name(
+      code_names, sizeof(code_names) / sizeof(code_names[0]), name, code);
 }
 
 static const vgpu_facade cuda_facade = {
@@ -161,7 +146,7 @@ VGPU_EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char** pStr) {
   if (pStr == NULL)
     return CUDA_ERROR_INVALID_VALUE;
   for (size_t i = 0; i < sizeof(code_names) / sizeof(code_names[0]); ++i) {
-    if (code_names[i].code == error) {
+    if (code_names[i].code == (int)error) {
       *pStr = code_names[i].name;
       return CUDA_SUCCESS;
     }

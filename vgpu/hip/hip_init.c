@@ -7,13 +7,8 @@
 
 static _Thread_local hipError_t tls_last_error;
 
-typedef struct code_name {
-  hipError_t code;
-  const char* name;
-} code_name;
-
-#define VGPU_CODE_NAME(n) {n, #n},
-static const code_name code_names[] = {VGPU_HIP_ERRORS(VGPU_CODE_NAME)};
+#define VGPU_CODE_NAME(n) {(int)(n), #n},
+static const vgpu_code_name code_names[] = {VGPU_HIP_ERRORS(VGPU_CODE_NAME)};
 #undef VGPU_CODE_NAME
 
 static const struct {
@@ -92,18 +87,8 @@ hipError_t vgpu_hip_record(hipError_t e) {
 }
 
 static bool hip_code_from_name(const char* name, int* code) {
-  for (size_t i = 0; i < sizeof(code_names) / sizeof(code_names[0]); ++i) {
-    if (strcmp(code_names[i].name, name) == 0) {
-      *code = (int)code_names[i].code;
-      return true;
-    }
-  }
-  char* end = NULL;
-  long v = strtol(name, &end, 0);
-  if (*name == '\0' || *end != '\0' || v < 0)
-    return false;
-  *code = (int)v;
-  return true;
+  return vgpu_code_from_name(
+      code_names, sizeof(code_names) / sizeof(code_names[0]), name, code);
 }
 
 static const vgpu_facade hip_facade = {
@@ -149,7 +134,7 @@ VGPU_EXPORT hipError_t hipRuntimeGetVersion(int* runtimeVersion) {
 // Pure lookups: allowed anywhere, even inside host functions.
 VGPU_EXPORT const char* hipGetErrorName(hipError_t hip_error) {
   for (size_t i = 0; i < sizeof(code_names) / sizeof(code_names[0]); ++i) {
-    if (code_names[i].code == hip_error)
+    if (code_names[i].code == (int)hip_error)
       return code_names[i].name;
   }
   return "hipErrorUnknown";

@@ -207,7 +207,14 @@ vgpu_status vgpu_mem_free(void* ptr, bool host) {
                          "operation(s) still use",
                          kind, ptr, a->size, a->device, pending);
     }
-    // Lax: like the vendors, wait for the work that uses it.
+    // Lax: like the vendors' free, synchronize the owning device first
+    // (so its streams report the work done, not just the memory idle),
+    // then wait for any other user of the memory.
+    int device = a->device;
+    pthread_mutex_unlock(&mem.mu);
+    vgpu_status synced = vgpu_device_synchronize(device);
+    (void)synced;  // a failed device still frees; its work was dropped
+    pthread_mutex_lock(&mem.mu);
     mem_cv_init_locked();
     while (a->pending > 0)
       pthread_cond_wait(&mem.idle_cv, &mem.mu);

@@ -16,6 +16,8 @@
 //     (K9). Late posts go to the waiter, kept alive by the timepoints'
 //     references until they are done.
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "semaphore_impl.h"
@@ -84,6 +86,41 @@ static hal_status_t hal_sync_wait_result(hal_wait_mode_t mode, size_t count,
       deadline_ns == HAL_TIME_INFINITE_PAST ? " (immediate)" : "");
 }
 
+// HAL_SYNC_MAX_WAIT_MS: a bound on every host wait, so a hang in a test or a
+// debugging session becomes a DEADLINE_EXCEEDED naming the knob instead of
+// a process that never returns. Read once; 0 or unset: unbounded.
+static pthread_once_t hal_sync_max_wait_once = PTHREAD_ONCE_INIT;
+static hal_duration_t hal_sync_max_wait_ns;
+
+static void hal_sync_max_wait_load(void) {
+  const char* text = getenv("HAL_SYNC_MAX_WAIT_MS");
+  if (!text || !*text)
+    return;
+  char* end = NULL;
+  long long ms = strtoll(text, &end, 10);
+  if (*end != '\0' || ms <= 0) {
+    fprintf(stderr,
+            "hal: ignoring HAL_SYNC_MAX_WAIT_MS=%s (not a positive "
+            "number of milliseconds)\n",
+            text);
+    return;
+  }
+  hal_sync_max_wait_ns = (hal_duration_t)ms * 1000000;
+}
+
+// Clamps |*deadline_ns| to now + HAL_SYNC_MAX_WAIT_MS; true if it did.
+static bool hal_sync_clamp_deadline(hal_time_t* deadline_ns) {
+  pthread_once(&hal_sync_max_wait_once, hal_sync_max_wait_load);
+  if (hal_sync_max_wait_ns == 0)
+    return false;
+  hal_time_t bound =
+      hal_time_add_saturated(hal_time_now(), hal_sync_max_wait_ns);
+  if (*deadline_ns <= bound)
+    return false;
+  *deadline_ns = bound;
+  return true;
+}
+
 hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
                                           hal_semaphore_t* const* semaphores,
                                           const uint64_t* values,
@@ -92,6 +129,7 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
     return HAL_OK;
   if (hal_sync_wait_fast_path(mode, count, semaphores, values))
     return HAL_OK;
+  bool clamped = hal_sync_clamp_deadline(&deadline_ns);
 
   hal_sync_wait_entry_t inline_entries[HAL_SYNC_WAIT_INLINE_COUNT];
   hal_sync_wait_entry_t* entries = inline_entries;
@@ -177,5 +215,10 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
 cleanup_entries:
   if (entries != inline_entries)
     free(entries);
+  if (clamped && hal_status_is(status, HAL_STATUS_DEADLINE_EXCEEDED)) {
+    status = hal_status_annotatef(
+        status, "HAL_SYNC_MAX_WAIT_MS=%lld cut this wait short (a hang?)",
+        (long long)(hal_sync_max_wait_ns / 1000000));
+  }
   return status;
 }

@@ -42,10 +42,21 @@ void hal_async_runtime_submit(hal_async_runtime_t* runtime,
 #define HAL_ASYNC_MAX_INLINE_RESUME_DEPTH 8
 extern _Thread_local int hal_async_inline_resume_depth;
 
-// True on a pool thread while it runs a task: emplace and set-error are
-// then published by hal_async_flush_deferred when the task returns (see
-// async_object.c for why).
+// Handoffs (async_object.c has the invariant they protect). True on a pool
+// thread while it runs a task: everything the task does that could let
+// another thread run or observe the program (emplace, set-error,
+// await-and-execute registration, group membership, execute) is queued on
+// this thread and takes effect in hal_async_flush_deferred, which the
+// worker calls once the task has returned to it (and blocking awaits on a
+// pool thread call before they block).
 extern _Thread_local bool hal_async_deferring;
 void hal_async_flush_deferred(void);
+// Queues resume(handle) on |runtime| (retained by the handoff) once the
+// running task has returned; only while hal_async_deferring.
+void hal_async_defer_execute(hal_async_runtime_t* runtime,
+                             hal_async_coro_handle_t handle,
+                             hal_async_coro_resume_t resume);
+// Frees this thread's handoff queue (a pool thread, when it exits).
+void hal_async_release_thread_handoffs(void);
 
 #endif  // HAL_COMPAT_ASYNC_INTERNAL_H_

@@ -34,10 +34,11 @@ typedef enum hal_async_kind_e {
 typedef struct hal_async_object_t {
   atomic_int_fast64_t ref_count;
   uint32_t kind;
-  // Set by the one thread that resolves the object, while the resolution
-  // waits in that thread's deferred list (see hal_async_flush_deferred).
-  bool deferred_error;
-  struct hal_async_object_t* deferred_next;
+  // Set by the first emplace/set-error (published or still a queued
+  // handoff): a second one is reported.
+  atomic_bool resolved;
+  // Link in the token cache.
+  struct hal_async_object_t* cache_next;
   hal_semaphore_t* semaphore;
   // The payload at which the object is ready. Tokens are recycled with
   // their semaphore (payloads only grow, S1): a recycled token waits for
@@ -73,6 +74,61 @@ typedef struct hal_async_awaiter_t {
   hal_async_coro_resume_t resume;
 } hal_async_awaiter_t;
 
+//===----------------------------------------------------------------------===//
+// Handoffs of pool tasks
+//===----------------------------------------------------------------------===//
+//
+// INVARIANT: while a pool thread runs a task (hal_async_deferring), nothing
+// the task does lets another thread run a coroutine or see an object
+// resolved. Emplace, set-error, await-and-execute registrations, group
+// memberships and execute are queued on the thread, in program order, and
+// take effect in hal_async_flush_deferred once the task has returned into
+// hal_async_worker_main (or just before a blocking await on a pool thread).
+//
+// Why: the task's thread is inside JIT'd code until resume() returns, and
+// mlir-cpu-runner unmaps that code as soon as main's last await returns.
+// Any handoff made from inside the code can complete the program on
+// another thread first: publishing the coroutine's own token while its
+// epilogue still runs (the first crash, under TSan), and, the same race
+// with the roles swapped, registering an awaiter: the emplacing thread
+// resumed the coroutine, ran it to its end and published its token while
+// the thread that had suspended it was still returning from
+// mlirAsyncRuntimeAwaitTokenAndExecute through JIT'd code (SIGSEGV in a
+// plain build, ~2 runs in 1000 of execute_chain; a 2 ms delay after the
+// registration made it 1 in 2). With every handoff queued, each stretch of
+// a coroutine's code on a pool thread ends before anything it enabled can
+// run elsewhere, so everything main's awaits depend on has left JIT'd code
+// when they return.
+//
+// A queued await or membership holds a reference to the awaited token:
+// the coroutine may drop its own before the queue is flushed.
+
+typedef enum hal_async_handoff_kind_e {
+  HAL_ASYNC_HANDOFF_EMPLACE,     // |object|: the emplacing reference
+  HAL_ASYNC_HANDOFF_SET_ERROR,   // |object|: the emplacing reference
+  HAL_ASYNC_HANDOFF_AWAIT,       // |object| (a reference), |awaiter|
+  HAL_ASYNC_HANDOFF_JOIN_GROUP,  // |object| token (a reference), |group|
+  HAL_ASYNC_HANDOFF_EXECUTE,     // |runtime| (retained), |handle|, |resume|
+} hal_async_handoff_kind_t;
+
+typedef struct hal_async_handoff_t {
+  hal_async_handoff_kind_t kind;
+  hal_async_object_t* object;
+  hal_async_awaiter_t* awaiter;
+  hal_async_group_t* group;
+  hal_async_runtime_t* runtime;
+  hal_async_coro_handle_t handle;
+  hal_async_coro_resume_t resume;
+} hal_async_handoff_t;
+
+// This thread's queue, oldest first: [next, count) are pending. Flushes
+// may nest (a coroutine resumed by a flush blocks in an await, which
+// flushes): they share |next|, so each handoff takes effect once.
+static _Thread_local hal_async_handoff_t* hal_async_handoffs;
+static _Thread_local size_t hal_async_handoff_capacity;
+static _Thread_local size_t hal_async_handoff_count;
+static _Thread_local size_t hal_async_handoff_next;
+
 static atomic_int_fast64_t hal_async_live_objects;
 
 // Idle tokens whose semaphore reached their target without failing: no
@@ -85,16 +141,11 @@ static atomic_int_fast64_t hal_async_live_objects;
 #define HAL_ASYNC_TOKEN_CACHE_CAP 4096
 #endif
 static pthread_mutex_t hal_async_token_cache_mutex = PTHREAD_MUTEX_INITIALIZER;
-static hal_async_object_t* hal_async_token_cache;  // guarded; deferred_next
+static hal_async_object_t* hal_async_token_cache;  // guarded; cache_next
 static size_t hal_async_token_cache_count;         // guarded
 
 _Thread_local int hal_async_inline_resume_depth;
 _Thread_local bool hal_async_deferring;
-
-// Resolutions made by the pool task running on this thread, published when
-// it returns (hal_async_flush_deferred), oldest first.
-static _Thread_local hal_async_object_t* hal_async_deferred_head;
-static _Thread_local hal_async_object_t* hal_async_deferred_tail;
 
 void hal_async_report_misuse(const char* format, ...) {
   va_list args;
@@ -165,6 +216,7 @@ static void* hal_async_object_allocate(size_t size, uint32_t kind,
   if (status)
     hal_async_die("creating an async object's semaphore", status);
   atomic_init(&object->ref_count, ref_count);
+  atomic_init(&object->resolved, false);
   object->kind = kind;
   object->target = 1;
   atomic_fetch_add_explicit(&hal_async_live_objects, 1, memory_order_relaxed);
@@ -175,7 +227,7 @@ static hal_async_object_t* hal_async_token_create(void) {
   pthread_mutex_lock(&hal_async_token_cache_mutex);
   hal_async_object_t* token = hal_async_token_cache;
   if (token) {
-    hal_async_token_cache = token->deferred_next;
+    hal_async_token_cache = token->cache_next;
     --hal_async_token_cache_count;
   }
   pthread_mutex_unlock(&hal_async_token_cache_mutex);
@@ -183,7 +235,8 @@ static hal_async_object_t* hal_async_token_create(void) {
     return hal_async_object_allocate(sizeof(hal_async_object_t),
                                      HAL_ASYNC_KIND_TOKEN, 2, 0);
   }
-  token->deferred_next = NULL;
+  token->cache_next = NULL;
+  atomic_store_explicit(&token->resolved, false, memory_order_relaxed);
   token->kind = HAL_ASYNC_KIND_TOKEN;
   ++token->target;
   atomic_store_explicit(&token->ref_count, 2, memory_order_relaxed);
@@ -211,7 +264,7 @@ static bool hal_async_token_recycle(hal_async_object_t* object) {
   pthread_mutex_lock(&hal_async_token_cache_mutex);
   bool kept = hal_async_token_cache_count < HAL_ASYNC_TOKEN_CACHE_CAP;
   if (kept) {
-    object->deferred_next = hal_async_token_cache;
+    object->cache_next = hal_async_token_cache;
     hal_async_token_cache = object;
     ++hal_async_token_cache_count;
   }
@@ -302,25 +355,46 @@ static void hal_async_object_publish(hal_async_object_t* object, bool error) {
   hal_async_object_drop_ref(object, 1);
 }
 
-void hal_async_flush_deferred(void) {
-  // Awaiters resumed by a publication may resolve more objects: they are
-  // appended and published by this same loop.
-  while (hal_async_deferred_head) {
-    hal_async_object_t* object = hal_async_deferred_head;
-    hal_async_deferred_head = object->deferred_next;
-    if (!hal_async_deferred_head)
-      hal_async_deferred_tail = NULL;
-    object->deferred_next = NULL;
-    hal_async_object_publish(object, object->deferred_error);
+static void hal_async_handoff_push(const hal_async_handoff_t* handoff) {
+  if (hal_async_handoff_count == hal_async_handoff_capacity) {
+    size_t capacity =
+        hal_async_handoff_capacity ? 2 * hal_async_handoff_capacity : 64;
+    void* handoffs = hal_async_handoffs;
+    hal_status_t status =
+        handoffs ? hal_allocator_realloc(hal_allocator_system(),
+                                         capacity * sizeof(*handoff), &handoffs)
+                 : hal_allocator_malloc_array(hal_allocator_system(), capacity,
+                                              sizeof(*handoff), &handoffs);
+    if (status)
+      hal_async_die("growing the handoff queue", status);
+    hal_async_handoffs = (hal_async_handoff_t*)handoffs;
+    hal_async_handoff_capacity = capacity;
   }
+  hal_async_handoffs[hal_async_handoff_count++] = *handoff;
 }
 
-// Emplace or set-error. Inside a pool task the resolution is deferred until
-// the task returns to the worker: lowered code emplaces its token and then
-// still runs the coroutine's epilogue, and mlir-cpu-runner unmaps the JIT'd
-// code as soon as main's await returns; publishing from the worker means
-// nobody sees the token ready while a pool thread is still in that code.
-// Blocking awaits on a pool thread publish first, so no one waits on it.
+void hal_async_release_thread_handoffs(void) {
+  hal_allocator_free(hal_allocator_system(), hal_async_handoffs);
+  hal_async_handoffs = NULL;
+  hal_async_handoff_capacity = 0;
+  hal_async_handoff_count = 0;
+  hal_async_handoff_next = 0;
+}
+
+void hal_async_defer_execute(hal_async_runtime_t* runtime,
+                             hal_async_coro_handle_t handle,
+                             hal_async_coro_resume_t resume) {
+  hal_async_runtime_retain(runtime);
+  hal_async_handoff_t handoff = {
+      .kind = HAL_ASYNC_HANDOFF_EXECUTE,
+      .runtime = runtime,
+      .handle = handle,
+      .resume = resume,
+  };
+  hal_async_handoff_push(&handoff);
+}
+
+// Emplace or set-error; queued inside a pool task (the invariant above).
 static void hal_async_object_resolve(void* pointer, uint32_t kind, bool error,
                                      const char* entry_point) {
   hal_async_object_t* object =
@@ -328,8 +402,7 @@ static void hal_async_object_resolve(void* pointer, uint32_t kind, bool error,
   if (!object)
     return;
   if (HAL_UNLIKELY(hal_async_object_is_resolved(object) ||
-                   object->deferred_next ||
-                   object == hal_async_deferred_tail)) {
+                   atomic_exchange(&object->resolved, true))) {
     hal_async_report_misuse(
         "%s: %s %p is already %s", entry_point, hal_async_kind_name(kind),
         pointer, hal_async_object_is_error(object) ? "in error" : "ready");
@@ -339,14 +412,11 @@ static void hal_async_object_resolve(void* pointer, uint32_t kind, bool error,
     hal_async_object_publish(object, error);
     return;
   }
-  object->deferred_error = error;
-  object->deferred_next = NULL;
-  if (hal_async_deferred_tail) {
-    hal_async_deferred_tail->deferred_next = object;
-  } else {
-    hal_async_deferred_head = object;
-  }
-  hal_async_deferred_tail = object;
+  hal_async_handoff_t handoff = {
+      .kind = error ? HAL_ASYNC_HANDOFF_SET_ERROR : HAL_ASYNC_HANDOFF_EMPLACE,
+      .object = object,
+  };
+  hal_async_handoff_push(&handoff);
 }
 
 static void hal_async_object_await(void* pointer, uint32_t kind,
@@ -355,6 +425,8 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
       hal_async_object_cast(pointer, kind, entry_point);
   if (!object)
     return;
+  // On a pool thread, the handoffs queued so far take effect before it
+  // blocks: what it waits for may depend on them.
   if (hal_async_deferring)
     hal_async_flush_deferred();
   // A failure is the object's error state: visible through is-error.
@@ -376,6 +448,9 @@ static void hal_async_resume(hal_async_runtime_t* runtime,
     ++hal_async_inline_resume_depth;
     resume(handle);
     --hal_async_inline_resume_depth;
+  } else if (hal_async_deferring) {
+    // Inside a pool task's flush: submitted by the same flush, in order.
+    hal_async_defer_execute(runtime, handle, resume);
   } else {
     hal_async_runtime_submit(runtime, handle, resume);
   }
@@ -394,6 +469,18 @@ static void hal_async_awaiter_ready(void* user_data, uint64_t value,
   hal_allocator_free(hal_allocator_system(), awaiter);
   hal_async_resume(runtime, handle, resume);
   hal_async_runtime_release(runtime);
+}
+
+static void hal_async_awaiter_register(hal_async_object_t* object,
+                                       hal_async_awaiter_t* awaiter) {
+  // Registration and the value check happen under the semaphore's lock
+  // (T3): an emplace racing this call either finds the timepoint or made
+  // the callback run here, before add_callback returns.
+  hal_status_t status =
+      hal_semaphore_add_callback(object->semaphore, object->target,
+                                 hal_async_awaiter_ready, awaiter, NULL);
+  if (status)
+    hal_async_die("registering an awaiter", status);
 }
 
 static void hal_async_object_await_and_execute(void* pointer, uint32_t kind,
@@ -417,13 +504,19 @@ static void hal_async_object_await_and_execute(void* pointer, uint32_t kind,
   awaiter->runtime = hal_async_runtime_acquire_current();
   awaiter->handle = handle;
   awaiter->resume = resume;
-  // Registration and the value check happen under the semaphore's lock
-  // (T3): an emplace racing this call either finds the timepoint or made
-  // the callback run here, before add_callback returns.
-  status = hal_semaphore_add_callback(object->semaphore, object->target,
-                                      hal_async_awaiter_ready, awaiter, NULL);
-  if (status)
-    hal_async_die("registering an awaiter", status);
+  if (hal_async_deferring) {
+    // Registered once this thread has left the coroutine's code: until
+    // then no other thread may resume it (the invariant above).
+    hal_async_object_add_ref(object, 1);
+    hal_async_handoff_t handoff = {
+        .kind = HAL_ASYNC_HANDOFF_AWAIT,
+        .object = object,
+        .awaiter = awaiter,
+    };
+    hal_async_handoff_push(&handoff);
+    return;
+  }
+  hal_async_awaiter_register(object, awaiter);
 }
 
 //===----------------------------------------------------------------------===//
@@ -446,6 +539,50 @@ static void hal_async_group_member_ready(void* user_data, uint64_t value,
       hal_async_die("signaling a group", signal_status);
   }
   hal_async_object_drop_ref(&group->base, 1);
+}
+
+static void hal_async_group_join(hal_async_object_t* token,
+                                 hal_async_group_t* group) {
+  hal_status_t status =
+      hal_semaphore_add_callback(token->semaphore, token->target,
+                                 hal_async_group_member_ready, group, NULL);
+  if (status)
+    hal_async_die("adding a token to a group", status);
+}
+
+//===----------------------------------------------------------------------===//
+// Flushing handoffs
+//===----------------------------------------------------------------------===//
+
+void hal_async_flush_deferred(void) {
+  // Coroutines resumed here (awaiters of what is published) queue their
+  // own handoffs, which this same loop then makes take effect, in order.
+  while (hal_async_handoff_next < hal_async_handoff_count) {
+    // A copy: the queue may grow (and move) while this one takes effect.
+    hal_async_handoff_t handoff = hal_async_handoffs[hal_async_handoff_next++];
+    switch (handoff.kind) {
+      case HAL_ASYNC_HANDOFF_EMPLACE:
+      case HAL_ASYNC_HANDOFF_SET_ERROR:
+        hal_async_object_publish(handoff.object,
+                                 handoff.kind == HAL_ASYNC_HANDOFF_SET_ERROR);
+        break;
+      case HAL_ASYNC_HANDOFF_AWAIT:
+        hal_async_awaiter_register(handoff.object, handoff.awaiter);
+        hal_async_object_drop_ref(handoff.object, 1);
+        break;
+      case HAL_ASYNC_HANDOFF_JOIN_GROUP:
+        hal_async_group_join(handoff.object, handoff.group);
+        hal_async_object_drop_ref(handoff.object, 1);
+        break;
+      case HAL_ASYNC_HANDOFF_EXECUTE:
+        hal_async_runtime_submit(handoff.runtime, handoff.handle,
+                                 handoff.resume);
+        hal_async_runtime_release(handoff.runtime);
+        break;
+    }
+  }
+  hal_async_handoff_count = 0;
+  hal_async_handoff_next = 0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -601,11 +738,19 @@ mlirAsyncRuntimeAddTokenToGroup(hal_async_object_ptr_t token_pointer,
   // The membership keeps the group alive until the token is ready; the
   // callback may run right here when the token already is.
   hal_async_object_add_ref(&group->base, 1);
-  hal_status_t status =
-      hal_semaphore_add_callback(token->semaphore, token->target,
-                                 hal_async_group_member_ready, group, NULL);
-  if (status)
-    hal_async_die("adding a token to a group", status);
+  if (hal_async_deferring) {
+    // Joined once this thread has left the coroutine's code (the invariant
+    // above): the group cannot complete while it is still there.
+    hal_async_object_add_ref(token, 1);
+    hal_async_handoff_t handoff = {
+        .kind = HAL_ASYNC_HANDOFF_JOIN_GROUP,
+        .object = token,
+        .group = group,
+    };
+    hal_async_handoff_push(&handoff);
+    return rank;
+  }
+  hal_async_group_join(token, group);
   return rank;
 }
 

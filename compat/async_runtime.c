@@ -147,11 +147,15 @@ static void* hal_async_worker_main(void* arg) {
     hal_allocator_free(runtime->allocator, task);
     hal_async_deferring = true;
     resume(handle);
-    // Back in our code: only now may anyone see what the task resolved.
+    // Back in our code, out of the task's JIT'd code: only now may another
+    // thread run or see anything the task started or resolved (the
+    // handoff invariant in async_object.c). Its submissions are counted in
+    // |outstanding| before the task itself stops being counted.
     hal_async_flush_deferred();
     hal_async_deferring = false;
     hal_async_runtime_task_finished(runtime);
   }
+  hal_async_release_thread_handoffs();
   return NULL;
 }
 
@@ -343,6 +347,12 @@ hal_async_runtime_t* hal_async_runtime_acquire_current(void) {
 HAL_ASYNC_API void mlirAsyncRuntimeExecute(hal_async_coro_handle_t handle,
                                            hal_async_coro_resume_t resume) {
   hal_async_runtime_t* runtime = hal_async_thread_runtime;
+  if (runtime && hal_async_deferring) {
+    // From a pool task: queued until the task has returned to its worker
+    // (the handoff invariant in async_object.c).
+    hal_async_defer_execute(runtime, handle, resume);
+    return;
+  }
   if (runtime) {
     // A pool thread: its runtime outlives the task that is calling.
     hal_async_runtime_submit(runtime, handle, resume);

@@ -45,6 +45,13 @@
 // the emplacing thread: late work is never lost and never touches freed
 // memory.
 //
+// Handoffs. Inside a pool task, what the task hands to other threads
+// (emplace, set-error, await-and-execute, add-to-group, execute) takes
+// effect when the task returns to its worker, or before a blocking await
+// of the task: no other thread runs or sees anything of it while the
+// task's thread is still in its (JIT'd) code, which mlir-cpu-runner unmaps
+// as soon as main returns. Elsewhere (the main thread) they are immediate.
+//
 // Thread-safety: every function is thread-safe, given that the caller holds
 // a reference to each object it passes.
 

@@ -12,7 +12,8 @@
 //
 // The race cases named after the bugs of the original runtime
 // (SYNC-CONTRACT K12, Q4): GroupAddVsTokenEmplace,
-// LastReferenceDroppedInsideEmplace, RuntimeUnloadedWithTasksPending.
+// LastReferenceDroppedInsideEmplace, RuntimeUnloadedWithTasksPending; and
+// HandoffsWaitForTheTaskToReturn (mlir-cpu-runner unmapping JIT'd code).
 // Knobs: HAL_STRESS_ITERATIONS (multiplier), HAL_TEST_SEED (printed).
 //
 // Each test runs on a runtime of its own, destroyed in the teardown (which
@@ -607,6 +608,111 @@ static void RuntimeUnloadedWithTasksPending(void** state) {
   assert_null(hal_async_runtime_exchange_default(fixture));
 }
 
+// The handoff invariant (async_object.c): mlir-cpu-runner unmaps the JIT'd
+// code as soon as main's last await returns, so nothing a pool task does
+// may let another thread run or see anything before the task has returned
+// to its worker (it was still in its code: SIGSEGV). The task registers an
+// awaiter, joins a group and starts a child, then stays inside while the
+// main thread emplaces/fails the awaited tokens: the awaiter, the group and
+// the child must all wait for the task to return.
+// cmocka's assertions are for the main thread only.
+#define HANDOFF_THREAD_OK(expr)                         \
+  do {                                                  \
+    hal_status_t status_ = (expr);                      \
+    HAL_THREAD_CHECK(hal_status_is_ok(status_), #expr); \
+    hal_status_free(status_);                           \
+  } while (0)
+
+typedef struct handoff_state_t {
+  void* token;   // awaited by |awaiter|; emplaced by the main thread
+  void* member;  // joins |group|; failed by the main thread
+  void* group;
+  hal_semaphore_t* inside;  // 1: the task made its handoffs
+  hal_semaphore_t* go;      // 1: the task may return
+  hal_semaphore_t* done;    // +1 per resumed awaiter or child
+  atomic_bool task_left;
+  atomic_int too_early;
+} handoff_state_t;
+
+static void handoff_check(handoff_state_t* shared) {
+  if (!atomic_load(&shared->task_left))
+    atomic_fetch_add(&shared->too_early, 1);
+  HANDOFF_THREAD_OK(hal_semaphore_signal(shared->done, 2));
+}
+
+static void handoff_awaiter_resume(void* handle) {
+  handoff_state_t* shared = (handoff_state_t*)handle;
+  mlirAsyncRuntimeDropRef(shared->token, 1);  // the coroutine's
+  handoff_check(shared);
+}
+
+static void handoff_child_resume(void* handle) {
+  handoff_state_t* shared = (handoff_state_t*)handle;
+  // Signaled in order after the awaiter's (value 2): wait for it first.
+  HANDOFF_THREAD_OK(
+      hal_semaphore_wait(shared->done, 2, hal_make_timeout_ns(60000 * HAL_MS)));
+  if (!atomic_load(&shared->task_left))
+    atomic_fetch_add(&shared->too_early, 1);
+  HANDOFF_THREAD_OK(hal_semaphore_signal(shared->done, 3));
+}
+
+static void handoff_task(void* arg) {
+  handoff_state_t* shared = (handoff_state_t*)arg;
+  mlirAsyncRuntimeAwaitTokenAndExecute(shared->token, shared,
+                                       handoff_awaiter_resume);
+  mlirAsyncRuntimeAddTokenToGroup(shared->member, shared->group);
+  mlirAsyncRuntimeDropRef(shared->member, 1);  // the task's
+  mlirAsyncRuntimeExecute(shared, handoff_child_resume);
+  HANDOFF_THREAD_OK(hal_semaphore_signal(shared->inside, 1));
+  // A plain semaphore wait, not an ABI await: the task stays inside.
+  HANDOFF_THREAD_OK(hal_semaphore_wait(shared->go, 1, hal_infinite_timeout()));
+  atomic_store(&shared->task_left, true);
+}
+
+static void HandoffsWaitForTheTaskToReturn(void** state) {
+  uint64_t iterations = hal_test_iterations(20);
+  for (uint64_t i = 0; i < iterations; ++i) {
+    handoff_state_t shared = {
+        .token = mlirAsyncRuntimeCreateToken(),   // main's + coroutine's
+        .member = mlirAsyncRuntimeCreateToken(),  // main's + task's
+        .group = mlirAsyncRuntimeCreateGroup(1),
+    };
+    atomic_init(&shared.task_left, false);
+    atomic_init(&shared.too_early, 0);
+    HAL_ASSERT_OK(
+        hal_semaphore_create_host(hal_allocator_system(), 0, &shared.inside));
+    HAL_ASSERT_OK(
+        hal_semaphore_create_host(hal_allocator_system(), 0, &shared.go));
+    HAL_ASSERT_OK(
+        hal_semaphore_create_host(hal_allocator_system(), 0, &shared.done));
+    spawn(handoff_task, &shared);
+    HAL_ASSERT_OK(hal_semaphore_wait(shared.inside, 1, hal_infinite_timeout()));
+    // Published from this (non-pool) thread at once: an awaiter registered
+    // already would resume right here, a membership would fail the group.
+    mlirAsyncRuntimeEmplaceToken(shared.token);
+    mlirAsyncRuntimeSetTokenError(shared.member);
+    bool group_done_early = mlirAsyncRuntimeIsGroupError(shared.group);
+    // The other worker is idle: a child submitted already would run now.
+    hal_status_t status =
+        hal_semaphore_wait(shared.done, 1, hal_make_timeout_ns(5 * HAL_MS));
+    bool ran_early = !hal_status_is(status, HAL_STATUS_DEADLINE_EXCEEDED);
+    hal_status_free(status);
+    // Asserted after the task is let go, so a failure cannot hang the test.
+    HAL_ASSERT_OK(hal_semaphore_signal(shared.go, 1));
+    // Once the task returned, everything it handed off takes effect.
+    mlirAsyncRuntimeAwaitAllInGroup(shared.group);
+    assert_true(mlirAsyncRuntimeIsGroupError(shared.group));
+    HAL_ASSERT_OK(hal_semaphore_wait(shared.done, 3, hal_infinite_timeout()));
+    assert_false(group_done_early);
+    assert_false(ran_early);
+    assert_int_equal(atomic_load(&shared.too_early), 0);
+    mlirAsyncRuntimeDropRef(shared.group, 1);
+    hal_semaphore_release(shared.inside);
+    hal_semaphore_release(shared.go);
+    hal_semaphore_release(shared.done);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(BadInput_MisuseIsCaught),
@@ -625,6 +731,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(LastReferenceDroppedInsideEmplace,
                                       runtime_setup, runtime_teardown),
       cmocka_unit_test_setup_teardown(RuntimeUnloadedWithTasksPending,
+                                      runtime_setup, runtime_teardown),
+      cmocka_unit_test_setup_teardown(HandoffsWaitForTheTaskToReturn,
                                       runtime_setup, runtime_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -290,6 +290,11 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
   hal_sync_mutex_unlock(&queue->mutex);
   pthread_join(queue->worker_thread, NULL);
   pthread_join(queue->completion_thread, NULL);
+  // Orphans may still be in use by the device: let the driver wait for it
+  // before they are released (Q3).
+  if (queue->orphaned.head && queue->interface.quiesce) {
+    queue->interface.quiesce(queue->interface.self);
+  }
 
   hal_sync_submission_t* orphan;
   while ((orphan = hal_sync_submission_fifo_pop(&queue->orphaned))) {

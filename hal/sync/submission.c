@@ -361,6 +361,10 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
     // The device may still use the payload: keep it until destroy.
     hal_sync_mutex_lock(&queue->mutex);
     hal_sync_submission_fifo_push(&queue->orphaned, submission);
+    // destroy waits for live_count to equal the orphans: one more orphan may
+    // be what it waits for (a missed wake-up here hung teardown).
+    if (queue->is_shutting_down)
+      pthread_cond_broadcast(&queue->idle_cond);
     hal_sync_mutex_unlock(&queue->mutex);
     return;
   }

@@ -76,8 +76,10 @@ typedef struct hal_sync_queue_interface_t {
   hal_status_t (*wait_event)(void* self, void* event_handle);
   // WORKER thread. Issues |payload| (never NULL here: a submission without a
   // payload skips this call) after the waits: stream replay or graph
-  // launch. Must not block on device work. On failure the payload counts as
-  // not issued.
+  // launch. Must not block on device work, except on failure: a failed
+  // issue must return only once the device no longer uses anything of the
+  // payload (work enqueued before the failing call finished, e.g. by
+  // synchronizing the stream), because the payload is released at once.
   hal_status_t (*issue)(void* self, void* payload);
   // WORKER thread. Records |event_handle| after everything issued so far
   // (cuEventRecord). If this fails after an issue succeeded, the queue
@@ -87,12 +89,21 @@ typedef struct hal_sync_queue_interface_t {
   hal_status_t (*record_event)(void* self, void* event_handle);
   // COMPLETION thread. Blocks until |event_handle|'s last record completes
   // (cuEventSynchronize); returns the device's error if the work failed.
-  // Called in issue order, once per issued submission.
+  // Called in issue order, once per issued submission. Success or failure,
+  // it returns only once the device no longer uses the payload (which is
+  // released next): a failed event wait must fall back to waiting for the
+  // stream before it returns.
   hal_status_t (*synchronize_event)(void* self, void* event_handle);
   // WORKER or COMPLETION thread, exactly once per payload accepted by
   // submit, once the device is done with it or it will never run. Releases
   // what the payload holds (command buffers, buffers: Q3). Optional.
   void (*release_payload)(void* self, void* payload);
+  // Optional. Called by hal_sync_queue_destroy() on its thread after the
+  // worker and completion threads stopped and before payloads orphaned by
+  // a failed record_event are released: block until the device finished
+  // everything issued on this queue (stream synchronize). Errors are the
+  // driver's to note; nothing is issued after it.
+  void (*quiesce)(void* self);
 } hal_sync_queue_interface_t;
 
 typedef struct hal_sync_queue_t hal_sync_queue_t;

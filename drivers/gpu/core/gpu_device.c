@@ -85,6 +85,20 @@ static hal_status_t gpu_queue_wait_event(void* self, void* event_handle) {
                   device->adapter, queue->stream, (gpu_event_t)event_handle));
 }
 
+// Blocks until |queue|'s stream has run everything enqueued so far. Used on
+// failure paths, where the payload is about to be released and the device
+// must be done with it first (Q3). A failure here is noted (a loss) and
+// otherwise dropped: there is nothing better left to wait for.
+static void gpu_queue_drain_stream(gpu_queue_t* queue) {
+  gpu_device_t* device = queue->device;
+  hal_status_t status = gpu_device_make_current(device);
+  if (status == HAL_OK) {
+    status = device->adapter->ops->stream_synchronize(device->adapter,
+                                                      queue->stream);
+  }
+  hal_status_free(gpu_device_note(device, status));
+}
+
 // WORKER thread.
 static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
   gpu_queue_t* queue = self;
@@ -96,6 +110,9 @@ static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
     hal_status_t status = gpu_device_note(
         device, gpu_strategy_issue(queue, payload->command_buffers[i]));
     if (status != HAL_OK) {
+      // Ops before the failing one may be enqueued and still read the
+      // payload, which the sync module releases as soon as we return.
+      gpu_queue_drain_stream(queue);
       return hal_status_annotatef(
           status, "issuing command buffer %zu of a submission on queue %u", i,
           queue->index);
@@ -117,15 +134,26 @@ static hal_status_t gpu_queue_record_event(void* self, void* event_handle) {
 
 // COMPLETION thread. Not short-circuited on loss: the vendor returns its
 // own error for work that could not finish, and work that did finish may
-// still report success.
+// still report success. Whatever the event says, the payload is released
+// next, so a failed event wait falls back to waiting for the stream.
 static hal_status_t gpu_queue_synchronize_event(void* self,
                                                 void* event_handle) {
   gpu_queue_t* queue = self;
   gpu_device_t* device = queue->device;
-  HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
-  return gpu_device_note(device,
-                         device->adapter->ops->event_synchronize(
-                             device->adapter, (gpu_event_t)event_handle));
+  hal_status_t status = gpu_device_make_current(device);
+  if (status == HAL_OK) {
+    status = device->adapter->ops->event_synchronize(device->adapter,
+                                                     (gpu_event_t)event_handle);
+  }
+  if (status != HAL_OK)
+    gpu_queue_drain_stream(queue);
+  return gpu_device_note(device, status);
+}
+
+// hal_sync_queue_destroy(), after the queue's threads stopped: work whose
+// completion event could not be recorded is released next.
+static void gpu_queue_quiesce(void* self) {
+  gpu_queue_drain_stream(self);
 }
 
 // WORKER or COMPLETION thread: the device is done with the payload.
@@ -172,6 +200,11 @@ static void gpu_device_destroy(hal_device_t* base) {
     hal_status_ignore(gpu_device_make_current(device));
     for (uint32_t i = 0; i < device->queue_count; ++i) {
       if (device->queues[i].stream) {
+        // The queues drained, but the stream may not have retired its last
+        // operation yet; destroying it then is undefined (and the virtual
+        // GPU says so).
+        hal_status_ignore(adapter->ops->stream_synchronize(
+            adapter, device->queues[i].stream));
         adapter->ops->stream_destroy(adapter, device->queues[i].stream);
       }
     }
@@ -300,6 +333,7 @@ static hal_status_t gpu_queue_initialize(gpu_device_t* device, uint32_t index) {
       .record_event = gpu_queue_record_event,
       .synchronize_event = gpu_queue_synchronize_event,
       .release_payload = gpu_queue_release_payload,
+      .quiesce = gpu_queue_quiesce,
   };
   char name[HAL_DRIVER_NAME_MAX + 32];
   snprintf(name, sizeof(name), "%s:%u:q%u", device->base.driver->name,

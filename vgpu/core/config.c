@@ -145,6 +145,7 @@ void vgpu_config_load(const vgpu_facade* facade) {
     vgpu_cfg.device_memory = (size_t)v << 20;
   vgpu_cfg.strict = env_bool("VGPU_STRICT", true);
   vgpu_cfg.abort_on_misuse = env_bool("VGPU_ABORT_ON_MISUSE", false);
+
   vgpu_cfg.stream_threads = 4;
   if (env_uint("VGPU_STREAM_THREADS", 1, 256, &v))
     vgpu_cfg.stream_threads = (int)v;
@@ -156,6 +157,9 @@ void vgpu_config_load(const vgpu_facade* facade) {
     vgpu_cfg.jitter_us = (unsigned)v;
   if (env_uint("VGPU_MAX_WAIT_MS", 0, 86400000, &v))
     vgpu_cfg.max_wait_ms = (unsigned)v;
+  vgpu_cfg.fail_exit_code = 0;
+  if (env_uint("VGPU_FAIL_EXIT_CODE", 0, 255, &v))
+    vgpu_cfg.fail_exit_code = (int)v;
   const char* hide = getenv("VGPU_HIDE_SYMBOLS");
   if (hide != NULL)
     snprintf(vgpu_cfg.hide_symbols, sizeof(vgpu_cfg.hide_symbols), "%s", hide);

@@ -46,6 +46,9 @@ typedef struct vgpu_config {
   size_t device_memory;
   bool strict;
   bool abort_on_misuse;
+  // VGPU_FAIL_EXIT_CODE: when non-zero, a process in which strict mode
+  // reported any misuse or leak exits with this code at unload.
+  int fail_exit_code;
   uint64_t seed;
   unsigned jitter_us;
   int stream_threads;
@@ -67,6 +70,8 @@ uint64_t vgpu_hash(uint64_t a, uint64_t b, uint64_t c);
 // Sleeps the jitter for operation (a, b), if jitter is on.
 void vgpu_jitter(uint64_t a, uint64_t b);
 uint64_t vgpu_now_ns(void);
+// Strict-mode misuse reports so far (for VGPU_FAIL_EXIT_CODE).
+extern atomic_uint_fast64_t vgpu_misuse_count;
 
 // ---------------------------------------------------------------- report.c
 

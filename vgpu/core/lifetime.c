@@ -6,7 +6,10 @@
 // joins the runtime's threads, drops queued work and frees everything, so
 // a load/unload loop leaks nothing.
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -55,6 +58,18 @@ void vgpu_library_unload(void) {
     size_t n = report_leaks();
     if (n > 0)
       vgpu_log("%zu leak(s) at unload (strict mode)", n);
+    uint64_t misuses = atomic_load(&vgpu_misuse_count);
+    if (vgpu_cfg.fail_exit_code != 0 && (n > 0 || misuses > 0)) {
+      // A test that passed but misused the runtime or leaked from it did
+      // not pass: make the process say so.
+      vgpu_log(
+          "exiting with %d (VGPU_FAIL_EXIT_CODE): %llu misuse(s), %zu "
+          "leak(s)",
+          vgpu_cfg.fail_exit_code, (unsigned long long)misuses, n);
+      fflush(stdout);
+      fflush(stderr);
+      _exit(vgpu_cfg.fail_exit_code);
+    }
   }
   vgpu_sched_stop();
   vgpu_kernel_pool_stop();

@@ -26,6 +26,8 @@ void vgpu_log(const char* fmt, ...) {
   fprintf(stderr, "vgpu[%s]: %s\n", vendor(), line);
 }
 
+atomic_uint_fast64_t vgpu_misuse_count;
+
 vgpu_status vgpu_misuse(vgpu_status status, const char* fmt, ...) {
   if (!vgpu_cfg.strict)
     return status;
@@ -36,6 +38,7 @@ vgpu_status vgpu_misuse(vgpu_status status, const char* fmt, ...) {
   va_end(ap);
   const char* call = vgpu_tls_call != NULL ? vgpu_tls_call : "(runtime)";
   fprintf(stderr, "vgpu[%s] strict: %s: %s\n", vendor(), call, line);
+  atomic_fetch_add(&vgpu_misuse_count, 1);
   if (vgpu_cfg.abort_on_misuse) {
     fprintf(stderr, "vgpu[%s]: aborting (VGPU_ABORT_ON_MISUSE=1)\n", vendor());
     abort();

@@ -261,10 +261,11 @@ VGPU_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
 }
 
 VGPU_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
-  VGPU_CU_ENTER("cuCtxSynchronize");
+  VGPU_CU_ENTER_SYNC("cuCtxSynchronize", fault);
   int dev = 0;
   VGPU_CU_TRY(vgpu_cu_current_device(&dev));
-  return vgpu_cu_result(vgpu_device_synchronize(dev));
+  vgpu_status st = vgpu_device_synchronize(dev);
+  return fault ? (CUresult)fault : vgpu_cu_result(st);
 }
 
 VGPU_EXPORT CUresult CUDAAPI cuMemGetInfo(size_t* free, size_t* total) {

@@ -37,6 +37,22 @@ bool vgpu_cu_initialized(void);
       return CUDA_ERROR_NOT_INITIALIZED;                                   \
   } while (0)
 
+// For the synchronizing calls: an injected fault is reported only after the
+// wait, as the vendors report errors of finished work from these calls (a
+// synchronize that failed without waiting would let callers free memory the
+// device still uses). |fault| holds the injected code, 0 if none.
+#define VGPU_CU_ENTER_SYNC(name, fault)                                   \
+  int fault = 0;                                                          \
+  do {                                                                    \
+    vgpu_status st_ = vgpu_api_enter(name, vgpu_cu_fault_device, &fault); \
+    if (st_ != VGPU_OK && st_ != VGPU_ERR_FAULT)                          \
+      return vgpu_cu_result(st_);                                         \
+    if (st_ != VGPU_ERR_FAULT)                                            \
+      fault = 0;                                                          \
+    if (!vgpu_cu_initialized())                                           \
+      return CUDA_ERROR_NOT_INITIALIZED;                                  \
+  } while (0)
+
 #define VGPU_CU_TRY(expr)          \
   do {                             \
     vgpu_status try_ = (expr);     \

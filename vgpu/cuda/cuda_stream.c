@@ -49,10 +49,11 @@ VGPU_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
 }
 
 VGPU_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
-  VGPU_CU_ENTER("cuStreamSynchronize");
+  VGPU_CU_ENTER_SYNC("cuStreamSynchronize", fault);
   int dev = 0;
   VGPU_CU_TRY(vgpu_cu_stream_device(hStream, &dev));
-  return vgpu_cu_result(vgpu_stream_synchronize(vgpu_cu_h(hStream), dev));
+  vgpu_status st = vgpu_stream_synchronize(vgpu_cu_h(hStream), dev);
+  return fault ? (CUresult)fault : vgpu_cu_result(st);
 }
 
 VGPU_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream) {
@@ -130,8 +131,9 @@ VGPU_EXPORT CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
 }
 
 VGPU_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
-  VGPU_CU_ENTER("cuEventSynchronize");
-  return vgpu_cu_result(vgpu_event_synchronize(vgpu_cu_h(hEvent)));
+  VGPU_CU_ENTER_SYNC("cuEventSynchronize", fault);
+  vgpu_status st = vgpu_event_synchronize(vgpu_cu_h(hEvent));
+  return fault ? (CUresult)fault : vgpu_cu_result(st);
 }
 
 VGPU_EXPORT CUresult CUDAAPI cuEventDestroy(CUevent hEvent) {

@@ -232,8 +232,11 @@ VGPU_EXPORT hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop,
 }
 
 VGPU_EXPORT hipError_t hipDeviceSynchronize(void) {
-  VGPU_HIP_ENTER("hipDeviceSynchronize");
-  VGPU_HIP_RETURN_ST(vgpu_device_synchronize(tls_device));
+  VGPU_HIP_ENTER_SYNC("hipDeviceSynchronize", fault);
+  vgpu_status st = vgpu_device_synchronize(tls_device);
+  if (fault)
+    VGPU_HIP_RETURN((hipError_t)fault);
+  VGPU_HIP_RETURN_ST(st);
 }
 
 VGPU_EXPORT hipError_t hipMemGetInfo(size_t* free, size_t* total) {

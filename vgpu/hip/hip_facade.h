@@ -32,6 +32,18 @@ int vgpu_hip_device(void);
       VGPU_HIP_RETURN_ST(st_);                                        \
   } while (0)
 
+// As VGPU_CU_ENTER_SYNC: injected faults of synchronizing calls are
+// returned after the wait.
+#define VGPU_HIP_ENTER_SYNC(name, fault)                             \
+  int fault = 0;                                                     \
+  do {                                                               \
+    vgpu_status st_ = vgpu_api_enter(name, vgpu_hip_device, &fault); \
+    if (st_ != VGPU_OK && st_ != VGPU_ERR_FAULT)                     \
+      VGPU_HIP_RETURN_ST(st_);                                       \
+    if (st_ != VGPU_ERR_FAULT)                                       \
+      fault = 0;                                                     \
+  } while (0)
+
 #define VGPU_HIP_TRY(expr)      \
   do {                          \
     vgpu_status try_ = (expr);  \

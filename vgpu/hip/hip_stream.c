@@ -47,10 +47,13 @@ VGPU_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
 }
 
 VGPU_EXPORT hipError_t hipStreamSynchronize(hipStream_t stream) {
-  VGPU_HIP_ENTER("hipStreamSynchronize");
+  VGPU_HIP_ENTER_SYNC("hipStreamSynchronize", fault);
   int dev = 0;
   VGPU_HIP_TRY(vgpu_hip_stream_device(stream, &dev));
-  VGPU_HIP_RETURN_ST(vgpu_stream_synchronize(vgpu_hip_h(stream), dev));
+  vgpu_status st = vgpu_stream_synchronize(vgpu_hip_h(stream), dev);
+  if (fault)
+    VGPU_HIP_RETURN((hipError_t)fault);
+  VGPU_HIP_RETURN_ST(st);
 }
 
 VGPU_EXPORT hipError_t hipStreamQuery(hipStream_t stream) {
@@ -135,8 +138,11 @@ VGPU_EXPORT hipError_t hipEventQuery(hipEvent_t event) {
 }
 
 VGPU_EXPORT hipError_t hipEventSynchronize(hipEvent_t event) {
-  VGPU_HIP_ENTER("hipEventSynchronize");
-  VGPU_HIP_RETURN_ST(vgpu_event_synchronize(vgpu_hip_h(event)));
+  VGPU_HIP_ENTER_SYNC("hipEventSynchronize", fault);
+  vgpu_status st = vgpu_event_synchronize(vgpu_hip_h(event));
+  if (fault)
+    VGPU_HIP_RETURN((hipError_t)fault);
+  VGPU_HIP_RETURN_ST(st);
 }
 
 VGPU_EXPORT hipError_t hipEventDestroy(hipEvent_t event) {

@@ -111,8 +111,12 @@ uint32_t cts_random_below(cts_random_t* random, uint32_t bound) {
 }
 
 uint32_t cts_iterations(uint32_t default_count) {
-  return cts_context.stress_iterations ? cts_context.stress_iterations
-                                       : default_count;
+  // HAL_STRESS_ITERATIONS multiplies each test's short CI default, as in
+  // the sync suite (a soak run: HAL_STRESS_ITERATIONS=100).
+  uint64_t count =
+      (uint64_t)default_count *
+      (cts_context.stress_iterations ? cts_context.stress_iterations : 1);
+  return count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
 }
 
 // The suite cts_main() runs, for suite-qualified exclusions.

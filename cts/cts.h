@@ -130,7 +130,7 @@ cts_random_t cts_random_make(uint64_t stream);
 uint64_t cts_random_next(cts_random_t* random);
 uint32_t cts_random_below(cts_random_t* random, uint32_t bound);
 
-// |default_count| or HAL_STRESS_ITERATIONS when set.
+// |default_count| times HAL_STRESS_ITERATIONS (1 when unset).
 uint32_t cts_iterations(uint32_t default_count);
 
 // Skips the running case if CTS_EXCLUDE names it (with its reason).

@@ -112,7 +112,7 @@ CTS_CASE(CreateReleaseLoop) {
     CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, cb, semaphore, 1));
     if (i % 2)
       CTS_ASSERT_OK(cts_wait(semaphore, 1));
-    // Odd rounds release with the work possibly still in flight.
+    // Even rounds release with the work possibly still in flight.
     hal_command_buffer_release(cb);
     hal_buffer_release(buffer);
     hal_device_release(device);

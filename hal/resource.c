@@ -65,6 +65,9 @@ static void hal_resource_destroy_chain(hal_resource_t* resource);
 
 static void* hal_deferred_thread_main(void* arg) {
   (void)arg;
+  // Threads inherit their creator's name (often a queue's): say what this
+  // one is in debuggers and ps.
+  pthread_setname_np(pthread_self(), "hal-release");
   pthread_mutex_lock(&hal_deferred.mutex);
   for (;;) {
     while (!hal_deferred.head) {

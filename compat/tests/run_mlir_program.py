@@ -52,7 +52,12 @@ def run(cmd, env, timeout):
                               timeout=timeout)
         return proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as e:
-        return "timeout", e.stdout or "", e.stderr or ""
+        # The partial output arrives as bytes even with text=True.
+        def text(data):
+            if isinstance(data, bytes):
+                return data.decode("utf-8", "replace")
+            return data or ""
+        return "timeout", text(e.stdout), text(e.stderr)
 
 
 def main():

@@ -36,6 +36,8 @@ struct fake_stream_t {
   fake_op_t* head;
   fake_op_t* tail;
   bool stop;
+  // Fail the next record_event (fake_stream_fail_next_record()).
+  atomic_bool fail_next_record;
   uint64_t seed;  // stream thread only
   pthread_t thread;
 };
@@ -199,6 +201,10 @@ static hal_status_t fake_issue(void* self, void* payload) {
 static hal_status_t fake_record_event(void* self, void* handle) {
   fake_stream_t* stream = (fake_stream_t*)self;
   fake_event_t* event = (fake_event_t*)handle;
+  if (atomic_exchange(&stream->fail_next_record, false)) {
+    return hal_make_status(HAL_STATUS_INTERNAL,
+                           "fakeEventRecord failed: FAKE_ERROR_INJECTED");
+  }
   pthread_mutex_lock(&event->mutex);
   uint64_t epoch = ++event->recorded;
   pthread_mutex_unlock(&event->mutex);
@@ -214,6 +220,25 @@ static hal_status_t fake_synchronize_event(void* self, void* handle) {
   pthread_mutex_unlock(&event->mutex);
   fake_event_wait_for(event, epoch);
   return HAL_OK;
+}
+
+// Waits until the stream ran everything pushed so far: a record of a
+// private event, pushed last, completes only after them.
+static void fake_quiesce(void* self) {
+  fake_stream_t* stream = (fake_stream_t*)self;
+  fake_event_t event;
+  pthread_mutex_init(&event.mutex, NULL);
+  pthread_cond_init(&event.cond, NULL);
+  event.recorded = 1;
+  event.completed = 0;
+  fake_stream_push(stream, (fake_op_t){FAKE_OP_RECORD, &event, 1, NULL, NULL});
+  fake_event_wait_for(&event, 1);
+  pthread_cond_destroy(&event.cond);
+  pthread_mutex_destroy(&event.mutex);
+}
+
+void fake_stream_fail_next_record(fake_stream_t* stream) {
+  atomic_store(&stream->fail_next_record, true);
 }
 
 static void fake_release_payload(void* self, void* payload) {
@@ -241,6 +266,7 @@ fake_stream_t* fake_stream_create(fake_device_t* device, const char* name,
       .record_event = fake_record_event,
       .synchronize_event = fake_synchronize_event,
       .release_payload = fake_release_payload,
+      .quiesce = fake_quiesce,
   };
   hal_status_t status = hal_sync_queue_create(interface, device->event_pool,
                                               name, &stream->queue);

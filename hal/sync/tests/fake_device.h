@@ -46,5 +46,8 @@ fake_stream_t* fake_stream_create(fake_device_t* device, const char* name,
 hal_sync_queue_t* fake_stream_queue(fake_stream_t* stream);
 // Destroys the queue (Q4), then stops the stream thread.
 void fake_stream_destroy(fake_stream_t* stream);
+// The next record_event fails (after its payload was issued): the
+// submission is orphaned until the queue is destroyed.
+void fake_stream_fail_next_record(fake_stream_t* stream);
 
 #endif  // HAL_SYNC_TESTS_FAKE_DEVICE_H_

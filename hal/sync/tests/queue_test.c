@@ -17,10 +17,18 @@ typedef struct test_payload_t {
   int* write_cell;
   int** read_cells;  // must all be 1 when run
   size_t read_count;
+  // When set, releasing a payload that never ran is a Q3 violation (the
+  // device would still have used it).
+  bool must_run_before_release;
+  // A long-running "kernel": the run sleeps this long first.
+  int64_t run_delay_ns;
 } test_payload_t;
 
 static void test_payload_run(fake_payload_t* base) {
   test_payload_t* payload = (test_payload_t*)base;
+  if (payload->run_delay_ns > 0) {
+    hal_sleep_until(hal_time_now() + payload->run_delay_ns);
+  }
   for (size_t i = 0; i < payload->read_count; ++i) {
     HAL_THREAD_CHECK(*payload->read_cells[i] == 1,
                      "work ran before the work it waits on (S6)");
@@ -33,6 +41,10 @@ static void test_payload_run(fake_payload_t* base) {
 
 static void test_payload_release(fake_payload_t* base) {
   test_payload_t* payload = (test_payload_t*)base;
+  if (payload->must_run_before_release && payload->ran) {
+    HAL_THREAD_CHECK(atomic_load(payload->ran) == 1,
+                     "payload released before the device ran it (Q3)");
+  }
   if (payload->released)
     atomic_fetch_add(payload->released, 1);
   free(payload->read_cells);
@@ -88,6 +100,7 @@ static void Q_SubmitAndSignal(void** state) {
   assert_int_equal(atomic_load(&ran), 1);
   fake_stream_destroy(stream);
   assert_int_equal(atomic_load(&released), 1);
+  hal_test_assert_no_thread_failures();
   hal_semaphore_release(semaphore);
   fake_device_deinitialize(&device);
 }
@@ -239,6 +252,33 @@ static void T4_RecordedEventUsedForDeviceWait(void** state) {
 
 // Q5 + K10: a vendor error mid-chain fails every downstream semaphore with a
 // status naming the call; the queue keeps working for independent work.
+// The completion event's record fails after the payload was issued: the
+// signals fail naming the call; destroying the queue neither hangs (the
+// orphan must wake a teardown waiting for it) nor releases the payload
+// before the device ran it (quiesce comes first).
+static void Q_RecordFailureOrphanedUntilQuiesced(void** state) {
+  uint64_t seed = hal_test_seed("Q_RecordFailureOrphanedUntilQuiesced");
+  fake_device_t device;
+  fake_device_initialize(1000, &device);
+  fake_stream_t* stream = fake_stream_create(&device, "q0", seed);
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  _Atomic int ran = 0, released = 0;
+  test_payload_t* payload = test_payload_new(&ran, &released);
+  payload->must_run_before_release = true;
+  payload->run_delay_ns = 50 * 1000 * 1000;  // still running at teardown
+  fake_stream_fail_next_record(stream);
+  submit_one(stream, NULL, 0, semaphore, 1, payload);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INTERNAL, "fakeEventRecord failed",
+      hal_semaphore_wait(semaphore, 1, hal_make_timeout_ns(30000 * HAL_MS)));
+  assert_int_equal(atomic_load(&released), 0);  // orphaned until destroy
+  fake_stream_destroy(stream);
+  assert_int_equal(atomic_load(&ran), 1);
+  assert_int_equal(atomic_load(&released), 1);
+  hal_semaphore_release(semaphore);
+  fake_device_deinitialize(&device);
+}
+
 static void K10_VendorErrorFailsDownstream(void** state) {
   uint64_t seed = hal_test_seed("K10_VendorErrorFailsDownstream");
   fake_device_t device;
@@ -544,6 +584,7 @@ int main(void) {
       cmocka_unit_test(Q_BadSubmissions),
       cmocka_unit_test(K4_WaitBeforeSignalAcrossQueues),
       cmocka_unit_test(T4_RecordedEventUsedForDeviceWait),
+      cmocka_unit_test(Q_RecordFailureOrphanedUntilQuiesced),
       cmocka_unit_test(K10_VendorErrorFailsDownstream),
       cmocka_unit_test(S2_FailedWaitNeverRuns),
       cmocka_unit_test(K2_CreateSubmitDestroyLoop),

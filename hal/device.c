@@ -166,13 +166,14 @@ static hal_status_t hal_device_validate_semaphore_list(
   return HAL_OK;
 }
 
-// Marks ONE_SHOT command buffers [0, count) as no longer submitted; used to
-// undo a submission that did not happen.
-static void hal_device_unmark_one_shots(size_t count,
-                                        hal_command_buffer_t* const* buffers,
-                                        const bool* marked) {
+// Marks the ONE_SHOT command buffers among [0, count) as no longer
+// submitted: they were all claimed by this call (each passed
+// hal_command_buffer_validate_submit), which is undoing a submission that
+// did not happen.
+static void hal_device_unclaim_one_shots(size_t count,
+                                         hal_command_buffer_t* const* buffers) {
   for (size_t i = 0; i < count; ++i) {
-    if (marked[i]) {
+    if (buffers[i]->mode == HAL_COMMAND_BUFFER_MODE_ONE_SHOT) {
       atomic_store_explicit(&buffers[i]->submitted, false,
                             memory_order_release);
     }
@@ -211,44 +212,37 @@ HAL_API hal_status_t hal_device_queue_execute(
                            command_buffer_count,
                            HAL_MAX_COMMAND_BUFFERS_PER_SUBMIT);
   }
-  bool* one_shot_marked = NULL;
-  if (command_buffer_count) {
-    HAL_RETURN_IF_ERROR(
-        hal_allocator_malloc_array(device->host_allocator, command_buffer_count,
-                                   sizeof(bool), (void**)&one_shot_marked));
-  }
+  // Validate (and claim the ONE_SHOT buffers) in order: buffers [0, claimed)
+  // passed, so a failure anywhere unclaims exactly those.
   hal_status_t status = HAL_OK;
-  size_t i = 0;
-  for (; i < command_buffer_count && status == HAL_OK; ++i) {
-    hal_command_buffer_t* command_buffer = command_buffers[i];
+  size_t claimed = 0;
+  for (; claimed < command_buffer_count; ++claimed) {
+    hal_command_buffer_t* command_buffer = command_buffers[claimed];
     if (!command_buffer) {
       status = hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                               "command buffer %zu is NULL", i);
+                               "command buffer %zu is NULL", claimed);
     } else if (command_buffer->device != device) {
       status = hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                                "command buffer %zu was created on device '%s', "
                                "not on '%s'",
-                               i, command_buffer->device->info.name,
+                               claimed, command_buffer->device->info.name,
                                device->info.name);
     } else {
-      status = hal_command_buffer_validate_submit(command_buffer);
-      if (status == HAL_OK) {
-        one_shot_marked[i] =
-            command_buffer->mode == HAL_COMMAND_BUFFER_MODE_ONE_SHOT;
-      } else {
-        status = hal_status_annotatef(status, "command buffer %zu", i);
-      }
+      status = hal_status_annotatef(
+          hal_command_buffer_validate_submit(command_buffer),
+          "command buffer %zu", claimed);
     }
+    if (status != HAL_OK)
+      break;
   }
   if (status == HAL_OK) {
     status = hal_device_vtable(device)->queue_execute(
         device, queue_index, wait_semaphores, signal_semaphores,
         command_buffer_count, command_buffers);
   }
-  if (status != HAL_OK && one_shot_marked) {
-    hal_device_unmark_one_shots(i, command_buffers, one_shot_marked);
+  if (status != HAL_OK) {
+    hal_device_unclaim_one_shots(claimed, command_buffers);
   }
-  hal_allocator_free(device->host_allocator, one_shot_marked);
   return status;
 }
 

@@ -140,6 +140,10 @@ static void* hal_sync_queue_completion_main(void* arg) {
           status, "submission on queue '%s' failed on the device", queue->name);
       hal_sync_submission_fail_signals(submission, status);
       hal_status_free(status);
+      // A failed wait proves nothing about the device being done with the
+      // payload, which retiring releases (Q3).
+      if (submission->payload && interface->quiesce)
+        interface->quiesce(interface->self);
     }
     hal_sync_submission_retire(submission);
     hal_sync_mutex_lock(&queue->mutex);

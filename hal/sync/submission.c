@@ -344,6 +344,10 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
         status, "submission on queue '%s' was not issued", queue->name);
     hal_sync_submission_fail_signals(submission, failure);
     hal_status_free(failure);
+    // Part of the payload may be enqueued already (Q3): wait for the device
+    // before retiring releases it.
+    if (submission->payload && interface->quiesce)
+      interface->quiesce(interface->self);
     hal_sync_submission_retire(submission);
     return;
   }

@@ -76,10 +76,9 @@ typedef struct hal_sync_queue_interface_t {
   hal_status_t (*wait_event)(void* self, void* event_handle);
   // WORKER thread. Issues |payload| (never NULL here: a submission without a
   // payload skips this call) after the waits: stream replay or graph
-  // launch. Must not block on device work, except on failure: a failed
-  // issue must return only once the device no longer uses anything of the
-  // payload (work enqueued before the failing call finished, e.g. by
-  // synchronizing the stream), because the payload is released at once.
+  // launch. Must not block on device work. A failure may come after part of
+  // the payload was enqueued: the queue calls quiesce before it releases
+  // the payload.
   hal_status_t (*issue)(void* self, void* payload);
   // WORKER thread. Records |event_handle| after everything issued so far
   // (cuEventRecord). If this fails after an issue succeeded, the queue
@@ -89,20 +88,22 @@ typedef struct hal_sync_queue_interface_t {
   hal_status_t (*record_event)(void* self, void* event_handle);
   // COMPLETION thread. Blocks until |event_handle|'s last record completes
   // (cuEventSynchronize); returns the device's error if the work failed.
-  // Called in issue order, once per issued submission. Success or failure,
-  // it returns only once the device no longer uses the payload (which is
-  // released next): a failed event wait must fall back to waiting for the
-  // stream before it returns.
+  // Called in issue order, once per issued submission. A failure says
+  // nothing about when the device is done, so the queue calls quiesce
+  // before it releases the payload.
   hal_status_t (*synchronize_event)(void* self, void* event_handle);
   // WORKER or COMPLETION thread, exactly once per payload accepted by
   // submit, once the device is done with it or it will never run. Releases
   // what the payload holds (command buffers, buffers: Q3). Optional.
   void (*release_payload)(void* self, void* payload);
-  // Optional. Called by hal_sync_queue_destroy() on its thread after the
-  // worker and completion threads stopped and before payloads orphaned by
-  // a failed record_event are released: block until the device finished
-  // everything issued on this queue (stream synchronize). Errors are the
-  // driver's to note; nothing is issued after it.
+  // Blocks until the device finished everything issued on this queue so far
+  // (stream synchronize); errors are the driver's to note. The queue calls
+  // it wherever a payload is about to be released without proof that the
+  // device is done with it (Q3): after a failed wait_event or issue (WORKER
+  // thread), after a failed synchronize_event (COMPLETION thread), and in
+  // hal_sync_queue_destroy() before payloads orphaned by a failed
+  // record_event are released (its thread, the queue's threads stopped).
+  // Optional: without it those payloads are released at once.
   void (*quiesce)(void* self);
 } hal_sync_queue_interface_t;
 

@@ -110,9 +110,8 @@ static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
     hal_status_t status = gpu_device_note(
         device, gpu_strategy_issue(queue, payload->command_buffers[i]));
     if (status != HAL_OK) {
-      // Ops before the failing one may be enqueued and still read the
-      // payload, which the sync module releases as soon as we return.
-      gpu_queue_drain_stream(queue);
+      // Ops before the failing one may be enqueued: the sync module
+      // quiesces the queue before it releases the payload.
       return hal_status_annotatef(
           status, "issuing command buffer %zu of a submission on queue %u", i,
           queue->index);
@@ -134,20 +133,15 @@ static hal_status_t gpu_queue_record_event(void* self, void* event_handle) {
 
 // COMPLETION thread. Not short-circuited on loss: the vendor returns its
 // own error for work that could not finish, and work that did finish may
-// still report success. Whatever the event says, the payload is released
-// next, so a failed event wait falls back to waiting for the stream.
+// still report success. On failure the sync module quiesces the queue.
 static hal_status_t gpu_queue_synchronize_event(void* self,
                                                 void* event_handle) {
   gpu_queue_t* queue = self;
   gpu_device_t* device = queue->device;
-  hal_status_t status = gpu_device_make_current(device);
-  if (status == HAL_OK) {
-    status = device->adapter->ops->event_synchronize(device->adapter,
-                                                     (gpu_event_t)event_handle);
-  }
-  if (status != HAL_OK)
-    gpu_queue_drain_stream(queue);
-  return gpu_device_note(device, status);
+  HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
+  return gpu_device_note(device,
+                         device->adapter->ops->event_synchronize(
+                             device->adapter, (gpu_event_t)event_handle));
 }
 
 // hal_sync_queue_destroy(), after the queue's threads stopped: work whose

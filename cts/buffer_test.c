@@ -27,10 +27,10 @@ CTS_CASE(AllocateSizes) {
       hal_buffer_t* buffer = cts_allocate_buffer(device, types[t], sizes[i]);
       assert_int_equal(hal_buffer_byte_length(buffer), sizes[i]);
       uint8_t marker = (uint8_t)(i + 1);
-      CTS_ASSERT_OK(hal_buffer_write(buffer, 0, &marker, 1));
-      CTS_ASSERT_OK(hal_buffer_write(buffer, sizes[i] - 1, &marker, 1));
+      HAL_ASSERT_OK(hal_buffer_write(buffer, 0, &marker, 1));
+      HAL_ASSERT_OK(hal_buffer_write(buffer, sizes[i] - 1, &marker, 1));
       uint8_t back = 0;
-      CTS_ASSERT_OK(hal_buffer_read(buffer, sizes[i] - 1, &back, 1));
+      HAL_ASSERT_OK(hal_buffer_read(buffer, sizes[i] - 1, &back, 1));
       assert_int_equal(back, marker);
       hal_buffer_release(buffer);
     }
@@ -42,21 +42,21 @@ CTS_CASE(MapWriteReadBackUnaligned) {
   hal_buffer_t* buffer =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_HOST_VISIBLE, 1000);
   uint8_t zeros[1000] = {0};
-  CTS_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, sizeof(zeros)));
+  HAL_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, sizeof(zeros)));
   hal_buffer_mapping_t mapping;
-  CTS_ASSERT_OK(hal_buffer_map_range(buffer, HAL_MAPPING_ACCESS_WRITE, 13, 333,
+  HAL_ASSERT_OK(hal_buffer_map_range(buffer, HAL_MAPPING_ACCESS_WRITE, 13, 333,
                                      &mapping));
   for (int i = 0; i < 333; ++i)
     ((uint8_t*)mapping.contents)[i] = (uint8_t)i;
   hal_buffer_unmap(&mapping);
   uint8_t bytes[1000];
-  CTS_ASSERT_OK(hal_buffer_read(buffer, 0, bytes, sizeof(bytes)));
+  HAL_ASSERT_OK(hal_buffer_read(buffer, 0, bytes, sizeof(bytes)));
   for (int i = 0; i < 1000; ++i) {
     uint8_t expected = (i >= 13 && i < 346) ? (uint8_t)(i - 13) : 0;
     assert_int_equal(bytes[i], expected);
   }
   // Read back through a read mapping too.
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_buffer_map_range(buffer, HAL_MAPPING_ACCESS_READ, 14, 1, &mapping));
   assert_int_equal(((uint8_t*)mapping.contents)[0], 1);
   hal_buffer_unmap(&mapping);
@@ -68,12 +68,12 @@ CTS_CASE(ZeroLengthRanges) {
   hal_buffer_t* buffer =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_HOST_VISIBLE, 64);
   hal_buffer_mapping_t mapping;
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_buffer_map_range(buffer, HAL_MAPPING_ACCESS_READ, 64, 0, &mapping));
   hal_buffer_unmap(&mapping);
   uint8_t byte = 0;
-  CTS_ASSERT_OK(hal_buffer_read(buffer, 10, &byte, 0));
-  CTS_ASSERT_OK(hal_buffer_write(buffer, 64, &byte, 0));
+  HAL_ASSERT_OK(hal_buffer_read(buffer, 10, &byte, 0));
+  HAL_ASSERT_OK(hal_buffer_write(buffer, 64, &byte, 0));
   hal_buffer_release(buffer);
 }
 
@@ -82,16 +82,16 @@ CTS_CASE(OutOfRangeMappingIsRejected) {
   hal_buffer_t* buffer =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_HOST_VISIBLE, 64);
   uint8_t zeros[64] = {0};  // new memory has no defined contents
-  CTS_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, sizeof(zeros)));
+  HAL_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, sizeof(zeros)));
   hal_buffer_mapping_t mapping;
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, NULL,
       hal_buffer_map_range(buffer, HAL_MAPPING_ACCESS_READ, 60, 8, &mapping));
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, NULL,
       hal_buffer_map_range(buffer, HAL_MAPPING_ACCESS_READ, 65, 0, &mapping));
   uint8_t bytes[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-  CTS_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, NULL,
                     hal_buffer_write(buffer, 60, bytes, 8));
   cts_expect_bytes(buffer, 56, 8, 0);  // nothing changed
   hal_buffer_release(buffer);
@@ -102,22 +102,22 @@ CTS_CASE(BadUsageIsRejected) {
   hal_buffer_t* buffer = NULL;
   hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
                                 HAL_BUFFER_USAGE_MAPPING};
-  CTS_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "HOST_VISIBLE",
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "HOST_VISIBLE",
                     hal_device_allocate_buffer(device, params, 64, &buffer));
   params.usage = 1u << 30;
-  CTS_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
                     hal_device_allocate_buffer(device, params, 64, &buffer));
   params.usage = HAL_BUFFER_USAGE_DEFAULT;
-  CTS_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
                     hal_device_allocate_buffer(device, params, 0, &buffer));
   buffer = cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, 64);
   hal_buffer_mapping_t mapping;
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_FAILED_PRECONDITION, NULL,
       hal_buffer_map_range(buffer, HAL_MAPPING_ACCESS_READ, 0, 8, &mapping));
   hal_buffer_release(buffer);
   hal_memory_stats_t stats;
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_device_allocator_query_stats(hal_device_allocator(device), &stats));
   assert_int_equal(stats.allocation_count, 0);
   assert_true(stats.total_bytes > 0);
@@ -136,18 +136,18 @@ CTS_CASE(ReleasedWhileInUseStaysAlive) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint32_t pattern = 0xC0FFEE11u;
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_command_buffer_fill_buffer(cb, source, 0, 4096, &pattern, 4));
-  CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
-  CTS_ASSERT_OK(hal_command_buffer_copy_buffer(cb, source, 0, target, 0, 4096));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
-  CTS_ASSERT_OK(cts_submit(device, 0, gate, 1, cb, done, 1));
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, source, 0, target, 0, 4096));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(cts_submit(device, 0, gate, 1, cb, done, 1));
   hal_command_buffer_release(cb);
   hal_buffer_release(source);  // only the submission holds it now
-  CTS_ASSERT_OK(hal_semaphore_signal(gate, 1));
-  CTS_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_OK(cts_wait(done, 1));
   uint32_t words[1024];
-  CTS_ASSERT_OK(hal_buffer_read(target, 0, words, sizeof(words)));
+  HAL_ASSERT_OK(hal_buffer_read(target, 0, words, sizeof(words)));
   for (int i = 0; i < 1024; ++i)
     assert_int_equal(words[i], pattern);
   hal_buffer_release(target);

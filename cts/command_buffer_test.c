@@ -30,15 +30,15 @@ static int teardown(void** state) {
 // Submits |cb| on queue 0 and waits for it.
 static void run(fixture_t* f, hal_command_buffer_t* cb) {
   uint64_t value = ++f->next_value;
-  CTS_ASSERT_OK(cts_submit(f->device, 0, NULL, 0, cb, f->timeline, value));
-  CTS_ASSERT_OK(cts_wait(f->timeline, value));
+  HAL_ASSERT_OK(cts_submit(f->device, 0, NULL, 0, cb, f->timeline, value));
+  HAL_ASSERT_OK(cts_wait(f->timeline, value));
 }
 
 static hal_buffer_t* zeroed_buffer(fixture_t* f, uint64_t size) {
   hal_buffer_t* buffer =
       cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, size);
   uint8_t* zeros = calloc(1, (size_t)size);
-  CTS_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, size));
+  HAL_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, size));
   free(zeros);
   return buffer;
 }
@@ -51,18 +51,18 @@ CTS_CASE(FillPatterns) {
   uint8_t p8 = 0xA1;
   uint16_t p16 = 0xB2C3;
   uint32_t p32 = 0xD4E5F607u;
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 1, 5, &p8, 1));
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 10, 6, &p16, 2));
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 20, 12, &p32, 4));
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 1, 5, &p8, 1));
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 10, 6, &p16, 2));
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 20, 12, &p32, 4));
   // Offsets and lengths that are not multiples of the pattern are refused.
-  CTS_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
                     hal_command_buffer_fill_buffer(cb, buffer, 1, 4, &p16, 2));
-  CTS_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
                     hal_command_buffer_fill_buffer(cb, buffer, 4, 6, &p32, 4));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, cb);
   uint8_t bytes[64];
-  CTS_ASSERT_OK(hal_buffer_read(buffer, 0, bytes, 64));
+  HAL_ASSERT_OK(hal_buffer_read(buffer, 0, bytes, 64));
   uint8_t expected[64] = {0};
   memset(expected + 1, 0xA1, 5);
   for (int i = 10; i < 16; i += 2)
@@ -80,13 +80,13 @@ CTS_CASE(UpdateCopiesAtRecordTime) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   char* host = strdup("..inline data");
-  CTS_ASSERT_OK(hal_command_buffer_update_buffer(cb, host, 2, buffer, 3, 11));
+  HAL_ASSERT_OK(hal_command_buffer_update_buffer(cb, host, 2, buffer, 3, 11));
   memset(host, '#', strlen(host));
   free(host);
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, cb);
   char bytes[11];
-  CTS_ASSERT_OK(hal_buffer_read(buffer, 3, bytes, 11));
+  HAL_ASSERT_OK(hal_buffer_read(buffer, 3, bytes, 11));
   assert_memory_equal(bytes, "inline data", 11);
   hal_command_buffer_release(cb);
   hal_buffer_release(buffer);
@@ -99,16 +99,16 @@ CTS_CASE(CopyBuffers) {
   uint8_t pattern[100];
   for (int i = 0; i < 100; ++i)
     pattern[i] = (uint8_t)(i * 7 + 1);
-  CTS_ASSERT_OK(hal_buffer_write(a, 5, pattern, 100));
+  HAL_ASSERT_OK(hal_buffer_write(a, 5, pattern, 100));
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  CTS_ASSERT_OK(hal_command_buffer_copy_buffer(cb, a, 5, b, 17, 100));
-  CTS_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "overlaps",
+  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, a, 5, b, 17, 100));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "overlaps",
                     hal_command_buffer_copy_buffer(cb, a, 0, a, 10, 20));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, cb);
   uint8_t bytes[100];
-  CTS_ASSERT_OK(hal_buffer_read(b, 17, bytes, 100));
+  HAL_ASSERT_OK(hal_buffer_read(b, 17, bytes, 100));
   assert_memory_equal(bytes, pattern, 100);
   cts_expect_bytes(b, 0, 17, 0);
   hal_command_buffer_release(cb);
@@ -125,12 +125,12 @@ CTS_CASE(ExecutionBarriersOrderDependentOps) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint8_t first = 0x11, second = 0x22;
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, a, 0, 4096, &first, 1));
-  CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
-  CTS_ASSERT_OK(hal_command_buffer_copy_buffer(cb, a, 0, b, 0, 4096));
-  CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, a, 0, 2048, &second, 1));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, a, 0, 4096, &first, 1));
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, a, 0, b, 0, 4096));
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, a, 0, 2048, &second, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, cb);
   cts_expect_bytes(b, 0, 4096, 0x11);
   cts_expect_bytes(a, 0, 2048, 0x22);
@@ -148,14 +148,14 @@ CTS_CASE(ReusableSubmittedManyTimes) {
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
   // Each run: scratch = counter; counter = 0x5 fill over scratch's copy.
   uint8_t value = 0x5;
-  CTS_ASSERT_OK(hal_command_buffer_copy_buffer(cb, counter, 0, scratch, 0, 16));
-  CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, counter, 0, 16, &value, 1));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, counter, 0, scratch, 0, 16));
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, counter, 0, 16, &value, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   for (int i = 0; i < 20; ++i) {
     uint8_t marker[16];
     memset(marker, i, sizeof(marker));
-    CTS_ASSERT_OK(hal_buffer_write(counter, 0, marker, 16));
+    HAL_ASSERT_OK(hal_buffer_write(counter, 0, marker, 16));
     run(f, cb);
     cts_expect_bytes(scratch, 0, 16, (uint8_t)i);
     cts_expect_bytes(counter, 0, 16, 0x5);
@@ -169,10 +169,10 @@ CTS_CASE(OneShotSubmittedTwiceIsAnError) {
   fixture_t* f = *state;
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, cb);
   uint64_t before = cts_query(f->timeline);
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_FAILED_PRECONDITION, "already submitted",
       cts_submit(f->device, 0, NULL, 0, cb, f->timeline, before + 1));
   assert_int_equal(cts_query(f->timeline), before);  // nothing submitted
@@ -183,21 +183,21 @@ CTS_CASE(RecordingStateMachine) {
   fixture_t* f = *state;
   hal_buffer_t* buffer = zeroed_buffer(f, 16);
   hal_command_buffer_t* cb = NULL;
-  CTS_ASSERT_OK(hal_device_create_command_buffer(
+  HAL_ASSERT_OK(hal_device_create_command_buffer(
       f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb));
   uint8_t value = 1;
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_FAILED_PRECONDITION, "not RECORDING",
       hal_command_buffer_fill_buffer(cb, buffer, 0, 16, &value, 1));
-  CTS_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, NULL,
                     hal_command_buffer_end(cb));
-  CTS_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, NULL,
                     cts_submit(f->device, 0, NULL, 0, cb, NULL, 0));
-  CTS_ASSERT_OK(hal_command_buffer_begin(cb));
-  CTS_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, NULL,
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, NULL,
                     cts_submit(f->device, 0, NULL, 0, cb, NULL, 0));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
-  CTS_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, NULL,
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, NULL,
                     hal_command_buffer_end(cb));
   run(f, cb);
   hal_command_buffer_release(cb);
@@ -210,16 +210,16 @@ CTS_CASE(OutOfRangeOpsAreRejected) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint32_t value = 1;
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, NULL,
       hal_command_buffer_fill_buffer(cb, buffer, 8, 12, &value, 4));
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, NULL,
       hal_command_buffer_update_buffer(cb, &value, 0, buffer, 14, 4));
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, NULL,
       hal_command_buffer_copy_buffer(cb, buffer, 0, buffer, 12, 8));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, cb);
   cts_expect_bytes(buffer, 0, 16, 0);  // nothing was recorded
   hal_command_buffer_release(cb);
@@ -231,8 +231,8 @@ CTS_CASE(CommandBufferOfAnotherDeviceIsRefused) {
   hal_device_t* other = cts_create_device(cts_context.device_count > 1 ? 1 : 0);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(other, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
-  CTS_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "created on device",
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "created on device",
                     cts_submit(f->device, 0, NULL, 0, cb, NULL, 0));
   hal_command_buffer_release(cb);
   hal_device_release(other);
@@ -246,16 +246,16 @@ CTS_CASE(ThousandsOfOps) {
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   for (uint32_t i = 0; i < kOps; ++i) {
     uint8_t value = (uint8_t)(i / kSize + 1);
-    CTS_ASSERT_OK(
+    HAL_ASSERT_OK(
         hal_command_buffer_fill_buffer(cb, buffer, i % kSize, 1, &value, 1));
     if (i % kSize == kSize - 1) {
-      CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+      HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
     }
   }
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, cb);
   uint8_t bytes[kSize];
-  CTS_ASSERT_OK(hal_buffer_read(buffer, 0, bytes, kSize));
+  HAL_ASSERT_OK(hal_buffer_read(buffer, 0, bytes, kSize));
   for (uint32_t j = 0; j < kSize; ++j) {
     uint32_t last = j + kSize * ((kOps - 1 - j) / kSize);
     assert_int_equal(bytes[j], (uint8_t)(last / kSize + 1));

@@ -22,10 +22,10 @@ static int setup(void** state) {
   fixture_t* f = calloc(1, sizeof(*f));
   const char* other = getenv("CTS_OTHER_DRIVER");
   assert_non_null(other);
-  CTS_ASSERT_OK(hal_driver_registry_create_driver(
+  HAL_ASSERT_OK(hal_driver_registry_create_driver(
       cts_context.registry, other, hal_allocator_system(), &f->other_driver));
   f->waiter = cts_create_device(0);
-  CTS_ASSERT_OK(hal_driver_create_device_by_index(
+  HAL_ASSERT_OK(hal_driver_create_device_by_index(
       f->other_driver, 0, hal_allocator_system(), &f->signaler));
   *state = f;
   return 0;
@@ -44,9 +44,9 @@ static hal_command_buffer_t* fill_cb(hal_device_t* device, hal_buffer_t* buffer,
                                      uint8_t value) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(
       cb, buffer, 0, hal_buffer_byte_length(buffer), &value, 1));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   return cb;
 }
 
@@ -61,13 +61,13 @@ CTS_CASE(WaitOnAnotherDriversSemaphore) {
   hal_semaphore_t* theirs_done = cts_create_semaphore(f->signaler, 0);
   hal_semaphore_t* ours_done = cts_create_semaphore(f->waiter, 0);
   hal_command_buffer_t* wait_cb = fill_cb(f->waiter, ours, 0x2B);
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       cts_submit(f->waiter, 0, theirs_done, 1, wait_cb, ours_done, 1));
   hal_sleep_until(hal_time_now() + 5 * 1000 * 1000);
   assert_int_equal(cts_query(ours_done), 0);  // still waiting
   hal_command_buffer_t* signal_cb = fill_cb(f->signaler, theirs, 0x2A);
-  CTS_ASSERT_OK(cts_submit(f->signaler, 0, NULL, 0, signal_cb, theirs_done, 1));
-  CTS_ASSERT_OK(cts_wait(ours_done, 1));
+  HAL_ASSERT_OK(cts_submit(f->signaler, 0, NULL, 0, signal_cb, theirs_done, 1));
+  HAL_ASSERT_OK(cts_wait(ours_done, 1));
   cts_expect_bytes(theirs, 0, 4096, 0x2A);  // the signaler finished first
   cts_expect_bytes(ours, 0, 4096, 0x2B);
   hal_command_buffer_release(wait_cb);
@@ -83,10 +83,10 @@ CTS_CASE(FailureCrossesDrivers) {
   fixture_t* f = *state;
   hal_semaphore_t* theirs = cts_create_semaphore(f->signaler, 0);
   hal_semaphore_t* ours = cts_create_semaphore(f->waiter, 0);
-  CTS_ASSERT_OK(cts_submit(f->waiter, 0, theirs, 1, NULL, ours, 1));
+  HAL_ASSERT_OK(cts_submit(f->waiter, 0, theirs, 1, NULL, ours, 1));
   hal_semaphore_fail(
       theirs, hal_make_status(HAL_STATUS_ABORTED, "other driver failed"));
-  CTS_ASSERT_STATUS(HAL_STATUS_ABORTED, "other driver failed",
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "other driver failed",
                     cts_wait(ours, 1));
   hal_semaphore_release(theirs);
   hal_semaphore_release(ours);
@@ -97,12 +97,12 @@ CTS_CASE(WaitAllAcrossDrivers) {
   fixture_t* f = *state;
   hal_semaphore_t* a = cts_create_semaphore(f->signaler, 0);
   hal_semaphore_t* b = cts_create_semaphore(f->waiter, 0);
-  CTS_ASSERT_OK(cts_submit(f->signaler, 0, NULL, 0, NULL, a, 3));
-  CTS_ASSERT_OK(cts_submit(f->waiter, 0, a, 3, NULL, b, 4));
+  HAL_ASSERT_OK(cts_submit(f->signaler, 0, NULL, 0, NULL, a, 3));
+  HAL_ASSERT_OK(cts_submit(f->waiter, 0, a, 3, NULL, b, 4));
   hal_semaphore_t* list[] = {a, b};
   uint64_t values[] = {3, 4};
   hal_semaphore_list_t wait = {2, list, values};
-  CTS_ASSERT_OK(hal_device_wait_semaphores(
+  HAL_ASSERT_OK(hal_device_wait_semaphores(
       f->waiter, HAL_WAIT_MODE_ALL, &wait,
       hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
   hal_semaphore_release(a);

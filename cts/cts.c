@@ -24,7 +24,7 @@ static uint64_t cts_parse_u64(const char* text, uint64_t fallback) {
 
 hal_device_t* cts_create_device(uint32_t index) {
   hal_device_t* device = NULL;
-  CTS_ASSERT_OK(hal_driver_create_device_by_index(
+  HAL_ASSERT_OK(hal_driver_create_device_by_index(
       cts_context.driver, index, hal_allocator_system(), &device));
   return device;
 }
@@ -32,7 +32,7 @@ hal_device_t* cts_create_device(uint32_t index) {
 hal_semaphore_t* cts_create_semaphore(hal_device_t* device,
                                       uint64_t initial_value) {
   hal_semaphore_t* semaphore = NULL;
-  CTS_ASSERT_OK(hal_device_create_semaphore(device, initial_value, &semaphore));
+  HAL_ASSERT_OK(hal_device_create_semaphore(device, initial_value, &semaphore));
   return semaphore;
 }
 
@@ -44,7 +44,7 @@ hal_buffer_t* cts_allocate_buffer(hal_device_t* device,
     params.usage |= HAL_BUFFER_USAGE_MAPPING;
   }
   hal_buffer_t* buffer = NULL;
-  CTS_ASSERT_OK(hal_device_allocate_buffer(device, params, size, &buffer));
+  HAL_ASSERT_OK(hal_device_allocate_buffer(device, params, size, &buffer));
   return buffer;
 }
 
@@ -55,16 +55,16 @@ hal_status_t cts_wait(hal_semaphore_t* semaphore, uint64_t value) {
 
 uint64_t cts_query(hal_semaphore_t* semaphore) {
   uint64_t value = 0;
-  CTS_ASSERT_OK(hal_semaphore_query(semaphore, &value));
+  HAL_ASSERT_OK(hal_semaphore_query(semaphore, &value));
   return value;
 }
 
 hal_command_buffer_t* cts_begin_command_buffer(hal_device_t* device,
                                                hal_command_buffer_mode_t mode) {
   hal_command_buffer_t* command_buffer = NULL;
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_device_create_command_buffer(device, mode, &command_buffer));
-  CTS_ASSERT_OK(hal_command_buffer_begin(command_buffer));
+  HAL_ASSERT_OK(hal_command_buffer_begin(command_buffer));
   return command_buffer;
 }
 
@@ -82,7 +82,7 @@ void cts_expect_bytes(hal_buffer_t* buffer, uint64_t offset, uint64_t length,
                       uint8_t expected) {
   uint8_t* bytes = malloc(length ? (size_t)length : 1);
   assert_non_null(bytes);
-  CTS_ASSERT_OK(hal_buffer_read(buffer, offset, bytes, length));
+  HAL_ASSERT_OK(hal_buffer_read(buffer, offset, bytes, length));
   for (uint64_t i = 0; i < length; ++i) {
     if (bytes[i] != expected) {
       uint8_t actual = bytes[i];

@@ -33,41 +33,7 @@
 #include <string.h>
 
 #include "hal/api.h"
-
-//===----------------------------------------------------------------------===//
-// Status assertions
-//===----------------------------------------------------------------------===//
-
-#define CTS_ASSERT_OK(expr)                                         \
-  do {                                                              \
-    hal_status_t cts_status_ = (expr);                              \
-    if (cts_status_ != HAL_OK) {                                    \
-      char cts_text_[2048];                                         \
-      hal_status_format(cts_status_, cts_text_, sizeof(cts_text_)); \
-      hal_status_free(cts_status_);                                 \
-      fail_msg("%s returned %s", #expr, cts_text_);                 \
-    }                                                               \
-  } while (0)
-
-// Asserts |expr| fails with |code| and a message containing |needle| (NULL:
-// any message).
-#define CTS_ASSERT_STATUS(code, needle, expr)                                  \
-  do {                                                                         \
-    hal_status_t cts_status_ = (expr);                                         \
-    char cts_text_[2048];                                                      \
-    hal_status_format(cts_status_, cts_text_, sizeof(cts_text_));              \
-    hal_status_code_t cts_code_ = hal_status_code(cts_status_);                \
-    hal_status_free(cts_status_);                                              \
-    if (cts_code_ != (code)) {                                                 \
-      fail_msg("%s: expected %s, got %s", #expr, hal_status_code_string(code), \
-               cts_text_);                                                     \
-    }                                                                          \
-    const char* cts_needle_ = (needle);                                        \
-    if (cts_needle_ && !strstr(cts_text_, cts_needle_)) {                      \
-      fail_msg("%s: message \"%s\" lacks \"%s\"", #expr, cts_text_,            \
-               cts_needle_);                                                   \
-    }                                                                          \
-  } while (0)
+#include "status_assert.h"
 
 //===----------------------------------------------------------------------===//
 // The driver under test

@@ -20,7 +20,7 @@ typedef struct fixture_t {
 static int setup(void** state) {
   fixture_t* f = calloc(1, sizeof(*f));
   f->device = cts_create_device(0);
-  CTS_ASSERT_OK(hal_kernel_create_executable(f->device, &f->executable));
+  HAL_ASSERT_OK(hal_kernel_create_executable(f->device, &f->executable));
   f->timeline = cts_create_semaphore(f->device, 0);
   *state = f;
   return 0;
@@ -37,8 +37,8 @@ static int teardown(void** state) {
 
 static void run(fixture_t* f, hal_command_buffer_t* cb) {
   uint64_t value = ++f->next_value;
-  CTS_ASSERT_OK(cts_submit(f->device, 0, NULL, 0, cb, f->timeline, value));
-  CTS_ASSERT_OK(cts_wait(f->timeline, value));
+  HAL_ASSERT_OK(cts_submit(f->device, 0, NULL, 0, cb, f->timeline, value));
+  HAL_ASSERT_OK(cts_wait(f->timeline, value));
 }
 
 static hal_buffer_t* storage(fixture_t* f, uint64_t size) {
@@ -56,7 +56,7 @@ CTS_CASE(ExecutableListsItsEntryPoints) {
   assert_int_equal(hal_executable_entry_point_count(f->executable),
                    HAL_KERNEL_ENTRY_POINT_COUNT);
   size_t index = 99;
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_executable_lookup_entry_point(f->executable, "saxpy", &index));
   assert_int_equal(index, HAL_KERNEL_SAXPY);
   const hal_entry_point_info_t* info =
@@ -64,11 +64,11 @@ CTS_CASE(ExecutableListsItsEntryPoints) {
   assert_string_equal(info->name, "saxpy");
   assert_int_equal(info->binding_count, 2);
   assert_int_equal(info->constant_count, 2);
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_NOT_FOUND, "'nope'",
       hal_executable_lookup_entry_point(f->executable, "nope", &index));
   hal_device_properties_t properties;
-  CTS_ASSERT_OK(hal_device_query_properties(f->device, &properties));
+  HAL_ASSERT_OK(hal_device_query_properties(f->device, &properties));
   assert_true(strlen(properties.executable_formats) > 0);
   assert_true(properties.max_workgroup_size >= 64);
 }
@@ -83,13 +83,13 @@ CTS_CASE(DispatchFill) {
   hal_dispatch_binding_t binding = {data, 0, HAL_WHOLE_BUFFER};
   uint32_t count[3] = {(kCount + 255) / 256, 1, 1};
   uint32_t size[3] = {256, 1, 1};
-  CTS_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable,
+  HAL_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable,
                                             HAL_KERNEL_FILL_U32, count, size,
                                             constants, 2, &binding, 1));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, cb);
   uint32_t words[kCount];
-  CTS_ASSERT_OK(hal_buffer_read(data, 0, words, sizeof(words)));
+  HAL_ASSERT_OK(hal_buffer_read(data, 0, words, sizeof(words)));
   for (int i = 0; i < kCount; ++i)
     assert_int_equal(words[i], 0xFEEDBEEFu);
   hal_command_buffer_release(cb);
@@ -106,8 +106,8 @@ CTS_CASE(DispatchSaxpy) {
   }
   hal_buffer_t* xb = storage(f, sizeof(x));
   hal_buffer_t* yb = storage(f, sizeof(y));
-  CTS_ASSERT_OK(hal_buffer_write(xb, 0, x, sizeof(x)));
-  CTS_ASSERT_OK(hal_buffer_write(yb, 0, y, sizeof(y)));
+  HAL_ASSERT_OK(hal_buffer_write(xb, 0, x, sizeof(x)));
+  HAL_ASSERT_OK(hal_buffer_write(yb, 0, y, sizeof(y)));
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint32_t constants[2] = {f32_bits(2.5f), kCount};
@@ -115,13 +115,13 @@ CTS_CASE(DispatchSaxpy) {
                                         {yb, 0, HAL_WHOLE_BUFFER}};
   uint32_t count[3] = {(kCount + 63) / 64, 1, 1};
   uint32_t size[3] = {64, 1, 1};
-  CTS_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_SAXPY,
+  HAL_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_SAXPY,
                                             count, size, constants, 2, bindings,
                                             2));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, cb);
   float out[kCount];
-  CTS_ASSERT_OK(hal_buffer_read(yb, 0, out, sizeof(out)));
+  HAL_ASSERT_OK(hal_buffer_read(yb, 0, out, sizeof(out)));
   for (int i = 0; i < kCount; ++i) {
     float expected = 2.5f * x[i] + y[i];
     if (fabsf(out[i] - expected) > 1e-4f * (1.0f + fabsf(expected))) {
@@ -139,7 +139,7 @@ CTS_CASE(Dispatch2DGridWithBindingOffset) {
   const uint64_t size_bytes = (kWidth * kHeight + kOffsetWords) * 4;
   hal_buffer_t* data = storage(f, size_bytes);
   uint8_t* zeros = calloc(1, size_bytes);
-  CTS_ASSERT_OK(hal_buffer_write(data, 0, zeros, size_bytes));
+  HAL_ASSERT_OK(hal_buffer_write(data, 0, zeros, size_bytes));
   free(zeros);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
@@ -147,13 +147,13 @@ CTS_CASE(Dispatch2DGridWithBindingOffset) {
   hal_dispatch_binding_t binding = {data, kOffsetWords * 4, HAL_WHOLE_BUFFER};
   uint32_t count[3] = {(kWidth + 7) / 8, (kHeight + 7) / 8, 1};
   uint32_t size[3] = {8, 8, 1};
-  CTS_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable,
+  HAL_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable,
                                             HAL_KERNEL_IOTA_2D, count, size,
                                             constants, 3, &binding, 1));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, cb);
   uint32_t* words = malloc(size_bytes);
-  CTS_ASSERT_OK(hal_buffer_read(data, 0, words, size_bytes));
+  HAL_ASSERT_OK(hal_buffer_read(data, 0, words, size_bytes));
   for (int i = 0; i < kOffsetWords; ++i)
     assert_int_equal(words[i], 0);
   for (uint32_t y = 0; y < kHeight; ++y) {
@@ -177,26 +177,26 @@ CTS_CASE(ManyDispatchesWithBarriers) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
   uint32_t zero = 0;
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_command_buffer_fill_buffer(cb, data, 0, kCount * 4, &zero, 4));
   uint32_t count[3] = {(kCount + 127) / 128, 1, 1};
   uint32_t size[3] = {128, 1, 1};
   hal_dispatch_binding_t binding = {data, 0, HAL_WHOLE_BUFFER};
   for (uint32_t i = 0; i < kDispatches; ++i) {
-    CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+    HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
     uint32_t constants[2] = {i + 1, kCount};
-    CTS_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable,
+    HAL_ASSERT_OK(hal_command_buffer_dispatch(cb, f->executable,
                                               HAL_KERNEL_ADD_U32, count, size,
                                               constants, 2, &binding, 1));
   }
-  CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  HAL_ASSERT_OK(
       hal_command_buffer_copy_buffer(cb, data, 0, copy, 0, kCount * 4));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   for (int round = 0; round < 3; ++round) {
     run(f, cb);
     uint32_t words[kCount];
-    CTS_ASSERT_OK(hal_buffer_read(copy, 0, words, sizeof(words)));
+    HAL_ASSERT_OK(hal_buffer_read(copy, 0, words, sizeof(words)));
     for (int i = 0; i < kCount; ++i) {
       assert_int_equal(words[i], kDispatches * (kDispatches + 1) / 2);
     }
@@ -218,7 +218,7 @@ CTS_CASE(BadExecutablesAreRejectedAtCreate) {
       .entry_point_count = HAL_KERNEL_ENTRY_POINT_COUNT,
       .entry_points = hal_kernel_entry_points,
   };
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_UNIMPLEMENTED, image->format,
       hal_device_create_executable(f->device, &params, &executable));
   assert_null(executable);
@@ -247,22 +247,22 @@ CTS_CASE(BadExecutablesAreRejectedAtCreate) {
   params.data = image->data;
   params.entry_points = &unknown;
   params.entry_point_count = 1;
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_NOT_FOUND, "no_such_kernel",
       hal_device_create_executable(f->device, &params, &executable));
   // Malformed entry point lists.
   params.entry_point_count = 0;
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, NULL,
       hal_device_create_executable(f->device, &params, &executable));
   hal_entry_point_params_t too_many = {"fill_u32", 99, 0};
   params.entry_points = &too_many;
   params.entry_point_count = 1;
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "limits",
       hal_device_create_executable(f->device, &params, &executable));
   params.data = NULL;
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, NULL,
       hal_device_create_executable(f->device, &params, &executable));
 }
@@ -273,7 +273,7 @@ CTS_CASE(BadDispatchesAreRejectedAtRecord) {
   hal_buffer_t* transfer_only = NULL;
   hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
                                 HAL_BUFFER_USAGE_TRANSFER};
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_device_allocate_buffer(f->device, params, 256, &transfer_only));
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
@@ -282,52 +282,52 @@ CTS_CASE(BadDispatchesAreRejectedAtRecord) {
   uint32_t count[3] = {1, 1, 1};
   uint32_t size[3] = {64, 1, 1};
   // Wrong argument counts.
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "takes 2 bindings",
       hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_SAXPY, count,
                                   size, constants, 2, &binding, 1));
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, NULL,
       hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32, count,
                                   size, constants, 3, &binding, 1));
   // Unknown entry point index.
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, NULL,
       hal_command_buffer_dispatch(cb, f->executable, 42, count, size, constants,
                                   2, &binding, 1));
   // Bindings out of range, and without DISPATCH_STORAGE usage.
   hal_dispatch_binding_t outside = {data, 200, 100};
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, "binding 0",
       hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32, count,
                                   size, constants, 2, &outside, 1));
   hal_dispatch_binding_t wrong_usage = {transfer_only, 0, HAL_WHOLE_BUFFER};
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "DISPATCH_STORAGE",
       hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32, count,
                                   size, constants, 2, &wrong_usage, 1));
   // Grids of zero or beyond the device's limits.
   uint32_t zero_count[3] = {0, 1, 1};
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "zero",
       hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32,
                                   zero_count, size, constants, 2, &binding, 1));
   uint32_t huge_size[3] = {4096, 4096, 1};
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, "threads",
       hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32, count,
                                   huge_size, constants, 2, &binding, 1));
   uint32_t huge_count[3] = {1, 70000, 1};
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, "workgroups",
       hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32,
                                   huge_count, size, constants, 2, &binding, 1));
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, NULL,
       hal_command_buffer_dispatch(cb, NULL, HAL_KERNEL_FILL_U32, count, size,
                                   constants, 2, &binding, 1));
   assert_int_equal(cb->op_count, 0);  // nothing was recorded
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   hal_command_buffer_release(cb);
   hal_buffer_release(data);
   hal_buffer_release(transfer_only);
@@ -338,7 +338,7 @@ CTS_CASE(BadDispatchesAreRejectedAtRecord) {
 CTS_CASE(ExecutableReleasedWhileInUse) {
   fixture_t* f = *state;
   hal_executable_t* executable = NULL;
-  CTS_ASSERT_OK(hal_kernel_create_executable(f->device, &executable));
+  HAL_ASSERT_OK(hal_kernel_create_executable(f->device, &executable));
   hal_buffer_t* data = storage(f, 64 * 4);
   hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
@@ -348,17 +348,17 @@ CTS_CASE(ExecutableReleasedWhileInUse) {
   hal_dispatch_binding_t binding = {data, 0, HAL_WHOLE_BUFFER};
   uint32_t count[3] = {1, 1, 1};
   uint32_t size[3] = {64, 1, 1};
-  CTS_ASSERT_OK(hal_command_buffer_dispatch(cb, executable, HAL_KERNEL_FILL_U32,
+  HAL_ASSERT_OK(hal_command_buffer_dispatch(cb, executable, HAL_KERNEL_FILL_U32,
                                             count, size, constants, 2, &binding,
                                             1));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
-  CTS_ASSERT_OK(cts_submit(f->device, 0, gate, 1, cb, done, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(cts_submit(f->device, 0, gate, 1, cb, done, 1));
   hal_command_buffer_release(cb);
   hal_executable_release(executable);
-  CTS_ASSERT_OK(hal_semaphore_signal(gate, 1));
-  CTS_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_OK(cts_wait(done, 1));
   uint32_t words[64];
-  CTS_ASSERT_OK(hal_buffer_read(data, 0, words, sizeof(words)));
+  HAL_ASSERT_OK(hal_buffer_read(data, 0, words, sizeof(words)));
   for (int i = 0; i < 64; ++i)
     assert_int_equal(words[i], 0xABCDu);
   hal_semaphore_release(gate);

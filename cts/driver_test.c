@@ -27,7 +27,7 @@ CTS_CASE(QueryDevices) {
   assert_true(cts_context.device_count >= 1);
   for (uint32_t i = 0; i < cts_context.device_count; ++i) {
     hal_device_info_t info;
-    CTS_ASSERT_OK(hal_driver_query_device_info(cts_context.driver, i, &info));
+    HAL_ASSERT_OK(hal_driver_query_device_info(cts_context.driver, i, &info));
     assert_int_equal(info.index, i);
     assert_true(strlen(info.name) > 0);
     assert_true(info.total_memory > 0);
@@ -38,15 +38,15 @@ CTS_CASE(QueryDevices) {
 CTS_CASE(CreateDeviceByIndexAndName) {
   hal_device_info_t info;
   uint32_t last = cts_context.device_count - 1;
-  CTS_ASSERT_OK(hal_driver_query_device_info(cts_context.driver, last, &info));
+  HAL_ASSERT_OK(hal_driver_query_device_info(cts_context.driver, last, &info));
   hal_device_t* by_index = cts_create_device(last);
   assert_string_equal(hal_device_info(by_index)->name, info.name);
   hal_device_t* by_name = NULL;
-  CTS_ASSERT_OK(hal_driver_create_device_by_name(
+  HAL_ASSERT_OK(hal_driver_create_device_by_name(
       cts_context.driver, info.name, hal_allocator_system(), &by_name));
   assert_string_equal(hal_device_info(by_name)->name, info.name);
   hal_device_properties_t properties;
-  CTS_ASSERT_OK(hal_device_query_properties(by_name, &properties));
+  HAL_ASSERT_OK(hal_device_query_properties(by_name, &properties));
   assert_int_equal(properties.queue_count, info.queue_count);
   assert_true(properties.supported_memory_types & HAL_MEMORY_TYPE_DEVICE_LOCAL);
   hal_device_release(by_index);
@@ -55,12 +55,12 @@ CTS_CASE(CreateDeviceByIndexAndName) {
 
 CTS_CASE(BadIndexIsAClearError) {
   hal_device_t* device = NULL;
-  CTS_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "out of range",
+  HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "out of range",
                     hal_driver_create_device_by_index(
                         cts_context.driver, cts_context.device_count + 3,
                         hal_allocator_system(), &device));
   assert_null(device);
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_NOT_FOUND, "no device named",
       hal_driver_create_device_by_name(cts_context.driver, "no such device",
                                        hal_allocator_system(), &device));
@@ -106,17 +106,17 @@ CTS_CASE(CreateReleaseLoop) {
     hal_command_buffer_t* cb =
         cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
     uint8_t value = (uint8_t)i;
-    CTS_ASSERT_OK(
+    HAL_ASSERT_OK(
         hal_command_buffer_fill_buffer(cb, buffer, 0, 256, &value, 1));
-    CTS_ASSERT_OK(hal_command_buffer_end(cb));
-    CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, cb, semaphore, 1));
+    HAL_ASSERT_OK(hal_command_buffer_end(cb));
+    HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, cb, semaphore, 1));
     if (i % 2)
-      CTS_ASSERT_OK(cts_wait(semaphore, 1));
+      HAL_ASSERT_OK(cts_wait(semaphore, 1));
     // Even rounds release with the work possibly still in flight.
     hal_command_buffer_release(cb);
     hal_buffer_release(buffer);
     hal_device_release(device);
-    CTS_ASSERT_OK(cts_wait(semaphore, 1));
+    HAL_ASSERT_OK(cts_wait(semaphore, 1));
     hal_semaphore_release(semaphore);
   }
 }

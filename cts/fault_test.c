@@ -43,8 +43,8 @@ static hal_command_buffer_t* fill_cb(hal_device_t* device, hal_buffer_t* buffer,
                                      uint32_t value) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, SIZE, &value, 4));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, SIZE, &value, 4));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   return cb;
 }
 
@@ -76,18 +76,18 @@ CTS_CASE(VendorErrorFailsDownstream) {
   hal_semaphore_t* s2 = cts_create_semaphore(device, 0);
   hal_semaphore_t* s3 = cts_create_semaphore(device, 0);
   hal_command_buffer_t* first = fill_cb(device, a, 0x11111111u);
-  CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
+  HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
   hal_command_buffer_t* second = fill_cb(device, b, 0x22222222u);
-  CTS_ASSERT_OK(cts_submit(device, q1, s1, 1, second, s2, 1));
-  CTS_ASSERT_OK(cts_submit(device, 0, s2, 1, NULL, s3, 1));
+  HAL_ASSERT_OK(cts_submit(device, q1, s1, 1, second, s2, 1));
+  HAL_ASSERT_OK(cts_submit(device, 0, s2, 1, NULL, s3, 1));
   expect_failure_naming_call(cts_wait(s1, 1));
   expect_failure_naming_call(cts_wait(s2, 1));
   expect_failure_naming_call(cts_wait(s3, 1));
   // The queue keeps working for independent work.
   hal_semaphore_t* ok = cts_create_semaphore(device, 0);
   hal_command_buffer_t* third = fill_cb(device, b, 0x33333333u);
-  CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, third, ok, 1));
-  CTS_ASSERT_OK(cts_wait(ok, 1));
+  HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, third, ok, 1));
+  HAL_ASSERT_OK(cts_wait(ok, 1));
   cts_expect_bytes(b, 0, SIZE, 0x33);
   hal_command_buffer_release(first);
   hal_command_buffer_release(second);
@@ -115,11 +115,11 @@ CTS_CASE(DeviceLossFailsEverything) {
   hal_semaphore_t* s2 = cts_create_semaphore(device, 0);
   hal_command_buffer_t* later = fill_cb(device, a, 0x44444444u);
   // Parked first, on the other queue; released after the loss.
-  CTS_ASSERT_OK(cts_submit(device, q1, gate, 1, later, s2, 1));
+  HAL_ASSERT_OK(cts_submit(device, q1, gate, 1, later, s2, 1));
   hal_command_buffer_t* first = fill_cb(device, a, 0x55555555u);
-  CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
+  HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
   expect_failure_naming_call(cts_wait(s1, 1));
-  CTS_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
   hal_status_t status = cts_wait(s2, 1);
   assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
   bool says_lost = strstr(hal_status_message(status), "lost") != NULL;

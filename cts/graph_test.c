@@ -43,13 +43,13 @@ static int teardown(void** state) {
 
 static void run(fixture_t* f, uint32_t queue, hal_command_buffer_t* cb) {
   uint64_t value = ++f->next_value;
-  CTS_ASSERT_OK(cts_submit(f->device, queue, NULL, 0, cb, f->timeline, value));
-  CTS_ASSERT_OK(cts_wait(f->timeline, value));
+  HAL_ASSERT_OK(cts_submit(f->device, queue, NULL, 0, cb, f->timeline, value));
+  HAL_ASSERT_OK(cts_wait(f->timeline, value));
 }
 
 static hal_command_buffer_info_t info_of(hal_command_buffer_t* cb) {
   hal_command_buffer_info_t info;
-  CTS_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
+  HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
   return info;
 }
 
@@ -61,16 +61,16 @@ static bool update_expected(void) {
 // fill(a, x) | barrier | copy a->b: two nodes and a join.
 static void record_fill_copy(fixture_t* f, hal_command_buffer_t* cb,
                              uint32_t value) {
-  CTS_ASSERT_OK(hal_command_buffer_begin(cb));
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, f->a, 0, SIZE, &value, 4));
-  CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
-  CTS_ASSERT_OK(hal_command_buffer_copy_buffer(cb, f->a, 0, f->b, 0, SIZE));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, f->a, 0, SIZE, &value, 4));
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, f->a, 0, f->b, 0, SIZE));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
 }
 
 static void expect_words(hal_buffer_t* buffer, uint32_t value) {
   uint32_t words[SIZE / 4];
-  CTS_ASSERT_OK(hal_buffer_read(buffer, 0, words, SIZE));
+  HAL_ASSERT_OK(hal_buffer_read(buffer, 0, words, SIZE));
   for (int i = 0; i < SIZE / 4; ++i) {
     if (words[i] != value) {
       fail_msg("word %d is 0x%08x, expected 0x%08x", i, words[i], value);
@@ -80,7 +80,7 @@ static void expect_words(hal_buffer_t* buffer, uint32_t value) {
 
 static hal_command_buffer_t* create_reusable(fixture_t* f) {
   hal_command_buffer_t* cb = NULL;
-  CTS_ASSERT_OK(hal_device_create_command_buffer(
+  HAL_ASSERT_OK(hal_device_create_command_buffer(
       f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
   return cb;
 }
@@ -91,7 +91,7 @@ CTS_CASE(BuiltOnceLaunchedManyTimes) {
   record_fill_copy(f, cb, 0x0BADF00Du);
   for (int i = 0; i < 40; ++i) {
     uint32_t zeros[SIZE / 4] = {0};
-    CTS_ASSERT_OK(hal_buffer_write(f->b, 0, zeros, SIZE));
+    HAL_ASSERT_OK(hal_buffer_write(f->b, 0, zeros, SIZE));
     run(f, (uint32_t)i % hal_device_info(f->device)->queue_count, cb);
     expect_words(f->b, 0x0BADF00Du);
   }
@@ -128,14 +128,14 @@ CTS_CASE(ReRecordNewTopologyRebuilds) {
   record_fill_copy(f, cb, 0x33333333u);
   run(f, 0, cb);
   // A different shape: three independent fills.
-  CTS_ASSERT_OK(hal_command_buffer_begin(cb));
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
   uint32_t value = 0x44444444u;
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, f->a, 0, SIZE, &value, 4));
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, f->a, 0, SIZE, &value, 4));
+  HAL_ASSERT_OK(
       hal_command_buffer_fill_buffer(cb, f->b, 0, SIZE / 2, &value, 4));
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_command_buffer_fill_buffer(cb, f->b, SIZE / 2, SIZE / 2, &value, 4));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, 0, cb);
   expect_words(f->a, 0x44444444u);
   expect_words(f->b, 0x44444444u);
@@ -155,11 +155,11 @@ CTS_CASE(SameCommandBufferOnTwoQueuesAtOnce) {
   hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* done2 = cts_create_semaphore(f->device, 0);
   uint32_t q1 = hal_device_info(f->device)->queue_count > 1 ? 1 : 0;
-  CTS_ASSERT_OK(cts_submit(f->device, 0, gate, 1, cb, done, 1));
-  CTS_ASSERT_OK(cts_submit(f->device, q1, gate, 1, cb, done2, 1));
-  CTS_ASSERT_OK(hal_semaphore_signal(gate, 1));
-  CTS_ASSERT_OK(cts_wait(done, 1));
-  CTS_ASSERT_OK(cts_wait(done2, 1));
+  HAL_ASSERT_OK(cts_submit(f->device, 0, gate, 1, cb, done, 1));
+  HAL_ASSERT_OK(cts_submit(f->device, q1, gate, 1, cb, done2, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(cts_wait(done2, 1));
   expect_words(f->b, 0x55555555u);
   assert_int_equal(info_of(cb).native_build_count, 1);
   hal_semaphore_release(gate);
@@ -176,17 +176,17 @@ CTS_CASE(ThousandsOfNodes) {
   for (uint32_t i = 0; i < kOps; ++i) {
     uint32_t value = i;
     uint64_t word = i % (SIZE / 4);
-    CTS_ASSERT_OK(
+    HAL_ASSERT_OK(
         hal_command_buffer_fill_buffer(cb, f->a, word * 4, 4, &value, 4));
     // Ops writing the same word are ordered by the barrier between laps.
     if (word == SIZE / 4 - 1) {
-      CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+      HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
     }
   }
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, 0, cb);
   uint32_t words[SIZE / 4];
-  CTS_ASSERT_OK(hal_buffer_read(f->a, 0, words, SIZE));
+  HAL_ASSERT_OK(hal_buffer_read(f->a, 0, words, SIZE));
   for (uint32_t j = 0; j < SIZE / 4; ++j) {
     uint32_t last = j + (SIZE / 4) * ((kOps - 1 - j) / (SIZE / 4));
     assert_int_equal(words[j], last);
@@ -199,8 +199,8 @@ CTS_CASE(EmptyCommandBufferBuildsNothing) {
   fixture_t* f = *state;
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   run(f, 0, cb);
   assert_int_equal(info_of(cb).native_build_count, 0);
   hal_command_buffer_release(cb);

@@ -25,8 +25,8 @@ static int setup(void** state) {
   f->b =
       cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
   uint8_t zeros[BUFFER_SIZE] = {0};
-  CTS_ASSERT_OK(hal_buffer_write(f->a, 0, zeros, BUFFER_SIZE));
-  CTS_ASSERT_OK(hal_buffer_write(f->b, 0, zeros, BUFFER_SIZE));
+  HAL_ASSERT_OK(hal_buffer_write(f->a, 0, zeros, BUFFER_SIZE));
+  HAL_ASSERT_OK(hal_buffer_write(f->b, 0, zeros, BUFFER_SIZE));
   *state = f;
   return 0;
 }
@@ -45,9 +45,9 @@ static hal_command_buffer_t* fill_cb(fixture_t* f, hal_buffer_t* buffer,
                                      uint8_t value) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_command_buffer_fill_buffer(cb, buffer, 0, BUFFER_SIZE, &value, 1));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   return cb;
 }
 
@@ -56,9 +56,9 @@ static hal_command_buffer_t* copy_cb(fixture_t* f, hal_buffer_t* source,
                                      hal_buffer_t* target) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_command_buffer_copy_buffer(cb, source, 0, target, 0, BUFFER_SIZE));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   return cb;
 }
 
@@ -67,7 +67,7 @@ static void submit_and_release(fixture_t* f, uint32_t queue,
                                hal_semaphore_t* wait, uint64_t wait_value,
                                hal_command_buffer_t* cb,
                                hal_semaphore_t* signal, uint64_t signal_value) {
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       cts_submit(f->device, queue, wait, wait_value, cb, signal, signal_value));
   hal_command_buffer_release(cb);
 }
@@ -79,10 +79,10 @@ static bool reached_now(hal_semaphore_t* semaphore, uint64_t value) {
 
 CTS_CASE(SubmitWithNoCommandBuffers) {
   fixture_t* f = *state;
-  CTS_ASSERT_OK(hal_device_queue_barrier(f->device, f->q0, NULL, NULL));
+  HAL_ASSERT_OK(hal_device_queue_barrier(f->device, f->q0, NULL, NULL));
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
-  CTS_ASSERT_OK(cts_submit(f->device, f->q0, NULL, 0, NULL, s, 1));
-  CTS_ASSERT_OK(cts_wait(s, 1));
+  HAL_ASSERT_OK(cts_submit(f->device, f->q0, NULL, 0, NULL, s, 1));
+  HAL_ASSERT_OK(cts_wait(s, 1));
   hal_semaphore_release(s);
 }
 
@@ -90,7 +90,7 @@ CTS_CASE(SubmitAndSignal) {
   fixture_t* f = *state;
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x11), s, 1);
-  CTS_ASSERT_OK(cts_wait(s, 1));
+  HAL_ASSERT_OK(cts_wait(s, 1));
   assert_int_equal(cts_query(s), 1);
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x11);
   hal_semaphore_release(s);
@@ -105,8 +105,8 @@ CTS_CASE(SubmitWithWait) {
   hal_sleep_until(hal_time_now() + 10 * 1000 * 1000);
   assert_false(reached_now(s, 1));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0);
-  CTS_ASSERT_OK(hal_semaphore_signal(w, 1));
-  CTS_ASSERT_OK(cts_wait(s, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(w, 1));
+  HAL_ASSERT_OK(cts_wait(s, 1));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x22);
   hal_semaphore_release(w);
   hal_semaphore_release(s);
@@ -125,15 +125,15 @@ CTS_CASE(SubmitWithMultipleSemaphores) {
   hal_semaphore_list_t wait_list = {2, waits, wait_values};
   hal_semaphore_list_t signal_list = {2, signals, signal_values};
   hal_command_buffer_t* cb = fill_cb(f, f->a, 0x33);
-  CTS_ASSERT_OK(hal_device_queue_execute(f->device, f->q0, &wait_list,
+  HAL_ASSERT_OK(hal_device_queue_execute(f->device, f->q0, &wait_list,
                                          &signal_list, 1, &cb));
   hal_command_buffer_release(cb);
-  CTS_ASSERT_OK(hal_semaphore_signal(w1, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(w1, 1));
   hal_sleep_until(hal_time_now() + 5 * 1000 * 1000);
   assert_false(reached_now(s1, 1));  // still waits on w2
-  CTS_ASSERT_OK(hal_semaphore_signal(w2, 2));
+  HAL_ASSERT_OK(hal_semaphore_signal(w2, 2));
   hal_semaphore_list_t all = signal_list;
-  CTS_ASSERT_OK(hal_device_wait_semaphores(
+  HAL_ASSERT_OK(hal_device_wait_semaphores(
       f->device, HAL_WAIT_MODE_ALL, &all,
       hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
   assert_int_equal(cts_query(s1), 1);
@@ -150,11 +150,11 @@ CTS_CASE(WaitAllHostAndDeviceSemaphores) {
   hal_semaphore_t* host = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* dev = cts_create_semaphore(f->device, 0);
   submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x44), dev, 1);
-  CTS_ASSERT_OK(hal_semaphore_signal(host, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(host, 1));
   hal_semaphore_t* list[] = {host, dev};
   uint64_t values[] = {1, 1};
   hal_semaphore_list_t wait = {2, list, values};
-  CTS_ASSERT_OK(hal_device_wait_semaphores(
+  HAL_ASSERT_OK(hal_device_wait_semaphores(
       f->device, HAL_WAIT_MODE_ALL, &wait,
       hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x44);
@@ -170,7 +170,7 @@ CTS_CASE(WaitAnyHostAndDeviceSemaphoresAndDeviceSignals) {
   hal_semaphore_t* list[] = {host, dev};
   uint64_t values[] = {1, 1};
   hal_semaphore_list_t wait = {2, list, values};
-  CTS_ASSERT_OK(hal_device_wait_semaphores(
+  HAL_ASSERT_OK(hal_device_wait_semaphores(
       f->device, HAL_WAIT_MODE_ANY, &wait,
       hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
   assert_int_equal(cts_query(dev), 1);
@@ -186,16 +186,16 @@ CTS_CASE(WaitAnyHostAndDeviceSemaphoresAndHostSignals) {
   hal_semaphore_t* blocker = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* dev = cts_create_semaphore(f->device, 0);
   submit_and_release(f, f->q0, blocker, 1, fill_cb(f, f->a, 0x66), dev, 1);
-  CTS_ASSERT_OK(hal_semaphore_signal(host, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(host, 1));
   hal_semaphore_t* list[] = {host, dev};
   uint64_t values[] = {1, 1};
   hal_semaphore_list_t wait = {2, list, values};
-  CTS_ASSERT_OK(hal_device_wait_semaphores(
+  HAL_ASSERT_OK(hal_device_wait_semaphores(
       f->device, HAL_WAIT_MODE_ANY, &wait,
       hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
   assert_int_equal(cts_query(dev), 0);  // the device work still waits
-  CTS_ASSERT_OK(hal_semaphore_signal(blocker, 1));
-  CTS_ASSERT_OK(cts_wait(dev, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(blocker, 1));
+  HAL_ASSERT_OK(cts_wait(dev, 1));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x66);
   hal_semaphore_release(host);
   hal_semaphore_release(blocker);
@@ -208,7 +208,7 @@ CTS_CASE(IntermediateSemaphoreBetweenDeviceBatches) {
   hal_semaphore_t* s2 = cts_create_semaphore(f->device, 0);
   submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x77), s1, 1);
   submit_and_release(f, f->q0, s1, 1, copy_cb(f, f->a, f->b), s2, 1);
-  CTS_ASSERT_OK(cts_wait(s2, 1));
+  HAL_ASSERT_OK(cts_wait(s2, 1));
   cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x77);
   hal_semaphore_release(s1);
   hal_semaphore_release(s2);
@@ -226,9 +226,9 @@ CTS_CASE(TwoBatchesWaitingOn1FormerBatchAmongst2) {
   submit_and_release(f, f->q1, NULL, 0, NULL, s_other, 1);
   submit_and_release(f, f->q0, s_first, 1, copy_cb(f, f->a, f->b), s_b, 1);
   submit_and_release(f, f->q1, s_first, 1, copy_cb(f, f->a, c), s_c, 1);
-  CTS_ASSERT_OK(cts_wait(s_b, 1));
-  CTS_ASSERT_OK(cts_wait(s_c, 1));
-  CTS_ASSERT_OK(cts_wait(s_other, 1));
+  HAL_ASSERT_OK(cts_wait(s_b, 1));
+  HAL_ASSERT_OK(cts_wait(s_c, 1));
+  HAL_ASSERT_OK(cts_wait(s_other, 1));
   cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x12);
   cts_expect_bytes(c, 0, BUFFER_SIZE, 0x12);
   hal_semaphore_release(s_first);
@@ -245,12 +245,12 @@ CTS_CASE(TwoBatchesWaitingOnDifferentSemaphoreValues) {
   hal_semaphore_t* done2 = cts_create_semaphore(f->device, 0);
   submit_and_release(f, f->q0, s, 1, fill_cb(f, f->a, 0x21), done1, 1);
   submit_and_release(f, f->q1, s, 2, fill_cb(f, f->b, 0x22), done2, 1);
-  CTS_ASSERT_OK(hal_semaphore_signal(s, 1));
-  CTS_ASSERT_OK(cts_wait(done1, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(s, 1));
+  HAL_ASSERT_OK(cts_wait(done1, 1));
   hal_sleep_until(hal_time_now() + 5 * 1000 * 1000);
   assert_false(reached_now(done2, 1));
-  CTS_ASSERT_OK(hal_semaphore_signal(s, 2));
-  CTS_ASSERT_OK(cts_wait(done2, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(s, 2));
+  HAL_ASSERT_OK(cts_wait(done2, 1));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x21);
   cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x22);
   hal_semaphore_release(s);
@@ -271,14 +271,14 @@ CTS_CASE(BatchWaitingOnAnotherAndHostSignal) {
   uint64_t one = 1;
   hal_semaphore_list_t signal_list = {1, &signal, &one};
   hal_command_buffer_t* cb = copy_cb(f, f->a, f->b);
-  CTS_ASSERT_OK(hal_device_queue_execute(f->device, f->q1, &wait_list,
+  HAL_ASSERT_OK(hal_device_queue_execute(f->device, f->q1, &wait_list,
                                          &signal_list, 1, &cb));
   hal_command_buffer_release(cb);
-  CTS_ASSERT_OK(cts_wait(device_done, 1));
+  HAL_ASSERT_OK(cts_wait(device_done, 1));
   hal_sleep_until(hal_time_now() + 5 * 1000 * 1000);
   assert_false(reached_now(done, 1));
-  CTS_ASSERT_OK(hal_semaphore_signal(host, 1));
-  CTS_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(host, 1));
+  HAL_ASSERT_OK(cts_wait(done, 1));
   cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x31);
   hal_semaphore_release(device_done);
   hal_semaphore_release(host);
@@ -294,13 +294,13 @@ CTS_CASE(DeviceBatchSignalAnotherAndHost) {
   uint64_t values[] = {1, 1};
   hal_semaphore_list_t signal_list = {2, signals, values};
   hal_command_buffer_t* cb = fill_cb(f, f->a, 0x41);
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_device_queue_execute(f->device, f->q0, NULL, &signal_list, 1, &cb));
   hal_command_buffer_release(cb);
   submit_and_release(f, f->q1, to_device, 1, copy_cb(f, f->a, f->b), done, 1);
-  CTS_ASSERT_OK(cts_wait(to_host, 1));
+  HAL_ASSERT_OK(cts_wait(to_host, 1));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x41);
-  CTS_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(cts_wait(done, 1));
   cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x41);
   hal_semaphore_release(to_device);
   hal_semaphore_release(to_host);
@@ -311,9 +311,9 @@ CTS_CASE(BatchWaitingOnSmallerValueAfterSignaled) {
   fixture_t* f = *state;
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
-  CTS_ASSERT_OK(hal_semaphore_signal(s, 8));
+  HAL_ASSERT_OK(hal_semaphore_signal(s, 8));
   submit_and_release(f, f->q0, s, 3, fill_cb(f, f->a, 0x51), done, 1);
-  CTS_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(cts_wait(done, 1));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x51);
   hal_semaphore_release(s);
   hal_semaphore_release(done);
@@ -324,8 +324,8 @@ CTS_CASE(BatchWaitingOnSmallerValueBeforeSignaled) {
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
   submit_and_release(f, f->q0, s, 3, fill_cb(f, f->a, 0x52), done, 1);
-  CTS_ASSERT_OK(hal_semaphore_signal(s, 8));  // beyond the waited value
-  CTS_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(s, 8));  // beyond the waited value
+  HAL_ASSERT_OK(cts_wait(done, 1));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x52);
   hal_semaphore_release(s);
   hal_semaphore_release(done);
@@ -340,7 +340,7 @@ CTS_CASE(WaitBeforeSignalAcrossQueues) {
   submit_and_release(f, f->q1, s, 1, copy_cb(f, f->a, f->b), done, 1);
   hal_sleep_until(hal_time_now() + 2 * 1000 * 1000);
   submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x5A), s, 1);
-  CTS_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(cts_wait(done, 1));
   cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x5A);
   hal_semaphore_release(s);
   hal_semaphore_release(done);
@@ -357,22 +357,22 @@ CTS_CASE(ChainAcrossQueues) {
     hal_command_buffer_t* cb =
         cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
     uint8_t value = (uint8_t)(i + 1);
-    CTS_ASSERT_OK(
+    HAL_ASSERT_OK(
         hal_command_buffer_update_buffer(cb, &value, 0, f->a, (uint64_t)i, 1));
     if (i > 0) {
       // Copy the previous hop's byte too: order matters.
-      CTS_ASSERT_OK(hal_command_buffer_copy_buffer(cb, f->a, (uint64_t)i - 1,
+      HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, f->a, (uint64_t)i - 1,
                                                    f->b, (uint64_t)i - 1, 1));
     }
-    CTS_ASSERT_OK(hal_command_buffer_end(cb));
+    HAL_ASSERT_OK(hal_command_buffer_end(cb));
     submit_and_release(f, (i % 2) ? f->q1 : f->q0, s, (uint64_t)i + 1, cb, s,
                        (uint64_t)i + 2);
   }
-  CTS_ASSERT_OK(hal_semaphore_signal(s, 1));
-  CTS_ASSERT_OK(cts_wait(s, kHops + 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(s, 1));
+  HAL_ASSERT_OK(cts_wait(s, kHops + 1));
   uint8_t a[kHops], b[kHops];
-  CTS_ASSERT_OK(hal_buffer_read(f->a, 0, a, kHops));
-  CTS_ASSERT_OK(hal_buffer_read(f->b, 0, b, kHops));
+  HAL_ASSERT_OK(hal_buffer_read(f->a, 0, a, kHops));
+  HAL_ASSERT_OK(hal_buffer_read(f->b, 0, b, kHops));
   for (int i = 0; i < kHops; ++i) {
     assert_int_equal(a[i], i + 1);
     if (i < kHops - 1)
@@ -392,8 +392,8 @@ CTS_CASE(FailurePropagates) {
   submit_and_release(f, f->q1, s2, 1, fill_cb(f, f->b, 0x62), s3, 1);
   hal_semaphore_fail(s1,
                      hal_make_status(HAL_STATUS_DATA_LOSS, "upstream broke"));
-  CTS_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "upstream broke", cts_wait(s2, 1));
-  CTS_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "upstream broke", cts_wait(s3, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "upstream broke", cts_wait(s2, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "upstream broke", cts_wait(s3, 1));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0);  // never ran
   cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0);
   hal_semaphore_release(s1);
@@ -412,19 +412,19 @@ CTS_CASE(ReleaseEverythingRightAfterSubmit) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint8_t value = 0x7E;
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_command_buffer_fill_buffer(cb, source, 0, BUFFER_SIZE, &value, 1));
-  CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  HAL_ASSERT_OK(
       hal_command_buffer_copy_buffer(cb, source, 0, f->b, 0, BUFFER_SIZE));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   submit_and_release(f, f->q0, w, 1, cb, middle, 1);
   submit_and_release(f, f->q1, middle, 1, NULL, done, 1);
   hal_buffer_release(source);
   hal_semaphore_release(middle);
-  CTS_ASSERT_OK(hal_semaphore_signal(w, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(w, 1));
   hal_semaphore_release(w);
-  CTS_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(cts_wait(done, 1));
   cts_expect_bytes(f->b, 0, BUFFER_SIZE, 0x7E);
   hal_semaphore_release(done);
 }
@@ -434,14 +434,14 @@ CTS_CASE(ReleaseEverythingRightAfterSubmit) {
 CTS_CASE(DeviceReleasedWithWorkParked) {
   hal_device_t* device = cts_create_device(0);
   hal_semaphore_t* never = NULL;
-  CTS_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
   hal_semaphore_t* parked = cts_create_semaphore(device, 0);
   hal_semaphore_t* issued = cts_create_semaphore(device, 0);
-  CTS_ASSERT_OK(cts_submit(device, 0, never, 1, NULL, parked, 1));
-  CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, NULL, issued, 1));
+  HAL_ASSERT_OK(cts_submit(device, 0, never, 1, NULL, parked, 1));
+  HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, NULL, issued, 1));
   hal_device_release(device);
-  CTS_ASSERT_STATUS(HAL_STATUS_CANCELLED, NULL, cts_wait(parked, 1));
-  CTS_ASSERT_OK(cts_wait(issued, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_CANCELLED, NULL, cts_wait(parked, 1));
+  HAL_ASSERT_OK(cts_wait(issued, 1));
   hal_semaphore_release(parked);
   hal_semaphore_release(issued);
   hal_semaphore_release(never);
@@ -453,23 +453,23 @@ CTS_CASE(DeviceReleasedWithWorkParked) {
 CTS_CASE(DeviceReleasedWithCommandBuffersParked) {
   hal_device_t* device = cts_create_device(0);
   hal_semaphore_t* never = NULL;
-  CTS_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
   hal_semaphore_t* parked = cts_create_semaphore(device, 0);
   hal_buffer_t* buffer =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint8_t value = 0x99;
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_command_buffer_fill_buffer(cb, buffer, 0, BUFFER_SIZE, &value, 1));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
-  CTS_ASSERT_OK(cts_submit(device, 0, never, 1, cb, parked, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(cts_submit(device, 0, never, 1, cb, parked, 1));
   hal_command_buffer_release(cb);
   hal_device_release(device);  // the buffer still holds the device's memory
-  CTS_ASSERT_STATUS(HAL_STATUS_CANCELLED, NULL, cts_wait(parked, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_CANCELLED, NULL, cts_wait(parked, 1));
   // The buffer outlives the device's queues and is still readable.
   uint8_t zeros[BUFFER_SIZE] = {0};
-  CTS_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, BUFFER_SIZE));
+  HAL_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, BUFFER_SIZE));
   cts_expect_bytes(buffer, 0, BUFFER_SIZE, 0);  // the fill never ran
   hal_buffer_release(buffer);
   hal_semaphore_release(parked);
@@ -493,21 +493,21 @@ static void release_device_callback(void* user_data, uint64_t value,
 
 CTS_CASE(DeviceReleasedFromItsOwnCallback) {
   release_in_callback_t job = {cts_create_device(0), NULL};
-  CTS_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &job.ran));
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &job.ran));
   hal_semaphore_t* done = cts_create_semaphore(job.device, 0);
   hal_buffer_t* buffer =
       cts_allocate_buffer(job.device, HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(job.device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint8_t value = 0x42;
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 4096, &value, 1));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 4096, &value, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   hal_timepoint_t* timepoint = NULL;
-  CTS_ASSERT_OK(hal_semaphore_add_callback(done, 1, release_device_callback,
+  HAL_ASSERT_OK(hal_semaphore_add_callback(done, 1, release_device_callback,
                                            &job, &timepoint));
-  CTS_ASSERT_OK(cts_submit(job.device, 0, NULL, 0, cb, done, 1));
+  HAL_ASSERT_OK(cts_submit(job.device, 0, NULL, 0, cb, done, 1));
   hal_command_buffer_release(cb);
-  CTS_ASSERT_OK(cts_wait(job.ran, 1));
+  HAL_ASSERT_OK(cts_wait(job.ran, 1));
   hal_resource_wait_deferred();  // the shutdown ran, elsewhere
   cts_expect_bytes(buffer, 0, 4096, 0x42);
   hal_timepoint_release(timepoint);
@@ -525,10 +525,10 @@ CTS_CASE(SubmitWithoutSignalsThenRelease) {
     hal_command_buffer_t* cb =
         cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
     uint32_t pattern = 0xABCDEF01u;
-    CTS_ASSERT_OK(
+    HAL_ASSERT_OK(
         hal_command_buffer_fill_buffer(cb, buffer, 0, 64, &pattern, 4));
-    CTS_ASSERT_OK(hal_command_buffer_end(cb));
-    CTS_ASSERT_OK(cts_submit(device, 0, NULL, 0, cb, NULL, 0));
+    HAL_ASSERT_OK(hal_command_buffer_end(cb));
+    HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, cb, NULL, 0));
     hal_command_buffer_release(cb);
     hal_buffer_release(buffer);
     hal_device_release(device);
@@ -554,15 +554,15 @@ CTS_CASE(CrossDeviceWait) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(other, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint8_t value = 0x3C;
-  CTS_ASSERT_OK(
+  HAL_ASSERT_OK(
       hal_command_buffer_fill_buffer(cb, remote, 0, BUFFER_SIZE, &value, 1));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
-  CTS_ASSERT_OK(cts_submit(other, 0, s, 1, cb, done, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(cts_submit(other, 0, s, 1, cb, done, 1));
   hal_command_buffer_release(cb);
   hal_sleep_until(hal_time_now() + 2 * 1000 * 1000);
   assert_false(reached_now(done, 1));
   submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x3B), s, 1);
-  CTS_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(cts_wait(done, 1));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x3B);  // device 0 finished first
   cts_expect_bytes(remote, 0, BUFFER_SIZE, 0x3C);
   hal_semaphore_release(s);
@@ -574,14 +574,14 @@ CTS_CASE(CrossDeviceWait) {
 CTS_CASE(BadSubmissions) {
   fixture_t* f = *state;
   uint32_t queue_count = hal_device_info(f->device)->queue_count;
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, "queue index",
       hal_device_queue_barrier(f->device, queue_count, NULL, NULL));
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* twice[] = {s, s};
   uint64_t values[] = {1, 2};
   hal_semaphore_list_t signals = {2, twice, values};
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, NULL,
       hal_device_queue_execute(f->device, 0, NULL, &signals, 0, NULL));
   assert_int_equal(cts_query(s), 0);  // nothing was submitted

@@ -30,9 +30,9 @@ CTS_CASE(NoOp) {
 
 CTS_CASE(NormalSignaling) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 2);
-  CTS_ASSERT_OK(hal_semaphore_signal(semaphore, 3));
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 3));
   assert_int_equal(cts_query(semaphore), 3);
-  CTS_ASSERT_OK(hal_semaphore_signal(semaphore, 40));
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 40));
   assert_int_equal(cts_query(semaphore), 40);
   hal_semaphore_release(semaphore);
 }
@@ -42,15 +42,15 @@ CTS_CASE(Failure) {
   hal_semaphore_fail(semaphore,
                      hal_make_status(HAL_STATUS_DATA_LOSS, "cts failure"));
   uint64_t value = 0;
-  CTS_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "cts failure",
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "cts failure",
                     hal_semaphore_query(semaphore, &value));
   assert_true(value >= HAL_SEMAPHORE_FAILURE_VALUE);
   // Sticky: a later failure and signals do not change it.
   hal_semaphore_fail(semaphore, hal_make_status(HAL_STATUS_ABORTED, "later"));
-  CTS_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "cts failure",
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "cts failure",
                     hal_semaphore_query(semaphore, &value));
   hal_status_ignore(hal_semaphore_signal(semaphore, 100));
-  CTS_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "cts failure",
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "cts failure",
                     hal_semaphore_wait(semaphore, 1, hal_immediate_timeout()));
   hal_semaphore_release(semaphore);
 }
@@ -59,32 +59,32 @@ CTS_CASE(EmptyWait) {
   hal_device_t* device = *state;
   const hal_wait_mode_t modes[] = {HAL_WAIT_MODE_ALL, HAL_WAIT_MODE_ANY};
   for (size_t i = 0; i < 2; ++i) {
-    CTS_ASSERT_OK(
+    HAL_ASSERT_OK(
         wait_list(device, modes[i], 0, NULL, NULL, hal_infinite_timeout()));
-    CTS_ASSERT_OK(wait_list(device, modes[i], 0, NULL, NULL,
+    HAL_ASSERT_OK(wait_list(device, modes[i], 0, NULL, NULL,
                             hal_make_deadline(hal_time_now() + 1000000)));
-    CTS_ASSERT_OK(wait_list(device, modes[i], 0, NULL, NULL,
+    HAL_ASSERT_OK(wait_list(device, modes[i], 0, NULL, NULL,
                             hal_make_timeout_ns(1000000)));
-    CTS_ASSERT_OK(
+    HAL_ASSERT_OK(
         wait_list(device, modes[i], 0, NULL, NULL, hal_immediate_timeout()));
   }
 }
 
 CTS_CASE(WaitAlreadySignaled) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 2);
-  CTS_ASSERT_OK(hal_semaphore_wait(semaphore, 1, hal_immediate_timeout()));
-  CTS_ASSERT_OK(hal_semaphore_wait(semaphore, 2, hal_immediate_timeout()));
-  CTS_ASSERT_OK(hal_semaphore_wait(semaphore, 2, hal_infinite_timeout()));
+  HAL_ASSERT_OK(hal_semaphore_wait(semaphore, 1, hal_immediate_timeout()));
+  HAL_ASSERT_OK(hal_semaphore_wait(semaphore, 2, hal_immediate_timeout()));
+  HAL_ASSERT_OK(hal_semaphore_wait(semaphore, 2, hal_infinite_timeout()));
   hal_semaphore_release(semaphore);
 }
 
 CTS_CASE(WaitUnsignaled) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 2);
   hal_time_t start = hal_time_now();
-  CTS_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
                     hal_semaphore_wait(semaphore, 3, hal_immediate_timeout()));
   // A deadline in the past does not block either.
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_DEADLINE_EXCEEDED, NULL,
       hal_semaphore_wait(semaphore, 3, hal_make_deadline(start - 1000000)));
   assert_true(hal_time_now() - start < 5ll * 1000 * 1000 * 1000);
@@ -115,7 +115,7 @@ CTS_CASE(WaitLaterSignaledBeyond) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 2);
   signal_later_t job = {semaphore, 20, 10 * 1000 * 1000};
   pthread_t thread = start_signal_later(&job);
-  CTS_ASSERT_OK(cts_wait(semaphore, 3));
+  HAL_ASSERT_OK(cts_wait(semaphore, 3));
   assert_true(cts_query(semaphore) >= 3);  // K5
   pthread_join(thread, NULL);
   assert_int_equal(cts_query(semaphore), 20);
@@ -127,7 +127,7 @@ CTS_CASE(WaitAllButNotAllSignaled) {
   hal_semaphore_t* b = cts_create_semaphore(*state, 1);
   hal_semaphore_t* semaphores[] = {a, b};
   uint64_t values[] = {1, 1};
-  CTS_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
                     wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
                               hal_make_timeout_ns(1000000)));
   hal_semaphore_release(a);
@@ -139,7 +139,7 @@ CTS_CASE(WaitAllAndAllSignaled) {
   hal_semaphore_t* b = cts_create_semaphore(*state, 1);
   hal_semaphore_t* semaphores[] = {a, b};
   uint64_t values[] = {1, 1};
-  CTS_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
                           hal_infinite_timeout()));
   hal_semaphore_release(a);
   hal_semaphore_release(b);
@@ -150,7 +150,7 @@ CTS_CASE(WaitAnyAlreadySignaled) {
   hal_semaphore_t* b = cts_create_semaphore(*state, 1);
   hal_semaphore_t* semaphores[] = {a, b};
   uint64_t values[] = {1, 1};
-  CTS_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, 2, semaphores, values,
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, 2, semaphores, values,
                           hal_immediate_timeout()));
   hal_semaphore_release(a);
   hal_semaphore_release(b);
@@ -163,7 +163,7 @@ CTS_CASE(WaitAnyLaterSignaled) {
   uint64_t values[] = {1, 1};
   signal_later_t job = {b, 1, 10 * 1000 * 1000};
   pthread_t thread = start_signal_later(&job);
-  CTS_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, 2, semaphores, values,
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, 2, semaphores, values,
                           hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
   assert_int_equal(cts_query(b), 1);
   assert_int_equal(cts_query(a), 0);
@@ -199,8 +199,8 @@ CTS_CASE(PingPong) {
   pthread_t thread;
   assert_int_equal(pthread_create(&thread, NULL, pong_thread, &game), 0);
   for (int i = 1; i <= game.rounds; ++i) {
-    CTS_ASSERT_OK(hal_semaphore_signal(game.ping, 2 * (uint64_t)i - 1));
-    CTS_ASSERT_OK(cts_wait(game.pong, 2 * (uint64_t)i));
+    HAL_ASSERT_OK(hal_semaphore_signal(game.ping, 2 * (uint64_t)i - 1));
+    HAL_ASSERT_OK(cts_wait(game.pong, 2 * (uint64_t)i));
     assert_true(cts_query(game.pong) >= 2 * (uint64_t)i);
   }
   pthread_join(thread, NULL);
@@ -215,10 +215,10 @@ CTS_CASE(WaitOnTheSameValueMultipleTimes) {
   uint64_t values[] = {1, 1, 1};
   signal_later_t job = {semaphore, 1, 5 * 1000 * 1000};
   pthread_t thread = start_signal_later(&job);
-  CTS_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ALL, 3, semaphores, values,
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ALL, 3, semaphores, values,
                           hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
-  CTS_ASSERT_OK(cts_wait(semaphore, 1));
-  CTS_ASSERT_OK(cts_wait(semaphore, 1));
+  HAL_ASSERT_OK(cts_wait(semaphore, 1));
+  HAL_ASSERT_OK(cts_wait(semaphore, 1));
   pthread_join(thread, NULL);
   hal_semaphore_release(semaphore);
 }
@@ -227,17 +227,17 @@ CTS_CASE(WaitForFiniteTime) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 0);
   const hal_duration_t timeout = 20 * 1000 * 1000;  // 20 ms
   hal_time_t start = hal_time_now();
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_DEADLINE_EXCEEDED, NULL,
       hal_semaphore_wait(semaphore, 1, hal_make_timeout_ns(timeout)));
   hal_time_t relative_end = hal_time_now();
   assert_true(relative_end - start >= timeout);  // never early
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_DEADLINE_EXCEEDED, NULL,
       hal_semaphore_wait(semaphore, 1,
                          hal_make_deadline(relative_end + timeout)));
   assert_true(hal_time_now() >= relative_end + timeout);
-  CTS_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
                     hal_semaphore_wait(semaphore, 1, hal_immediate_timeout()));
   // Generous upper bound for a loaded machine: no wait blocks far past its
   // deadline.
@@ -282,7 +282,7 @@ CTS_CASE(SimultaneousMultiWaitAll) {
   }
   // A third thread (this one) signals the list one by one (K8).
   for (int i = 0; i < kSemaphores; ++i) {
-    CTS_ASSERT_OK(hal_semaphore_signal(semaphores[i], values[i]));
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphores[i], values[i]));
   }
   for (int i = 0; i < kWaiters; ++i) {
     pthread_join(threads[i], NULL);
@@ -294,11 +294,11 @@ CTS_CASE(SimultaneousMultiWaitAll) {
 
 CTS_CASE(SignalNotIncreasing) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 5);
-  CTS_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
                     hal_semaphore_signal(semaphore, 5));
-  CTS_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
                     hal_semaphore_signal(semaphore, 4));
-  CTS_ASSERT_STATUS(
+  HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, NULL,
       hal_semaphore_signal(semaphore, HAL_SEMAPHORE_FAILURE_VALUE));
   assert_int_equal(cts_query(semaphore), 5);
@@ -371,7 +371,7 @@ CTS_CASE(ManyWaitersSignaledOneByOne) {
         pthread_create(&threads[i], NULL, ladder_waiter_thread, &jobs[i]), 0);
   }
   for (uint64_t v = 1; v <= kWaiters; ++v) {
-    CTS_ASSERT_OK(hal_semaphore_signal(semaphore, v));
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphore, v));
   }
   for (int i = 0; i < kWaiters; ++i) {
     pthread_join(threads[i], NULL);

@@ -88,16 +88,16 @@ static void dag_submit(dag_t* dag, uint32_t i) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   if (p->observed >= 0) {
-    CTS_ASSERT_OK(hal_command_buffer_copy_buffer(
+    HAL_ASSERT_OK(hal_command_buffer_copy_buffer(
         cb, dag->slots[p->device], (uint64_t)p->observed * SLOT_SIZE,
         dag->seen[p->device], (uint64_t)i * SLOT_SIZE, SLOT_SIZE));
-    CTS_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+    HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
   }
   uint32_t value = i + 1;
-  CTS_ASSERT_OK(hal_command_buffer_fill_buffer(cb, dag->slots[p->device],
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, dag->slots[p->device],
                                                (uint64_t)i * SLOT_SIZE,
                                                SLOT_SIZE, &value, 4));
-  CTS_ASSERT_OK(hal_command_buffer_end(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
   hal_semaphore_t* waits[2];
   for (uint32_t w = 0; w < p->wait_count; ++w) {
     waits[w] = dag->semaphores[p->wait_semaphore[w]];
@@ -105,7 +105,7 @@ static void dag_submit(dag_t* dag, uint32_t i) {
   hal_semaphore_list_t wait_list = {p->wait_count, waits, p->wait_value};
   hal_semaphore_t* signal = dag->semaphores[p->signal_semaphore];
   hal_semaphore_list_t signal_list = {1, &signal, &p->signal_value};
-  CTS_ASSERT_OK(hal_device_queue_execute(device, p->queue, &wait_list,
+  HAL_ASSERT_OK(hal_device_queue_execute(device, p->queue, &wait_list,
                                          &signal_list, 1, &cb));
   hal_command_buffer_release(cb);  // the queue keeps it alive (Q3)
 }
@@ -128,8 +128,8 @@ static void run_random_dag(uint64_t stream, uint32_t submissions) {
         cts_allocate_buffer(dag->devices[d], HAL_MEMORY_TYPE_DEVICE_LOCAL,
                             MAX_SUBMISSIONS * SLOT_SIZE);
     uint8_t zeros[MAX_SUBMISSIONS * SLOT_SIZE] = {0};
-    CTS_ASSERT_OK(hal_buffer_write(dag->slots[d], 0, zeros, sizeof(zeros)));
-    CTS_ASSERT_OK(hal_buffer_write(dag->seen[d], 0, zeros, sizeof(zeros)));
+    HAL_ASSERT_OK(hal_buffer_write(dag->slots[d], 0, zeros, sizeof(zeros)));
+    HAL_ASSERT_OK(hal_buffer_write(dag->seen[d], 0, zeros, sizeof(zeros)));
   }
   for (uint32_t s = 0; s < MAX_SEMAPHORES; ++s) {
     dag->semaphore_device[s] = s % dag->device_count;
@@ -167,8 +167,8 @@ static void run_random_dag(uint64_t stream, uint32_t submissions) {
   }
   for (uint32_t d = 0; d < dag->device_count; ++d) {
     uint32_t slots[MAX_SUBMISSIONS], seen[MAX_SUBMISSIONS];
-    CTS_ASSERT_OK(hal_buffer_read(dag->slots[d], 0, slots, sizeof(slots)));
-    CTS_ASSERT_OK(hal_buffer_read(dag->seen[d], 0, seen, sizeof(seen)));
+    HAL_ASSERT_OK(hal_buffer_read(dag->slots[d], 0, slots, sizeof(slots)));
+    HAL_ASSERT_OK(hal_buffer_read(dag->seen[d], 0, seen, sizeof(seen)));
     for (uint32_t i = 0; i < dag->count; ++i) {
       const planned_submission_t* p = &dag->plan[i];
       if (p->device != d)
@@ -256,7 +256,7 @@ CTS_CASE(WaitTimeoutVersusSignalRace) {
   }
   cts_random_t random = cts_random_make(99);
   for (uint64_t v = 1; v <= last; ++v) {
-    CTS_ASSERT_OK(hal_semaphore_signal(semaphore, v));
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphore, v));
     if (cts_random_below(&random, 8) == 0) {
       hal_sleep_until(hal_time_now() +
                       (hal_duration_t)cts_random_below(&random, 100) * 1000);
@@ -285,13 +285,13 @@ CTS_CASE(DestroyWhileBusy) {
       hal_command_buffer_t* cb =
           cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
       uint8_t value = (uint8_t)i;
-      CTS_ASSERT_OK(
+      HAL_ASSERT_OK(
           hal_command_buffer_fill_buffer(cb, buffer, 0, 1024, &value, 1));
-      CTS_ASSERT_OK(hal_command_buffer_end(cb));
+      HAL_ASSERT_OK(hal_command_buffer_end(cb));
       // Even submissions run now; odd ones wait on a gate nobody opens.
       hal_semaphore_t* wait = (i % 2) ? gate : NULL;
       hal_semaphore_t* signal = (i % 3 == 2) ? NULL : chain;
-      CTS_ASSERT_OK(
+      HAL_ASSERT_OK(
           cts_submit(device, i % queues, wait, 1, cb, signal, (uint64_t)i + 1));
       hal_command_buffer_release(cb);
     }

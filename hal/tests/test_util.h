@@ -18,36 +18,7 @@
 #include <string.h>
 
 #include "hal/api.h"
-
-// Fails the test with the status's text if |expr| is not OK.
-#define HAL_ASSERT_OK(expr)                             \
-  do {                                                  \
-    hal_status_t status_ = (expr);                      \
-    if (status_ != HAL_OK) {                            \
-      char text_[2048];                                 \
-      hal_status_format(status_, text_, sizeof(text_)); \
-      hal_status_free(status_);                         \
-      fail_msg("%s returned %s", #expr, text_);         \
-    }                                                   \
-  } while (0)
-
-// Asserts |expr| fails with |code| and that its message contains |needle|
-// (NULL to skip), then frees the status.
-#define HAL_ASSERT_STATUS(code, needle, expr)                                  \
-  do {                                                                         \
-    hal_status_t status_ = (expr);                                             \
-    char text_[2048];                                                          \
-    hal_status_format(status_, text_, sizeof(text_));                          \
-    hal_status_code_t code_ = hal_status_code(status_);                        \
-    hal_status_free(status_);                                                  \
-    if (code_ != (code)) {                                                     \
-      fail_msg("%s: expected %s, got %s", #expr, hal_status_code_string(code), \
-               text_);                                                         \
-    }                                                                          \
-    if ((needle) && !strstr(text_, (needle) ? (needle) : "")) {                \
-      fail_msg("%s: message \"%s\" lacks \"%s\"", #expr, text_, (needle));     \
-    }                                                                          \
-  } while (0)
+#include "status_assert.h"
 
 // The directory holding the test plugins (set by meson.build).
 static inline const char* hal_test_plugin_dir(void) {

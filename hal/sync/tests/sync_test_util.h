@@ -44,36 +44,7 @@ static uint64_t hal_test_seed_value;
     fail_msg(__VA_ARGS__);                                                   \
   } while (0)
 
-#define HAL_ASSERT_OK(expr)                                             \
-  do {                                                                  \
-    hal_status_t status_ = (expr);                                      \
-    if (status_ != HAL_OK) {                                            \
-      char text_[2048];                                                 \
-      hal_status_format(status_, text_, sizeof(text_));                 \
-      hal_status_free(status_);                                         \
-      HAL_TEST_FAIL("%s:%d: %s returned %s", __FILE__, __LINE__, #expr, \
-                    text_);                                             \
-    }                                                                   \
-  } while (0)
-
-// Asserts |expr| fails with |code| and that the message contains |needle|
-// (NULL to skip), then frees the status.
-#define HAL_ASSERT_STATUS(code, needle, expr)                                  \
-  do {                                                                         \
-    hal_status_t status_ = (expr);                                             \
-    char text_[2048];                                                          \
-    hal_status_format(status_, text_, sizeof(text_));                          \
-    hal_status_code_t code_ = hal_status_code(status_);                        \
-    hal_status_free(status_);                                                  \
-    if (code_ != (code)) {                                                     \
-      HAL_TEST_FAIL("%s:%d: %s: expected %s, got %s", __FILE__, __LINE__,      \
-                    #expr, hal_status_code_string(code), text_);               \
-    }                                                                          \
-    const char* needle_ = (needle);                                            \
-    if (needle_ && !strstr(text_, needle_)) {                                  \
-      HAL_TEST_FAIL("%s: message \"%s\" lacks \"%s\"", #expr, text_, needle_); \
-    }                                                                          \
-  } while (0)
+#include "status_assert.h"  // after HAL_TEST_FAIL: it prints the seed
 
 // Checks a condition inside a worker thread (where cmocka's assertions must
 // not be used): counts failures and prints them; the test asserts zero.

@@ -307,28 +307,29 @@ CTS_CASE(DeviceBatchSignalAnotherAndHost) {
   hal_semaphore_release(done);
 }
 
-CTS_CASE(BatchWaitingOnSmallerValueAfterSignaled) {
-  fixture_t* f = *state;
+// A batch waits for value 3 of a semaphore the host moves to 8 (past the
+// waited value), before or after the batch is submitted.
+static void wait_on_smaller_value(fixture_t* f, bool signal_first,
+                                  uint8_t value) {
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
-  HAL_ASSERT_OK(hal_semaphore_signal(s, 8));
-  submit_and_release(f, f->q0, s, 3, fill_cb(f, f->a, 0x51), done, 1);
+  if (signal_first)
+    HAL_ASSERT_OK(hal_semaphore_signal(s, 8));
+  submit_and_release(f, f->q0, s, 3, fill_cb(f, f->a, value), done, 1);
+  if (!signal_first)
+    HAL_ASSERT_OK(hal_semaphore_signal(s, 8));
   HAL_ASSERT_OK(cts_wait(done, 1));
-  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x51);
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, value);
   hal_semaphore_release(s);
   hal_semaphore_release(done);
 }
 
+CTS_CASE(BatchWaitingOnSmallerValueAfterSignaled) {
+  wait_on_smaller_value(*state, /*signal_first=*/true, 0x51);
+}
+
 CTS_CASE(BatchWaitingOnSmallerValueBeforeSignaled) {
-  fixture_t* f = *state;
-  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
-  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
-  submit_and_release(f, f->q0, s, 3, fill_cb(f, f->a, 0x52), done, 1);
-  HAL_ASSERT_OK(hal_semaphore_signal(s, 8));  // beyond the waited value
-  HAL_ASSERT_OK(cts_wait(done, 1));
-  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0x52);
-  hal_semaphore_release(s);
-  hal_semaphore_release(done);
+  wait_on_smaller_value(*state, /*signal_first=*/false, 0x52);
 }
 
 // K4: the waiter is submitted before its signaler, on another queue; it must

@@ -147,8 +147,7 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
 
   // 2. Register under each semaphore's lock.
   size_t registered_count = 0;
-  size_t resolved_count = 0;  // entries decided during registration
-  bool decided = false;       // the outcome is known without sleeping
+  bool decided = false;  // the outcome is known without sleeping
   size_t i = 0;
   for (; i < count; ++i) {
     entries[i].timepoint = NULL;
@@ -174,7 +173,6 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
     }
     hal_timepoint_release(timepoint);  // never registered: drop both
     hal_timepoint_release(timepoint);
-    ++resolved_count;
     if ((mode == HAL_WAIT_MODE_ANY &&
          entries[i].state == HAL_SYNC_TIMEPOINT_STATE_REACHED) ||
         (mode == HAL_WAIT_MODE_ALL &&
@@ -209,7 +207,6 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
     status = hal_sync_wait_result(mode, count, semaphores, values, entries,
                                   deadline_ns);
   }
-  (void)resolved_count;
   hal_sync_waiter_release(waiter);
 
 cleanup_entries:

@@ -208,14 +208,6 @@ static hal_status_t gpu_graph_end(void* user,
   return HAL_OK;
 }
 
-// begin(): keep the executable (a re-record may update it in place); the
-// ops it was built from are about to be dropped, but the executable holds
-// its own copy of every parameter.
-static hal_status_t gpu_graph_begin(void* user,
-                                    hal_command_buffer_t* command_buffer) {
-  return HAL_OK;
-}
-
 static void gpu_graph_destroy(void* user,
                               hal_command_buffer_t* command_buffer) {
   gpu_graph_state_t* state = user;
@@ -242,7 +234,9 @@ hal_status_t gpu_graph_create_command_buffer(
                                            sizeof(*state), (void**)&state));
   state->device = device;
   const hal_recording_hooks_t hooks = {
-      .begin = gpu_graph_begin,
+      // No begin hook: a re-record keeps the executable (end() may update
+      // it in place); it holds its own copy of every parameter, so the old
+      // ops may go.
       .end = gpu_graph_end,
       .destroy = gpu_graph_destroy,
       .query_info = gpu_graph_query_info,

@@ -141,29 +141,10 @@ HAL_API hal_status_t hal_device_create_command_buffer(
                                                           out_command_buffer);
 }
 
-// Checks one wait or signal list of a submission.
+// Checks one wait or signal list of a submission (NULL: empty).
 static hal_status_t hal_device_validate_semaphore_list(
     const hal_semaphore_list_t* list, const char* what) {
-  if (!list || list->count == 0)
-    return HAL_OK;
-  if (!list->semaphores || !list->payload_values) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "%s list has %zu entries but a NULL array", what,
-                           list->count);
-  }
-  for (size_t i = 0; i < list->count; ++i) {
-    if (!list->semaphores[i]) {
-      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                             "%s list entry %zu is a NULL semaphore", what, i);
-    }
-    if (list->payload_values[i] > HAL_SEMAPHORE_MAX_VALUE) {
-      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                             "%s list entry %zu: value %" PRIu64
-                             " is in the reserved failure range",
-                             what, i, list->payload_values[i]);
-    }
-  }
-  return HAL_OK;
+  return list ? hal_semaphore_list_validate(*list, what) : HAL_OK;
 }
 
 // Marks the ONE_SHOT command buffers among [0, count) as no longer

@@ -22,6 +22,30 @@ HAL_API void hal_semaphore_release(hal_semaphore_t* semaphore) {
     hal_resource_release(&semaphore->resource);
 }
 
+HAL_API hal_status_t hal_semaphore_list_validate(hal_semaphore_list_t list,
+                                                 const char* what) {
+  if (list.count == 0)
+    return HAL_OK;
+  if (!list.semaphores || !list.payload_values) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s list of %zu entries has a NULL array", what,
+                           list.count);
+  }
+  for (size_t i = 0; i < list.count; ++i) {
+    if (!list.semaphores[i]) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "%s list entry %zu is NULL", what, i);
+    }
+    if (list.payload_values[i] > HAL_SEMAPHORE_MAX_VALUE) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "%s list entry %zu has value %" PRIu64
+                             ", in the reserved failure range",
+                             what, i, list.payload_values[i]);
+    }
+  }
+  return HAL_OK;
+}
+
 HAL_API hal_status_t hal_semaphore_query(hal_semaphore_t* semaphore,
                                          uint64_t* out_value) {
   if (!semaphore || !out_value) {
@@ -80,23 +104,9 @@ HAL_API hal_status_t hal_semaphore_list_wait(hal_wait_mode_t mode,
   }
   if (list.count == 0)
     return HAL_OK;
-  if (!list.semaphores || !list.payload_values) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "semaphore list of %zu entries has a NULL array",
-                           list.count);
-  }
+  HAL_RETURN_IF_ERROR(hal_semaphore_list_validate(list, "wait"));
   bool all_sync = true;
   for (size_t i = 0; i < list.count; ++i) {
-    if (!list.semaphores[i]) {
-      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                             "semaphore list entry %zu is NULL", i);
-    }
-    if (list.payload_values[i] > HAL_SEMAPHORE_MAX_VALUE) {
-      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                             "semaphore list entry %zu waits for %" PRIu64
-                             ", in the reserved failure range",
-                             i, list.payload_values[i]);
-    }
     if (!hal_sync_semaphore_cast(list.semaphores[i]))
       all_sync = false;
   }

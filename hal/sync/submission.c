@@ -139,29 +139,13 @@ static void hal_sync_submission_wait_resolved(void* user_data, uint64_t value,
 static hal_status_t hal_sync_queue_validate_list(hal_semaphore_list_t list,
                                                  const char* what,
                                                  bool reject_duplicates) {
-  if (list.count == 0)
-    return HAL_OK;
-  if (!list.semaphores || !list.payload_values) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "%s list of %zu entries has a NULL array", what,
-                           list.count);
-  }
+  HAL_RETURN_IF_ERROR(hal_semaphore_list_validate(list, what));
   for (size_t i = 0; i < list.count; ++i) {
-    if (!list.semaphores[i]) {
-      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                             "%s list entry %zu is NULL", what, i);
-    }
     if (!hal_sync_semaphore_cast(list.semaphores[i])) {
       return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
                              "%s list entry %zu is not a sync-module "
                              "semaphore",
                              what, i);
-    }
-    if (list.payload_values[i] > HAL_SEMAPHORE_MAX_VALUE) {
-      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                             "%s list entry %zu has value %" PRIu64
-                             " in the reserved failure range",
-                             what, i, list.payload_values[i]);
     }
     if (!reject_duplicates)
       continue;

@@ -135,6 +135,13 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_semaphore_list_wait(
 // For implementations
 //===----------------------------------------------------------------------===//
 
+// Checks a (semaphore, value) list: non-NULL arrays when count > 0, no NULL
+// semaphore, no value in the failure range. |what| ("wait", "signal")
+// names the list in the INVALID_ARGUMENT message. The one validator of
+// lists: device submissions, list waits and the sync queue all use it.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_semaphore_list_validate(hal_semaphore_list_t list, const char* what);
+
 // Each member is required. Arguments are validated by the public wrappers
 // above before the vtable is called (non-NULL objects, value ranges). The sync
 // module's semaphore is the implementation every driver uses

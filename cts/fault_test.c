@@ -23,6 +23,17 @@ static bool fault_mode_is(const char* mode) {
   return value && strcmp(value, mode) == 0;
 }
 
+// Each run injects one kind of fault (CTS_FAULT_MODE); the case for the
+// other kind is skipped, saying why.
+static void skip_unless_mode(const char* mode) {
+  if (fault_mode_is(mode))
+    return;
+  printf("[  SKIP    ] this run injects CTS_FAULT_MODE=%s, the case needs %s\n",
+         getenv("CTS_FAULT_MODE") ? getenv("CTS_FAULT_MODE") : "(unset)", mode);
+  fflush(stdout);
+  skip();
+}
+
 static int setup(void** state) {
   if (!getenv("VGPU_FAULTS") || !*fault_call()) {
     printf("[  SKIP    ] faults need the virtual GPU (VGPU_FAULTS)\n");
@@ -64,8 +75,7 @@ static void expect_failure_naming_call(hal_status_t status) {
 // The first faulting call fails the first submission; its failure flows
 // down a chain on both queues; independent later work still runs.
 CTS_CASE(VendorErrorFailsDownstream) {
-  if (!fault_mode_is("error"))
-    skip();
+  skip_unless_mode("error");
   hal_device_t* device = *state;
   uint32_t q1 = hal_device_info(device)->queue_count > 1 ? 1 : 0;
   hal_buffer_t* a =
@@ -104,8 +114,7 @@ CTS_CASE(VendorErrorFailsDownstream) {
 // new submissions are refused with the loss; every wait returns; the device
 // still releases cleanly.
 CTS_CASE(DeviceLossFailsEverything) {
-  if (!fault_mode_is("lost"))
-    skip();
+  skip_unless_mode("lost");
   hal_device_t* device = *state;
   uint32_t q1 = hal_device_info(device)->queue_count > 1 ? 1 : 0;
   hal_buffer_t* a =

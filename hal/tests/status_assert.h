@@ -60,4 +60,14 @@
     }                                                                    \
   } while (0)
 
+// Skips the running test, printing why (a skip never goes unexplained).
+#define HAL_TEST_SKIP(...)   \
+  do {                       \
+    printf("[  SKIP    ] "); \
+    printf(__VA_ARGS__);     \
+    printf("\n");            \
+    fflush(stdout);          \
+    skip();                  \
+  } while (0)
+
 #endif  // HAL_TESTS_STATUS_ASSERT_H_

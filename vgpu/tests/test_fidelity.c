@@ -92,8 +92,12 @@ static void set_flag_host_fn(void* arg) {
 // function opens A's gate. Serialized streams would time out.
 static void t_independent_streams_concurrent(void** state) {
   (void)state;
-  if (one_worker())
+  if (one_worker()) {
+    printf(
+        "[  SKIP    ] needs two stream workers (VGPU_STREAM_THREADS=1 "
+        "serializes streams)\n");
     skip();
+  }
   void *a = NULL, *b = NULL;
   OK(api.stream_create(&a, true));
   OK(api.stream_create(&b, true));
@@ -150,8 +154,12 @@ static void mark_ran(void* arg) {
 // later re-record of the same event.
 static void t_wait_event_uses_record_at_call_time(void** state) {
   (void)state;
-  if (one_worker())
+  if (one_worker()) {
+    printf(
+        "[  SKIP    ] needs two stream workers (VGPU_STREAM_THREADS=1 "
+        "serializes streams)\n");
     skip();
+  }
   void *a = NULL, *b = NULL, *c = NULL, *e = NULL;
   OK(api.stream_create(&a, true));
   OK(api.stream_create(&b, true));

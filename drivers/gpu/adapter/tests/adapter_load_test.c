@@ -91,7 +91,9 @@ static void test_cuda_default_library(void** state) {
 static void test_cuda_stub_library(void** state) {
   const char* stub = test_library("GPU_ADAPTER_TEST_CUDA_STUB");
   if (!stub)
-    skip();
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_CUDA_STUB is not set: no such library on this "
+        "machine");
   gpu_adapter_t* adapter = NULL;
   HAL_ASSERT_STATUS(
       HAL_STATUS_UNAVAILABLE, "cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)",
@@ -102,7 +104,9 @@ static void test_cuda_stub_library(void** state) {
 static void test_cuda_fake_loads(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
   if (!fake)
-    skip();
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_CUDA is not set: no such library on this "
+        "machine");
   gpu_adapter_t* adapter = NULL;
   HAL_ASSERT_OK(create_adapter(GPU_ADAPTER_VENDOR_CUDA, fake, NULL, &adapter));
   assert_string_equal(adapter->info.vendor_name, "CUDA");
@@ -126,7 +130,9 @@ static void test_cuda_fake_loads(void** state) {
 static void test_cuda_fake_missing_required(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
   if (!fake)
-    skip();
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_CUDA is not set: no such library on this "
+        "machine");
   setenv("GPU_FAKE_CUDA_MISSING", "cuStreamCreate,cuMemAlloc", 1);
   gpu_adapter_t* adapter = NULL;
   hal_status_t status =
@@ -142,7 +148,9 @@ static void test_cuda_fake_missing_required(void** state) {
 static void test_cuda_fake_missing_optional(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
   if (!fake)
-    skip();
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_CUDA is not set: no such library on this "
+        "machine");
   setenv("GPU_FAKE_CUDA_MISSING", "cuGraphExecUpdate,cuGraphAddMemcpyNode", 1);
   gpu_adapter_t* adapter = NULL;
   hal_status_t status =
@@ -176,7 +184,9 @@ static void test_cuda_fake_missing_optional(void** state) {
 static void test_cuda_fake_without_graphs(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
   if (!fake)
-    skip();
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_CUDA is not set: no such library on this "
+        "machine");
   gpu_adapter_t* adapter = NULL;
   HAL_ASSERT_OK(
       create_adapter(GPU_ADAPTER_VENDOR_CUDA, fake, "cuGraphLaunch", &adapter));
@@ -208,7 +218,7 @@ static void test_hip_real_runtime(void** state) {
       create_adapter(GPU_ADAPTER_VENDOR_HIP, NULL, NULL, &adapter);
   if (hal_status_code(status) == HAL_STATUS_NOT_FOUND) {
     hal_status_free(status);
-    skip();  // no HIP runtime installed
+    HAL_TEST_SKIP("no HIP runtime installed");
   }
   HAL_ASSERT_OK(status);
   const gpu_adapter_info_t* info = &adapter->info;
@@ -237,7 +247,7 @@ static void test_hip_real_runtime_hidden_required(void** state) {
                                        "hipStreamAddCallback", &adapter);
   if (hal_status_code(status) == HAL_STATUS_NOT_FOUND) {
     hal_status_free(status);
-    skip();
+    HAL_TEST_SKIP("no HIP runtime installed");
   }
   assert_null(adapter);
   HAL_ASSERT_STATUS(HAL_STATUS_INCOMPATIBLE,
@@ -248,7 +258,9 @@ static void test_hip_real_runtime_hidden_required(void** state) {
 static void test_hip_fake_loads(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_HIP_FULL");
   if (!fake)
-    skip();
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_HIP_FULL is not set: no such library on this "
+        "machine");
   gpu_adapter_t* adapter = NULL;
   HAL_ASSERT_OK(create_adapter(GPU_ADAPTER_VENDOR_HIP, fake, NULL, &adapter));
   assert_string_equal(adapter->info.vendor_name, "HIP");
@@ -262,7 +274,9 @@ static void test_hip_fake_loads(void** state) {
 static void test_hip_fake_missing_required(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_HIP_NO_REQUIRED");
   if (!fake)
-    skip();
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_HIP_NO_REQUIRED is not set: no such library on "
+        "this machine");
   gpu_adapter_t* adapter = NULL;
   HAL_ASSERT_STATUS(
       HAL_STATUS_INCOMPATIBLE,
@@ -283,7 +297,9 @@ static void count_host_call(void* user_data) {
 static void test_hip_fake_missing_optional(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_HIP_NO_OPTIONAL");
   if (!fake)
-    skip();
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_HIP_NO_OPTIONAL is not set: no such library on "
+        "this machine");
   gpu_adapter_t* adapter = NULL;
   HAL_ASSERT_OK(create_adapter(GPU_ADAPTER_VENDOR_HIP, fake, NULL, &adapter));
   uint32_t caps = adapter->info.capabilities;

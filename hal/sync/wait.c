@@ -173,10 +173,12 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
     }
     hal_timepoint_release(timepoint);  // never registered: drop both
     hal_timepoint_release(timepoint);
-    if ((mode == HAL_WAIT_MODE_ANY &&
-         entries[i].state == HAL_SYNC_TIMEPOINT_STATE_REACHED) ||
-        (mode == HAL_WAIT_MODE_ALL &&
-         entries[i].state == HAL_SYNC_TIMEPOINT_STATE_FAILED)) {
+    // A reached entry decides ANY; a failed entry decides both modes (S2,
+    // S3): an ANY wait that finds a failure here returns it at once, as it
+    // would had the failure come while it slept, unless an entry registered
+    // before this one is reached by the time step 4 reads its state.
+    if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_FAILED ||
+        mode == HAL_WAIT_MODE_ANY) {
       decided = true;
       ++i;
       break;

@@ -41,9 +41,11 @@
 // List waits: the same semaphore may appear more than once in a list; each
 // entry is an independent condition (ALL then needs the largest value, ANY
 // the smallest). A list wait on failed semaphores: ALL returns the failure
-// of the first failed entry in list order as soon as any entry fails; ANY
-// returns OK if some entry was reached, else the failure of the first failed
-// entry.
+// of the first failed entry in list order as soon as any entry fails. ANY
+// returns as soon as one entry is reached or failed, with one answer
+// whether the failure came before the call or during it: OK if some entry
+// is reached when the wait decides, else the failure of the first failed
+// entry it saw. A failed entry is never slept through to the deadline.
 //
 // Thread-safety: every function is thread-safe. The caller of any function
 // taking a semaphore holds a reference to it for the duration of the call

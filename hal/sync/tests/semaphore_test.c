@@ -408,6 +408,66 @@ static void S2_ListWaitFailure(void** state) {
   hal_semaphore_release(semaphores[1]);
 }
 
+typedef struct fail_later_t {
+  hal_semaphore_t* semaphore;
+  int64_t delay_ns;
+} fail_later_t;
+
+static void* fail_later_main(void* arg) {
+  fail_later_t* later = (fail_later_t*)arg;
+  hal_test_sleep_ns(later->delay_ns);
+  hal_semaphore_fail(later->semaphore,
+                     hal_make_status(HAL_STATUS_ABORTED, "failed later"));
+  return NULL;
+}
+
+// S2/S3: a failed entry decides an ANY wait unless another entry is
+// reached, whether it failed before the wait began or while it slept, and
+// wherever it stands in the list: at once, not at the deadline. The
+// deadline is far enough that reaching it means the wait slept through
+// the failure (the correct path takes microseconds).
+static void S2_WaitAnyWithFailedEntryReturnsFailure(void** state) {
+  const hal_duration_t deadline_ns = 8000 * HAL_MS;
+  const hal_timeout_t timeout = hal_make_timeout_ns(deadline_ns);
+  for (int failed_index = 0; failed_index < 3; ++failed_index) {
+    hal_semaphore_t* semaphores[3] = {
+        hal_test_semaphore(0), hal_test_semaphore(0), hal_test_semaphore(0)};
+    uint64_t values[3] = {1, 1, 1};
+    // Failed before the wait starts.
+    hal_semaphore_fail(semaphores[failed_index],
+                       hal_make_status(HAL_STATUS_DATA_LOSS, "failed first"));
+    hal_time_t start = hal_time_now();
+    HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "failed first",
+                      hal_semaphore_list_wait(HAL_WAIT_MODE_ANY,
+                                              list_of(3, semaphores, values),
+                                              timeout));
+    if (hal_time_now() - start >= deadline_ns) {
+      HAL_TEST_FAIL("ANY with failed entry %d slept until its deadline",
+                    failed_index);
+    }
+    // The same answer as a failure arriving during the wait.
+    hal_semaphore_t* fresh = hal_test_semaphore(0);
+    hal_semaphore_t* during[3] = {semaphores[(failed_index + 1) % 3], fresh,
+                                  semaphores[(failed_index + 2) % 3]};
+    fail_later_t later = {fresh, 2 * HAL_MS};
+    pthread_t thread;
+    hal_test_thread_create(&thread, fail_later_main, &later);
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_ABORTED, "failed later",
+        hal_semaphore_list_wait(HAL_WAIT_MODE_ANY, list_of(3, during, values),
+                                timeout));
+    pthread_join(thread, NULL);
+    // A reached entry still wins over a failed one.
+    HAL_ASSERT_OK(
+        hal_semaphore_signal(semaphores[(failed_index + 2) % 3], 1));
+    HAL_ASSERT_OK(hal_semaphore_list_wait(
+        HAL_WAIT_MODE_ANY, list_of(3, semaphores, values), timeout));
+    hal_semaphore_release(fresh);
+    for (int i = 0; i < 3; ++i)
+      hal_semaphore_release(semaphores[i]);
+  }
+}
+
 static void S3_BadListArguments(void** state) {
   hal_semaphore_t* semaphore = hal_test_semaphore(0);
   hal_semaphore_t* semaphores[2] = {semaphore, NULL};
@@ -489,6 +549,7 @@ int main(void) {
       cmocka_unit_test(S2_FailureIsStickyAndKeepsMessage),
       cmocka_unit_test(S2_FailWakesAllWaiters),
       cmocka_unit_test(S2_ListWaitFailure),
+      cmocka_unit_test(S2_WaitAnyWithFailedEntryReturnsFailure),
       cmocka_unit_test(S3_BadListArguments),
       cmocka_unit_test(S3_WaitAnyLarge),
   };

@@ -324,7 +324,7 @@ hal_sync_timepoint_state_t hal_sync_timepoint_cancel(hal_timepoint_t* timepoint,
     hal_sync_timepoint_notify_and_release(timepoint, cancelled);
     hal_status_free(cancelled);
   } else {
-    hal_timepoint_release(timepoint);
+    hal_sync_timepoint_release(timepoint);
   }
   return state;
 }
@@ -362,7 +362,9 @@ hal_semaphore_add_callback(hal_semaphore_t* base_semaphore, uint64_t value,
   HAL_RETURN_IF_ERROR(hal_sync_timepoint_acquire_callback(callback, user_data,
                                                           value, &timepoint));
   if (out_timepoint) {
-    hal_timepoint_retain(timepoint);
+    // The caller's handle keeps the semaphore alive for cancel (T5).
+    hal_sync_timepoint_retain(timepoint);
+    hal_sync_timepoint_make_handle(timepoint, base_semaphore);
     *out_timepoint = timepoint;
   }
   hal_sync_timepoint_state_t state;
@@ -373,7 +375,7 @@ hal_semaphore_add_callback(hal_semaphore_t* base_semaphore, uint64_t value,
       *out_timepoint = NULL;
       hal_timepoint_release(timepoint);
     }
-    hal_timepoint_release(timepoint);
+    hal_sync_timepoint_release(timepoint);
     return status;
   }
   if (state == HAL_SYNC_TIMEPOINT_STATE_PENDING)

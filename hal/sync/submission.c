@@ -24,7 +24,7 @@ void hal_sync_submission_release(hal_sync_submission_t* submission) {
   // retirement: a teardown snapshot may still cancel this submission's
   // waits (a no-op once resolved, but it locks their semaphores).
   for (size_t i = 0; i < submission->wait_count; ++i) {
-    hal_timepoint_release(submission->waits[i].timepoint);
+    hal_sync_timepoint_release(submission->waits[i].timepoint);
     hal_semaphore_release(submission->waits[i].semaphore);
   }
   for (size_t i = 0; i < submission->signal_count; ++i) {
@@ -218,7 +218,7 @@ static bool hal_sync_submission_resolve_wait(hal_sync_submission_t* submission,
     return false;
   }
   // One reference for the heap (if registered), one kept to cancel with.
-  hal_timepoint_retain(timepoint);
+  hal_sync_timepoint_retain(timepoint);
   // Counted before registering: the callback may run at once on another
   // thread.
   atomic_fetch_add_explicit(&submission->pending_count, 1,
@@ -235,8 +235,8 @@ static bool hal_sync_submission_resolve_wait(hal_sync_submission_t* submission,
   // it above zero).
   atomic_fetch_sub_explicit(&submission->pending_count, 1,
                             memory_order_relaxed);
-  hal_timepoint_release(timepoint);
-  hal_timepoint_release(timepoint);
+  hal_sync_timepoint_release(timepoint);
+  hal_sync_timepoint_release(timepoint);
   if (status != HAL_OK) {
     hal_sync_submission_fail(submission, status);
     return false;

@@ -106,6 +106,8 @@ static hal_status_t hal_sync_timepoint_acquire(
   timepoint->callback = NULL;
   timepoint->user_data = NULL;
   timepoint->next_resolved = NULL;
+  atomic_store_explicit(&timepoint->handle_count, 0, memory_order_relaxed);
+  timepoint->pinned_semaphore = NULL;
   *out_timepoint = timepoint;
   return HAL_OK;
 }
@@ -130,9 +132,7 @@ hal_status_t hal_sync_timepoint_acquire_callback(
   return HAL_OK;
 }
 
-HAL_API void hal_timepoint_retain(hal_timepoint_t* timepoint) {
-  if (!timepoint)
-    return;
+void hal_sync_timepoint_retain(hal_timepoint_t* timepoint) {
   intptr_t previous =
       atomic_fetch_add_explicit(&timepoint->ref_count, 1, memory_order_relaxed);
   if (HAL_UNLIKELY(previous <= 0)) {
@@ -142,7 +142,7 @@ HAL_API void hal_timepoint_retain(hal_timepoint_t* timepoint) {
   }
 }
 
-HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint) {
+void hal_sync_timepoint_release(hal_timepoint_t* timepoint) {
   if (!timepoint)
     return;
   intptr_t previous =
@@ -163,6 +163,49 @@ HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint) {
   hal_sync_pool_recycle(&hal_sync_timepoint_pool, &timepoint->block);
 }
 
+void hal_sync_timepoint_make_handle(hal_timepoint_t* timepoint,
+                                    hal_semaphore_t* semaphore) {
+  hal_semaphore_retain(semaphore);
+  timepoint->pinned_semaphore = semaphore;
+  atomic_store_explicit(&timepoint->handle_count, 1, memory_order_relaxed);
+}
+
+HAL_API void hal_timepoint_retain(hal_timepoint_t* timepoint) {
+  if (!timepoint)
+    return;
+  // Relaxed: a handle is only copied from one already held.
+  intptr_t previous = atomic_fetch_add_explicit(&timepoint->handle_count, 1,
+                                                memory_order_relaxed);
+  if (HAL_UNLIKELY(previous <= 0)) {
+    fprintf(stderr, "hal/sync: retain of a released timepoint handle %p\n",
+            (void*)timepoint);
+    abort();
+  }
+  hal_sync_timepoint_retain(timepoint);
+}
+
+HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint) {
+  if (!timepoint)
+    return;
+  intptr_t previous = atomic_fetch_sub_explicit(&timepoint->handle_count, 1,
+                                                memory_order_acq_rel);
+  if (HAL_UNLIKELY(previous <= 0)) {
+    fprintf(stderr, "hal/sync: release of a released timepoint handle %p\n",
+            (void*)timepoint);
+    abort();
+  }
+  hal_semaphore_t* unpinned = NULL;
+  if (previous == 1) {
+    // The last handle: no cancel can come through one any more.
+    unpinned = timepoint->pinned_semaphore;
+    timepoint->pinned_semaphore = NULL;
+  }
+  hal_sync_timepoint_release(timepoint);
+  // Last, outside every lock: it may destroy the semaphore, which cancels
+  // the timepoint if it is still pending (T1).
+  hal_semaphore_release(unpinned);
+}
+
 void hal_sync_timepoint_notify_and_release(hal_timepoint_t* timepoint,
                                            hal_status_t status) {
   if (timepoint->kind == HAL_SYNC_TIMEPOINT_KIND_WAITER) {
@@ -170,7 +213,7 @@ void hal_sync_timepoint_notify_and_release(hal_timepoint_t* timepoint,
   } else {
     timepoint->callback(timepoint->user_data, timepoint->value, status);
   }
-  hal_timepoint_release(timepoint);
+  hal_sync_timepoint_release(timepoint);
 }
 
 //===----------------------------------------------------------------------===//

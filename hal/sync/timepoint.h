@@ -78,6 +78,13 @@ struct hal_timepoint_t {
   void* user_data;
   // Links a resolver's private batch of popped timepoints.
   hal_timepoint_t* next_resolved;
+  // Handles: the references hal_semaphore_add_callback() hands out and
+  // hal_timepoint_retain() copies (a subset of |ref_count|). While there is
+  // one, |pinned_semaphore| holds a reference to |semaphore|, so cancel
+  // through a handle always locks a live semaphore (T3, T5). Internal
+  // holders use hal_sync_timepoint_retain/release and never pin.
+  _Atomic intptr_t handle_count;
+  hal_semaphore_t* pinned_semaphore;  // retained while |handle_count| > 0
 };
 
 // A timepoint with one reference, not registered anywhere.
@@ -86,6 +93,15 @@ HAL_MUST_USE_RESULT hal_status_t hal_sync_timepoint_acquire_waiter(
 HAL_MUST_USE_RESULT hal_status_t hal_sync_timepoint_acquire_callback(
     hal_timepoint_callback_fn_t callback, void* user_data, uint64_t value,
     hal_timepoint_t** out_timepoint);
+
+// Internal references (see |handle_count| for the public ones).
+void hal_sync_timepoint_retain(hal_timepoint_t* timepoint);
+void hal_sync_timepoint_release(hal_timepoint_t* timepoint);
+
+// Makes one of the caller's references a handle pinning |semaphore|, the
+// semaphore |timepoint| is about to be registered on.
+void hal_sync_timepoint_make_handle(hal_timepoint_t* timepoint,
+                                    hal_semaphore_t* semaphore);
 
 // Generation of |timepoint| now, to check a held pointer against later.
 static inline uint32_t hal_sync_timepoint_generation(

@@ -158,12 +158,12 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
       break;
     // Our own reference is taken BEFORE registering: once in the heap, a
     // signal may pop, notify and drop the heap's reference at any moment.
-    hal_timepoint_retain(timepoint);
+    hal_sync_timepoint_retain(timepoint);
     status = hal_sync_semaphore_register_timepoint(
         (hal_sync_semaphore_t*)semaphores[i], timepoint, &entries[i].state);
     if (status != HAL_OK) {
-      hal_timepoint_release(timepoint);
-      hal_timepoint_release(timepoint);
+      hal_sync_timepoint_release(timepoint);
+      hal_sync_timepoint_release(timepoint);
       break;
     }
     if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_PENDING) {
@@ -171,8 +171,8 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
       ++registered_count;
       continue;
     }
-    hal_timepoint_release(timepoint);  // never registered: drop both
-    hal_timepoint_release(timepoint);
+    hal_sync_timepoint_release(timepoint);  // never registered: drop both
+    hal_sync_timepoint_release(timepoint);
     // A reached entry decides ANY; a failed entry decides both modes (S2,
     // S3): an ANY wait that finds a failure here returns it at once, as it
     // would had the failure come while it slept, unless an entry registered
@@ -198,7 +198,7 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
     if (!entries[j].timepoint)
       continue;
     entries[j].state = hal_sync_timepoint_cancel(entries[j].timepoint, NULL);
-    hal_timepoint_release(entries[j].timepoint);
+    hal_sync_timepoint_release(entries[j].timepoint);
     entries[j].timepoint = NULL;
   }
   if (status == HAL_OK) {

@@ -25,8 +25,12 @@
 //    thread and owns |user_data| until it returns). Either way the caller
 //    may release its timepoint reference at once.
 //
-// Registering a callback does not keep the semaphore alive; cancel requires
-// the caller to hold a reference to the semaphore.
+// Registering a callback does not keep the semaphore alive: destroying it
+// with the timepoint pending runs the callback with CANCELLED (T1). A
+// timepoint handle does: while the caller holds one (from |out_timepoint|
+// or hal_timepoint_retain()), the semaphore lives, so hal_timepoint_cancel()
+// is safe whatever happened to the caller's semaphore references. Releasing
+// the last handle lets the semaphore go.
 //
 // Thread-safety: all functions are thread-safe.
 
@@ -58,11 +62,14 @@ hal_semaphore_add_callback(hal_semaphore_t* semaphore, uint64_t value,
                            hal_timepoint_callback_fn_t callback,
                            void* user_data, hal_timepoint_t** out_timepoint);
 
-// Removes |timepoint| if it is still pending (T5): true when removed (its
-// callback ran with CANCELLED on this thread), false when it had already
-// resolved.
+// Removes |timepoint| (a handle) if it is still pending (T5): true when
+// removed (its callback ran with CANCELLED on this thread), false when it
+// had already resolved. Safe after the caller released every reference to
+// the semaphore: the handle keeps it alive.
 HAL_API bool hal_timepoint_cancel(hal_timepoint_t* timepoint);
 
+// Copies / drops a handle. The last release also drops the handle's
+// reference to the semaphore.
 HAL_API void hal_timepoint_retain(hal_timepoint_t* timepoint);
 HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint);
 

@@ -82,6 +82,54 @@ static void T1_CallbackOnceOnCancelAndDestroy(void** state) {
   assert_int_equal(atomic_load(&pending.last_code), HAL_STATUS_CANCELLED);
 }
 
+// T3/T5: a timepoint handle keeps what cancel needs. The caller drops its
+// only semaphore reference while holding a handle: the semaphore stays
+// alive (no callback yet), cancel through the handle removes it, and the
+// last handle lets the semaphore go. The same after the timepoint resolved:
+// cancel answers false without touching freed memory (ASan).
+static void T5_CancelThroughHandleAfterSemaphoreReleased(void** state) {
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  callback_record_t record = {0};
+  hal_timepoint_t* timepoint = NULL;
+  HAL_ASSERT_OK(hal_semaphore_add_callback(semaphore, 5, record_callback,
+                                           &record, &timepoint));
+  hal_semaphore_release(semaphore);
+  assert_int_equal(atomic_load(&record.calls), 0);  // pinned by the handle
+  assert_true(hal_timepoint_cancel(timepoint));
+  assert_int_equal(atomic_load(&record.calls), 1);
+  assert_int_equal(atomic_load(&record.last_code), HAL_STATUS_CANCELLED);
+  assert_false(hal_timepoint_cancel(timepoint));
+  hal_timepoint_t* copy = timepoint;
+  hal_timepoint_retain(copy);
+  hal_timepoint_release(timepoint);
+  assert_false(hal_timepoint_cancel(copy));
+  hal_timepoint_release(copy);
+
+  // Resolved first, then the semaphore reference dropped.
+  semaphore = hal_test_semaphore(0);
+  callback_record_t reached = {0};
+  HAL_ASSERT_OK(hal_semaphore_add_callback(semaphore, 1, record_callback,
+                                           &reached, &timepoint));
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 1));
+  hal_semaphore_release(semaphore);
+  assert_false(hal_timepoint_cancel(timepoint));
+  assert_int_equal(atomic_load(&reached.calls), 1);
+  assert_int_equal(atomic_load(&reached.last_code), HAL_STATUS_OK);
+  hal_timepoint_release(timepoint);
+
+  // Handle released while pending: the semaphore goes with its last
+  // reference and cancels the callback (T1), nothing leaks (LSan).
+  semaphore = hal_test_semaphore(0);
+  callback_record_t dropped = {0};
+  HAL_ASSERT_OK(hal_semaphore_add_callback(semaphore, 1, record_callback,
+                                           &dropped, &timepoint));
+  hal_timepoint_release(timepoint);
+  assert_int_equal(atomic_load(&dropped.calls), 0);
+  hal_semaphore_release(semaphore);
+  assert_int_equal(atomic_load(&dropped.calls), 1);
+  assert_int_equal(atomic_load(&dropped.last_code), HAL_STATUS_CANCELLED);
+}
+
 // Re-enters the semaphore from its own callback: deadlocks (and times out)
 // if callbacks ran under the semaphore lock.
 static void reentrant_callback(void* user_data, uint64_t value,
@@ -316,6 +364,7 @@ int main(void) {
       cmocka_unit_test(T1_CallbackOnceOnReach),
       cmocka_unit_test(T1_CallbackOnceOnFailure),
       cmocka_unit_test(T1_CallbackOnceOnCancelAndDestroy),
+      cmocka_unit_test(T5_CancelThroughHandleAfterSemaphoreReleased),
       cmocka_unit_test(T2_NoCallbackUnderLock),
       cmocka_unit_test(T3_GenerationExposesRecycledTimepoint),
       cmocka_unit_test(T3_WarmPoolsDoNotAllocate),

@@ -517,6 +517,80 @@ CTS_CASE(DeviceReleasedFromItsOwnCallback) {
   hal_semaphore_release(job.ran);
 }
 
+// K15/T2: a callback running inside hal_semaphore_signal() or _fail() on a
+// user thread drops the last device reference while a parked submission of
+// that device waits on the same signal, later in the same batch (the
+// callback waits for value 1, the submission for 2). The shutdown must not
+// wait for that submission on this thread: the signal returns, the
+// submission resolves (it ran, or was cancelled by the shutdown, or failed
+// with the trigger), and the device shuts down.
+typedef struct release_in_batch_t {
+  hal_device_t* device;
+  hal_semaphore_t* trigger;  // callback at 1, parked submission at 2
+  hal_semaphore_t* ran;      // host semaphore signaled by the callback
+  bool fail;                 // fail the trigger instead of signaling it
+} release_in_batch_t;
+
+static void release_in_batch_callback(void* user_data, uint64_t value,
+                                      hal_status_t status) {
+  release_in_batch_t* job = user_data;
+  hal_device_release(job->device);
+  hal_status_ignore(hal_semaphore_signal(job->ran, 1));
+}
+
+static void* release_in_batch_trigger_main(void* arg) {
+  release_in_batch_t* job = arg;
+  if (job->fail) {
+    hal_semaphore_fail(job->trigger,
+                       hal_make_status(HAL_STATUS_ABORTED, "trigger failed"));
+  } else {
+    hal_status_ignore(hal_semaphore_signal(job->trigger, 2));
+  }
+  return NULL;
+}
+
+CTS_CASE(K15_DeviceReleasedFromCallbackInSameBatch) {
+  for (int fail = 0; fail < 2; ++fail) {
+    release_in_batch_t job = {cts_create_device(0), NULL, NULL, fail != 0};
+    HAL_ASSERT_OK(
+        hal_semaphore_create_host(hal_allocator_system(), 0, &job.trigger));
+    HAL_ASSERT_OK(
+        hal_semaphore_create_host(hal_allocator_system(), 0, &job.ran));
+    hal_semaphore_t* done = cts_create_semaphore(job.device, 0);
+    hal_buffer_t* buffer =
+        cts_allocate_buffer(job.device, HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
+    hal_command_buffer_t* cb =
+        cts_begin_command_buffer(job.device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    uint8_t pattern = 0x5A;
+    HAL_ASSERT_OK(
+        hal_command_buffer_fill_buffer(cb, buffer, 0, 4096, &pattern, 1));
+    HAL_ASSERT_OK(hal_command_buffer_end(cb));
+    HAL_ASSERT_OK(cts_submit(job.device, 0, job.trigger, 2, cb, done, 1));
+    hal_command_buffer_release(cb);
+    HAL_ASSERT_OK(hal_semaphore_add_callback(
+        job.trigger, 1, release_in_batch_callback, &job, NULL));
+    // On another thread, so a deadlock fails the wait below instead of
+    // hanging the test.
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL,
+                                    release_in_batch_trigger_main, &job),
+                     0);
+    HAL_ASSERT_OK(cts_wait(job.ran, 1));
+    pthread_join(thread, NULL);
+    hal_status_t status = cts_wait(done, 1);
+    if (status != HAL_OK && !hal_status_is(status, HAL_STATUS_CANCELLED) &&
+        !(fail && hal_status_is(status, HAL_STATUS_ABORTED))) {
+      HAL_ASSERT_OK(status);
+    }
+    hal_status_free(status);
+    hal_resource_wait_deferred();  // the shutdown ran, elsewhere
+    hal_buffer_release(buffer);
+    hal_semaphore_release(done);
+    hal_semaphore_release(job.ran);
+    hal_semaphore_release(job.trigger);
+  }
+}
+
 // K7: submissions with empty signal lists, then release the device.
 CTS_CASE(SubmitWithoutSignalsThenRelease) {
   for (int i = 0; i < 8; ++i) {
@@ -613,6 +687,7 @@ int main(void) {
       CASE(DeviceReleasedWithWorkParked),
       CASE(DeviceReleasedWithCommandBuffersParked),
       CASE(DeviceReleasedFromItsOwnCallback),
+      CASE(K15_DeviceReleasedFromCallbackInSameBatch),
       CASE(SubmitWithoutSignalsThenRelease),
       CASE(CrossDeviceWait),
       CASE(BadSubmissions),

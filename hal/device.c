@@ -24,6 +24,7 @@ HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
   }
   out_device->host_allocator = host_allocator;
   atomic_init(&out_device->external_ref_count, 1);
+  atomic_init(&out_device->shutdown_claimed, false);
 }
 
 HAL_API void hal_device_retain(hal_device_t* device) {
@@ -47,11 +48,17 @@ HAL_API void hal_device_release(hal_device_t* device) {
     return;
   intptr_t previous = atomic_fetch_sub_explicit(&device->external_ref_count, 1,
                                                 memory_order_acq_rel);
-  if (previous == 1 && hal_device_vtable(device)->shutdown) {
-    if (hal_resource_destruction_deferred_here()) {
-      // On a queue thread (a callback let go of the device): the shutdown
-      // joins the queue threads, so it runs on the release thread, which
-      // also drops the resource reference that came with the caller's.
+  // A retain after the count reached zero (through a pointer an object of
+  // the device still holds) revives it; the shutdown still runs only once.
+  if (previous == 1 && hal_device_vtable(device)->shutdown &&
+      !atomic_exchange_explicit(&device->shutdown_claimed, true,
+                                memory_order_acq_rel)) {
+    if (hal_resource_shutdown_deferred_here()) {
+      // On a queue thread, or inside a timepoint callback (T2): the
+      // shutdown joins the queue threads and waits for parked work that
+      // the rest of a signal's batch may wake, so it runs on the release
+      // thread, which also drops the resource reference that came with
+      // the caller's.
       device->shutdown_node.run = hal_device_run_deferred_shutdown;
       hal_resource_defer_node(&device->shutdown_node);
       return;

@@ -40,6 +40,8 @@ HAL_API void hal_resource_retain(hal_resource_t* resource) {
 
 // Depth of hal_resource_defer_destruction_enter() on this thread.
 static _Thread_local int hal_defer_depth;
+// Depth of hal_resource_defer_shutdown_enter() on this thread.
+static _Thread_local int hal_defer_shutdown_depth;
 
 // The release thread and its list. The thread is started on first use,
 // detached, and lives until the process exits; it runs libhal code between
@@ -166,6 +168,22 @@ HAL_API void hal_resource_defer_destruction_exit(void) {
     abort();
   }
   --hal_defer_depth;
+}
+
+HAL_API void hal_resource_defer_shutdown_enter(void) {
+  ++hal_defer_shutdown_depth;
+}
+
+HAL_API void hal_resource_defer_shutdown_exit(void) {
+  if (hal_defer_shutdown_depth <= 0) {
+    fprintf(stderr, "hal: unbalanced hal_resource_defer_shutdown_exit\n");
+    abort();
+  }
+  --hal_defer_shutdown_depth;
+}
+
+HAL_API bool hal_resource_shutdown_deferred_here(void) {
+  return hal_defer_depth > 0 || hal_defer_shutdown_depth > 0;
 }
 
 HAL_API void hal_resource_wait_deferred(void) {

@@ -2,6 +2,8 @@
 
 #include "timepoint.h"
 
+#include "hal/resource.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,7 +213,12 @@ void hal_sync_timepoint_notify_and_release(hal_timepoint_t* timepoint,
   if (timepoint->kind == HAL_SYNC_TIMEPOINT_KIND_WAITER) {
     hal_sync_wake_post(&timepoint->waiter->wake, status != HAL_OK);
   } else {
+    // T2: the callback may release the last reference to a device whose
+    // parked work the rest of this batch wakes; its shutdown must not wait
+    // for that here (K15).
+    hal_resource_defer_shutdown_enter();
     timepoint->callback(timepoint->user_data, timepoint->value, status);
+    hal_resource_defer_shutdown_exit();
   }
   hal_sync_timepoint_release(timepoint);
 }

@@ -71,12 +71,59 @@ static void NullObjectsAreHarmless(void** state) {
   assert_null(hal_device_allocator(NULL));
 }
 
+// A device whose shutdown and destroy only count, to watch libhal's
+// release logic without a driver.
+static _Atomic int counting_shutdowns;
+static _Atomic int counting_destroys;
+
+static void counting_device_shutdown(hal_device_t* device) {
+  (void)device;
+  atomic_fetch_add(&counting_shutdowns, 1);
+}
+
+static void counting_device_destroy(hal_device_t* device) {
+  atomic_fetch_add(&counting_destroys, 1);
+  hal_allocator_free(device->host_allocator, device);
+}
+
+static const hal_device_vtable_t counting_device_vtable = {
+    .destroy = counting_device_destroy,
+    .shutdown = counting_device_shutdown,
+};
+
+// Q4: the shutdown runs once. An object of the device (a buffer, say) keeps
+// the device's memory alive after the caller's last release; a retain
+// through its device pointer revives the caller count, and the matching
+// release must not shut the device down a second time.
+static void Q4_ShutdownRunsOnceWhenRetainedAfterRelease(void** state) {
+  atomic_store(&counting_shutdowns, 0);
+  atomic_store(&counting_destroys, 0);
+  hal_device_t* device = NULL;
+  HAL_ASSERT_OK(hal_allocator_malloc(hal_allocator_system(), sizeof(*device),
+                                     (void**)&device));
+  hal_device_initialize(&counting_device_vtable, NULL, NULL,
+                        hal_allocator_system(), device);
+  hal_resource_retain(&device->resource);  // what a buffer would hold
+  hal_device_release(device);
+  assert_int_equal(atomic_load(&counting_shutdowns), 1);
+  for (int i = 0; i < 3; ++i) {
+    hal_device_retain(device);
+    hal_device_release(device);
+  }
+  assert_int_equal(atomic_load(&counting_shutdowns), 1);
+  assert_int_equal(atomic_load(&counting_destroys), 0);
+  hal_resource_release(&device->resource);
+  assert_int_equal(atomic_load(&counting_destroys), 1);
+  assert_int_equal(atomic_load(&counting_shutdowns), 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(PropertiesMatchInfo),
       cmocka_unit_test(SemaphoreArgumentsAreValidatedFirst),
       cmocka_unit_test(WaitValidation),
       cmocka_unit_test(NullObjectsAreHarmless),
+      cmocka_unit_test(Q4_ShutdownRunsOnceWhenRetainedAfterRelease),
   };
   return cmocka_run_group_tests_name("core/device", tests, NULL, NULL);
 }

@@ -83,6 +83,20 @@ HAL_API void hal_resource_wait_deferred(void);
 // True inside a hal_resource_defer_destruction_enter() bracket.
 HAL_API bool hal_resource_destruction_deferred_here(void);
 
+// Deferred shutdown. Code that runs in the middle of work it must let
+// finish (a timepoint callback: the rest of its signal's batch is still to
+// be notified) brackets itself with enter/exit. A blocking teardown asked
+// for inside the bracket (a device's last release: shutdown waits for
+// parked work, which the rest of the batch may be what wakes) runs on
+// libhal's release thread instead. Destruction itself is not deferred.
+// Brackets nest; they are per thread.
+HAL_API void hal_resource_defer_shutdown_enter(void);
+HAL_API void hal_resource_defer_shutdown_exit(void);
+
+// True where a blocking teardown must not run on this thread: inside a
+// defer-destruction or a defer-shutdown bracket.
+HAL_API bool hal_resource_shutdown_deferred_here(void);
+
 // Hands |node| to the release thread, which calls node->run(node) soon, on
 // its own thread (never under a lock). For work that must not run on the
 // calling thread, like a device shutdown that joins the caller.

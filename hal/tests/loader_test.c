@@ -1,8 +1,13 @@
 // Copyright 2026 The HAL Authors.
 //
 // The driver registry and plugin loader: search order, ABI negotiation,
-// broken plugins, duplicate names, error messages.
+// broken plugins (including damaged files, which must never crash the
+// host), duplicate names and directories, error messages.
 
+#include <elf.h>
+#include <ftw.h>
+#include <link.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hal/plugin.h"
@@ -181,24 +186,82 @@ static void UnknownNameListsDriversAndDirectories(void** state) {
   hal_driver_registry_free(registry);
 }
 
-// Makes a fresh directory holding a link to the test plugin.
-static void make_plugin_dir(char* dir_template, char* link_path,
-                            size_t link_path_size) {
-  assert_non_null(mkdtemp(dir_template));
-  char target[4096];
-  snprintf(target, sizeof(target), "%s/hal-driver-test.so",
-           hal_test_plugin_dir());
-  snprintf(link_path, link_path_size, "%s/hal-driver-test.so", dir_template);
-  assert_int_equal(symlink(target, link_path), 0);
+// The test plugin's bytes (malloc'd) and size.
+static uint8_t* read_test_plugin(size_t* out_size) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/hal-driver-test.so", hal_test_plugin_dir());
+  FILE* file = fopen(path, "rb");
+  assert_non_null(file);
+  assert_int_equal(fseek(file, 0, SEEK_END), 0);
+  long size = ftell(file);
+  assert_true(size > 0);
+  rewind(file);
+  uint8_t* bytes = malloc((size_t)size);
+  assert_non_null(bytes);
+  assert_int_equal(fread(bytes, 1, (size_t)size, file), (size_t)size);
+  fclose(file);
+  *out_size = (size_t)size;
+  return bytes;
 }
 
+// Writes |size| bytes to |dir|/hal-driver-|name|.so; the path goes to |path|.
+static void write_plugin_file(const char* dir, const char* name,
+                              const uint8_t* bytes, size_t size, char* path,
+                              size_t path_size) {
+  snprintf(path, path_size, "%s/hal-driver-%s.so", dir, name);
+  FILE* file = fopen(path, "wb");
+  assert_non_null(file);
+  assert_int_equal(fwrite(bytes, 1, size, file), size);
+  assert_int_equal(fclose(file), 0);
+}
+
+// A fresh scratch directory per test (*state), removed with everything in
+// it after the test, also when the test fails.
+static int make_scratch_dir(void** state) {
+  const char* tmp = getenv("TMPDIR");
+  char* dir = malloc(4096);
+  if (!dir)
+    return -1;
+  snprintf(dir, 4096, "%s/hal-loader-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    free(dir);
+    return -1;
+  }
+  *state = dir;
+  return 0;
+}
+
+static int remove_scratch_entry(const char* path, const struct stat* st,
+                                int type, struct FTW* ftw) {
+  return remove(path);
+}
+
+static int remove_scratch_dir(void** state) {
+  nftw(*state, remove_scratch_entry, 16, FTW_DEPTH | FTW_PHYS);
+  free(*state);
+  return 0;
+}
+
+// Makes |scratch|/|sub| (path in |dir|) holding a copy of the test plugin
+// (path in |plugin|): its own file, so copies in two directories are two
+// plugins.
+static void make_plugin_dir(const char* scratch, const char* sub, char* dir,
+                            char* plugin, size_t size) {
+  snprintf(dir, size, "%s/%s", scratch, sub);
+  assert_int_equal(mkdir(dir, 0700), 0);
+  size_t plugin_size = 0;
+  uint8_t* bytes = read_test_plugin(&plugin_size);
+  write_plugin_file(dir, "test", bytes, plugin_size, plugin, size);
+  free(bytes);
+}
+
+// Two plugin files of one name: the first on the path is used, the other
+// is listed as shadowed by it.
 static void DuplicateNamesFirstOnPathWins(void** state) {
-  char first[] = "/tmp/hal-loader-first-XXXXXX";
-  char second[] = "/tmp/hal-loader-second-XXXXXX";
-  char first_link[256], second_link[256];
-  make_plugin_dir(first, first_link, sizeof(first_link));
-  make_plugin_dir(second, second_link, sizeof(second_link));
-  char search_path[512];
+  char first[1024], second[1024], first_link[1024], second_link[1024];
+  make_plugin_dir(*state, "first", first, first_link, sizeof(first));
+  make_plugin_dir(*state, "second", second, second_link, sizeof(second));
+  char search_path[4096];
   // Empty entries and a repeated directory are ignored.
   snprintf(search_path, sizeof(search_path), ":%s::%s:%s:", first, second,
            first);
@@ -222,10 +285,292 @@ static void DuplicateNamesFirstOnPathWins(void** state) {
       registry, "test", hal_allocator_system(), &driver));
   hal_driver_release(driver);
   hal_driver_registry_free(registry);
-  unlink(first_link);
-  unlink(second_link);
-  rmdir(first);
-  rmdir(second);
+}
+
+// HAL_DRIVER_PATH spellings of one directory: a trailing slash, "/.", a
+// doubled slash, a symlink to it. Searched once, at its first position, so
+// its plugins do not shadow themselves.
+static void OneDirectorySpelledManyWaysIsSearchedOnce(void** state) {
+  char dir[1024], plugin[1024], alias[1024];
+  make_plugin_dir(*state, "dir", dir, plugin, sizeof(dir));
+  snprintf(alias, sizeof(alias), "%s/alias", (const char*)*state);
+  assert_int_equal(symlink(dir, alias), 0);
+  char search_path[8192];
+  snprintf(search_path, sizeof(search_path), "%s/:%s:%s/.:%s:%s//:%s/", dir,
+           dir, dir, alias, dir, alias);
+  hal_driver_registry_options_t options = {.search_path = search_path,
+                                           .skip_install_dir = true};
+  hal_driver_registry_t* registry = NULL;
+  HAL_ASSERT_OK(
+      hal_driver_registry_create(&options, hal_allocator_system(), &registry));
+  assert_int_equal(hal_driver_registry_directory_count(registry), 1);
+  // Listed as first spelled.
+  char first_spelling[1100];
+  snprintf(first_spelling, sizeof(first_spelling), "%s/", dir);
+  assert_string_equal(hal_driver_registry_directory_at(registry, 0),
+                      first_spelling);
+  assert_int_equal(hal_driver_registry_plugin_count(registry), 1);
+  const hal_plugin_record_t* record = find_record(registry, "test", 0);
+  assert_non_null(record);
+  assert_null(record->shadowed_by);
+  assert_null(record->load_status);
+  hal_driver_t* driver = NULL;
+  HAL_ASSERT_OK(hal_driver_registry_create_driver(
+      registry, "test", hal_allocator_system(), &driver));
+  hal_driver_release(driver);
+  hal_driver_registry_free(registry);
+}
+
+// One plugin file reached from two directories (the first holds a symlink
+// to the second's file) is one plugin, listed once, not its own shadow.
+static void OneFileReachedTwiceIsNotItsOwnShadow(void** state) {
+  char first[1024], second[1024], real_plugin[1024], link_path[1100];
+  make_plugin_dir(*state, "real", second, real_plugin, sizeof(second));
+  snprintf(first, sizeof(first), "%s/via", (const char*)*state);
+  assert_int_equal(mkdir(first, 0700), 0);
+  snprintf(link_path, sizeof(link_path), "%s/hal-driver-test.so", first);
+  assert_int_equal(symlink(real_plugin, link_path), 0);
+  char search_path[4096];
+  snprintf(search_path, sizeof(search_path), "%s:%s", first, second);
+  hal_driver_registry_options_t options = {.search_path = search_path,
+                                           .skip_install_dir = true};
+  hal_driver_registry_t* registry = NULL;
+  HAL_ASSERT_OK(
+      hal_driver_registry_create(&options, hal_allocator_system(), &registry));
+  assert_int_equal(hal_driver_registry_directory_count(registry), 2);
+  assert_int_equal(hal_driver_registry_plugin_count(registry), 1);
+  const hal_plugin_record_t* record = find_record(registry, "test", 0);
+  assert_string_equal(record->path, link_path);
+  assert_null(record->shadowed_by);
+  assert_null(record->load_status);
+  hal_driver_registry_free(registry);
+}
+
+// A damaged copy of the test plugin: |size| bytes of it, then |patch| of
+// |patch_size| bytes at |patch_at| (none if NULL); |needle| is what its
+// load status must say.
+typedef struct damaged_plugin_t {
+  const char* name;
+  size_t size;
+  size_t patch_at;
+  const void* patch;
+  size_t patch_size;
+  hal_status_code_t code;
+  char needle[160];
+} damaged_plugin_t;
+
+static void add_cut(damaged_plugin_t* list, size_t* count, const char* name,
+                    size_t size, const char* needle) {
+  damaged_plugin_t* d = &list[(*count)++];
+  memset(d, 0, sizeof(*d));
+  d->name = name;
+  d->size = size;
+  d->code = HAL_STATUS_DATA_LOSS;
+  snprintf(d->needle, sizeof(d->needle), "%s", needle);
+}
+
+// Truncated and inconsistent plugin files (cut inside the ELF header, the
+// program headers, a loaded segment, the section headers; program headers
+// placed past the end) beside a good plugin. dlopen would map such a file
+// past its end and the host would die of SIGBUS; the registry must list
+// each as broken, saying where the file ends, and the good plugin must
+// still load.
+static void TruncatedPluginsAreBrokenNotFatal(void** state) {
+  size_t size = 0;
+  uint8_t* bytes = read_test_plugin(&size);
+  ElfW(Ehdr) ehdr;
+  memcpy(&ehdr, bytes, sizeof(ehdr));
+  assert_true(ehdr.e_phnum >= 2);
+  assert_int_equal(ehdr.e_phentsize, sizeof(ElfW(Phdr)));
+  // Cut in the middle of the last loaded segment. The message names the
+  // first segment, in program header order, that runs past the cut.
+  ElfW(Phdr) phdrs[64];
+  assert_true(ehdr.e_phnum <= HAL_ARRAYSIZE(phdrs));
+  memcpy(phdrs, bytes + ehdr.e_phoff, ehdr.e_phnum * sizeof(phdrs[0]));
+  size_t last_load = SIZE_MAX;
+  size_t last_byte = 0;  // end of the file bytes of every segment
+  for (size_t i = 0; i < ehdr.e_phnum; ++i) {
+    size_t end = (size_t)(phdrs[i].p_offset + phdrs[i].p_filesz);
+    if (end > last_byte)
+      last_byte = end;
+    if (phdrs[i].p_type == PT_LOAD && phdrs[i].p_filesz > 1)
+      last_load = i;
+  }
+  assert_true(last_load != SIZE_MAX);
+  size_t segment_cut =
+      (size_t)(phdrs[last_load].p_offset + phdrs[last_load].p_filesz / 2);
+  size_t segment = 0;
+  while (phdrs[segment].p_filesz == 0 ||
+         phdrs[segment].p_offset + phdrs[segment].p_filesz <= segment_cut) {
+    ++segment;
+  }
+  size_t segment_end =
+      (size_t)(phdrs[segment].p_offset + phdrs[segment].p_filesz);
+
+  damaged_plugin_t damaged[8];
+  size_t count = 0;
+  char needle[160];
+  add_cut(damaged, &count, "cut_in_elf_header", 40,
+          "truncated ELF file: the ELF header needs");
+  add_cut(damaged, &count, "cut_at_100_bytes", 100,
+          "truncated ELF file: the program header table ends at byte");
+  size_t phdr_cut = (size_t)ehdr.e_phoff + sizeof(ElfW(Phdr)) * 3 / 2;
+  snprintf(needle, sizeof(needle), "but the file has %zu bytes", phdr_cut);
+  add_cut(damaged, &count, "cut_in_program_headers", phdr_cut, needle);
+  snprintf(needle, sizeof(needle),
+           "truncated ELF file: segment %zu ends at byte %zu but the file "
+           "has %zu bytes",
+           segment, segment_end, segment_cut);
+  add_cut(damaged, &count, "cut_in_segment", segment_cut, needle);
+  if (size > 4096 && last_byte > 4096) {
+    add_cut(damaged, &count, "first_4k", 4096, "truncated ELF file: segment");
+  }
+  if (ehdr.e_shoff >= last_byte && ehdr.e_shnum > 1) {
+    add_cut(damaged, &count, "cut_in_section_headers",
+            (size_t)ehdr.e_shoff + ehdr.e_shentsize,
+            "truncated ELF file: the section header table ends at byte");
+  }
+  // Whole file, but the program headers said to lie past its end.
+  ElfW(Off) past_end = (ElfW(Off))size - 8;
+  add_cut(damaged, &count, "phdrs_past_end", size,
+          "truncated ELF file: the program header table ends at byte");
+  damaged[count - 1].patch_at = offsetof(ElfW(Ehdr), e_phoff);
+  damaged[count - 1].patch = &past_end;
+  damaged[count - 1].patch_size = sizeof(past_end);
+
+  char dir[1024], good[1024];
+  make_plugin_dir(*state, "damaged", dir, good, sizeof(dir));
+  char paths[8][1100];
+  uint8_t* copy = malloc(size);
+  assert_non_null(copy);
+  for (size_t i = 0; i < count; ++i) {
+    memcpy(copy, bytes, size);
+    if (damaged[i].patch) {
+      memcpy(copy + damaged[i].patch_at, damaged[i].patch,
+             damaged[i].patch_size);
+    }
+    write_plugin_file(dir, damaged[i].name, copy, damaged[i].size, paths[i],
+                      sizeof(paths[i]));
+  }
+  free(copy);
+
+  hal_driver_registry_options_t options = {.search_path = dir,
+                                           .skip_install_dir = true};
+  hal_driver_registry_t* registry = NULL;
+  HAL_ASSERT_OK(
+      hal_driver_registry_create(&options, hal_allocator_system(), &registry));
+  assert_int_equal(hal_driver_registry_plugin_count(registry), count + 1);
+  for (size_t i = 0; i < count; ++i) {
+    const hal_plugin_record_t* record =
+        find_record(registry, damaged[i].name, 0);
+    assert_non_null(record);
+    assert_null(record->shadowed_by);
+    assert_int_equal(record->abi_version, 0);
+    const char* message = hal_status_message(record->load_status);
+    if (hal_status_code(record->load_status) != damaged[i].code ||
+        !strstr(message, damaged[i].needle) || !strstr(message, paths[i])) {
+      fail_msg("%s (%zu bytes): got %s \"%s\", wanted %s with \"%s\"",
+               damaged[i].name, damaged[i].size,
+               hal_status_code_string(hal_status_code(record->load_status)),
+               message, hal_status_code_string(damaged[i].code),
+               damaged[i].needle);
+    }
+    hal_driver_t* driver = NULL;
+    HAL_ASSERT_STATUS(
+        damaged[i].code, "truncated ELF file",
+        hal_driver_registry_create_driver(registry, damaged[i].name,
+                                          hal_allocator_system(), &driver));
+    assert_null(driver);
+  }
+  const hal_plugin_record_t* record = find_record(registry, "test", 0);
+  assert_non_null(record);
+  assert_null(record->load_status);
+  hal_driver_t* driver = NULL;
+  HAL_ASSERT_OK(hal_driver_registry_create_driver(
+      registry, "test", hal_allocator_system(), &driver));
+  hal_driver_release(driver);
+  hal_driver_registry_free(registry);
+  free(bytes);
+}
+
+// ELF files made for another host are refused from their headers, naming
+// the mismatch, and never reach dlopen.
+static void ForeignElfFilesAreRefusedNamingWhy(void** state) {
+  size_t size = 0;
+  uint8_t* bytes = read_test_plugin(&size);
+  const char* dir = *state;
+  struct {
+    const char* name;
+    size_t at;
+    uint16_t value;
+    size_t value_size;
+    const char* needle;
+  } cases[] = {
+      {"other_class", EI_CLASS,
+       ELFCLASS64 + ELFCLASS32 - (uint16_t)bytes[EI_CLASS], 1, "-bit ELF"},
+      {"other_data", EI_DATA,
+       ELFDATA2LSB + ELFDATA2MSB - (uint16_t)bytes[EI_DATA], 1, "endian"},
+      {"other_machine", offsetof(ElfW(Ehdr), e_machine),
+       bytes[offsetof(ElfW(Ehdr), e_machine)] == EM_AARCH64 ? EM_X86_64
+                                                            : EM_AARCH64,
+       2, "machine"},
+      {"executable", offsetof(ElfW(Ehdr), e_type), ET_EXEC, 2, "ET_EXEC"},
+  };
+  char paths[4][1100];
+  uint8_t* copy = malloc(size);
+  assert_non_null(copy);
+  for (size_t i = 0; i < HAL_ARRAYSIZE(cases); ++i) {
+    memcpy(copy, bytes, size);
+    if (cases[i].value_size == 1) {
+      copy[cases[i].at] = (uint8_t)cases[i].value;
+    } else {
+      uint16_t value = cases[i].value;  // host byte order, like the file's
+      memcpy(copy + cases[i].at, &value, sizeof(value));
+    }
+    write_plugin_file(dir, cases[i].name, copy, size, paths[i],
+                      sizeof(paths[i]));
+  }
+  free(copy);
+  hal_driver_registry_options_t options = {.search_path = dir,
+                                           .skip_install_dir = true};
+  hal_driver_registry_t* registry = NULL;
+  HAL_ASSERT_OK(
+      hal_driver_registry_create(&options, hal_allocator_system(), &registry));
+  for (size_t i = 0; i < HAL_ARRAYSIZE(cases); ++i) {
+    const hal_plugin_record_t* record = find_record(registry, cases[i].name, 0);
+    assert_non_null(record);
+    const char* message = hal_status_message(record->load_status);
+    if (hal_status_code(record->load_status) != HAL_STATUS_INCOMPATIBLE ||
+        !strstr(message, cases[i].needle) || !strstr(message, paths[i]) ||
+        strstr(message, "dlopen")) {
+      fail_msg("%s: got %s \"%s\", wanted INCOMPATIBLE with \"%s\"",
+               cases[i].name,
+               hal_status_code_string(hal_status_code(record->load_status)),
+               message, cases[i].needle);
+    }
+  }
+  hal_driver_registry_free(registry);
+  free(bytes);
+}
+
+// A named pipe named like a plugin is broken, and the registry does not
+// block opening it (dlopen would wait for a writer forever).
+static void NamedPipeIsBrokenNotBlocking(void** state) {
+  char fifo[1100];
+  snprintf(fifo, sizeof(fifo), "%s/hal-driver-fifo.so", (const char*)*state);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  hal_driver_registry_options_t options = {.search_path = *state,
+                                           .skip_install_dir = true};
+  hal_driver_registry_t* registry = NULL;
+  HAL_ASSERT_OK(
+      hal_driver_registry_create(&options, hal_allocator_system(), &registry));
+  const hal_plugin_record_t* record = find_record(registry, "fifo", 0);
+  assert_non_null(record);
+  assert_int_equal(hal_status_code(record->load_status),
+                   HAL_STATUS_UNAVAILABLE);
+  assert_non_null(
+      strstr(hal_status_message(record->load_status), "not a regular file"));
+  hal_driver_registry_free(registry);
 }
 
 static void DriverOutlivesRegistry(void** state) {
@@ -325,7 +670,18 @@ int main(void) {
       cmocka_unit_test(MisnamedPluginIsRefused),
       cmocka_unit_test(NoDevicesIsAClearError),
       cmocka_unit_test(UnknownNameListsDriversAndDirectories),
-      cmocka_unit_test(DuplicateNamesFirstOnPathWins),
+      cmocka_unit_test_setup_teardown(DuplicateNamesFirstOnPathWins,
+                                      make_scratch_dir, remove_scratch_dir),
+      cmocka_unit_test_setup_teardown(OneDirectorySpelledManyWaysIsSearchedOnce,
+                                      make_scratch_dir, remove_scratch_dir),
+      cmocka_unit_test_setup_teardown(OneFileReachedTwiceIsNotItsOwnShadow,
+                                      make_scratch_dir, remove_scratch_dir),
+      cmocka_unit_test_setup_teardown(TruncatedPluginsAreBrokenNotFatal,
+                                      make_scratch_dir, remove_scratch_dir),
+      cmocka_unit_test_setup_teardown(ForeignElfFilesAreRefusedNamingWhy,
+                                      make_scratch_dir, remove_scratch_dir),
+      cmocka_unit_test_setup_teardown(NamedPipeIsBrokenNotBlocking,
+                                      make_scratch_dir, remove_scratch_dir),
       cmocka_unit_test(DriverOutlivesRegistry),
       cmocka_unit_test(CreateFailureCarriesPluginStatus),
       cmocka_unit_test(MissingDirectoriesAreNotErrors),

@@ -6,14 +6,17 @@
 // are listed as shadowed, never loaded in its place):
 //   1. each directory of the search path: the options' |search_path| if
 //      given, else the HAL_DRIVER_PATH environment variable (colon-separated,
-//      empty entries ignored);
+//      empty entries ignored; a directory already listed under another
+//      spelling, by realpath, is searched once, where first listed);
 //   2. the install's plugin directory, found relative to libhal's own
 //      location (<libdir>/hal/drivers), so relocated and DESTDIR-staged
 //      installs work; unless |skip_install_dir| is set.
-// A plugin is a file named hal-driver-<name>.so. Each one found is loaded
-// (dlopen, RTLD_LOCAL) and its entry point queried at registry creation, so a
-// listing can say why a broken plugin is broken. Plugin code other than the
-// entry point runs only when a driver is created.
+// A plugin is a file named hal-driver-<name>.so; the same file reached twice
+// (by realpath) is listed once. Each one found is checked against its own
+// ELF headers (a truncated or foreign file is listed as broken, never
+// dlopen()ed), then loaded (dlopen, RTLD_LOCAL) and its entry point queried
+// at registry creation, so a listing can say why a broken plugin is broken.
+// Plugin code other than the entry point runs only when a driver is created.
 //
 // Thread-safety: a registry is immutable after creation; all functions are
 // thread-safe.
@@ -52,8 +55,8 @@ typedef struct hal_plugin_record_t {
   uint32_t abi_version;
   // The plugin's one-line description ("" if it failed to load).
   const char* description;
-  // OK, or why it cannot be used (dlopen/dlsym text, ABI mismatch...).
-  // Owned by the registry.
+  // OK, or why it cannot be used (truncated or foreign ELF file, dlopen/dlsym
+  // text, ABI mismatch...). Owned by the registry.
   hal_status_t load_status;
   // Non-NULL when an earlier plugin of the same name wins: its path.
   const char* shadowed_by;

@@ -7,9 +7,13 @@
 //
 //   CTS_FAULT_CALL   the vendor call the fault hits (e.g. cuMemsetD32Async)
 //   CTS_FAULT_MODE   "error": its first call fails once;
+//                    "sync":  the same, for an event synchronize (the
+//                             work ran; the device reports its error)
 //                    "lost":  its first call loses the device for good
 
 #include "cts.h"
+
+#include <time.h>
 
 #define SIZE 256
 
@@ -110,6 +114,42 @@ CTS_CASE(VendorErrorFailsDownstream) {
   hal_buffer_release(b);
 }
 
+// K13: the second submission is made a moment after the first, so that
+// the first is usually issued and recorded already and the second waits for
+// it on the device, not on the host (the fault_sync run, mode "sync", makes
+// the first fail at its event synchronize, after it ran, and shakes the
+// schedule so the first is still running then). Either way the failure must reach both
+// downstream semaphores, naming the call.
+CTS_CASE(K13_FailureReachesWorkWaitingOnTheDevice) {
+  skip_unless_mode("sync");
+  hal_device_t* device = *state;
+  uint32_t q1 = hal_device_info(device)->queue_count > 1 ? 1 : 0;
+  hal_buffer_t* a =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
+  hal_buffer_t* b =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
+  hal_semaphore_t* s1 = cts_create_semaphore(device, 0);
+  hal_semaphore_t* s2 = cts_create_semaphore(device, 0);
+  hal_semaphore_t* s3 = cts_create_semaphore(device, 0);
+  hal_command_buffer_t* first = fill_cb(device, a, 0x11111111u);
+  hal_command_buffer_t* second = fill_cb(device, b, 0x22222222u);
+  HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
+  struct timespec pause = {0, 2 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  HAL_ASSERT_OK(cts_submit(device, q1, s1, 1, second, s2, 1));
+  HAL_ASSERT_OK(cts_submit(device, 0, s2, 1, NULL, s3, 1));
+  expect_failure_naming_call(cts_wait(s1, 1));
+  expect_failure_naming_call(cts_wait(s2, 1));
+  expect_failure_naming_call(cts_wait(s3, 1));
+  hal_command_buffer_release(first);
+  hal_command_buffer_release(second);
+  hal_semaphore_release(s1);
+  hal_semaphore_release(s2);
+  hal_semaphore_release(s3);
+  hal_buffer_release(a);
+  hal_buffer_release(b);
+}
+
 // Device loss: the failing submission and everything issued after it fail;
 // new submissions are refused with the loss; every wait returns; the device
 // still releases cleanly.
@@ -155,6 +195,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(VendorErrorFailsDownstream, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(K13_FailureReachesWorkWaitingOnTheDevice,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(DeviceLossFailsEverything, setup,
                                       teardown),
   };

@@ -127,15 +127,7 @@ static void* hal_sync_queue_completion_main(void* arg) {
     hal_sync_mutex_unlock(&queue->mutex);
     hal_status_t status = interface->synchronize_event(
         interface->self, submission->completion_event->handle);
-    if (status == HAL_OK) {
-      // The device finished: publish the values (S5: before any waiter of
-      // them is woken, which the semaphore guarantees).
-      for (size_t i = 0; i < submission->signal_count; ++i) {
-        hal_sync_semaphore_advance(
-            (hal_sync_semaphore_t*)submission->signal_semaphores[i],
-            submission->signal_values[i]);
-      }
-    } else {
+    if (status != HAL_OK) {
       status = hal_status_annotatef(
           status, "submission on queue '%s' failed on the device", queue->name);
       hal_sync_submission_fail_signals(submission, status);
@@ -144,6 +136,23 @@ static void* hal_sync_queue_completion_main(void* arg) {
       // payload, which retiring releases (Q3).
       if (submission->payload && interface->quiesce)
         interface->quiesce(interface->self);
+    } else if ((status = hal_sync_submission_await_device_waits(
+                    submission)) != HAL_OK) {
+      // The device ran it after a signaler that failed (K13): downstream
+      // work learns of the failure as if the wait had parked on the host.
+      status = hal_status_annotatef(
+          status, "submission on queue '%s' waited on the device for work "
+          "that failed", queue->name);
+      hal_sync_submission_fail_signals(submission, status);
+      hal_status_free(status);
+    } else {
+      // The device finished: publish the values (S5: before any waiter of
+      // them is woken, which the semaphore guarantees).
+      for (size_t i = 0; i < submission->signal_count; ++i) {
+        hal_sync_semaphore_advance(
+            (hal_sync_semaphore_t*)submission->signal_semaphores[i],
+            submission->signal_values[i]);
+      }
     }
     hal_sync_submission_retire(submission);
     hal_sync_mutex_lock(&queue->mutex);

@@ -107,6 +107,12 @@ void hal_sync_submission_release(hal_sync_submission_t* submission);
 // WORKER thread: waits, issue, record, attach; then hands to completion.
 void hal_sync_submission_issue(hal_sync_submission_t* submission);
 
+// COMPLETION thread, once the device finished |submission|: blocks until
+// every semaphore it waited on through a device event is reached on the
+// host; returns the failure of one that failed instead (K13).
+HAL_MUST_USE_RESULT hal_status_t
+hal_sync_submission_await_device_waits(hal_sync_submission_t* submission);
+
 // WORKER or COMPLETION thread: fails every signal semaphore with a copy of
 // |status| (borrowed).
 void hal_sync_submission_fail_signals(hal_sync_submission_t* submission,

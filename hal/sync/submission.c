@@ -303,13 +303,67 @@ HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
 }
 
 //===----------------------------------------------------------------------===//
+// Device waits
+//===----------------------------------------------------------------------===//
+
+// A wait resolved to a device event (T4) orders the work on the device, but
+// the event says nothing about whether the signaler succeeded: only the
+// semaphore does (K10, K13). These two checks make a device wait fail the
+// submission exactly as a parked one would.
+
+// WORKER thread, before issue: a semaphore waited on through an event that
+// has failed already means the work must never run (S2).
+static hal_status_t hal_sync_submission_device_waits_failed(
+    hal_sync_submission_t* submission) {
+  for (size_t i = 0; i < submission->wait_count; ++i) {
+    hal_sync_submission_wait_t* wait = &submission->waits[i];
+    if (!wait->event)
+      continue;
+    hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)wait->semaphore;
+    if (atomic_load_explicit(&semaphore->value, memory_order_acquire) <
+        HAL_SEMAPHORE_FAILURE_VALUE) {
+      continue;
+    }
+    return hal_status_annotatef(hal_sync_semaphore_clone_failure(semaphore),
+                                "waiting for semaphore %p to reach %" PRIu64,
+                                (void*)wait->semaphore, wait->value);
+  }
+  return HAL_OK;
+}
+
+hal_status_t hal_sync_submission_await_device_waits(
+    hal_sync_submission_t* submission) {
+  for (size_t i = 0; i < submission->wait_count; ++i) {
+    hal_sync_submission_wait_t* wait = &submission->waits[i];
+    if (!wait->event)
+      continue;
+    // The signaler was issued before this submission, so its queue's
+    // completion thread resolves the semaphore (reached or failed) without
+    // waiting on anything issued later: this cannot deadlock, and it is
+    // usually reached already (a lock-free check).
+    HAL_RETURN_IF_ERROR(hal_sync_semaphore_wait_list(
+        HAL_WAIT_MODE_ALL, 1, &wait->semaphore, &wait->value,
+        HAL_TIME_INFINITE_FUTURE));
+  }
+  return HAL_OK;
+}
+
+//===----------------------------------------------------------------------===//
 // Issue (WORKER thread)
 //===----------------------------------------------------------------------===//
 
 void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   hal_sync_queue_t* queue = submission->queue;
   const hal_sync_queue_interface_t* interface = &queue->interface;
-  hal_status_t status = HAL_OK;
+  hal_status_t status = hal_sync_submission_device_waits_failed(submission);
+  if (status != HAL_OK) {
+    hal_status_t failure = hal_status_annotatef(
+        status, "submission on queue '%s' did not run", queue->name);
+    hal_sync_submission_fail_signals(submission, failure);
+    hal_status_free(failure);
+    hal_sync_submission_retire(submission);
+    return;
+  }
 
   // The event comes first: failing to get one must leave nothing issued.
   status = hal_sync_event_pool_acquire(queue->event_pool,

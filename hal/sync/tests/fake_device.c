@@ -38,6 +38,9 @@ struct fake_stream_t {
   bool stop;
   // Fail the next record_event (fake_stream_fail_next_record()).
   atomic_bool fail_next_record;
+  // Fail the next synchronize_event, after the event completed
+  // (fake_stream_fail_next_synchronize()).
+  atomic_bool fail_next_synchronize;
   uint64_t seed;  // stream thread only
   pthread_t thread;
 };
@@ -214,11 +217,16 @@ static hal_status_t fake_record_event(void* self, void* handle) {
 }
 
 static hal_status_t fake_synchronize_event(void* self, void* handle) {
+  fake_stream_t* stream = (fake_stream_t*)self;
   fake_event_t* event = (fake_event_t*)handle;
   pthread_mutex_lock(&event->mutex);
   uint64_t epoch = event->recorded;
   pthread_mutex_unlock(&event->mutex);
   fake_event_wait_for(event, epoch);
+  if (atomic_exchange(&stream->fail_next_synchronize, false)) {
+    return hal_make_status(HAL_STATUS_INTERNAL,
+                           "fakeEventSynchronize failed: FAKE_ERROR_INJECTED");
+  }
   return HAL_OK;
 }
 
@@ -239,6 +247,10 @@ static void fake_quiesce(void* self) {
 
 void fake_stream_fail_next_record(fake_stream_t* stream) {
   atomic_store(&stream->fail_next_record, true);
+}
+
+void fake_stream_fail_next_synchronize(fake_stream_t* stream) {
+  atomic_store(&stream->fail_next_synchronize, true);
 }
 
 static void fake_release_payload(void* self, void* payload) {

@@ -49,5 +49,8 @@ void fake_stream_destroy(fake_stream_t* stream);
 // The next record_event fails (after its payload was issued): the
 // submission is orphaned until the queue is destroyed.
 void fake_stream_fail_next_record(fake_stream_t* stream);
+// The next synchronize_event fails once the event completed, as a device
+// error reported at synchronize does: the work ran, its result is bad.
+void fake_stream_fail_next_synchronize(fake_stream_t* stream);
 
 #endif  // HAL_SYNC_TESTS_FAKE_DEVICE_H_

@@ -250,6 +250,82 @@ static void T4_RecordedEventUsedForDeviceWait(void** state) {
 // Failure
 //===----------------------------------------------------------------------===//
 
+// K13 (K10, S2 through a device wait): Y waits on X's signal through X's
+// recorded event (a device wait, asserted), then X fails: its event
+// synchronize reports a device error, or the host fails X's semaphore while
+// X runs. Y ran on the device after X, but its signal must fail naming the
+// cause, and so must Z, which waits on Y.
+static void run_k13(uint64_t seed, bool host_fail) {
+  fake_device_t device;
+  fake_device_initialize(0, &device);
+  fake_stream_t* streams[2] = {fake_stream_create(&device, "q0", seed),
+                               fake_stream_create(&device, "q1", seed + 1)};
+  hal_semaphore_t* s = hal_test_semaphore(0);
+  hal_semaphore_t* done = hal_test_semaphore(0);
+  hal_semaphore_t* after = hal_test_semaphore(0);
+  int cell = 0;
+  gate_payload_t* signaler = calloc(1, sizeof(*signaler));
+  signaler->base.base.run = gate_payload_run;
+  signaler->base.base.release = gate_payload_release;
+  signaler->base.write_cell = &cell;
+  pthread_mutex_init(&signaler->mutex, NULL);
+  pthread_cond_init(&signaler->cond, NULL);
+  if (!host_fail)
+    fake_stream_fail_next_synchronize(streams[0]);
+  submit_one(streams[0], NULL, 0, s, 1, &signaler->base);
+  // A marker behind X on the same worker: once it holds an event, X's
+  // event was recorded (T4), so Y will wait for it on the device.
+  submit_one(streams[0], NULL, 0, NULL, 0, NULL);
+  for (int i = 0; i < 30000 &&
+                  hal_sync_event_pool_live_count(device.event_pool) < 2;
+       ++i) {
+    hal_test_sleep_ns(100000);
+  }
+  _Atomic int ran = 0;
+  test_payload_t* waiter = test_payload_new(&ran, NULL);
+  submit_one(streams[1], s, 1, done, 1, waiter);
+  for (int i = 0; i < 30000 && atomic_load(&device.device_waits) < 1; ++i) {
+    hal_test_sleep_ns(100000);
+  }
+  assert_int_equal(atomic_load(&device.device_waits), 1);
+  submit_one(streams[0], done, 1, after, 1, test_payload_new(NULL, NULL));
+  if (host_fail) {
+    hal_semaphore_fail(s, hal_make_status(HAL_STATUS_ABORTED, "host gave up"));
+  }
+  pthread_mutex_lock(&signaler->mutex);
+  signaler->open = true;
+  pthread_cond_broadcast(&signaler->cond);
+  pthread_mutex_unlock(&signaler->mutex);
+  const char* cause = host_fail ? "host gave up" : "fakeEventSynchronize";
+  hal_status_code_t code =
+      host_fail ? HAL_STATUS_ABORTED : HAL_STATUS_INTERNAL;
+  HAL_ASSERT_STATUS(
+      code, cause,
+      hal_semaphore_wait(done, 1, hal_make_timeout_ns(30000 * HAL_MS)));
+  HAL_ASSERT_STATUS(
+      code, cause,
+      hal_semaphore_wait(after, 1, hal_make_timeout_ns(30000 * HAL_MS)));
+  fake_stream_destroy(streams[0]);
+  fake_stream_destroy(streams[1]);
+  // Y was issued before X failed: it ran, on the device, after X.
+  assert_int_equal(atomic_load(&ran), 1);
+  hal_semaphore_release(s);
+  hal_semaphore_release(done);
+  hal_semaphore_release(after);
+  assert_int_equal(atomic_load(&device.t4_violations), 0);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&device);
+}
+
+static void K13_DeviceWaitOnSignalerThatFailsAtSynchronize(void** state) {
+  run_k13(hal_test_seed("K13_DeviceWaitOnSignalerThatFailsAtSynchronize"),
+          false);
+}
+
+static void K13_DeviceWaitOnSemaphoreFailedByHost(void** state) {
+  run_k13(hal_test_seed("K13_DeviceWaitOnSemaphoreFailedByHost"), true);
+}
+
 // Q5 + K10: a vendor error mid-chain fails every downstream semaphore with a
 // status naming the call; the queue keeps working for independent work.
 // The completion event's record fails after the payload was issued: the
@@ -586,6 +662,8 @@ int main(void) {
       cmocka_unit_test(T4_RecordedEventUsedForDeviceWait),
       cmocka_unit_test(Q_RecordFailureOrphanedUntilQuiesced),
       cmocka_unit_test(K10_VendorErrorFailsDownstream),
+      cmocka_unit_test(K13_DeviceWaitOnSignalerThatFailsAtSynchronize),
+      cmocka_unit_test(K13_DeviceWaitOnSemaphoreFailedByHost),
       cmocka_unit_test(S2_FailedWaitNeverRuns),
       cmocka_unit_test(K2_CreateSubmitDestroyLoop),
       cmocka_unit_test(S6_RandomDagMatchesModel),

@@ -45,6 +45,7 @@ static struct hal_status_storage_t hal_static_statuses[HAL_STATUS_CODE_COUNT_] =
         HAL_STATIC_STATUS(HAL_STATUS_DATA_LOSS),
         HAL_STATIC_STATUS(HAL_STATUS_UNAUTHENTICATED),
         HAL_STATIC_STATUS(HAL_STATUS_INCOMPATIBLE),
+        HAL_STATIC_STATUS(HAL_STATUS_DEVICE_LOST),
 };
 
 static const char* const hal_status_code_names[HAL_STATUS_CODE_COUNT_] = {
@@ -66,6 +67,7 @@ static const char* const hal_status_code_names[HAL_STATUS_CODE_COUNT_] = {
     "DATA_LOSS",
     "UNAUTHENTICATED",
     "INCOMPATIBLE",
+    "DEVICE_LOST",
 };
 
 static hal_status_code_t hal_status_code_sanitize(hal_status_code_t code) {

@@ -73,10 +73,6 @@ enum {
   GPU_ADAPTER_CAP_MODULE = 1u << 7,
 };
 
-// The substring every device-loss status carries (see
-// gpu_adapter_status_is_device_lost()).
-#define GPU_ADAPTER_DEVICE_LOST_MARKER "[device lost]"
-
 // An address in the unified (host + device) address space: device memory
 // from device_alloc(), pinned host memory from host_alloc(), or any host
 // pointer cast with gpu_host_address().
@@ -358,8 +354,8 @@ void gpu_adapter_destroy(gpu_adapter_t* adapter);
 
 // Whether |status| came from a vendor error after which the device's
 // context is unusable (illegal address, launch failure, ECC, device
-// removed...): its message contains GPU_ADAPTER_DEVICE_LOST_MARKER. Its code
-// is INTERNAL (a kernel fault) or UNAVAILABLE (a hardware fault).
+// removed...): its code is HAL_STATUS_DEVICE_LOST, which only the adapter's
+// conversion of a vendor result makes. A message never decides it.
 bool gpu_adapter_status_is_device_lost(hal_status_t status);
 
 // "CUDA" / "HIP".

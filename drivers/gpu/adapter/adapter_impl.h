@@ -94,13 +94,12 @@ typedef struct gpu_adapter_symbol_t {
 typedef struct gpu_adapter_error_t {
   int32_t code;
   const char* name;
+  // DEVICE_LOST for errors after which the context is unusable (Q5).
   hal_status_code_t status_code;
-  // The context is unusable after this error (SYNC-CONTRACT Q5).
-  bool device_lost;
 } gpu_adapter_error_t;
 
-#define GPU_ADAPTER_ERROR(code, status, lost) \
-  {(int32_t)(code), #code, HAL_STATUS_##status, lost},
+#define GPU_ADAPTER_ERROR(code, status) \
+  {(int32_t)(code), #code, HAL_STATUS_##status},
 
 //===----------------------------------------------------------------------===//
 // The vendor descriptor and the common base
@@ -288,9 +287,9 @@ hal_status_code_t gpu_adapter_result_describe(const gpu_adapter_base_t* base,
                                               gpu_adapter_text_t* out_text);
 
 // A status for the failed vendor call |call| that returned |result| (not
-// success): "<call> failed: <NAME> (<result>): <description>", plus
-// GPU_ADAPTER_DEVICE_LOST_MARKER when the context is lost. The code comes
-// from the vendor's table (UNKNOWN for codes it does not list). |base|
+// success): "<call> failed: <NAME> (<result>): <description>". The code
+// comes from the vendor's table (UNKNOWN for codes it does not list;
+// DEVICE_LOST when the context is unusable after the error). |base|
 // supplies the runtime's name/description functions when loaded; a base
 // with only |vendor| set works (table names only).
 HAL_MUST_USE_RESULT hal_status_t

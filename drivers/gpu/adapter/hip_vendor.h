@@ -154,49 +154,49 @@ static_assert(offsetof(gpu_hip_adapter_t, base) == 0,
 // How each HIP error maps (adapter_impl.h, GPU_ADAPTER_ERROR).
 // clang-format off
 #define GPU_HIP_ERRORS(X)                                                      \
-  X(hipErrorInvalidValue, INVALID_ARGUMENT, false)                             \
-  X(hipErrorOutOfMemory, RESOURCE_EXHAUSTED, false)                            \
-  X(hipErrorNotInitialized, FAILED_PRECONDITION, false)                        \
-  X(hipErrorDeinitialized, UNAVAILABLE, true)                                  \
-  X(hipErrorInvalidConfiguration, INVALID_ARGUMENT, false)                     \
-  X(hipErrorInvalidPitchValue, INVALID_ARGUMENT, false)                        \
-  X(hipErrorInvalidSymbol, INVALID_ARGUMENT, false)                            \
-  X(hipErrorInvalidDevicePointer, INVALID_ARGUMENT, false)                     \
-  X(hipErrorInvalidMemcpyDirection, INVALID_ARGUMENT, false)                   \
-  X(hipErrorInsufficientDriver, INCOMPATIBLE, false)                           \
-  X(hipErrorMissingConfiguration, INVALID_ARGUMENT, false)                     \
-  X(hipErrorPriorLaunchFailure, INTERNAL, true)                                \
-  X(hipErrorInvalidDeviceFunction, INVALID_ARGUMENT, false)                    \
-  X(hipErrorNoDevice, NOT_FOUND, false)                                        \
-  X(hipErrorInvalidDevice, INVALID_ARGUMENT, false)                            \
-  X(hipErrorInvalidImage, INVALID_ARGUMENT, false)                             \
-  X(hipErrorInvalidContext, FAILED_PRECONDITION, false)                        \
-  X(hipErrorNoBinaryForGpu, FAILED_PRECONDITION, false)                        \
-  X(hipErrorECCNotCorrectable, UNAVAILABLE, true)                              \
-  X(hipErrorInvalidKernelFile, INVALID_ARGUMENT, false)                        \
-  X(hipErrorInvalidSource, INVALID_ARGUMENT, false)                            \
-  X(hipErrorFileNotFound, NOT_FOUND, false)                                    \
-  X(hipErrorSharedObjectSymbolNotFound, NOT_FOUND, false)                      \
-  X(hipErrorSharedObjectInitFailed, INTERNAL, false)                           \
-  X(hipErrorOperatingSystem, INTERNAL, false)                                  \
-  X(hipErrorInvalidHandle, INVALID_ARGUMENT, false)                            \
-  X(hipErrorIllegalState, FAILED_PRECONDITION, false)                          \
-  X(hipErrorNotFound, NOT_FOUND, false)                                        \
-  X(hipErrorNotReady, UNAVAILABLE, false)                                      \
-  X(hipErrorIllegalAddress, INTERNAL, true)                                    \
-  X(hipErrorLaunchOutOfResources, RESOURCE_EXHAUSTED, false)                   \
-  X(hipErrorLaunchTimeOut, INTERNAL, true)                                     \
-  X(hipErrorContextIsDestroyed, FAILED_PRECONDITION, false)                    \
-  X(hipErrorAssert, INTERNAL, true)                                            \
-  X(hipErrorLaunchFailure, INTERNAL, true)                                     \
-  X(hipErrorCooperativeLaunchTooLarge, INVALID_ARGUMENT, false)                \
-  X(hipErrorNotSupported, UNIMPLEMENTED, false)                                \
-  X(hipErrorStreamCaptureUnsupported, FAILED_PRECONDITION, false)              \
-  X(hipErrorStreamCaptureInvalidated, FAILED_PRECONDITION, false)              \
-  X(hipErrorGraphExecUpdateFailure, FAILED_PRECONDITION, false)                \
-  X(hipErrorUnknown, UNKNOWN, false)                                           \
-  X(hipErrorRuntimeMemory, INTERNAL, false)                                    \
-  X(hipErrorRuntimeOther, INTERNAL, false)
+  X(hipErrorInvalidValue, INVALID_ARGUMENT)                                    \
+  X(hipErrorOutOfMemory, RESOURCE_EXHAUSTED)                                   \
+  X(hipErrorNotInitialized, FAILED_PRECONDITION)                               \
+  X(hipErrorDeinitialized, DEVICE_LOST)                                        \
+  X(hipErrorInvalidConfiguration, INVALID_ARGUMENT)                            \
+  X(hipErrorInvalidPitchValue, INVALID_ARGUMENT)                               \
+  X(hipErrorInvalidSymbol, INVALID_ARGUMENT)                                   \
+  X(hipErrorInvalidDevicePointer, INVALID_ARGUMENT)                            \
+  X(hipErrorInvalidMemcpyDirection, INVALID_ARGUMENT)                          \
+  X(hipErrorInsufficientDriver, INCOMPATIBLE)                                  \
+  X(hipErrorMissingConfiguration, INVALID_ARGUMENT)                            \
+  X(hipErrorPriorLaunchFailure, DEVICE_LOST)                                   \
+  X(hipErrorInvalidDeviceFunction, INVALID_ARGUMENT)                           \
+  X(hipErrorNoDevice, NOT_FOUND)                                               \
+  X(hipErrorInvalidDevice, INVALID_ARGUMENT)                                   \
+  X(hipErrorInvalidImage, INVALID_ARGUMENT)                                    \
+  X(hipErrorInvalidContext, FAILED_PRECONDITION)                               \
+  X(hipErrorNoBinaryForGpu, FAILED_PRECONDITION)                               \
+  X(hipErrorECCNotCorrectable, DEVICE_LOST)                                    \
+  X(hipErrorInvalidKernelFile, INVALID_ARGUMENT)                               \
+  X(hipErrorInvalidSource, INVALID_ARGUMENT)                                   \
+  X(hipErrorFileNotFound, NOT_FOUND)                                           \
+  X(hipErrorSharedObjectSymbolNotFound, NOT_FOUND)                             \
+  X(hipErrorSharedObjectInitFailed, INTERNAL)                                  \
+  X(hipErrorOperatingSystem, INTERNAL)                                         \
+  X(hipErrorInvalidHandle, INVALID_ARGUMENT)                                   \
+  X(hipErrorIllegalState, FAILED_PRECONDITION)                                 \
+  X(hipErrorNotFound, NOT_FOUND)                                               \
+  X(hipErrorNotReady, UNAVAILABLE)                                             \
+  X(hipErrorIllegalAddress, DEVICE_LOST)                                       \
+  X(hipErrorLaunchOutOfResources, RESOURCE_EXHAUSTED)                          \
+  X(hipErrorLaunchTimeOut, DEVICE_LOST)                                        \
+  X(hipErrorContextIsDestroyed, FAILED_PRECONDITION)                           \
+  X(hipErrorAssert, DEVICE_LOST)                                               \
+  X(hipErrorLaunchFailure, DEVICE_LOST)                                        \
+  X(hipErrorCooperativeLaunchTooLarge, INVALID_ARGUMENT)                       \
+  X(hipErrorNotSupported, UNIMPLEMENTED)                                       \
+  X(hipErrorStreamCaptureUnsupported, FAILED_PRECONDITION)                     \
+  X(hipErrorStreamCaptureInvalidated, FAILED_PRECONDITION)                     \
+  X(hipErrorGraphExecUpdateFailure, FAILED_PRECONDITION)                       \
+  X(hipErrorUnknown, UNKNOWN)                                                  \
+  X(hipErrorRuntimeMemory, INTERNAL)                                           \
+  X(hipErrorRuntimeOther, INTERNAL)
 // clang-format on
 
 GPU_ADAPTER_DECLARE_VENDOR_FUNCTIONS(GPU_VX)

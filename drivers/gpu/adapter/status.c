@@ -4,8 +4,8 @@
 //
 // A converted status reads
 //   <file>:<line>: <call> failed: <NAME> (<number>): <description>
-// and ends with GPU_ADAPTER_DEVICE_LOST_MARKER when the vendor's table says
-// the context is unusable after that error. Names come from the vendor's
+// and has the code DEVICE_LOST when the vendor's table says the context is
+// unusable after that error. Names come from the vendor's
 // table first (spelled by the compiler from the header's enum, so they are
 // right even when the runtime cannot answer: the CUDA stub library fails
 // cuGetErrorName with CUDA_ERROR_STUB_LIBRARY), then from the runtime.
@@ -48,8 +48,6 @@ hal_status_code_t gpu_adapter_result_describe(const gpu_adapter_base_t* base,
   }
   if (description)
     gpu_adapter_text_append(out_text, ": %s", description);
-  if (entry && entry->device_lost)
-    gpu_adapter_text_append(out_text, " " GPU_ADAPTER_DEVICE_LOST_MARKER);
   return entry ? entry->status_code : HAL_STATUS_UNKNOWN;
 }
 
@@ -63,6 +61,5 @@ hal_status_t gpu_adapter_result_status(const gpu_adapter_base_t* base,
 }
 
 bool gpu_adapter_status_is_device_lost(hal_status_t status) {
-  return status != HAL_OK &&
-         strstr(hal_status_message(status), GPU_ADAPTER_DEVICE_LOST_MARKER);
+  return hal_status_is(status, HAL_STATUS_DEVICE_LOST);
 }

@@ -53,7 +53,13 @@ typedef enum hal_status_code_e {
   HAL_STATUS_UNAUTHENTICATED = 16,
   // An interface version does not match (plugin ABI, struct size).
   HAL_STATUS_INCOMPATIBLE = 17,
-  HAL_STATUS_CODE_COUNT_ = 18,
+  // The device can run no more work (the vendor reported an error after
+  // which its context is unusable: illegal address, ECC, ...). Every later
+  // operation on it fails, and so does every semaphore it created (Q5).
+  // Only a driver's own conversion of a vendor result makes this code, so
+  // a status never becomes a device loss through its message.
+  HAL_STATUS_DEVICE_LOST = 18,
+  HAL_STATUS_CODE_COUNT_ = 19,
 } hal_status_code_t;
 
 typedef struct hal_status_storage_t* hal_status_t;

@@ -81,10 +81,10 @@ static void test_cuda_codes(void** state) {
       EXPECT(CUDA_ERROR_NOT_READY, HAL_STATUS_UNAVAILABLE, false),
       EXPECT(CUDA_ERROR_STUB_LIBRARY, HAL_STATUS_UNAVAILABLE, false),
       EXPECT(CUDA_ERROR_NOT_SUPPORTED, HAL_STATUS_UNIMPLEMENTED, false),
-      EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, HAL_STATUS_INTERNAL, true),
-      EXPECT(CUDA_ERROR_LAUNCH_FAILED, HAL_STATUS_INTERNAL, true),
-      EXPECT(CUDA_ERROR_ECC_UNCORRECTABLE, HAL_STATUS_UNAVAILABLE, true),
-      EXPECT(CUDA_ERROR_DEINITIALIZED, HAL_STATUS_UNAVAILABLE, true),
+      EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, HAL_STATUS_DEVICE_LOST, true),
+      EXPECT(CUDA_ERROR_LAUNCH_FAILED, HAL_STATUS_DEVICE_LOST, true),
+      EXPECT(CUDA_ERROR_ECC_UNCORRECTABLE, HAL_STATUS_DEVICE_LOST, true),
+      EXPECT(CUDA_ERROR_DEINITIALIZED, HAL_STATUS_DEVICE_LOST, true),
       EXPECT(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
              HAL_STATUS_FAILED_PRECONDITION, false),
   };
@@ -105,9 +105,9 @@ static void test_hip_codes(void** state) {
       EXPECT(hipErrorInvalidDevice, HAL_STATUS_INVALID_ARGUMENT, false),
       EXPECT(hipErrorNotReady, HAL_STATUS_UNAVAILABLE, false),
       EXPECT(hipErrorNotSupported, HAL_STATUS_UNIMPLEMENTED, false),
-      EXPECT(hipErrorIllegalAddress, HAL_STATUS_INTERNAL, true),
-      EXPECT(hipErrorLaunchFailure, HAL_STATUS_INTERNAL, true),
-      EXPECT(hipErrorECCNotCorrectable, HAL_STATUS_UNAVAILABLE, true),
+      EXPECT(hipErrorIllegalAddress, HAL_STATUS_DEVICE_LOST, true),
+      EXPECT(hipErrorLaunchFailure, HAL_STATUS_DEVICE_LOST, true),
+      EXPECT(hipErrorECCNotCorrectable, HAL_STATUS_DEVICE_LOST, true),
       EXPECT(hipErrorGraphExecUpdateFailure, HAL_STATUS_FAILED_PRECONDITION,
              false),
   };
@@ -138,6 +138,43 @@ static void test_return_if_error(void** state) {
   assert_false(gpu_adapter_status_is_device_lost(HAL_OK));
 }
 
+// Q5: loss is the code the adapter's conversion gives, never text. A
+// status from elsewhere that quotes a loss message (annotated with one, or
+// cloned from another device's failure text) does not mark a device lost;
+// the converted status stays a loss through annotations and clones.
+static void test_Q5_device_loss_is_a_code_not_a_message(void** state) {
+  hal_status_t quoted = hal_status_annotatef(
+      hal_make_status(HAL_STATUS_INTERNAL,
+                      "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED "
+                      "(719) [device lost]"),
+      "device lost; [device lost]");
+  assert_false(gpu_adapter_status_is_device_lost(quoted));
+  hal_status_t copy = hal_status_clone(quoted);
+  assert_false(gpu_adapter_status_is_device_lost(copy));
+  hal_status_free(copy);
+  hal_status_free(quoted);
+
+  gpu_adapter_vendor_desc_t vendor;
+  memset(&vendor, 0, sizeof(vendor));
+  vendor.name = "TEST";
+  gpu_adapter_error_t errors[] = {{5, "TEST_ERROR_LOST", HAL_STATUS_DEVICE_LOST},
+                                  {6, "TEST_ERROR_BAD", HAL_STATUS_INTERNAL}};
+  vendor.errors = errors;
+  vendor.error_count = HAL_ARRAYSIZE(errors);
+  gpu_adapter_base_t base;
+  memset(&base, 0, sizeof(base));
+  base.vendor = &vendor;
+  hal_status_t lost = hal_status_annotatef(failing_call(&base, 5), "issuing");
+  assert_true(gpu_adapter_status_is_device_lost(lost));
+  copy = hal_status_clone(lost);
+  assert_true(gpu_adapter_status_is_device_lost(copy));
+  hal_status_free(copy);
+  hal_status_free(lost);
+  hal_status_t bad = failing_call(&base, 6);
+  assert_false(gpu_adapter_status_is_device_lost(bad));
+  hal_status_free(bad);
+}
+
 static void test_name_list(void** state) {
   assert_true(gpu_adapter_name_in_list("a, bc,d", "bc"));
   assert_true(gpu_adapter_name_in_list("a, bc,d", "d"));
@@ -165,6 +202,7 @@ int main(void) {
     cmocka_unit_test(test_hip_codes),
 #endif
     cmocka_unit_test(test_return_if_error),
+    cmocka_unit_test(test_Q5_device_loss_is_a_code_not_a_message),
     cmocka_unit_test(test_name_list),
     cmocka_unit_test(test_text_truncates),
   };

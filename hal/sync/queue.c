@@ -95,9 +95,8 @@ static void* hal_sync_queue_worker_main(void* arg) {
       hal_status_t status = hal_status_annotatef(
           hal_status_clone(failure), "submission on queue '%s' did not run",
           queue->name);
-      hal_sync_submission_fail_signals(submission, status);
+      hal_sync_submission_complete(submission, status);
       hal_status_free(status);
-      hal_sync_submission_retire(submission);
     } else {
       hal_sync_submission_issue(submission);
     }
@@ -130,10 +129,8 @@ static void* hal_sync_queue_completion_main(void* arg) {
     if (status != HAL_OK) {
       status = hal_status_annotatef(
           status, "submission on queue '%s' failed on the device", queue->name);
-      hal_sync_submission_fail_signals(submission, status);
-      hal_status_free(status);
       // A failed wait proves nothing about the device being done with the
-      // payload, which retiring releases (Q3).
+      // payload, which completing releases (Q3).
       if (submission->payload && interface->quiesce)
         interface->quiesce(interface->self);
     } else if ((status = hal_sync_submission_await_device_waits(
@@ -143,18 +140,9 @@ static void* hal_sync_queue_completion_main(void* arg) {
       status = hal_status_annotatef(
           status, "submission on queue '%s' waited on the device for work "
           "that failed", queue->name);
-      hal_sync_submission_fail_signals(submission, status);
-      hal_status_free(status);
-    } else {
-      // The device finished: publish the values (S5: before any waiter of
-      // them is woken, which the semaphore guarantees).
-      for (size_t i = 0; i < submission->signal_count; ++i) {
-        hal_sync_semaphore_advance(
-            (hal_sync_semaphore_t*)submission->signal_semaphores[i],
-            submission->signal_values[i]);
-      }
     }
-    hal_sync_submission_retire(submission);
+    hal_sync_submission_complete(submission, status);
+    hal_status_free(status);
     hal_sync_mutex_lock(&queue->mutex);
   }
   hal_sync_mutex_unlock(&queue->mutex);

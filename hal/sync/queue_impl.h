@@ -118,6 +118,14 @@ hal_sync_submission_await_device_waits(hal_sync_submission_t* submission);
 void hal_sync_submission_fail_signals(hal_sync_submission_t* submission,
                                       hal_status_t status);
 
+// WORKER or COMPLETION thread, once the device is done with |submission| or
+// it will never run: releases the payload (Q3) first, so that whoever its
+// signals wake finds what the payload held free to reuse; then signals
+// every semaphore (|status| OK) or fails them with |status| (borrowed);
+// then retires it.
+void hal_sync_submission_complete(hal_sync_submission_t* submission,
+                                  hal_status_t status);
+
 // WORKER or COMPLETION thread: releases the payload (Q3) and the native
 // events, counts the submission out of the queue, then drops the queue's
 // reference. Its semaphores and timepoints go with the last reference

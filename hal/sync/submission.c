@@ -35,15 +35,41 @@ void hal_sync_submission_release(hal_sync_submission_t* submission) {
   free(submission);
 }
 
-void hal_sync_submission_retire(hal_sync_submission_t* submission) {
+// Q3: the device is done with everything (or never started); only now are
+// the payload's resources released. Idempotent.
+static void hal_sync_submission_release_payload(
+    hal_sync_submission_t* submission) {
   hal_sync_queue_t* queue = submission->queue;
-  // Q3: the device is done with everything (or never started); only now are
-  // the payload's resources released.
   if (submission->payload && queue->interface.release_payload) {
     queue->interface.release_payload(queue->interface.self,
                                      submission->payload);
   }
   submission->payload = NULL;
+}
+
+void hal_sync_submission_complete(hal_sync_submission_t* submission,
+                                  hal_status_t status) {
+  // The payload goes before the signals: a waiter they wake may reuse what
+  // it held at once (re-record a command buffer, free a buffer) and must
+  // find it out of the submission's hands.
+  hal_sync_submission_release_payload(submission);
+  if (status == HAL_OK) {
+    // Publish the values (S5: before any waiter of them is woken, which
+    // the semaphore guarantees).
+    for (size_t i = 0; i < submission->signal_count; ++i) {
+      hal_sync_semaphore_advance(
+          (hal_sync_semaphore_t*)submission->signal_semaphores[i],
+          submission->signal_values[i]);
+    }
+  } else {
+    hal_sync_submission_fail_signals(submission, status);
+  }
+  hal_sync_submission_retire(submission);
+}
+
+void hal_sync_submission_retire(hal_sync_submission_t* submission) {
+  hal_sync_queue_t* queue = submission->queue;
+  hal_sync_submission_release_payload(submission);
   for (size_t i = 0; i < submission->wait_count; ++i) {
     hal_sync_native_event_release(submission->waits[i].event);
     submission->waits[i].event = NULL;
@@ -359,9 +385,8 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   if (status != HAL_OK) {
     hal_status_t failure = hal_status_annotatef(
         status, "submission on queue '%s' did not run", queue->name);
-    hal_sync_submission_fail_signals(submission, failure);
+    hal_sync_submission_complete(submission, failure);
     hal_status_free(failure);
-    hal_sync_submission_retire(submission);
     return;
   }
 
@@ -380,13 +405,12 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   if (status != HAL_OK) {
     hal_status_t failure = hal_status_annotatef(
         status, "submission on queue '%s' was not issued", queue->name);
-    hal_sync_submission_fail_signals(submission, failure);
-    hal_status_free(failure);
     // Part of the payload may be enqueued already (Q3): wait for the device
-    // before retiring releases it.
+    // before completing releases it.
     if (submission->payload && interface->quiesce)
       interface->quiesce(interface->self);
-    hal_sync_submission_retire(submission);
+    hal_sync_submission_complete(submission, failure);
+    hal_status_free(failure);
     return;
   }
 

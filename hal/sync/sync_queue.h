@@ -21,14 +21,18 @@
 //     timepoint of every signal semaphore (so later submissions on queues
 //     of the same pool wait for it on the device, S6).
 //  3. the queue's COMPLETION thread takes issued submissions in issue order
-//     and calls synchronize_event on each one's event; then it signals the
-//     semaphores (resolving their timepoints, which may un-park other
-//     submissions, Q2) and releases everything (Q3).
+//     and calls synchronize_event on each one's event; a wait kept as a
+//     device event must also be reached on the host (its signaler may have
+//     failed after the event fired: K13). Then it releases the payload (Q3)
+//     and signals the semaphores (resolving their timepoints, which may
+//     un-park other submissions, Q2).
 //
 // Failure (S2, Q5): a wait that resolves with a failure cancels the
 // submission's other waits; the payload is never issued; every signal
 // semaphore fails with the cause annotated ("submission on queue 'q0' did
-// not run: ..."). A failing wait_event/issue/record_event/synchronize_event
+// not run: ..."), whether the wait parked on the host or was kept as a
+// device event whose signaler failed. A failing
+// wait_event/issue/record_event/synchronize_event
 // fails the signal semaphores with the driver's status (which names the
 // vendor call); the queue keeps working for later, independent work.
 //
@@ -93,8 +97,12 @@ typedef struct hal_sync_queue_interface_t {
   // before it releases the payload.
   hal_status_t (*synchronize_event)(void* self, void* event_handle);
   // WORKER or COMPLETION thread, exactly once per payload accepted by
-  // submit, once the device is done with it or it will never run. Releases
-  // what the payload holds (command buffers, buffers: Q3). Optional.
+  // submit, once the device is done with it or it will never run, and
+  // before the submission's signal semaphores are signaled or failed, so a
+  // waiter they wake may reuse what the payload held at once (a payload
+  // orphaned by a failed record_event is the exception: its signals fail
+  // first and it is released by hal_sync_queue_destroy()). Releases what
+  // the payload holds (command buffers, buffers: Q3). Optional.
   void (*release_payload)(void* self, void* payload);
   // Blocks until the device finished everything issued on this queue so far
   // (stream synchronize); errors are the driver's to note. The queue calls

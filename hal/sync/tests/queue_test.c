@@ -246,6 +246,46 @@ static void T4_RecordedEventUsedForDeviceWait(void** state) {
   fake_device_deinitialize(&device);
 }
 
+// Q3: the payload is released before the signals are published, so a
+// waiter they wake finds everything the payload held free to reuse (a
+// command buffer to re-record, a buffer to free) at once: on success, on a
+// failed issue, and when a failed wait means the work never runs.
+static void Q3_PayloadReleasedBeforeSignals(void** state) {
+  uint64_t seed = hal_test_seed("Q3_PayloadReleasedBeforeSignals");
+  fake_device_t device;
+  fake_device_initialize(20000, &device);
+  fake_stream_t* stream = fake_stream_create(&device, "q0", seed);
+  const uint32_t iterations = (uint32_t)hal_test_iterations(200);
+  for (uint32_t i = 0; i < iterations; ++i) {
+    hal_semaphore_t* signal = hal_test_semaphore(0);
+    hal_semaphore_t* wait = hal_test_semaphore(0);
+    _Atomic int released = 0;
+    test_payload_t* payload = test_payload_new(NULL, &released);
+    int kind = (int)(i % 3);  // 0: runs, 1: issue fails, 2: wait fails
+    payload->base.fail_issue = kind == 1;
+    submit_one(stream, kind == 2 ? wait : NULL, 1, signal, 1, payload);
+    if (kind == 2) {
+      hal_semaphore_fail(wait, hal_make_status(HAL_STATUS_ABORTED, "no"));
+    }
+    hal_status_t status =
+        hal_semaphore_wait(signal, 1, hal_make_timeout_ns(30000 * HAL_MS));
+    if ((status == HAL_OK) != (kind == 0)) {
+      HAL_TEST_FAIL("iteration %u (kind %d): wait returned %s", i, kind,
+                    hal_status_message(status));
+    }
+    hal_status_free(status);
+    if (atomic_load(&released) != 1) {
+      HAL_TEST_FAIL("iteration %u (kind %d): payload not yet released when "
+                    "its signal was observed", i, kind);
+    }
+    hal_semaphore_release(signal);
+    hal_semaphore_release(wait);
+  }
+  fake_stream_destroy(stream);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&device);
+}
+
 //===----------------------------------------------------------------------===//
 // Failure
 //===----------------------------------------------------------------------===//
@@ -661,6 +701,7 @@ int main(void) {
       cmocka_unit_test(K4_WaitBeforeSignalAcrossQueues),
       cmocka_unit_test(T4_RecordedEventUsedForDeviceWait),
       cmocka_unit_test(Q_RecordFailureOrphanedUntilQuiesced),
+      cmocka_unit_test(Q3_PayloadReleasedBeforeSignals),
       cmocka_unit_test(K10_VendorErrorFailsDownstream),
       cmocka_unit_test(K13_DeviceWaitOnSignalerThatFailsAtSynchronize),
       cmocka_unit_test(K13_DeviceWaitOnSemaphoreFailedByHost),

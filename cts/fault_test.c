@@ -150,10 +150,27 @@ CTS_CASE(K13_FailureReachesWorkWaitingOnTheDevice) {
   hal_buffer_release(b);
 }
 
-// Device loss: the failing submission and everything issued after it fail;
-// new submissions are refused with the loss; every wait returns; the device
-// still releases cleanly.
-CTS_CASE(DeviceLossFailsEverything) {
+// A wait that must end with the device's loss, well before any deadline a
+// hang would run into.
+static void expect_loss(hal_semaphore_t* semaphore, uint64_t value) {
+  hal_status_t status = hal_semaphore_wait(
+      semaphore, value, hal_make_timeout_ns(20ll * 1000 * 1000 * 1000));
+  char text[2048];
+  hal_status_format(status, text, sizeof(text));
+  hal_status_code_t code = hal_status_code(status);
+  hal_status_free(status);
+  if (code != HAL_STATUS_DEVICE_LOST || !strstr(text, fault_call()))
+    fail_msg("expected the device's loss naming %s, got %s", fault_call(),
+             text);
+}
+
+// Device loss (Q5, K14): the failing submission and everything issued after
+// it fail; parked work fails even though what it waits for never comes (a
+// host semaphore nobody signals); every semaphore of the device fails, idle
+// ones too, and so does one made after the loss; new submissions are
+// refused with the loss; every wait returns at once with DEVICE_LOST naming
+// the call; the device still releases cleanly.
+CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   skip_unless_mode("lost");
   hal_device_t* device = *state;
   uint32_t q1 = hal_device_info(device)->queue_count > 1 ? 1 : 0;
@@ -162,32 +179,50 @@ CTS_CASE(DeviceLossFailsEverything) {
   hal_semaphore_t* gate = cts_create_semaphore(device, 0);
   hal_semaphore_t* s1 = cts_create_semaphore(device, 0);
   hal_semaphore_t* s2 = cts_create_semaphore(device, 0);
+  hal_semaphore_t* idle = cts_create_semaphore(device, 0);
+  hal_semaphore_t* never = NULL;  // a host semaphore nobody signals
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
+  hal_semaphore_t* parked_signal = NULL;  // host-made, signaled by the device
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &parked_signal));
   hal_command_buffer_t* later = fill_cb(device, a, 0x44444444u);
-  // Parked first, on the other queue; released after the loss.
+  hal_command_buffer_t* stuck = fill_cb(device, a, 0x66666666u);
+  // Parked first, on the other queue: one released after the loss, one
+  // waiting for what never comes.
   HAL_ASSERT_OK(cts_submit(device, q1, gate, 1, later, s2, 1));
+  HAL_ASSERT_OK(cts_submit(device, q1, never, 1, stuck, parked_signal, 1));
   hal_command_buffer_t* first = fill_cb(device, a, 0x55555555u);
   HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
   expect_failure_naming_call(cts_wait(s1, 1));
-  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
-  hal_status_t status = cts_wait(s2, 1);
-  assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
-  bool says_lost = strstr(hal_status_message(status), "lost") != NULL;
-  hal_status_free(status);
-  assert_true(says_lost);
-  // Nothing new is accepted.
+  expect_loss(idle, 1);
+  expect_loss(parked_signal, 1);
+  // The gate is the device's too: failed, a host signal reports the loss.
+  assert_int_equal(hal_status_consume_code(hal_semaphore_signal(gate, 1)),
+                   HAL_STATUS_DEVICE_LOST);
+  expect_loss(s2, 1);
+  // A semaphore made after the loss is born failed; nothing new is
+  // accepted.
   hal_semaphore_t* s3 = cts_create_semaphore(device, 0);
-  status = cts_submit(device, 0, NULL, 0, NULL, s3, 1);
-  assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
-  says_lost = strstr(hal_status_message(status), "was lost") != NULL;
+  expect_loss(s3, 1);
+  hal_semaphore_t* s4 = NULL;
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &s4));
+  hal_status_t status = cts_submit(device, 0, NULL, 0, NULL, s4, 1);
+  assert_int_equal(hal_status_code(status), HAL_STATUS_DEVICE_LOST);
+  bool says_lost = strstr(hal_status_message(status), "was lost") != NULL;
   hal_status_free(status);
   assert_true(says_lost);
-  assert_int_equal(cts_query(s3), 0);  // nothing was submitted
+  assert_int_equal(cts_query(s4), 0);  // nothing was submitted
   hal_command_buffer_release(later);
+  hal_command_buffer_release(stuck);
   hal_command_buffer_release(first);
   hal_semaphore_release(gate);
   hal_semaphore_release(s1);
   hal_semaphore_release(s2);
   hal_semaphore_release(s3);
+  hal_semaphore_release(s4);
+  hal_semaphore_release(idle);
+  hal_semaphore_release(never);
+  hal_semaphore_release(parked_signal);
   hal_buffer_release(a);
 }
 
@@ -197,8 +232,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(K13_FailureReachesWorkWaitingOnTheDevice,
                                       setup, teardown),
-      cmocka_unit_test_setup_teardown(DeviceLossFailsEverything, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(K14_DeviceLossFailsEverySemaphoreAndWait,
+                                      setup, teardown),
   };
   return cts_main("fault", tests, HAL_ARRAYSIZE(tests));
 }

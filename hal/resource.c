@@ -34,6 +34,19 @@ HAL_API void hal_resource_retain(hal_resource_t* resource) {
   }
 }
 
+HAL_API bool hal_resource_try_retain(hal_resource_t* resource) {
+  intptr_t count =
+      atomic_load_explicit(&resource->ref_count, memory_order_relaxed);
+  while (count > 0) {
+    if (atomic_compare_exchange_weak_explicit(&resource->ref_count, &count,
+                                              count + 1, memory_order_acquire,
+                                              memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // Deferred destruction
 //===----------------------------------------------------------------------===//

@@ -162,6 +162,7 @@ static void hal_sync_queue_name_thread(pthread_t thread, const char* prefix,
 
 HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
                                            hal_sync_event_pool_t* event_pool,
+                                           hal_sync_loss_domain_t* domain,
                                            const char* name,
                                            hal_sync_queue_t** out_queue) {
   if (!out_queue) {
@@ -210,6 +211,9 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
   }
   hal_sync_queue_name_thread(queue->worker_thread, "hal-w-", name);
   hal_sync_queue_name_thread(queue->completion_thread, "hal-c-", name);
+  // A queue created on a device already lost takes no work.
+  if (domain)
+    queue->loss = hal_sync_loss_domain_add_queue(domain, queue);
   *out_queue = queue;
   return HAL_OK;
 
@@ -230,41 +234,64 @@ cleanup_allocation:
   return status;
 }
 
-// Fails every parked submission with CANCELLED (Q4). Each is retained while
-// it is failed: it may become ready and retire concurrently.
-static void hal_sync_queue_cancel_parked(hal_sync_queue_t* queue) {
+void hal_sync_queue_take_parked(hal_sync_queue_t* queue, hal_status_t loss,
+                                hal_sync_submission_list_t* list) {
   hal_sync_mutex_lock(&queue->mutex);
+  if (loss && !queue->loss)
+    queue->loss = hal_status_clone(loss);
   size_t count = 0;
   for (hal_sync_submission_t* s = queue->parked_head; s; s = s->parked_next) {
     ++count;
   }
-  hal_sync_submission_t** snapshot =
-      count ? malloc(count * sizeof(*snapshot)) : NULL;
-  if (count && !snapshot) {
-    fprintf(stderr, "hal/sync: out of memory tearing down queue '%s'\n",
-            queue->name);
-    abort();
+  if (list->count + count > list->capacity) {
+    size_t capacity = list->count + count;
+    hal_sync_submission_t** grown =
+        realloc(list->items, capacity * sizeof(*list->items));
+    if (!grown) {
+      fprintf(stderr, "hal/sync: out of memory failing the %zu parked "
+              "submissions of queue '%s'\n", count, queue->name);
+      abort();
+    }
+    list->items = grown;
+    list->capacity = capacity;
   }
-  size_t index = 0;
   for (hal_sync_submission_t* s = queue->parked_head; s; s = s->parked_next) {
     hal_sync_submission_retain(s);
-    snapshot[index++] = s;
+    list->items[list->count++] = s;
   }
   hal_sync_mutex_unlock(&queue->mutex);
-  for (size_t i = 0; i < count; ++i) {
-    hal_sync_submission_fail(
-        snapshot[i],
-        hal_make_status(HAL_STATUS_CANCELLED,
-                        "queue '%s' destroyed with the submission parked",
-                        queue->name));
-    hal_sync_submission_release(snapshot[i]);
+}
+
+void hal_sync_submission_list_fail(hal_sync_submission_list_t* list,
+                                   hal_status_t status) {
+  for (size_t i = 0; i < list->count; ++i) {
+    hal_sync_submission_fail(list->items[i], hal_status_clone(status));
+    hal_sync_submission_release(list->items[i]);
   }
-  free(snapshot);
+  free(list->items);
+  list->items = NULL;
+  list->count = list->capacity = 0;
+}
+
+// Fails every parked submission with CANCELLED (Q4).
+static void hal_sync_queue_cancel_parked(hal_sync_queue_t* queue) {
+  hal_sync_submission_list_t parked = {0};
+  hal_sync_queue_take_parked(queue, HAL_OK, &parked);
+  if (!parked.count)
+    return;
+  hal_status_t cancelled =
+      hal_make_status(HAL_STATUS_CANCELLED,
+                      "queue '%s' destroyed with the submission parked",
+                      queue->name);
+  hal_sync_submission_list_fail(&parked, cancelled);
+  hal_status_free(cancelled);
 }
 
 HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
   if (!queue)
     return;
+  // First: a loss of the domain may be walking its queues.
+  hal_sync_loss_domain_remove_queue(queue);
   hal_sync_mutex_lock(&queue->mutex);
   queue->is_shutting_down = true;  // submit refuses from here on
   hal_sync_mutex_unlock(&queue->mutex);
@@ -311,6 +338,7 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
   pthread_cond_destroy(&queue->completion_cond);
   pthread_cond_destroy(&queue->worker_cond);
   hal_sync_mutex_deinitialize(&queue->mutex);
+  hal_status_free(queue->loss);
   free(queue->name);
   free(queue);
 }

@@ -80,6 +80,13 @@ struct hal_sync_queue_t {
   size_t live_count;  // accepted and not retired
   bool is_shutting_down;
   bool stop;
+  // Set once the queue's loss domain failed: submit refuses with a copy.
+  hal_status_t loss;
+
+  // Membership of |domain| (links under the domain's lock).
+  hal_sync_loss_domain_t* domain;  // retained, or NULL
+  hal_sync_queue_t* domain_prev;
+  hal_sync_queue_t* domain_next;
 
   pthread_t worker_thread;
   pthread_t completion_thread;
@@ -89,6 +96,32 @@ void hal_sync_submission_fifo_push(hal_sync_submission_fifo_t* fifo,
                                    hal_sync_submission_t* submission);
 hal_sync_submission_t* hal_sync_submission_fifo_pop(
     hal_sync_submission_fifo_t* fifo);
+
+// A growable list of retained submissions.
+typedef struct hal_sync_submission_list_t {
+  hal_sync_submission_t** items;
+  size_t count;
+  size_t capacity;
+} hal_sync_submission_list_t;
+
+// Appends |queue|'s parked submissions, each retained, to |list|. With
+// |loss| (borrowed, not OK) the queue also refuses later submissions with a
+// copy of it. Takes only the queue lock (the loss domain calls it under
+// its own, which comes first in the lock order).
+void hal_sync_queue_take_parked(hal_sync_queue_t* queue, hal_status_t loss,
+                                hal_sync_submission_list_t* list);
+
+// Fails each submission of |list| with a copy of |status| (borrowed),
+// releases them and empties the list. No lock held: failing runs the
+// submissions' wait callbacks, and a release may destroy semaphores.
+void hal_sync_submission_list_fail(hal_sync_submission_list_t* list,
+                                   hal_status_t status);
+
+// Loss-domain membership of a queue (loss_domain.c; semaphores: see
+// semaphore_impl.h).
+hal_status_t hal_sync_loss_domain_add_queue(hal_sync_loss_domain_t* domain,
+                                            hal_sync_queue_t* queue);
+void hal_sync_loss_domain_remove_queue(hal_sync_queue_t* queue);
 
 // Hands a submission whose waits are all resolved to the worker. Any thread,
 // no lock held.

@@ -37,8 +37,8 @@ hal_sync_semaphore_t* hal_sync_semaphore_cast(hal_semaphore_t* semaphore) {
 }
 
 HAL_API hal_status_t hal_sync_semaphore_create(
-    hal_resource_t* parent, hal_allocator_t allocator, uint64_t initial_value,
-    hal_semaphore_t** out_semaphore) {
+    hal_sync_loss_domain_t* domain, hal_allocator_t allocator,
+    uint64_t initial_value, hal_semaphore_t** out_semaphore) {
   if (!out_semaphore) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "out_semaphore is NULL");
@@ -54,12 +54,21 @@ HAL_API hal_status_t hal_sync_semaphore_create(
   hal_sync_semaphore_t* semaphore = NULL;
   HAL_RETURN_IF_ERROR(
       hal_allocator_malloc(allocator, sizeof(*semaphore), (void**)&semaphore));
-  hal_resource_initialize(&hal_sync_semaphore_vtable, parent,
+  hal_resource_initialize(&hal_sync_semaphore_vtable, NULL,
                           &semaphore->base.resource);
   semaphore->allocator = allocator;
   hal_sync_mutex_initialize(&semaphore->mutex);
   atomic_init(&semaphore->value, initial_value);
   semaphore->failure = HAL_OK;
+  semaphore->domain = NULL;
+  if (domain) {
+    // Of a device lost already: born failed with its loss (Q5).
+    semaphore->failure = hal_sync_loss_domain_add_semaphore(domain, semaphore);
+    if (semaphore->failure) {
+      atomic_store_explicit(&semaphore->value, HAL_SEMAPHORE_FAILURE_VALUE,
+                            memory_order_relaxed);
+    }
+  }
   *out_semaphore = &semaphore->base;
   return HAL_OK;
 }
@@ -235,6 +244,9 @@ static hal_status_t hal_sync_semaphore_wait(hal_semaphore_t* base_semaphore,
 
 static void hal_sync_semaphore_destroy(hal_semaphore_t* base_semaphore) {
   hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)base_semaphore;
+  // First: a loss of the domain may be walking its semaphores (it skips
+  // this one: the count is zero).
+  hal_sync_loss_domain_remove_semaphore(semaphore);
   // Nobody else holds a reference, so no lock is contended; it is taken for
   // the _locked assertions. Pending callbacks resolve as CANCELLED (T1).
   hal_sync_resolved_batch_t batch = {NULL, NULL};

@@ -14,6 +14,7 @@
 
 #include "hal/semaphore.h"
 #include "sync_event_pool.h"
+#include "sync_queue.h"
 #include "timepoint.h"
 #include "wake.h"
 
@@ -41,7 +42,19 @@ typedef struct hal_sync_semaphore_t {
   hal_sync_device_timepoint_t* device_timepoints;
   size_t device_timepoint_count;
   size_t device_timepoint_capacity;
+  // Membership of the device's loss domain (links under the domain's lock;
+  // loss_domain.c): set at creation, left in destroy. Off every hot path.
+  hal_sync_loss_domain_t* domain;  // retained, or NULL
+  struct hal_sync_semaphore_t* domain_prev;
+  struct hal_sync_semaphore_t* domain_next;
 } hal_sync_semaphore_t;
+
+// Loss-domain membership (loss_domain.c). Adding returns a copy of the
+// domain's loss if it was lost already (HAL_OK otherwise); the member keeps
+// a reference to the domain until it is removed.
+hal_status_t hal_sync_loss_domain_add_semaphore(
+    hal_sync_loss_domain_t* domain, hal_sync_semaphore_t* semaphore);
+void hal_sync_loss_domain_remove_semaphore(hal_sync_semaphore_t* semaphore);
 
 // |semaphore| as the sync module's type, or NULL if it is another type.
 hal_sync_semaphore_t* hal_sync_semaphore_cast(hal_semaphore_t* semaphore);

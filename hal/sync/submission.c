@@ -294,12 +294,20 @@ HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
 
   // Accepted from here on: it is live and parked until its waits resolve.
   hal_sync_mutex_lock(&queue->mutex);
-  if (queue->is_shutting_down) {
+  if (queue->is_shutting_down || queue->loss) {
+    // Decided under the lock a loss takes the parked list with: a
+    // submission is either in that list or refused here (K14).
+    hal_status_t status =
+        queue->loss
+            ? hal_status_annotatef(hal_status_clone(queue->loss),
+                                   "queue '%s' is on a lost device",
+                                   queue->name)
+            : hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                              "queue '%s' is being destroyed", queue->name);
     hal_sync_mutex_unlock(&queue->mutex);
     submission->payload = NULL;  // still the caller's
     hal_sync_submission_release(submission);
-    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
-                           "queue '%s' is being destroyed", queue->name);
+    return status;
   }
   ++queue->live_count;
   submission->is_parked = true;

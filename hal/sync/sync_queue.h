@@ -59,12 +59,39 @@
 
 HAL_EXTERN_C_BEGIN
 
+// A loss domain: what fails together when a device is lost (Q5, K14). A
+// driver creates one per device and names it when it creates the device's
+// queues and semaphores. hal_sync_loss_domain_fail() then, once:
+//  - fails every parked submission of its queues with the loss (their
+//    signals fail naming it, whatever they waited for) and makes the
+//    queues refuse new submissions with it;
+//  - fails every live semaphore created in it, so every current and future
+//    wait on one returns the loss at once, and semaphores created in it
+//    later are born failed.
+// Ready and issued work is the driver's: its issue and synchronize calls
+// fail on a lost device, which fails their signals as any vendor error
+// does. Membership costs nothing on signal, wait or submit. Semaphores and
+// queues keep the domain alive; it does not keep them.
+typedef struct hal_sync_loss_domain_t hal_sync_loss_domain_t;
+
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_sync_loss_domain_create(hal_sync_loss_domain_t** out_domain);
+// Drops the creator's reference.
+HAL_API void hal_sync_loss_domain_release(hal_sync_loss_domain_t* domain);
+// Fails the domain with |status| (owned; a DEVICE_LOST status from the
+// vendor, typically). True for the call that failed it; later calls free
+// their status and return false. Any thread, no sync lock held; the caller
+// holds its reference. Runs semaphore callbacks on this thread (T2).
+HAL_API bool hal_sync_loss_domain_fail(hal_sync_loss_domain_t* domain,
+                                       hal_status_t status);
+
 // Creates the sync module's semaphore (the only semaphore implementation:
-// drivers' semaphore_create delegates here). |parent| (optional, e.g. the
-// device) is kept alive by the semaphore.
+// drivers' semaphore_create delegates here). |domain| (optional): the loss
+// domain of the device that creates it (see above); host semaphores have
+// none.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_create(
-    hal_resource_t* parent, hal_allocator_t allocator, uint64_t initial_value,
-    hal_semaphore_t** out_semaphore);
+    hal_sync_loss_domain_t* domain, hal_allocator_t allocator,
+    uint64_t initial_value, hal_semaphore_t** out_semaphore);
 
 // What a queue needs from its driver. Every member is required except
 // where marked optional. Event handles are the |handle| of events from the
@@ -119,10 +146,11 @@ typedef struct hal_sync_queue_t hal_sync_queue_t;
 
 // Creates a queue and starts its worker and completion threads. |name|
 // (copied) appears in statuses and thread names. |event_pool| must outlive
-// the queue.
+// the queue. |domain| (optional): the loss domain of the queue's device.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_queue_create(
     hal_sync_queue_interface_t interface, hal_sync_event_pool_t* event_pool,
-    const char* name, hal_sync_queue_t** out_queue);
+    hal_sync_loss_domain_t* domain, const char* name,
+    hal_sync_queue_t** out_queue);
 
 // Submits |payload| to run once every (semaphore, value) of |waits| is
 // reached, then to signal every entry of |signals|. The lists are copied and
@@ -133,7 +161,8 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_queue_create(
 // INVALID_ARGUMENT: a NULL array in a non-empty list, a NULL semaphore, a
 // value > HAL_SEMAPHORE_MAX_VALUE, the same semaphore twice in |signals|.
 // UNIMPLEMENTED: a semaphore that is not the sync module's.
-// FAILED_PRECONDITION: the queue is being destroyed.
+// FAILED_PRECONDITION: the queue is being destroyed. The domain's loss
+// (DEVICE_LOST, typically): the queue's loss domain failed.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_sync_queue_submit(hal_sync_queue_t* queue, hal_semaphore_list_t waits,
                       hal_semaphore_list_t signals, void* payload);

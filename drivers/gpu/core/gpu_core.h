@@ -86,6 +86,8 @@ struct gpu_device_t {
   _Atomic uint64_t allocated_bytes;
   _Atomic uint64_t allocation_count;
   hal_sync_event_pool_t* event_pool;
+  // The device's queues and semaphores: all fail together on a loss (Q5).
+  hal_sync_loss_domain_t* loss_domain;
   // Device loss (Q5): set by the first vendor call reporting it; every
   // later issue and submission fails with a copy of |lost_status|.
   _Atomic bool lost;

@@ -47,17 +47,26 @@ typedef struct gpu_payload_t {
 // Device loss (Q5)
 //===----------------------------------------------------------------------===//
 
-// Records |status| as the device's loss if it is one (the first wins).
+// Records |status| as the device's loss if it is one (the first wins) and
+// then fails the device's loss domain: parked work and every semaphore the
+// device created fail with it, so no wait on them outlasts the loss (K14).
 // Returns |status|.
 static hal_status_t gpu_device_note(gpu_device_t* device, hal_status_t status) {
-  if (status == HAL_OK || !gpu_adapter_status_is_device_lost(status)) {
+  if (!gpu_adapter_status_is_device_lost(status))
     return status;
-  }
   pthread_mutex_lock(&device->lost_mutex);
-  if (!device->lost_status)
+  bool first = !device->lost_status;
+  if (first)
     device->lost_status = hal_status_clone(status);
   atomic_store_explicit(&device->lost, true, memory_order_release);
   pthread_mutex_unlock(&device->lost_mutex);
+  if (first) {
+    // Outside the lock: failing semaphores runs their callbacks (T2).
+    hal_sync_loss_domain_fail(
+        device->loss_domain,
+        hal_status_annotatef(hal_status_clone(status), "device '%s' was lost",
+                             device->base.info.name));
+  }
   return status;
 }
 
@@ -206,6 +215,8 @@ static void gpu_device_destroy(hal_device_t* base) {
       hal_sync_event_pool_destroy(device->event_pool);
     adapter->ops->context_close(adapter, device->context);
   }
+  // Semaphores the device created may outlive it: they keep the domain.
+  hal_sync_loss_domain_release(device->loss_domain);
   hal_status_free(device->lost_status);
   pthread_mutex_destroy(&device->lost_mutex);
   hal_allocator_free(base->host_allocator, device);
@@ -234,10 +245,12 @@ static hal_device_allocator_t* gpu_device_allocator(hal_device_t* base) {
 static hal_status_t gpu_device_create_semaphore(
     hal_device_t* base, uint64_t initial_value,
     hal_semaphore_t** out_semaphore) {
-  // The sync module's semaphore, shared by every driver. It does not keep
-  // the device alive: releasing the device cancels work waiting on it
-  // (Q4), which its semaphores then report.
-  return hal_sync_semaphore_create(NULL, base->host_allocator, initial_value,
+  // The sync module's semaphore, shared by every driver, in the device's
+  // loss domain (fails when the device is lost, Q5). It does not keep the
+  // device alive: releasing the device cancels work waiting on it (Q4),
+  // which its semaphores then report.
+  return hal_sync_semaphore_create(gpu_device_cast(base)->loss_domain,
+                                   base->host_allocator, initial_value,
                                    out_semaphore);
 }
 
@@ -332,8 +345,8 @@ static hal_status_t gpu_queue_initialize(gpu_device_t* device, uint32_t index) {
   char name[HAL_DRIVER_NAME_MAX + 32];
   snprintf(name, sizeof(name), "%s:%u:q%u", device->base.driver->name,
            device->base.info.index, index);
-  return hal_sync_queue_create(interface, device->event_pool, name,
-                               &queue->sync_queue);
+  return hal_sync_queue_create(interface, device->event_pool,
+                               device->loss_domain, name, &queue->sync_queue);
 }
 
 hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
@@ -353,8 +366,11 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
   device->allocator.device = &device->base;
   pthread_mutex_init(&device->lost_mutex, NULL);
 
-  hal_status_t status = device->adapter->ops->context_open(
-      device->adapter, device->ordinal, &device->context);
+  hal_status_t status = hal_sync_loss_domain_create(&device->loss_domain);
+  if (status == HAL_OK) {
+    status = device->adapter->ops->context_open(
+        device->adapter, device->ordinal, &device->context);
+  }
   if (status == HAL_OK)
     status = gpu_device_make_current(device);
   if (status == HAL_OK) {

@@ -63,6 +63,14 @@ HAL_API void hal_resource_initialize(const void* vtable, hal_resource_t* parent,
 
 HAL_API void hal_resource_retain(hal_resource_t* resource);
 
+// Takes a reference only if |resource| still has one (its count is above
+// zero): for a registry that lists objects without owning them and must
+// skip one whose destroy has begun. The memory must still be valid (the
+// registry unlinks an object in its destroy, under the lock the caller of
+// this function holds).
+HAL_API HAL_MUST_USE_RESULT bool hal_resource_try_retain(
+    hal_resource_t* resource);
+
 // Drops a reference; destroys the resource (then releases its parent) when
 // it was the last. NULL is a no-op.
 HAL_API void hal_resource_release(hal_resource_t* resource);

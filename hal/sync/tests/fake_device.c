@@ -261,6 +261,12 @@ static void fake_release_payload(void* self, void* payload) {
 
 fake_stream_t* fake_stream_create(fake_device_t* device, const char* name,
                                   uint64_t seed) {
+  return fake_stream_create_in_domain(device, name, seed, NULL);
+}
+
+fake_stream_t* fake_stream_create_in_domain(fake_device_t* device,
+                                            const char* name, uint64_t seed,
+                                            hal_sync_loss_domain_t* domain) {
   fake_stream_t* stream = calloc(1, sizeof(*stream));
   if (!stream)
     abort();
@@ -281,7 +287,7 @@ fake_stream_t* fake_stream_create(fake_device_t* device, const char* name,
       .quiesce = fake_quiesce,
   };
   hal_status_t status = hal_sync_queue_create(interface, device->event_pool,
-                                              name, &stream->queue);
+                                              domain, name, &stream->queue);
   if (status) {
     hal_status_fprint(stderr, status);
     abort();

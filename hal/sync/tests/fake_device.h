@@ -43,6 +43,10 @@ void fake_device_deinitialize(fake_device_t* device);
 // A stream + the hal_sync_queue_t that drives it.
 fake_stream_t* fake_stream_create(fake_device_t* device, const char* name,
                                   uint64_t seed);
+// The same, its queue a member of |domain| (the device's loss domain).
+fake_stream_t* fake_stream_create_in_domain(fake_device_t* device,
+                                            const char* name, uint64_t seed,
+                                            hal_sync_loss_domain_t* domain);
 hal_sync_queue_t* fake_stream_queue(fake_stream_t* stream);
 // Destroys the queue (Q4), then stops the stream thread.
 void fake_stream_destroy(fake_stream_t* stream);

@@ -290,6 +290,144 @@ static void Q3_PayloadReleasedBeforeSignals(void** state) {
 // Failure
 //===----------------------------------------------------------------------===//
 
+typedef struct loss_waiter_t {
+  hal_semaphore_t* semaphore;
+  hal_status_code_t code;  // the wait's result
+} loss_waiter_t;
+
+static void* loss_waiter_main(void* arg) {
+  loss_waiter_t* waiter = (loss_waiter_t*)arg;
+  waiter->code = hal_status_consume_code(hal_semaphore_wait(
+      waiter->semaphore, 1, hal_make_timeout_ns(30000 * HAL_MS)));
+  return NULL;
+}
+
+// K14 (Q5): once a device's loss domain fails, a wait on an idle semaphore
+// of the device and a wait on a (host) semaphore whose signaler is parked
+// on the device's queue, waiting for something that never comes, both
+// return the loss at once, whether they began before or after it; later
+// semaphores of the device are born failed, and the queue refuses work.
+static void K14_LossFailsIdleAndParkedSemaphores(void** state) {
+  uint64_t seed = hal_test_seed("K14_LossFailsIdleAndParkedSemaphores");
+  fake_device_t device;
+  fake_device_initialize(1000, &device);
+  hal_sync_loss_domain_t* domain = NULL;
+  HAL_ASSERT_OK(hal_sync_loss_domain_create(&domain));
+  // A second queue on the same device, made with the domain.
+  fake_stream_t* stream = fake_stream_create(&device, "q0", seed);
+  hal_semaphore_t* idle = NULL;
+  HAL_ASSERT_OK(hal_sync_semaphore_create(domain, hal_allocator_system(), 0,
+                                          &idle));
+  hal_semaphore_t* never = hal_test_semaphore(0);  // nobody signals it
+  hal_semaphore_t* parked_signal = hal_test_semaphore(0);
+  fake_stream_t* lossy = fake_stream_create_in_domain(&device, "q1", seed + 1,
+                                                     domain);
+  _Atomic int ran = 0, released = 0;
+  submit_one(lossy, never, 1, parked_signal, 1,
+             test_payload_new(&ran, &released));
+  loss_waiter_t before[2] = {{idle, HAL_STATUS_OK},
+                             {parked_signal, HAL_STATUS_OK}};
+  pthread_t threads[2];
+  for (int i = 0; i < 2; ++i)
+    hal_test_thread_create(&threads[i], loss_waiter_main, &before[i]);
+  hal_test_sleep_ns(2 * HAL_MS);
+  assert_true(hal_sync_loss_domain_fail(
+      domain, hal_make_status(HAL_STATUS_DEVICE_LOST, "fake device fell off")));
+  assert_false(hal_sync_loss_domain_fail(
+      domain, hal_make_status(HAL_STATUS_DEVICE_LOST, "second loss")));
+  for (int i = 0; i < 2; ++i) {
+    pthread_join(threads[i], NULL);
+    assert_int_equal(before[i].code, HAL_STATUS_DEVICE_LOST);
+  }
+  // After the loss: the same answers at once, and the first loss is kept.
+  HAL_ASSERT_STATUS(HAL_STATUS_DEVICE_LOST, "fake device fell off",
+                    hal_semaphore_wait(idle, 1, hal_infinite_timeout()));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_DEVICE_LOST, "fake device fell off",
+      hal_semaphore_wait(parked_signal, 1, hal_infinite_timeout()));
+  hal_semaphore_t* born = NULL;
+  HAL_ASSERT_OK(hal_sync_semaphore_create(domain, hal_allocator_system(), 0,
+                                          &born));
+  HAL_ASSERT_STATUS(HAL_STATUS_DEVICE_LOST, "fake device fell off",
+                    hal_semaphore_wait(born, 1, hal_immediate_timeout()));
+  hal_semaphore_t* refused_signal = hal_test_semaphore(0);
+  uint64_t one = 1;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_DEVICE_LOST, "lost device",
+      hal_sync_queue_submit(fake_stream_queue(lossy),
+                            hal_semaphore_list_empty(),
+                            (hal_semaphore_list_t){1, &refused_signal, &one},
+                            NULL));
+  // A queue outside the domain is unaffected.
+  hal_semaphore_t* ok = hal_test_semaphore(0);
+  submit_one(stream, NULL, 0, ok, 1, NULL);
+  HAL_ASSERT_OK(hal_semaphore_wait(ok, 1, hal_make_timeout_ns(30000 * HAL_MS)));
+  fake_stream_destroy(lossy);
+  fake_stream_destroy(stream);
+  assert_int_equal(atomic_load(&ran), 0);  // the parked work never ran
+  assert_int_equal(atomic_load(&released), 1);
+  hal_semaphore_release(ok);
+  hal_semaphore_release(refused_signal);
+  hal_semaphore_release(born);
+  hal_semaphore_release(idle);
+  hal_semaphore_release(never);
+  hal_semaphore_release(parked_signal);
+  hal_sync_loss_domain_release(domain);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&device);
+}
+
+typedef struct loss_churn_t {
+  hal_sync_loss_domain_t* domain;
+  _Atomic bool stop;
+  _Atomic int created;
+} loss_churn_t;
+
+static void* loss_churn_main(void* arg) {
+  loss_churn_t* churn = (loss_churn_t*)arg;
+  while (!atomic_load(&churn->stop)) {
+    hal_semaphore_t* semaphore = NULL;
+    hal_status_t status = hal_sync_semaphore_create(
+        churn->domain, hal_allocator_system(), 0, &semaphore);
+    HAL_THREAD_CHECK(status == HAL_OK, "create failed");
+    hal_status_free(status);
+    hal_semaphore_release(semaphore);
+    atomic_fetch_add(&churn->created, 1);
+  }
+  return NULL;
+}
+
+// K14 under churn: semaphores of the domain created and destroyed while it
+// fails (a loss must skip one whose destroy has begun, and never touch one
+// freed: ASan, TSan); every semaphore alive across the loss fails.
+static void K14_LossRacesSemaphoreChurn(void** state) {
+  uint64_t seed = hal_test_seed("K14_LossRacesSemaphoreChurn");
+  (void)seed;
+  const uint32_t rounds = (uint32_t)hal_test_iterations(20);
+  for (uint32_t round = 0; round < rounds; ++round) {
+    loss_churn_t churn = {NULL, false, 0};
+    HAL_ASSERT_OK(hal_sync_loss_domain_create(&churn.domain));
+    hal_semaphore_t* kept = NULL;
+    HAL_ASSERT_OK(hal_sync_semaphore_create(churn.domain,
+                                            hal_allocator_system(), 0, &kept));
+    pthread_t threads[2];
+    for (int i = 0; i < 2; ++i)
+      hal_test_thread_create(&threads[i], loss_churn_main, &churn);
+    while (atomic_load(&churn.created) < 50)
+      hal_test_sleep_ns(100000);
+    hal_sync_loss_domain_fail(
+        churn.domain, hal_make_status(HAL_STATUS_DEVICE_LOST, "churned"));
+    atomic_store(&churn.stop, true);
+    for (int i = 0; i < 2; ++i)
+      pthread_join(threads[i], NULL);
+    HAL_ASSERT_STATUS(HAL_STATUS_DEVICE_LOST, "churned",
+                      hal_semaphore_wait(kept, 1, hal_immediate_timeout()));
+    hal_semaphore_release(kept);
+    hal_sync_loss_domain_release(churn.domain);
+  }
+  hal_test_assert_no_thread_failures();
+}
+
 // K13 (K10, S2 through a device wait): Y waits on X's signal through X's
 // recorded event (a device wait, asserted), then X fails: its event
 // synchronize reports a device error, or the host fails X's semaphore while
@@ -703,6 +841,8 @@ int main(void) {
       cmocka_unit_test(Q_RecordFailureOrphanedUntilQuiesced),
       cmocka_unit_test(Q3_PayloadReleasedBeforeSignals),
       cmocka_unit_test(K10_VendorErrorFailsDownstream),
+      cmocka_unit_test(K14_LossFailsIdleAndParkedSemaphores),
+      cmocka_unit_test(K14_LossRacesSemaphoreChurn),
       cmocka_unit_test(K13_DeviceWaitOnSignalerThatFailsAtSynchronize),
       cmocka_unit_test(K13_DeviceWaitOnSemaphoreFailedByHost),
       cmocka_unit_test(S2_FailedWaitNeverRuns),

@@ -1,0 +1,195 @@
+// Copyright 2026 The HAL Authors.
+//
+// hal_sync_loss_domain_t: what fails together when a device is lost (Q5,
+// K14). See sync_queue.h for the contract.
+//
+// Membership costs nothing on the signal, wait and submit paths: a
+// semaphore joins at creation and leaves in its destroy, a queue joins at
+// creation and leaves at the start of its destroy. Only a loss walks the
+// lists.
+//
+// Lock order: domain mutex -> queue mutex -> semaphore mutex -> pool
+// mutexes. Under the domain lock a loss only takes references: the member
+// queues' parked submissions (a queue leaves the list under the lock before
+// it is freed, so every listed queue is alive) and the member semaphores.
+// Everything that runs callbacks or may destroy a semaphore (which leaves
+// the list under the same lock) happens after the lock is dropped (T2).
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue_impl.h"
+
+struct hal_sync_loss_domain_t {
+  _Atomic intptr_t ref_count;
+  hal_sync_mutex_t mutex;
+  // The loss, set once (under |mutex|); member semaphores created after it
+  // are born failed with a copy.
+  hal_status_t failure;
+  // Members (under |mutex|): intrusive doubly linked lists.
+  hal_sync_semaphore_t* semaphores;
+  hal_sync_queue_t* queues;
+};
+
+HAL_API hal_status_t
+hal_sync_loss_domain_create(hal_sync_loss_domain_t** out_domain) {
+  if (!out_domain) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_domain is NULL");
+  }
+  hal_sync_loss_domain_t* domain = calloc(1, sizeof(*domain));
+  if (!domain) {
+    *out_domain = NULL;
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                           "out of memory creating a loss domain");
+  }
+  atomic_init(&domain->ref_count, 1);
+  hal_sync_mutex_initialize(&domain->mutex);
+  *out_domain = domain;
+  return HAL_OK;
+}
+
+static void hal_sync_loss_domain_retain(hal_sync_loss_domain_t* domain) {
+  atomic_fetch_add_explicit(&domain->ref_count, 1, memory_order_relaxed);
+}
+
+HAL_API void hal_sync_loss_domain_release(hal_sync_loss_domain_t* domain) {
+  if (!domain || atomic_fetch_sub_explicit(&domain->ref_count, 1,
+                                           memory_order_acq_rel) != 1) {
+    return;
+  }
+  assert(!domain->semaphores && !domain->queues);
+  hal_status_free(domain->failure);
+  hal_sync_mutex_deinitialize(&domain->mutex);
+  free(domain);
+}
+
+//===----------------------------------------------------------------------===//
+// Membership
+//===----------------------------------------------------------------------===//
+
+hal_status_t hal_sync_loss_domain_add_semaphore(
+    hal_sync_loss_domain_t* domain, hal_sync_semaphore_t* semaphore) {
+  hal_sync_loss_domain_retain(domain);
+  semaphore->domain = domain;
+  hal_sync_mutex_lock(&domain->mutex);
+  semaphore->domain_prev = NULL;
+  semaphore->domain_next = domain->semaphores;
+  if (domain->semaphores)
+    domain->semaphores->domain_prev = semaphore;
+  domain->semaphores = semaphore;
+  hal_status_t failure = hal_status_clone(domain->failure);
+  hal_sync_mutex_unlock(&domain->mutex);
+  return failure;
+}
+
+void hal_sync_loss_domain_remove_semaphore(hal_sync_semaphore_t* semaphore) {
+  hal_sync_loss_domain_t* domain = semaphore->domain;
+  if (!domain)
+    return;
+  hal_sync_mutex_lock(&domain->mutex);
+  if (semaphore->domain_prev) {
+    semaphore->domain_prev->domain_next = semaphore->domain_next;
+  } else {
+    domain->semaphores = semaphore->domain_next;
+  }
+  if (semaphore->domain_next)
+    semaphore->domain_next->domain_prev = semaphore->domain_prev;
+  hal_sync_mutex_unlock(&domain->mutex);
+  semaphore->domain = NULL;
+  hal_sync_loss_domain_release(domain);
+}
+
+hal_status_t hal_sync_loss_domain_add_queue(hal_sync_loss_domain_t* domain,
+                                            hal_sync_queue_t* queue) {
+  hal_sync_loss_domain_retain(domain);
+  queue->domain = domain;
+  hal_sync_mutex_lock(&domain->mutex);
+  queue->domain_prev = NULL;
+  queue->domain_next = domain->queues;
+  if (domain->queues)
+    domain->queues->domain_prev = queue;
+  domain->queues = queue;
+  hal_status_t failure = hal_status_clone(domain->failure);
+  hal_sync_mutex_unlock(&domain->mutex);
+  return failure;
+}
+
+void hal_sync_loss_domain_remove_queue(hal_sync_queue_t* queue) {
+  hal_sync_loss_domain_t* domain = queue->domain;
+  if (!domain)
+    return;
+  hal_sync_mutex_lock(&domain->mutex);
+  if (queue->domain_prev) {
+    queue->domain_prev->domain_next = queue->domain_next;
+  } else {
+    domain->queues = queue->domain_next;
+  }
+  if (queue->domain_next)
+    queue->domain_next->domain_prev = queue->domain_prev;
+  hal_sync_mutex_unlock(&domain->mutex);
+  queue->domain = NULL;
+  hal_sync_loss_domain_release(domain);
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+HAL_API bool hal_sync_loss_domain_fail(hal_sync_loss_domain_t* domain,
+                                       hal_status_t status) {
+  if (!domain) {
+    hal_status_free(status);
+    return false;
+  }
+  if (status == HAL_OK) {
+    status = hal_make_status(HAL_STATUS_DEVICE_LOST,
+                             "device lost (no status given)");
+  }
+  hal_sync_mutex_lock(&domain->mutex);
+  if (domain->failure) {
+    // The first loss wins, like a semaphore's first failure (S2).
+    hal_sync_mutex_unlock(&domain->mutex);
+    hal_status_free(status);
+    return false;
+  }
+  domain->failure = status;
+  // Parked work of every member queue fails and the queues refuse more:
+  // what it waits on may never come, and its signals must not wait for it.
+  // A taken submission stays safe to fail after its queue is destroyed (it
+  // is retired by then, and failing it touches only the submission).
+  hal_sync_submission_list_t parked = {0};
+  for (hal_sync_queue_t* queue = domain->queues; queue;
+       queue = queue->domain_next) {
+    hal_sync_queue_take_parked(queue, status, &parked);
+  }
+  // Member semaphores: taken with a reference (one being destroyed, at
+  // count zero, is skipped: it has no waiter left to tell), failed outside
+  // the lock.
+  size_t count = 0;
+  for (hal_sync_semaphore_t* s = domain->semaphores; s; s = s->domain_next) {
+    ++count;
+  }
+  hal_sync_semaphore_t** snapshot =
+      count ? malloc(count * sizeof(*snapshot)) : NULL;
+  if (count && !snapshot) {
+    fprintf(stderr, "hal/sync: out of memory failing a lost device's %zu "
+            "semaphores\n", count);
+    abort();
+  }
+  size_t taken = 0;
+  for (hal_sync_semaphore_t* s = domain->semaphores; s; s = s->domain_next) {
+    if (hal_resource_try_retain(&s->base.resource))
+      snapshot[taken++] = s;
+  }
+  hal_sync_mutex_unlock(&domain->mutex);
+  // |status| is the domain's failure now: valid while the caller's
+  // reference keeps the domain.
+  hal_sync_submission_list_fail(&parked, status);
+  for (size_t i = 0; i < taken; ++i) {
+    hal_semaphore_fail(&snapshot[i]->base, hal_status_clone(status));
+    hal_semaphore_release(&snapshot[i]->base);
+  }
+  free(snapshot);
+  return true;
+}

@@ -264,6 +264,155 @@ CTS_CASE(ThousandsOfOps) {
   hal_buffer_release(buffer);
 }
 
+// What one recording of the Q3 cases writes: |data| into |updated| (an
+// inline update, whose bytes the recording owns) and |fill| over |filled|.
+enum { kRecordSize = 4096 };
+
+static void random_bytes(cts_random_t* random, uint8_t* bytes, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    bytes[i] = (uint8_t)cts_random_next(random);
+}
+
+static void expect_recorded(hal_buffer_t* updated, const uint8_t* data,
+                            hal_buffer_t* filled, uint8_t fill) {
+  uint8_t bytes[kRecordSize];
+  HAL_ASSERT_OK(hal_buffer_read(updated, 0, bytes, kRecordSize));
+  for (size_t i = 0; i < kRecordSize; ++i) {
+    if (bytes[i] != data[i]) {
+      fail_msg("updated byte %zu is 0x%02x, the recording's data 0x%02x", i,
+               bytes[i], data[i]);
+    }
+  }
+  cts_expect_bytes(filled, 0, kRecordSize, fill);
+}
+
+static void record_update_fill(hal_command_buffer_t* cb, hal_buffer_t* updated,
+                               const uint8_t* data, hal_buffer_t* filled,
+                               uint8_t fill) {
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  HAL_ASSERT_OK(
+      hal_command_buffer_update_buffer(cb, data, 0, updated, 0, kRecordSize));
+  HAL_ASSERT_OK(
+      hal_command_buffer_fill_buffer(cb, filled, 0, kRecordSize, &fill, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+}
+
+// Q3: re-recording frees what the recording holds (inline update data, a
+// graph executable), so begin() on a REUSABLE command buffer is refused
+// while a submission of it is in flight, naming how many, and leaves the
+// recording intact; once they completed, begin() succeeds.
+CTS_CASE(Q3_ReRecordWhileInFlightRefused) {
+  fixture_t* f = *state;
+  cts_random_t random = cts_random_make(31);
+  uint8_t first[kRecordSize], second[kRecordSize];
+  random_bytes(&random, first, kRecordSize);
+  random_bytes(&random, second, kRecordSize);
+  hal_buffer_t* updated = zeroed_buffer(f, kRecordSize);
+  hal_buffer_t* filled = zeroed_buffer(f, kRecordSize);
+  hal_command_buffer_t* cb = NULL;
+  HAL_ASSERT_OK(hal_device_create_command_buffer(
+      f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
+  record_update_fill(cb, updated, first, filled, 0xA5);
+
+  // Both submissions wait on a host semaphore nobody signaled yet: parked,
+  // so in flight for as long as the test wants.
+  hal_semaphore_t* gate = NULL;
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &gate));
+  hal_semaphore_t* done[2] = {cts_create_semaphore(f->device, 0),
+                              cts_create_semaphore(f->device, 0)};
+  uint32_t other_queue = hal_device_info(f->device)->queue_count > 1 ? 1 : 0;
+  HAL_ASSERT_OK(cts_submit(f->device, 0, gate, 1, cb, done[0], 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "1 submission(s) in flight",
+                    hal_command_buffer_begin(cb));
+  HAL_ASSERT_OK(cts_submit(f->device, other_queue, gate, 1, cb, done[1], 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "2 submission(s) in flight",
+                    hal_command_buffer_begin(cb));
+  assert_int_equal(hal_command_buffer_state(cb),
+                   HAL_COMMAND_BUFFER_STATE_EXECUTABLE);
+
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_OK(cts_wait(done[0], 1));
+  HAL_ASSERT_OK(cts_wait(done[1], 1));
+  expect_recorded(updated, first, filled, 0xA5);
+
+  // Completed: re-recording is allowed and the new recording runs.
+  record_update_fill(cb, updated, second, filled, 0x5A);
+  run(f, cb);
+  expect_recorded(updated, second, filled, 0x5A);
+
+  hal_semaphore_release(done[0]);
+  hal_semaphore_release(done[1]);
+  hal_semaphore_release(gate);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(updated);
+  hal_buffer_release(filled);
+}
+
+// Q3 with the submission issued to the device rather than parked: large
+// copies ahead of the update keep the device busy when begin() comes, which
+// must then be refused. If the device finished first (a slow scheduler),
+// begin() may succeed, but only because nothing is in flight any more: the
+// submission must have written its own recording's data, whatever the
+// re-recording puts in the memory the old recording freed.
+CTS_CASE(Q3_ReRecordWhileIssuedRefused) {
+  fixture_t* f = *state;
+  enum { kCopySize = 16u << 20, kCopies = 8 };
+  cts_random_t random = cts_random_make(32);
+  uint8_t first[kRecordSize], second[kRecordSize];
+  random_bytes(&random, first, kRecordSize);
+  random_bytes(&random, second, kRecordSize);
+  hal_buffer_t* updated = zeroed_buffer(f, kRecordSize);
+  hal_buffer_t* filled = zeroed_buffer(f, kRecordSize);
+  hal_buffer_t* source =
+      cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, kCopySize);
+  hal_buffer_t* target =
+      cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, kCopySize);
+  hal_command_buffer_t* cb = NULL;
+  HAL_ASSERT_OK(hal_device_create_command_buffer(
+      f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  for (int i = 0; i < kCopies; ++i) {
+    HAL_ASSERT_OK(
+        hal_command_buffer_copy_buffer(cb, source, 0, target, 0, kCopySize));
+    HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  }
+  uint8_t fill = 0xC3;
+  HAL_ASSERT_OK(
+      hal_command_buffer_update_buffer(cb, first, 0, updated, 0, kRecordSize));
+  HAL_ASSERT_OK(
+      hal_command_buffer_fill_buffer(cb, filled, 0, kRecordSize, &fill, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+
+  uint64_t value = ++f->next_value;
+  HAL_ASSERT_OK(cts_submit(f->device, 0, NULL, 0, cb, f->timeline, value));
+  hal_status_t status = hal_command_buffer_begin(cb);
+  if (status == HAL_OK) {
+    printf(
+        "[          ] the device finished before begin(); checking that "
+        "the submission ran its own recording\n");
+    HAL_ASSERT_OK(hal_command_buffer_update_buffer(cb, second, 0, updated, 0,
+                                                   kRecordSize));
+    HAL_ASSERT_OK(hal_command_buffer_end(cb));
+    HAL_ASSERT_OK(cts_wait(f->timeline, value));
+  } else {
+    HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION,
+                      "1 submission(s) in flight", status);
+    HAL_ASSERT_OK(cts_wait(f->timeline, value));
+    record_update_fill(cb, updated, second, filled, 0x3C);
+  }
+  expect_recorded(updated, first, filled, fill);
+  run(f, cb);
+  uint8_t bytes[kRecordSize];
+  HAL_ASSERT_OK(hal_buffer_read(updated, 0, bytes, kRecordSize));
+  assert_memory_equal(bytes, second, kRecordSize);
+
+  hal_command_buffer_release(cb);
+  hal_buffer_release(updated);
+  hal_buffer_release(filled);
+  hal_buffer_release(source);
+  hal_buffer_release(target);
+}
+
 int main(void) {
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
@@ -277,6 +426,8 @@ int main(void) {
       CASE(OutOfRangeOpsAreRejected),
       CASE(CommandBufferOfAnotherDeviceIsRefused),
       CASE(ThousandsOfOps),
+      CASE(Q3_ReRecordWhileInFlightRefused),
+      CASE(Q3_ReRecordWhileIssuedRefused),
   };
 #undef CASE
   return cts_main("command_buffer", tests, HAL_ARRAYSIZE(tests));

@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hal/device.h"
@@ -36,6 +37,7 @@ HAL_API void hal_command_buffer_initialize(
   out_command_buffer->state = HAL_COMMAND_BUFFER_STATE_INITIAL;
   out_command_buffer->op_count = 0;
   atomic_init(&out_command_buffer->submitted, false);
+  atomic_init(&out_command_buffer->in_flight, 0);
 }
 
 HAL_API void hal_command_buffer_retain(hal_command_buffer_t* command_buffer) {
@@ -106,6 +108,17 @@ hal_command_buffer_begin(hal_command_buffer_t* command_buffer) {
         "begin: command buffer is %s; only a new command buffer or an "
         "ended REUSABLE one can begin recording",
         hal_command_buffer_state_name(command_buffer->state));
+  }
+  // Acquire: pairs with the release of the submission that brought the count
+  // to 0, which came after the device's last use of the recording that the
+  // begin hook and the reset are about to free.
+  unsigned in_flight =
+      atomic_load_explicit(&command_buffer->in_flight, memory_order_acquire);
+  if (in_flight) {
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "begin: command buffer has %u submission(s) in "
+                           "flight; wait for them before re-recording",
+                           in_flight);
   }
   HAL_RETURN_IF_ERROR(
       hal_command_buffer_vtable(command_buffer)->begin(command_buffer));
@@ -373,6 +386,29 @@ HAL_API hal_status_t hal_command_buffer_dispatch(
       constants, constant_count, resolved, binding_count));
   ++command_buffer->op_count;
   return HAL_OK;
+}
+
+HAL_API void hal_command_buffer_retain_for_submission(
+    hal_command_buffer_t* command_buffer) {
+  hal_command_buffer_retain(command_buffer);
+  // Relaxed: the submitting thread hands the submission to the queue only
+  // after this, and begin() on that thread sees it in program order; a
+  // begin() racing a submission from another thread is the caller's race
+  // (recording is single-threaded, submission needs EXECUTABLE).
+  atomic_fetch_add_explicit(&command_buffer->in_flight, 1,
+                            memory_order_relaxed);
+}
+
+HAL_API void hal_command_buffer_release_for_submission(
+    hal_command_buffer_t* command_buffer) {
+  // Release: the device's last use of the recording (which the caller
+  // observed: a completed event wait, a quiesce) happens before begin()
+  // reads 0 here.
+  unsigned previous = atomic_fetch_sub_explicit(&command_buffer->in_flight, 1,
+                                                memory_order_release);
+  if (previous == 0)
+    abort();  // more releases than retains: a driver bug
+  hal_command_buffer_release(command_buffer);
 }
 
 HAL_API hal_status_t

@@ -252,6 +252,49 @@ static void ReusableRunsManyTimesAndReRecords(void** state) {
   hal_command_buffer_release(cb);
 }
 
+// Q3: a driver counts each submission of a command buffer in flight
+// (hal_command_buffer_retain/release_for_submission); begin() refuses to
+// re-record while any is, naming how many, and leaves the recording to run
+// as it was. The submission's reference outlives the caller's.
+static void ReRecordRefusedWhileSubmissionsInFlight(void** state) {
+  fixture_t* fixture = *state;
+  hal_command_buffer_t* cb = create(fixture, HAL_COMMAND_BUFFER_MODE_REUSABLE);
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  uint8_t p = 0x11;
+  HAL_ASSERT_OK(
+      hal_command_buffer_fill_buffer(cb, fixture->buffer, 0, 64, &p, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+
+  hal_command_buffer_retain_for_submission(cb);
+  hal_command_buffer_retain_for_submission(cb);
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "2 submission(s) in flight",
+                    hal_command_buffer_begin(cb));
+  hal_command_buffer_release_for_submission(cb);
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "1 submission(s) in flight",
+                    hal_command_buffer_begin(cb));
+  assert_int_equal(hal_command_buffer_state(cb),
+                   HAL_COMMAND_BUFFER_STATE_EXECUTABLE);
+  assert_int_equal(cb->op_count, 1);
+  submit(fixture, cb);  // the recording is intact
+  uint8_t bytes[64];
+  read_all(fixture->buffer, bytes);
+  for (int i = 0; i < 64; ++i)
+    assert_int_equal(bytes[i], 0x11);
+
+  // Re-recording is allowed again once the last submission is released.
+  hal_command_buffer_release_for_submission(cb);
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+
+  // The caller may drop its reference with a submission in flight: the
+  // submission's keeps the command buffer alive until it is released.
+  hal_command_buffer_retain_for_submission(cb);
+  hal_command_buffer_release(cb);
+  assert_int_equal(hal_command_buffer_state(cb),
+                   HAL_COMMAND_BUFFER_STATE_EXECUTABLE);
+  hal_command_buffer_release_for_submission(cb);
+}
+
 static void BuffersFromAnotherDeviceAreRejected(void** state) {
   fixture_t* fixture = *state;
   hal_device_t* other_device = hal_test_create_device();
@@ -365,6 +408,8 @@ int main(void) {
           OneShotTwiceInOneSubmissionIsRefusedAndUnmarked, setup, teardown),
       cmocka_unit_test_setup_teardown(ReusableRunsManyTimesAndReRecords, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(ReRecordRefusedWhileSubmissionsInFlight,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(BuffersFromAnotherDeviceAreRejected,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(UsageIsEnforced, setup, teardown),

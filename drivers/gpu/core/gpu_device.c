@@ -169,7 +169,7 @@ static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   // device, so such a destroy is handed to libhal's release thread.
   hal_resource_defer_destruction_enter();
   for (size_t i = 0; i < payload->count; ++i) {
-    hal_command_buffer_release(payload->command_buffers[i]);
+    hal_command_buffer_release_for_submission(payload->command_buffers[i]);
   }
   hal_resource_defer_destruction_exit();
   hal_allocator_free(allocator, payload);
@@ -289,7 +289,7 @@ static hal_status_t gpu_device_queue_execute(
     payload->count = command_buffer_count;
     for (size_t i = 0; i < command_buffer_count; ++i) {
       payload->command_buffers[i] = command_buffers[i];
-      hal_command_buffer_retain(command_buffers[i]);  // Q3
+      hal_command_buffer_retain_for_submission(command_buffers[i]);  // Q3
     }
   }
   hal_semaphore_list_t waits =
@@ -301,7 +301,7 @@ static hal_status_t gpu_device_queue_execute(
   if (status != HAL_OK && payload) {
     // Not submitted: the payload is still ours.
     for (size_t i = 0; i < payload->count; ++i) {
-      hal_command_buffer_release(payload->command_buffers[i]);
+      hal_command_buffer_release_for_submission(payload->command_buffers[i]);
     }
     hal_allocator_free(base->host_allocator, payload);
   }

@@ -236,7 +236,9 @@ hal_status_t gpu_graph_create_command_buffer(
   const hal_recording_hooks_t hooks = {
       // No begin hook: a re-record keeps the executable (end() may update
       // it in place); it holds its own copy of every parameter, so the old
-      // ops may go.
+      // ops may go. begin() is refused while a submission is in flight, so
+      // end() never updates or destroys an executable with a pending
+      // launch.
       .end = gpu_graph_end,
       .destroy = gpu_graph_destroy,
       .query_info = gpu_graph_query_info,

@@ -11,9 +11,12 @@
 // Ops are accepted only while RECORDING; begin only from INITIAL (or, for a
 // REUSABLE buffer, from EXECUTABLE again: re-recording replaces the ops);
 // submit only when EXECUTABLE. A ONE_SHOT buffer may be submitted once; the
-// second submission is FAILED_PRECONDITION. Any op that fails validation
-// returns its error and leaves the recording as it was (the bad op is not
-// recorded; the caller may go on or give up).
+// second submission is FAILED_PRECONDITION. Re-recording frees what the
+// device reads (inline update data, a graph executable), so begin() on a
+// buffer with a submission in flight (submitted, not yet completed or
+// cancelled) is FAILED_PRECONDITION naming how many, and changes nothing. Any
+// op that fails validation returns its error and leaves the recording as it was
+// (the bad op is not recorded; the caller may go on or give up).
 //
 // Host data passed to update_buffer is copied at record time: the caller may
 // free it as soon as the call returns.
@@ -62,6 +65,10 @@ typedef struct hal_command_buffer_t {
   // Set by the first submission of a ONE_SHOT buffer; atomic because
   // submissions may race from several threads.
   atomic_bool submitted;
+  // Submissions holding the buffer that the device may still run or be
+  // running (hal_command_buffer_retain/release_for_submission); begin()
+  // refuses to re-record while it is not 0.
+  atomic_uint in_flight;
 } hal_command_buffer_t;
 HAL_RESOURCE_ASSERT_LAYOUT(hal_command_buffer_t, resource);
 
@@ -162,6 +169,19 @@ HAL_API void hal_command_buffer_initialize(
 // wins). FAILED_PRECONDITION otherwise.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer);
+
+// Called by queue_execute implementations for each command buffer a
+// submission takes: retains it and counts one more submission in flight.
+// The driver calls hal_command_buffer_release_for_submission() exactly once
+// for each, after the device's last use of the command buffer's recording
+// (the submission completed, failed and was quiesced, or will never run).
+// The count drops with release ordering before the reference goes, and
+// begin() reads it with acquire ordering, so whatever begin() frees is freed
+// after the device's last read of it.
+HAL_API void hal_command_buffer_retain_for_submission(
+    hal_command_buffer_t* command_buffer);
+HAL_API void hal_command_buffer_release_for_submission(
+    hal_command_buffer_t* command_buffer);
 
 // Validation of arguments, state and ranges is done by the wrappers above;
 // members see resolved lengths (never HAL_WHOLE_BUFFER) and buffers of the

@@ -17,8 +17,10 @@
 //
 // Thread-safety: as hal_command_buffer_t: one thread records; once ended
 // the op list is immutable and may be read from any thread until the next
-// begin() (which a REUSABLE buffer allows only when no submission of it is
-// in flight: the caller's contract, as in Vulkan).
+// begin(), which libhal refuses while a submission of the buffer is in
+// flight (command_buffer.h). So a driver may read the ops and their data
+// from issue until it releases the submission, and the begin and end hooks
+// never run while a submission may still use what they replace.
 
 #ifndef HAL_RECORDING_H_
 #define HAL_RECORDING_H_

@@ -124,6 +124,8 @@ static void* hal_sync_queue_completion_main(void* arg) {
       continue;
     }
     hal_sync_mutex_unlock(&queue->mutex);
+    hal_sync_native_event_check(submission->completion_event,
+                                submission->completion_event_generation);
     hal_status_t status = interface->synchronize_event(
         interface->self, submission->completion_event->handle);
     if (status != HAL_OK) {

@@ -19,6 +19,9 @@ typedef struct hal_sync_submission_wait_t {
   // whoever cancels (after observing REGISTERED).
   hal_timepoint_t* timepoint;      // registered CALLBACK timepoint, or NULL
   hal_sync_native_event_t* event;  // device wait (T4), or NULL
+  // Generations of |timepoint| and |event| when kept (T3 checks).
+  uint32_t timepoint_generation;
+  uint32_t event_generation;
 } hal_sync_submission_wait_t;
 
 // |cancel_flags| bits: see hal_sync_submission_fail().
@@ -41,6 +44,7 @@ struct hal_sync_submission_t {
   _Atomic(hal_status_t) failure;
   void* payload;
   hal_sync_native_event_t* completion_event;
+  uint32_t completion_event_generation;  // when acquired (T3 check)
   // Links in the queue's ready or in-flight FIFO (under the queue lock).
   hal_sync_submission_t* next;
   // Links in the queue's parked list (under the queue lock).

@@ -121,9 +121,12 @@ static void hal_sync_semaphore_pop_due_locked(
   size_t drop_count = 0;
   while (drop_count < semaphore->device_timepoint_count &&
          (failed || semaphore->device_timepoints[drop_count].value <= value)) {
+    hal_sync_device_timepoint_t* device_timepoint =
+        &semaphore->device_timepoints[drop_count];
+    hal_sync_native_event_check(device_timepoint->event,
+                                device_timepoint->event_generation);
     // Takes only the event pool's leaf lock.
-    hal_sync_native_event_release(
-        semaphore->device_timepoints[drop_count].event);
+    hal_sync_native_event_release(device_timepoint->event);
     ++drop_count;
   }
   if (drop_count) {
@@ -422,6 +425,8 @@ hal_status_t hal_sync_semaphore_resolve_wait(
           &semaphore->device_timepoints[i];
       if (device_timepoint->value < value)
         continue;
+      hal_sync_native_event_check(device_timepoint->event,
+                                  device_timepoint->event_generation);
       if (device_timepoint->event->pool != event_pool)
         continue;
       assert(atomic_load_explicit(&device_timepoint->event->record_count,
@@ -491,6 +496,8 @@ void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
   hal_sync_native_event_retain(event);
   semaphore->device_timepoints[index].value = value;
   semaphore->device_timepoints[index].event = event;
+  semaphore->device_timepoints[index].event_generation =
+      hal_sync_native_event_generation(event);
   ++semaphore->device_timepoint_count;
   hal_sync_mutex_unlock(&semaphore->mutex);
 }

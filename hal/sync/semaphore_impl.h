@@ -23,6 +23,7 @@
 typedef struct hal_sync_device_timepoint_t {
   uint64_t value;
   hal_sync_native_event_t* event;  // retained
+  uint32_t event_generation;       // when attached (T3 check)
 } hal_sync_device_timepoint_t;
 
 typedef struct hal_sync_semaphore_t {

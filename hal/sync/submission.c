@@ -24,8 +24,11 @@ void hal_sync_submission_release(hal_sync_submission_t* submission) {
   // retirement: a teardown snapshot may still cancel this submission's
   // waits (a no-op once resolved, but it locks their semaphores).
   for (size_t i = 0; i < submission->wait_count; ++i) {
-    hal_sync_timepoint_release(submission->waits[i].timepoint);
-    hal_semaphore_release(submission->waits[i].semaphore);
+    hal_sync_submission_wait_t* wait = &submission->waits[i];
+    if (wait->timepoint)
+      hal_sync_timepoint_check(wait->timepoint, wait->timepoint_generation);
+    hal_sync_timepoint_release(wait->timepoint);
+    hal_semaphore_release(wait->semaphore);
   }
   for (size_t i = 0; i < submission->signal_count; ++i) {
     hal_semaphore_release(submission->signal_semaphores[i]);
@@ -71,8 +74,15 @@ void hal_sync_submission_retire(hal_sync_submission_t* submission) {
   hal_sync_queue_t* queue = submission->queue;
   hal_sync_submission_release_payload(submission);
   for (size_t i = 0; i < submission->wait_count; ++i) {
-    hal_sync_native_event_release(submission->waits[i].event);
-    submission->waits[i].event = NULL;
+    hal_sync_submission_wait_t* wait = &submission->waits[i];
+    if (wait->event)
+      hal_sync_native_event_check(wait->event, wait->event_generation);
+    hal_sync_native_event_release(wait->event);
+    wait->event = NULL;
+  }
+  if (submission->completion_event) {
+    hal_sync_native_event_check(submission->completion_event,
+                                submission->completion_event_generation);
   }
   hal_sync_native_event_release(submission->completion_event);
   submission->completion_event = NULL;
@@ -96,9 +106,11 @@ void hal_sync_submission_retire(hal_sync_submission_t* submission) {
 static void hal_sync_submission_cancel_waits(
     hal_sync_submission_t* submission) {
   for (size_t i = 0; i < submission->wait_count; ++i) {
-    hal_timepoint_t* timepoint = submission->waits[i].timepoint;
-    if (timepoint)
-      hal_sync_timepoint_cancel(timepoint, NULL);
+    hal_sync_submission_wait_t* wait = &submission->waits[i];
+    if (!wait->timepoint)
+      continue;
+    hal_sync_timepoint_check(wait->timepoint, wait->timepoint_generation);
+    hal_sync_timepoint_cancel(wait->timepoint, NULL);
   }
 }
 
@@ -254,9 +266,12 @@ static bool hal_sync_submission_resolve_wait(hal_sync_submission_t* submission,
       (hal_sync_semaphore_t*)wait->semaphore, wait->value, queue->event_pool,
       timepoint, &resolution, &wait->event);
   if (status == HAL_OK && resolution == HAL_SYNC_WAIT_RESOLUTION_PARKED) {
+    wait->timepoint_generation = hal_sync_timepoint_generation(timepoint);
     wait->timepoint = timepoint;
     return true;
   }
+  if (wait->event)
+    wait->event_generation = hal_sync_native_event_generation(wait->event);
   // Not registered: drop both references and the count (the guard keeps
   // it above zero).
   atomic_fetch_sub_explicit(&submission->pending_count, 1,
@@ -401,11 +416,16 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   // The event comes first: failing to get one must leave nothing issued.
   status = hal_sync_event_pool_acquire(queue->event_pool,
                                        &submission->completion_event);
+  if (status == HAL_OK) {
+    submission->completion_event_generation =
+        hal_sync_native_event_generation(submission->completion_event);
+  }
   for (size_t i = 0; status == HAL_OK && i < submission->wait_count; ++i) {
-    hal_sync_native_event_t* event = submission->waits[i].event;
-    if (!event)
+    hal_sync_submission_wait_t* wait = &submission->waits[i];
+    if (!wait->event)
       continue;
-    status = interface->wait_event(interface->self, event->handle);
+    hal_sync_native_event_check(wait->event, wait->event_generation);
+    status = interface->wait_event(interface->self, wait->event->handle);
   }
   if (status == HAL_OK && submission->payload) {
     status = interface->issue(interface->self, submission->payload);
@@ -422,6 +442,8 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
     return;
   }
 
+  hal_sync_native_event_check(submission->completion_event,
+                              submission->completion_event_generation);
   status = interface->record_event(interface->self,
                                    submission->completion_event->handle);
   if (status != HAL_OK) {

@@ -23,6 +23,7 @@
 #ifndef HAL_SYNC_SYNC_EVENT_POOL_H_
 #define HAL_SYNC_SYNC_EVENT_POOL_H_
 
+#include <assert.h>
 #include <stdatomic.h>
 
 #include "hal/base.h"
@@ -87,6 +88,21 @@ HAL_API void hal_sync_event_pool_trim(hal_sync_event_pool_t* pool,
 // An event with one reference (recycled, or created through the hooks).
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_event_pool_acquire(
     hal_sync_event_pool_t* pool, hal_sync_native_event_t** out_event);
+
+// The generation of |event| now, to keep beside a pointer to it (T3).
+static inline uint32_t hal_sync_native_event_generation(
+    hal_sync_native_event_t* event) {
+  return atomic_load_explicit(&event->generation, memory_order_relaxed);
+}
+
+// Assertion builds: aborts if |event| went back to its pool since its
+// holder read |generation| (a stale kept pointer, T3). Every use of an
+// event through a kept pointer checks it; compiled out with NDEBUG.
+#define hal_sync_native_event_check(event, generation)                     \
+  assert(atomic_load_explicit(&(event)->ref_count, memory_order_relaxed) > \
+             0 &&                                                          \
+         hal_sync_native_event_generation(event) == (generation) &&        \
+         "stale pointer to a pooled native event")
 
 HAL_API void hal_sync_native_event_retain(hal_sync_native_event_t* event);
 // At zero the event goes back to its pool (never destroyed here). Takes

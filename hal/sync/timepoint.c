@@ -121,6 +121,8 @@ hal_status_t hal_sync_timepoint_acquire_waiter(
   (*out_timepoint)->kind = HAL_SYNC_TIMEPOINT_KIND_WAITER;
   hal_sync_waiter_retain(waiter);
   (*out_timepoint)->waiter = waiter;
+  (*out_timepoint)->waiter_generation =
+      hal_sync_pool_block_generation(&waiter->block);
   return HAL_OK;
 }
 
@@ -159,8 +161,11 @@ void hal_sync_timepoint_release(hal_timepoint_t* timepoint) {
   // Only a resolved or never-registered timepoint can reach zero: a pending
   // one is referenced by its heap.
   assert(timepoint->heap_index == HAL_SYNC_HEAP_INDEX_NONE);
-  if (timepoint->waiter)
+  if (timepoint->waiter) {
+    hal_sync_pool_block_check(&timepoint->waiter->block,
+                              timepoint->waiter_generation);
     hal_sync_waiter_release(timepoint->waiter);
+  }
   timepoint->waiter = NULL;
   hal_sync_pool_recycle(&hal_sync_timepoint_pool, &timepoint->block);
 }
@@ -211,6 +216,8 @@ HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint) {
 void hal_sync_timepoint_notify_and_release(hal_timepoint_t* timepoint,
                                            hal_status_t status) {
   if (timepoint->kind == HAL_SYNC_TIMEPOINT_KIND_WAITER) {
+    hal_sync_pool_block_check(&timepoint->waiter->block,
+                              timepoint->waiter_generation);
     hal_sync_wake_post(&timepoint->waiter->wake, status != HAL_OK);
   } else {
     // T2: the callback may release the last reference to a device whose

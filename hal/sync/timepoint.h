@@ -71,8 +71,9 @@ struct hal_timepoint_t {
   struct hal_sync_semaphore_t* semaphore;
   size_t heap_index;
   hal_sync_timepoint_state_t state;
-  // KIND_WAITER: retained.
+  // KIND_WAITER: retained; its generation when it was taken (T3 check).
   hal_sync_waiter_t* waiter;
+  uint32_t waiter_generation;
   // KIND_CALLBACK.
   hal_timepoint_callback_fn_t callback;
   void* user_data;
@@ -108,6 +109,12 @@ static inline uint32_t hal_sync_timepoint_generation(
     hal_timepoint_t* timepoint) {
   return hal_sync_pool_block_generation(&timepoint->block);
 }
+
+// Assertion builds: aborts if |timepoint| was recycled since its holder
+// read |generation| (T3). Every use of a timepoint (or waiter) through a
+// kept pointer checks it; compiled out with NDEBUG.
+#define hal_sync_timepoint_check(timepoint, generation) \
+  hal_sync_pool_block_check(&(timepoint)->block, (generation))
 
 // Runs the resolution of a popped timepoint (post the waiter, or run the
 // callback with |status|) and drops the reference the heap held. Never

@@ -27,6 +27,7 @@
 
 typedef struct hal_sync_wait_entry_t {
   hal_timepoint_t* timepoint;  // registered, or NULL
+  uint32_t generation;         // of |timepoint| when registered (T3 check)
   hal_sync_timepoint_state_t state;
 } hal_sync_wait_entry_t;
 
@@ -168,6 +169,7 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
     }
     if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_PENDING) {
       entries[i].timepoint = timepoint;  // the heap took the other reference
+      entries[i].generation = hal_sync_timepoint_generation(timepoint);
       ++registered_count;
       continue;
     }
@@ -197,6 +199,7 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
   for (size_t j = 0; j < entry_count; ++j) {
     if (!entries[j].timepoint)
       continue;
+    hal_sync_timepoint_check(entries[j].timepoint, entries[j].generation);
     entries[j].state = hal_sync_timepoint_cancel(entries[j].timepoint, NULL);
     hal_sync_timepoint_release(entries[j].timepoint);
     entries[j].timepoint = NULL;

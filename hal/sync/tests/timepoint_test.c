@@ -4,6 +4,9 @@
 // (warm paths do not allocate, generations expose stale pointers). White-box:
 // links the module's internals.
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "semaphore_impl.h"
 #include "sync_test_util.h"
 
@@ -174,6 +177,68 @@ static void T3_GenerationExposesRecycledTimepoint(void** state) {
   assert_false(hal_sync_pool_block_is_current(&stale->block, generation));
   hal_semaphore_release(semaphore);
 }
+
+#ifndef NDEBUG
+static hal_status_t dummy_event_create(void* self, void** out_handle) {
+  *out_handle = self;
+  return HAL_OK;
+}
+static void dummy_event_destroy(void* self, void* handle) {}
+
+static void noop_callback(void* user_data, uint64_t value,
+                          hal_status_t status) {}
+
+// Runs |use| in a child process and expects it to abort (an assertion).
+static void expect_child_aborts(void (*use)(void), const char* what) {
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    // The parent checks the signal; the child's report is noise here.
+    if (!freopen("/dev/null", "w", stderr))
+      _exit(3);
+    use();
+    _exit(0);  // the check did not fire
+  }
+  int wstatus = 0;
+  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+  if (!WIFSIGNALED(wstatus) || WTERMSIG(wstatus) != SIGABRT)
+    HAL_TEST_FAIL("a stale %s was not caught by its T3 check", what);
+}
+
+static void use_stale_timepoint(void) {
+  hal_timepoint_t* timepoint = NULL;
+  hal_status_ignore(
+      hal_sync_timepoint_acquire_callback(noop_callback, NULL, 1, &timepoint));
+  uint32_t generation = hal_sync_timepoint_generation(timepoint);
+  hal_sync_timepoint_check(timepoint, generation);  // current: passes
+  hal_sync_timepoint_release(timepoint);            // recycled
+  hal_sync_timepoint_check(timepoint, generation);
+}
+
+static void use_stale_event(void) {
+  hal_sync_event_interface_t interface = {(void*)1, dummy_event_create,
+                                          dummy_event_destroy};
+  hal_sync_event_pool_t* pool = NULL;
+  hal_status_ignore(hal_sync_event_pool_create(interface, 4, &pool));
+  hal_sync_native_event_t* event = NULL;
+  hal_status_ignore(hal_sync_event_pool_acquire(pool, &event));
+  uint32_t generation = hal_sync_native_event_generation(event);
+  hal_sync_native_event_check(event, generation);  // current: passes
+  hal_sync_native_event_release(event);            // back in the pool
+  hal_sync_native_event_check(event, generation);
+}
+
+// T3: the generation check is real in assertion builds: a kept pointer
+// used after its timepoint was recycled, or after its native event went
+// back to the pool, aborts at the use (the sync module checks every use
+// through a kept pointer: wait entries, parked waits, device timepoints,
+// device waits, completion events, waiters).
+static void T3_StaleKeptPointersAbortInAssertionBuilds(void** state) {
+  expect_child_aborts(use_stale_timepoint, "timepoint");
+  expect_child_aborts(use_stale_event, "native event");
+}
+#endif  // NDEBUG
 
 static void T3_WarmPoolsDoNotAllocate(void** state) {
   hal_semaphore_t* semaphore = hal_test_semaphore(0);
@@ -368,6 +433,9 @@ int main(void) {
       cmocka_unit_test(T2_NoCallbackUnderLock),
       cmocka_unit_test(T3_GenerationExposesRecycledTimepoint),
       cmocka_unit_test(T3_WarmPoolsDoNotAllocate),
+#ifndef NDEBUG
+      cmocka_unit_test(T3_StaleKeptPointersAbortInAssertionBuilds),
+#endif
       cmocka_unit_test(T_SignalResolvesOnlyDueInValueOrder),
       cmocka_unit_test(T5_CancelVsSignal),
       cmocka_unit_test(K12_CallbackReleasesLastReference),

@@ -413,6 +413,65 @@ CTS_CASE(Q3_ReRecordWhileIssuedRefused) {
   hal_buffer_release(target);
 }
 
+// Whether the driver under test builds a native graph from a recording
+// (the graph strategy); stream drivers report no builds.
+static bool builds_native_graphs(fixture_t* f) {
+  hal_buffer_t* buffer = zeroed_buffer(f, 16);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint8_t value = 1;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 16, &value, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_command_buffer_info_t info;
+  HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
+  hal_command_buffer_release(cb);
+  hal_buffer_release(buffer);
+  return info.native_build_count > 0;
+}
+
+// A graph driver turns every dispatch into a graph kernel node, so a
+// runtime without the kernel-node entry point is refused when the driver is
+// created (UNIMPLEMENTED naming it), not at the end() of the first
+// dispatching command buffer. Stream drivers launch kernels directly and
+// still create.
+CTS_CASE(GraphDriverWithoutKernelNodesRefusedAtCreation) {
+  fixture_t* f = *state;
+  const char* symbol = getenv("CTS_KERNEL_NODE_CALL");
+  if (!symbol || !*symbol) {
+    HAL_TEST_SKIP("CTS_KERNEL_NODE_CALL names no kernel-node entry point");
+  }
+  bool graph = builds_native_graphs(f);
+  const char* variable = "HAL_GPU_ADAPTER_HIDE_SYMBOLS";
+  const char* saved = getenv(variable);
+  char* saved_copy = saved ? strdup(saved) : NULL;
+  setenv(variable, symbol, 1);
+  hal_driver_t* driver = NULL;
+  hal_status_t status = hal_driver_registry_create_driver(
+      cts_context.registry, cts_context.driver_name, hal_allocator_system(),
+      &driver);
+  if (saved_copy) {
+    setenv(variable, saved_copy, 1);
+    free(saved_copy);
+  } else {
+    unsetenv(variable);
+  }
+  if (graph) {
+    if (driver) {
+      hal_driver_release(driver);
+      fail_msg("%s created although %s is hidden", cts_context.driver_name,
+               symbol);
+    }
+    HAL_ASSERT_STATUS(HAL_STATUS_UNIMPLEMENTED, symbol, status);
+  } else {
+    HAL_ASSERT_OK(status);
+    hal_device_t* device = NULL;
+    HAL_ASSERT_OK(hal_driver_create_device_by_index(
+        driver, 0, hal_allocator_system(), &device));
+    hal_device_release(device);
+    hal_driver_release(driver);
+  }
+}
+
 int main(void) {
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
@@ -428,6 +487,7 @@ int main(void) {
       CASE(ThousandsOfOps),
       CASE(Q3_ReRecordWhileInFlightRefused),
       CASE(Q3_ReRecordWhileIssuedRefused),
+      CASE(GraphDriverWithoutKernelNodesRefusedAtCreation),
   };
 #undef CASE
   return cts_main("command_buffer", tests, HAL_ARRAYSIZE(tests));

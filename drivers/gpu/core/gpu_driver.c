@@ -45,23 +45,51 @@ static const hal_driver_vtable_t gpu_driver_vtable = {
     .create_device = gpu_driver_create_device,
 };
 
-// The capabilities a strategy cannot do without.
+// The capabilities a strategy cannot do without, checked once here so that
+// a runtime lacking one fails at driver creation rather than at the end()
+// of the first command buffer that needs it.
 static hal_status_t gpu_driver_check_capabilities(
     const gpu_driver_params_t* params, const gpu_adapter_t* adapter) {
   if (params->strategy != GPU_STRATEGY_GRAPH)
     return HAL_OK;
-  uint32_t required = GPU_ADAPTER_CAP_GRAPH |
-                      GPU_ADAPTER_CAP_GRAPH_MEMSET_NODE |
-                      GPU_ADAPTER_CAP_GRAPH_MEMCPY_NODE;
-  if ((adapter->info.capabilities & required) == required)
+  uint32_t missing =
+      GPU_GRAPH_STRATEGY_REQUIRED_CAPS & ~adapter->info.capabilities;
+  if (!missing)
     return HAL_OK;
+  // Without graphs no node kind is available either: name the cause.
+  if (missing & GPU_ADAPTER_CAP_GRAPH)
+    missing = GPU_ADAPTER_CAP_GRAPH;
+  static const struct {
+    uint32_t capability;
+    const char* what;
+  } kParts[] = {
+      {GPU_ADAPTER_CAP_GRAPH, "graphs"},
+      {GPU_ADAPTER_CAP_GRAPH_MEMSET_NODE, "graph memset nodes (fills)"},
+      {GPU_ADAPTER_CAP_GRAPH_MEMCPY_NODE,
+       "graph memcpy nodes (updates, copies)"},
+      {GPU_ADAPTER_CAP_GRAPH_KERNEL_NODE, "graph kernel nodes (dispatches)"},
+  };
+  char parts[160] = "";
+  size_t length = 0;
+  for (size_t i = 0; i < HAL_ARRAYSIZE(kParts); ++i) {
+    if (!(missing & kParts[i].capability) || length >= sizeof(parts))
+      continue;
+    int written = snprintf(parts + length, sizeof(parts) - length, "%s%s",
+                           length ? ", " : "", kParts[i].what);
+    if (written > 0)
+      length += (size_t)written;
+  }
+  // The adapter names every optional entry point it did not find (or was
+  // told to hide); those behind the bits above are among them.
   return hal_make_status(
       HAL_STATUS_UNIMPLEMENTED,
-      "driver '%s' needs the %s graph API, which %s lacks (missing: %s)",
-      params->name, adapter->info.vendor_name, adapter->info.library_path,
+      "driver '%s' needs %s, which the %s runtime %s lacks (its missing "
+      "optional entry points: %s)",
+      params->name, parts, adapter->info.vendor_name,
+      adapter->info.library_path,
       adapter->info.missing_optional_symbols[0]
           ? adapter->info.missing_optional_symbols
-          : "graph entry points");
+          : "unknown");
 }
 
 // Reads every device's info once: names and sizes do not change.

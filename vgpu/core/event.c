@@ -2,11 +2,13 @@
 //
 // Record captures the stream's work at call time: it enqueues a MARK
 // operation and makes that mark the event's current one. Query and
-// synchronize look at the current mark; stream-wait-event enqueues a WAIT on
-// the mark that is current at call time, so a later re-record does not
-// change what an earlier wait waits for. An event never recorded has no
-// mark: query says complete and a wait on it does not block (what the
-// vendors do, and why drivers must not rely on it, rule T4).
+// synchronize look at the current mark, which completes in the critical
+// section where its stream retires the MARK operation (stream.c): a host
+// that sees the event complete may destroy that stream at once;
+// stream-wait-event enqueues a WAIT on the mark that is current at call time,
+// so a later re-record does not change what an earlier wait waits for. An event
+// never recorded has no mark: query says complete and a wait on it does not
+// block (what the vendors do, and why drivers must not rely on it, rule T4).
 #include <inttypes.h>
 #include <stdlib.h>
 

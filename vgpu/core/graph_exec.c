@@ -7,7 +7,11 @@
 // for launches already queued.
 //
 // Launches of one executable graph are serialized, on one stream or many:
-// each launch waits for the mark that the previous launch completes.
+// each launch waits for the mark that the previous launch completes. That
+// mark is completed by a MARK operation after the graph's, as its stream
+// retires it (stream.c): once an event recorded after the launch, or the
+// stream, is seen complete, destroy finds the launch done, and so does the
+// stream's own destroy.
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>

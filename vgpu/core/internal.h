@@ -3,7 +3,8 @@
 // Lock order (outer to inner); never take an outer lock while holding an
 // inner one:
 //   graph/exec mutex -> stream mutex -> scheduler mutex
-//   stream mutex -> mark mutex            (registering a waiter)
+//   stream mutex -> mark mutex            (registering a waiter,
+//                                          completing a MARK operation)
 //   registry mutex and memory mutex are leaves (nothing is taken inside).
 // Mark completion runs its waiters' callbacks after dropping the mark mutex
 // (the T2 rule of the sync contract, applied here).
@@ -158,6 +159,14 @@ void vgpu_mark_retain(vgpu_mark* mark);
 void vgpu_mark_release(vgpu_mark* mark);
 bool vgpu_mark_done(vgpu_mark* mark);
 void vgpu_mark_complete(vgpu_mark* mark, vgpu_status status);
+// vgpu_mark_complete in two halves: completes |mark| (done, host waiters
+// woken) and returns its stream waiters, whose callbacks
+// vgpu_mark_run_waiters runs. The first half may run under a stream lock
+// (stream mutex -> mark mutex); the second must not (callbacks take stream
+// locks).
+vgpu_mark_waiter* vgpu_mark_complete_deferred(vgpu_mark* mark,
+                                              vgpu_status status);
+void vgpu_mark_run_waiters(vgpu_mark_waiter* waiters);
 // Registers |waiter| unless the mark is already done; returns true when
 // registered (|waiter->fn| will run once, on the completing thread, after
 // the mark's lock is dropped).
@@ -350,6 +359,9 @@ struct vgpu_stream {
   vgpu_op* head;
   vgpu_op* tail;
   uint64_t seq_enqueued;
+  // Operations retired. Advances in the same critical section that
+  // completes a retired MARK operation's mark, so whoever sees one (stream
+  // synchronize or query, event synchronize or query) sees the other.
   uint64_t seq_done;
   vgpu_stream_state state;
   unsigned sync_waiters;

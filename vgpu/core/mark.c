@@ -3,9 +3,12 @@
 // A mark completes exactly once, on the worker that runs the MARK operation
 // (or at teardown). Completion sets |done| under |mu|, wakes host waiters
 // through |cv| and then, with |mu| dropped, runs the callbacks of streams
-// blocked on it. |done| is also read without the lock (event query) with
-// acquire ordering, pairing with the release store, so a caller that sees
-// done also sees everything the device wrote before.
+// blocked on it. A stream completes its MARK operation's mark inside the
+// critical section that retires the operation (stream.c) and runs the
+// callbacks after leaving it, hence the two halves of vgpu_mark_complete.
+// |done| is also read without the lock (event query) with acquire ordering,
+// pairing with the release store, so a caller that sees done also sees
+// everything the device wrote before.
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -68,11 +71,12 @@ bool vgpu_mark_done(vgpu_mark* mark) {
   return atomic_load_explicit(&mark->done, memory_order_acquire);
 }
 
-void vgpu_mark_complete(vgpu_mark* mark, vgpu_status status) {
+vgpu_mark_waiter* vgpu_mark_complete_deferred(vgpu_mark* mark,
+                                              vgpu_status status) {
   pthread_mutex_lock(&mark->mu);
   if (atomic_load_explicit(&mark->done, memory_order_relaxed)) {
     pthread_mutex_unlock(&mark->mu);
-    return;
+    return NULL;
   }
   mark->status = status;
   mark->time_ns = vgpu_now_ns();
@@ -81,6 +85,10 @@ void vgpu_mark_complete(vgpu_mark* mark, vgpu_status status) {
   mark->waiters = NULL;
   pthread_cond_broadcast(&mark->cv);
   pthread_mutex_unlock(&mark->mu);
+  return waiters;
+}
+
+void vgpu_mark_run_waiters(vgpu_mark_waiter* waiters) {
   // Callbacks run without the mark's lock (they take stream locks).
   while (waiters != NULL) {
     vgpu_mark_waiter* next = waiters->next;
@@ -88,6 +96,10 @@ void vgpu_mark_complete(vgpu_mark* mark, vgpu_status status) {
     waiters->fn(waiters);
     waiters = next;
   }
+}
+
+void vgpu_mark_complete(vgpu_mark* mark, vgpu_status status) {
+  vgpu_mark_run_waiters(vgpu_mark_complete_deferred(mark, status));
 }
 
 bool vgpu_mark_add_waiter(vgpu_mark* mark, vgpu_mark_waiter* waiter) {

@@ -12,9 +12,15 @@
 // worker runs it: operations of one stream never overlap, operations of
 // different streams may.
 //
-// Completion order of one operation: its memory uses are released, then
-// |seq_done| advances (waking synchronizers). So a host that returns from a
-// synchronize may free everything the finished work used.
+// Completion order of one operation: its memory uses are released, then,
+// in one critical section of |mu|, it leaves the queue, |seq_done| advances
+// and, for a MARK operation, the mark completes (waking synchronizers of
+// the stream and of the event). So a host that returns from any
+// synchronize or query that saw the work done may free everything the
+// work used and destroy the stream, the event or the executable graph at
+// once: no check reads a count that is still behind. Streams blocked on
+// the mark are released after |mu| is dropped (their callbacks take their
+// own locks), so they, too, run only after the bookkeeping.
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,8 +313,7 @@ void vgpu_stream_run_head(vgpu_stream* s) {
       vgpu_work_run(&op->work, status);
       break;
     case VGPU_OP_MARK:
-      vgpu_mark_complete(op->mark, status);
-      break;
+      break;  // completed below, with the bookkeeping
     case VGPU_OP_WAIT:
       break;
     case VGPU_OP_GRAPH:
@@ -317,11 +322,14 @@ void vgpu_stream_run_head(vgpu_stream* s) {
   }
   op_release_uses(op);
 
+  vgpu_mark_waiter* released = NULL;
   pthread_mutex_lock(&s->mu);
   s->head = op->next;
   if (s->head == NULL)
     s->tail = NULL;
   s->seq_done = op->seq;
+  if (op->type == VGPU_OP_MARK)
+    released = vgpu_mark_complete_deferred(op->mark, status);
   if (s->sync_waiters > 0)
     pthread_cond_broadcast(&s->drained_cv);
   if (s->head != NULL) {
@@ -331,6 +339,7 @@ void vgpu_stream_run_head(vgpu_stream* s) {
     s->state = VGPU_STREAM_IDLE;
   }
   pthread_mutex_unlock(&s->mu);
+  vgpu_mark_run_waiters(released);
   vgpu_op_free(op);
 }
 
@@ -343,9 +352,9 @@ void vgpu_stream_discard_locked(vgpu_stream* s) {
   while (s->head != NULL) {
     vgpu_op* op = s->head;
     s->head = op->next;
+    s->seq_done = op->seq;  // bookkeeping first, as in run_head
     if (op->type == VGPU_OP_MARK)
       vgpu_mark_complete(op->mark, VGPU_OK);
-    s->seq_done = op->seq;
     vgpu_op_free(op);
   }
   s->tail = NULL;

@@ -145,6 +145,118 @@ static void t_free_memory_in_use(void** state) {
   gate_destroy(&g);
 }
 
+static void count_host_fn(void* arg) {
+  atomic_fetch_add((atomic_int*)arg, 1);
+}
+
+// How a sync-then-destroy round waits for its event.
+typedef enum round_wait {
+  ROUND_EVENT_SYNC = 0,
+  ROUND_EVENT_QUERY,   // polls the event until it is complete
+  ROUND_OTHER_STREAM,  // another stream waits for the event; sync that one
+  ROUND_WAIT_COUNT,
+} round_wait;
+
+static const char* const round_wait_names[ROUND_WAIT_COUNT] = {
+    "event synchronize", "event query",
+    "synchronize of a stream waiting for the event"};
+
+static void wait_round_event(void* e, round_wait wait, void* other) {
+  switch (wait) {
+    case ROUND_EVENT_SYNC:
+      OK(api.event_sync(e));
+      break;
+    case ROUND_EVENT_QUERY: {
+      int rc;
+      while ((rc = api.event_query(e)) == api.not_ready) {
+      }
+      OK(rc);
+      break;
+    }
+    case ROUND_OTHER_STREAM:
+      OK(api.stream_wait_event(other, e));
+      OK(api.stream_sync(other));
+      break;
+    case ROUND_WAIT_COUNT:
+      break;
+  }
+}
+
+// A host that has seen an event complete may destroy the stream (and the
+// executable graph) whose work the event followed, at once: the event's
+// completion is visible only after the stream's and the graph's bookkeeping
+// counts that work as done. Each round: a new stream, one operation (a
+// memset, a host function or a graph launch), an event record, a wait on
+// the event (synchronize, query, or a synchronize of another stream made to
+// wait for it), then the destroys, which must succeed with no misuse. The
+// operation and the wait are drawn from the test seed; the jittered run
+// (VGPU_JITTER_US) also shakes the order of the runtime's threads. In lax
+// mode the destroys succeed anyway; the rounds still run.
+static void t_sync_then_destroy(void** state) {
+  (void)state;
+  void *e = NULL, *dev = NULL, *g = NULL, *node = NULL, *g_host = NULL;
+  void* other = NULL;
+  OK(api.stream_create(&other, true));
+  OK(api.event_create(&e));
+  OK(api.malloc(&dev, 256));
+  OK(api.graph_create(&g));
+  OK(api.graph_add_memset32(&node, g, NULL, 0, dev, 7, 64));
+  atomic_int host_calls = 0;
+  OK(api.graph_create(&g_host));
+  OK(api.graph_add_host(&node, g_host, NULL, 0, count_host_fn, &host_calls));
+  uint64_t seed = testutil_seed();
+  uint64_t rng = seed ^ 0x9e3779b97f4a7c15ull;
+  // Jitter sleeps before each operation: fewer rounds keep the run short.
+  const char* jitter = getenv("VGPU_JITTER_US");
+  bool jittered = jitter != NULL && *jitter != '\0' && strcmp(jitter, "0");
+  unsigned rounds = (jittered ? 500 : 4000) * testutil_stress_scale();
+  int host_fn_calls = 0;
+  for (unsigned i = 0; i < rounds; ++i) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned op = (unsigned)(rng >> 33) % 4;
+    round_wait wait = (round_wait)((rng >> 40) % ROUND_WAIT_COUNT);
+    void *s = NULL, *x = NULL;
+    OK(api.stream_create(&s, true));
+    static const char* const op_names[] = {"memset", "host function",
+                                           "memset graph", "host-node graph"};
+    switch (op) {
+      case 0:
+        OK(api.memset32_async(dev, i, 64, s));
+        break;
+      case 1:
+        OK(api.host_fn(s, count_host_fn, &host_calls));
+        host_fn_calls++;
+        break;
+      case 2:
+        OK(api.graph_instantiate(&x, g));
+        OK(api.graph_launch(x, s));
+        break;
+      case 3:
+        OK(api.graph_instantiate(&x, g_host));
+        OK(api.graph_launch(x, s));
+        host_fn_calls++;
+        break;
+    }
+    OK(api.event_record(e, s));
+    wait_round_event(e, wait, other);
+    int rc_exec = x != NULL ? api.graph_exec_destroy(x) : api.ok;
+    int rc_stream = api.stream_destroy(s);
+    if (rc_exec != api.ok || rc_stream != api.ok) {
+      fail_msg(
+          "round %u (%s, then %s): graph exec destroy %s, stream destroy %s "
+          "(test seed %llu)",
+          i, op_names[op], round_wait_names[wait], api.error_name(rc_exec),
+          api.error_name(rc_stream), (unsigned long long)seed);
+    }
+  }
+  assert_int_equal(atomic_load(&host_calls), host_fn_calls);
+  OK(api.graph_destroy(g));
+  OK(api.graph_destroy(g_host));
+  OK(api.free(dev));
+  OK(api.event_destroy(e));
+  OK(api.stream_destroy(other));
+}
+
 // Out-of-bounds copies and memsets are refused in both modes.
 static void t_out_of_bounds(void** state) {
   (void)state;
@@ -199,6 +311,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test_setup(t_k1_call_in_host_function, setup),
       cmocka_unit_test_setup(t_destroy_with_pending_work, setup),
       cmocka_unit_test_setup(t_free_memory_in_use, setup),
+      cmocka_unit_test_setup(t_sync_then_destroy, setup),
       cmocka_unit_test_setup(t_out_of_bounds, setup),
       cmocka_unit_test_setup(t_invalid_handles, setup),
   };

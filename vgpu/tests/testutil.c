@@ -19,6 +19,19 @@ uint64_t testutil_seed(void) {
   return seed;
 }
 
+unsigned testutil_stress_scale(void) {
+  const char* s = getenv("HAL_STRESS_ITERATIONS");
+  if (s == NULL || *s == '\0')
+    return 1;
+  char* end = NULL;
+  unsigned long v = strtoul(s, &end, 10);
+  if (*end != '\0' || v == 0 || v > 1000000) {
+    fprintf(stderr, "ignoring HAL_STRESS_ITERATIONS=%s\n", s);
+    return 1;
+  }
+  return (unsigned)v;
+}
+
 const char* testutil_setup(int argc, char** argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s cuda|hip LIBRARY [TEST]\n", argv[0]);

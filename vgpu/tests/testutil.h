@@ -19,6 +19,9 @@ const char* testutil_setup(int argc, char** argv);
 void testutil_teardown(void);
 // The test seed: VGPU_SEED, else HAL_TEST_SEED, else time-based (printed).
 uint64_t testutil_seed(void);
+// Multiplier of stress loops' iteration counts: HAL_STRESS_ITERATIONS (a
+// positive integer), else 1.
+unsigned testutil_stress_scale(void);
 uint64_t testutil_now_ms(void);
 void testutil_sleep_ms(unsigned ms);
 

@@ -68,19 +68,24 @@ HAL_API void hal_sync_loss_domain_release(hal_sync_loss_domain_t* domain) {
 // Membership
 //===----------------------------------------------------------------------===//
 
-hal_status_t hal_sync_loss_domain_add_semaphore(
-    hal_sync_loss_domain_t* domain, hal_sync_semaphore_t* semaphore) {
+void hal_sync_loss_domain_add_semaphore(hal_sync_loss_domain_t* domain,
+                                        hal_sync_semaphore_t* semaphore) {
   hal_sync_loss_domain_retain(domain);
   semaphore->domain = domain;
   hal_sync_mutex_lock(&domain->mutex);
+  if (domain->failure) {
+    // Born failed, before it is listed: a loss walking the list must find
+    // it complete (its own failure then loses to this one, S2).
+    semaphore->failure = hal_status_clone(domain->failure);
+    atomic_store_explicit(&semaphore->value, HAL_SEMAPHORE_FAILURE_VALUE,
+                          memory_order_relaxed);
+  }
   semaphore->domain_prev = NULL;
   semaphore->domain_next = domain->semaphores;
   if (domain->semaphores)
     domain->semaphores->domain_prev = semaphore;
   domain->semaphores = semaphore;
-  hal_status_t failure = hal_status_clone(domain->failure);
   hal_sync_mutex_unlock(&domain->mutex);
-  return failure;
 }
 
 void hal_sync_loss_domain_remove_semaphore(hal_sync_semaphore_t* semaphore) {
@@ -100,19 +105,24 @@ void hal_sync_loss_domain_remove_semaphore(hal_sync_semaphore_t* semaphore) {
   hal_sync_loss_domain_release(domain);
 }
 
-hal_status_t hal_sync_loss_domain_add_queue(hal_sync_loss_domain_t* domain,
-                                            hal_sync_queue_t* queue) {
+void hal_sync_loss_domain_add_queue(hal_sync_loss_domain_t* domain,
+                                    hal_sync_queue_t* queue) {
   hal_sync_loss_domain_retain(domain);
   queue->domain = domain;
   hal_sync_mutex_lock(&domain->mutex);
+  if (domain->failure) {
+    // On a device lost already: it takes no work (set before it is
+    // listed, under the queue lock submit reads it with).
+    hal_sync_mutex_lock(&queue->mutex);
+    queue->loss = hal_status_clone(domain->failure);
+    hal_sync_mutex_unlock(&queue->mutex);
+  }
   queue->domain_prev = NULL;
   queue->domain_next = domain->queues;
   if (domain->queues)
     domain->queues->domain_prev = queue;
   domain->queues = queue;
-  hal_status_t failure = hal_status_clone(domain->failure);
   hal_sync_mutex_unlock(&domain->mutex);
-  return failure;
 }
 
 void hal_sync_loss_domain_remove_queue(hal_sync_queue_t* queue) {

@@ -215,7 +215,7 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
   hal_sync_queue_name_thread(queue->completion_thread, "hal-c-", name);
   // A queue created on a device already lost takes no work.
   if (domain)
-    queue->loss = hal_sync_loss_domain_add_queue(domain, queue);
+    hal_sync_loss_domain_add_queue(domain, queue);
   *out_queue = queue;
   return HAL_OK;
 

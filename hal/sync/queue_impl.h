@@ -123,8 +123,8 @@ void hal_sync_submission_list_fail(hal_sync_submission_list_t* list,
 
 // Loss-domain membership of a queue (loss_domain.c; semaphores: see
 // semaphore_impl.h).
-hal_status_t hal_sync_loss_domain_add_queue(hal_sync_loss_domain_t* domain,
-                                            hal_sync_queue_t* queue);
+void hal_sync_loss_domain_add_queue(hal_sync_loss_domain_t* domain,
+                                    hal_sync_queue_t* queue);
 void hal_sync_loss_domain_remove_queue(hal_sync_queue_t* queue);
 
 // Hands a submission whose waits are all resolved to the worker. Any thread,

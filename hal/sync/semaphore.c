@@ -61,14 +61,9 @@ HAL_API hal_status_t hal_sync_semaphore_create(
   atomic_init(&semaphore->value, initial_value);
   semaphore->failure = HAL_OK;
   semaphore->domain = NULL;
-  if (domain) {
-    // Of a device lost already: born failed with its loss (Q5).
-    semaphore->failure = hal_sync_loss_domain_add_semaphore(domain, semaphore);
-    if (semaphore->failure) {
-      atomic_store_explicit(&semaphore->value, HAL_SEMAPHORE_FAILURE_VALUE,
-                            memory_order_relaxed);
-    }
-  }
+  // Of a device lost already: born failed with its loss (Q5).
+  if (domain)
+    hal_sync_loss_domain_add_semaphore(domain, semaphore);
   *out_semaphore = &semaphore->base;
   return HAL_OK;
 }

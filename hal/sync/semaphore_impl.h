@@ -50,11 +50,11 @@ typedef struct hal_sync_semaphore_t {
   struct hal_sync_semaphore_t* domain_next;
 } hal_sync_semaphore_t;
 
-// Loss-domain membership (loss_domain.c). Adding returns a copy of the
-// domain's loss if it was lost already (HAL_OK otherwise); the member keeps
-// a reference to the domain until it is removed.
-hal_status_t hal_sync_loss_domain_add_semaphore(
-    hal_sync_loss_domain_t* domain, hal_sync_semaphore_t* semaphore);
+// Loss-domain membership (loss_domain.c). A semaphore added to a domain
+// that is lost already is failed with a copy of the loss before it is
+// listed; the member keeps a reference to the domain until it is removed.
+void hal_sync_loss_domain_add_semaphore(hal_sync_loss_domain_t* domain,
+                                        hal_sync_semaphore_t* semaphore);
 void hal_sync_loss_domain_remove_semaphore(hal_sync_semaphore_t* semaphore);
 
 // |semaphore| as the sync module's type, or NULL if it is another type.

@@ -12,7 +12,10 @@
 //    failed, cancelled or added, after every sync lock was dropped. They may
 //    call any HAL function, including signal/fail/wait on the same semaphore
 //    and release of its last reference, but should be short: they hold up
-//    the signaling thread. They must not block on GPU work (Q1).
+//    the signaling thread. They must not block on GPU work (Q1). Releasing
+//    the last reference to a device from a callback returns at once: the
+//    device's shutdown runs on libhal's release thread, so it never waits
+//    for work that the rest of the same signal would wake (K15).
 // T3 Lifetime by reference. Timepoints are reference counted and pooled; a
 //    pooled timepoint is recycled only when its count reaches zero, and a
 //    generation count makes use of a stale pointer an assertion failure in

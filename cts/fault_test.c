@@ -118,8 +118,8 @@ CTS_CASE(VendorErrorFailsDownstream) {
 // the first is usually issued and recorded already and the second waits for
 // it on the device, not on the host (the fault_sync run, mode "sync", makes
 // the first fail at its event synchronize, after it ran, and shakes the
-// schedule so the first is still running then). Either way the failure must reach both
-// downstream semaphores, naming the call.
+// schedule so the first is still running then). Either way the failure must
+// reach both downstream semaphores, naming the call.
 CTS_CASE(K13_FailureReachesWorkWaitingOnTheDevice) {
   skip_unless_mode("sync");
   hal_device_t* device = *state;

@@ -572,9 +572,8 @@ CTS_CASE(K15_DeviceReleasedFromCallbackInSameBatch) {
     // On another thread, so a deadlock fails the wait below instead of
     // hanging the test.
     pthread_t thread;
-    assert_int_equal(pthread_create(&thread, NULL,
-                                    release_in_batch_trigger_main, &job),
-                     0);
+    assert_int_equal(
+        pthread_create(&thread, NULL, release_in_batch_trigger_main, &job), 0);
     HAL_ASSERT_OK(cts_wait(job.ran, 1));
     pthread_join(thread, NULL);
     hal_status_t status = cts_wait(done, 1);

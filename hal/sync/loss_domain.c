@@ -183,8 +183,10 @@ HAL_API bool hal_sync_loss_domain_fail(hal_sync_loss_domain_t* domain,
   hal_sync_semaphore_t** snapshot =
       count ? malloc(count * sizeof(*snapshot)) : NULL;
   if (count && !snapshot) {
-    fprintf(stderr, "hal/sync: out of memory failing a lost device's %zu "
-            "semaphores\n", count);
+    fprintf(stderr,
+            "hal/sync: out of memory failing a lost device's %zu "
+            "semaphores\n",
+            count);
     abort();
   }
   size_t taken = 0;

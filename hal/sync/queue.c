@@ -135,13 +135,15 @@ static void* hal_sync_queue_completion_main(void* arg) {
       // payload, which completing releases (Q3).
       if (submission->payload && interface->quiesce)
         interface->quiesce(interface->self);
-    } else if ((status = hal_sync_submission_await_device_waits(
-                    submission)) != HAL_OK) {
+    } else if ((status = hal_sync_submission_await_device_waits(submission)) !=
+               HAL_OK) {
       // The device ran it after a signaler that failed (K13): downstream
       // work learns of the failure as if the wait had parked on the host.
       status = hal_status_annotatef(
-          status, "submission on queue '%s' waited on the device for work "
-          "that failed", queue->name);
+          status,
+          "submission on queue '%s' waited on the device for work "
+          "that failed",
+          queue->name);
     }
     hal_sync_submission_complete(submission, status);
     hal_status_free(status);
@@ -250,8 +252,10 @@ void hal_sync_queue_take_parked(hal_sync_queue_t* queue, hal_status_t loss,
     hal_sync_submission_t** grown =
         realloc(list->items, capacity * sizeof(*list->items));
     if (!grown) {
-      fprintf(stderr, "hal/sync: out of memory failing the %zu parked "
-              "submissions of queue '%s'\n", count, queue->name);
+      fprintf(stderr,
+              "hal/sync: out of memory failing the %zu parked "
+              "submissions of queue '%s'\n",
+              count, queue->name);
       abort();
     }
     list->items = grown;
@@ -281,10 +285,9 @@ static void hal_sync_queue_cancel_parked(hal_sync_queue_t* queue) {
   hal_sync_queue_take_parked(queue, HAL_OK, &parked);
   if (!parked.count)
     return;
-  hal_status_t cancelled =
-      hal_make_status(HAL_STATUS_CANCELLED,
-                      "queue '%s' destroyed with the submission parked",
-                      queue->name);
+  hal_status_t cancelled = hal_make_status(
+      HAL_STATUS_CANCELLED, "queue '%s' destroyed with the submission parked",
+      queue->name);
   hal_sync_submission_list_fail(&parked, cancelled);
   hal_status_free(cancelled);
 }

@@ -390,9 +390,9 @@ hal_status_t hal_sync_submission_await_device_waits(
     // completion thread resolves the semaphore (reached or failed) without
     // waiting on anything issued later: this cannot deadlock, and it is
     // usually reached already (a lock-free check).
-    HAL_RETURN_IF_ERROR(hal_sync_semaphore_wait_list(
-        HAL_WAIT_MODE_ALL, 1, &wait->semaphore, &wait->value,
-        HAL_TIME_INFINITE_FUTURE));
+    HAL_RETURN_IF_ERROR(
+        hal_sync_semaphore_wait_list(HAL_WAIT_MODE_ALL, 1, &wait->semaphore,
+                                     &wait->value, HAL_TIME_INFINITE_FUTURE));
   }
   return HAL_OK;
 }

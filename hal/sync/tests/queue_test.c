@@ -275,8 +275,10 @@ static void Q3_PayloadReleasedBeforeSignals(void** state) {
     }
     hal_status_free(status);
     if (atomic_load(&released) != 1) {
-      HAL_TEST_FAIL("iteration %u (kind %d): payload not yet released when "
-                    "its signal was observed", i, kind);
+      HAL_TEST_FAIL(
+          "iteration %u (kind %d): payload not yet released when "
+          "its signal was observed",
+          i, kind);
     }
     hal_semaphore_release(signal);
     hal_semaphore_release(wait);
@@ -316,12 +318,12 @@ static void K14_LossFailsIdleAndParkedSemaphores(void** state) {
   // A second queue on the same device, made with the domain.
   fake_stream_t* stream = fake_stream_create(&device, "q0", seed);
   hal_semaphore_t* idle = NULL;
-  HAL_ASSERT_OK(hal_sync_semaphore_create(domain, hal_allocator_system(), 0,
-                                          &idle));
+  HAL_ASSERT_OK(
+      hal_sync_semaphore_create(domain, hal_allocator_system(), 0, &idle));
   hal_semaphore_t* never = hal_test_semaphore(0);  // nobody signals it
   hal_semaphore_t* parked_signal = hal_test_semaphore(0);
-  fake_stream_t* lossy = fake_stream_create_in_domain(&device, "q1", seed + 1,
-                                                     domain);
+  fake_stream_t* lossy =
+      fake_stream_create_in_domain(&device, "q1", seed + 1, domain);
   _Atomic int ran = 0, released = 0;
   submit_one(lossy, never, 1, parked_signal, 1,
              test_payload_new(&ran, &released));
@@ -346,18 +348,17 @@ static void K14_LossFailsIdleAndParkedSemaphores(void** state) {
       HAL_STATUS_DEVICE_LOST, "fake device fell off",
       hal_semaphore_wait(parked_signal, 1, hal_infinite_timeout()));
   hal_semaphore_t* born = NULL;
-  HAL_ASSERT_OK(hal_sync_semaphore_create(domain, hal_allocator_system(), 0,
-                                          &born));
+  HAL_ASSERT_OK(
+      hal_sync_semaphore_create(domain, hal_allocator_system(), 0, &born));
   HAL_ASSERT_STATUS(HAL_STATUS_DEVICE_LOST, "fake device fell off",
                     hal_semaphore_wait(born, 1, hal_immediate_timeout()));
   hal_semaphore_t* refused_signal = hal_test_semaphore(0);
   uint64_t one = 1;
   HAL_ASSERT_STATUS(
       HAL_STATUS_DEVICE_LOST, "lost device",
-      hal_sync_queue_submit(fake_stream_queue(lossy),
-                            hal_semaphore_list_empty(),
-                            (hal_semaphore_list_t){1, &refused_signal, &one},
-                            NULL));
+      hal_sync_queue_submit(
+          fake_stream_queue(lossy), hal_semaphore_list_empty(),
+          (hal_semaphore_list_t){1, &refused_signal, &one}, NULL));
   // A queue outside the domain is unaffected.
   hal_semaphore_t* ok = hal_test_semaphore(0);
   submit_one(stream, NULL, 0, ok, 1, NULL);
@@ -454,8 +455,8 @@ static void run_k13(uint64_t seed, bool host_fail) {
   // A marker behind X on the same worker: once it holds an event, X's
   // event was recorded (T4), so Y will wait for it on the device.
   submit_one(streams[0], NULL, 0, NULL, 0, NULL);
-  for (int i = 0; i < 30000 &&
-                  hal_sync_event_pool_live_count(device.event_pool) < 2;
+  for (int i = 0;
+       i < 30000 && hal_sync_event_pool_live_count(device.event_pool) < 2;
        ++i) {
     hal_test_sleep_ns(100000);
   }
@@ -475,8 +476,7 @@ static void run_k13(uint64_t seed, bool host_fail) {
   pthread_cond_broadcast(&signaler->cond);
   pthread_mutex_unlock(&signaler->mutex);
   const char* cause = host_fail ? "host gave up" : "fakeEventSynchronize";
-  hal_status_code_t code =
-      host_fail ? HAL_STATUS_ABORTED : HAL_STATUS_INTERNAL;
+  hal_status_code_t code = host_fail ? HAL_STATUS_ABORTED : HAL_STATUS_INTERNAL;
   HAL_ASSERT_STATUS(
       code, cause,
       hal_semaphore_wait(done, 1, hal_make_timeout_ns(30000 * HAL_MS)));

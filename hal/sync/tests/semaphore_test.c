@@ -437,10 +437,10 @@ static void S2_WaitAnyWithFailedEntryReturnsFailure(void** state) {
     hal_semaphore_fail(semaphores[failed_index],
                        hal_make_status(HAL_STATUS_DATA_LOSS, "failed first"));
     hal_time_t start = hal_time_now();
-    HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "failed first",
-                      hal_semaphore_list_wait(HAL_WAIT_MODE_ANY,
-                                              list_of(3, semaphores, values),
-                                              timeout));
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_DATA_LOSS, "failed first",
+        hal_semaphore_list_wait(HAL_WAIT_MODE_ANY,
+                                list_of(3, semaphores, values), timeout));
     if (hal_time_now() - start >= deadline_ns) {
       HAL_TEST_FAIL("ANY with failed entry %d slept until its deadline",
                     failed_index);
@@ -458,8 +458,7 @@ static void S2_WaitAnyWithFailedEntryReturnsFailure(void** state) {
                                 timeout));
     pthread_join(thread, NULL);
     // A reached entry still wins over a failed one.
-    HAL_ASSERT_OK(
-        hal_semaphore_signal(semaphores[(failed_index + 2) % 3], 1));
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphores[(failed_index + 2) % 3], 1));
     HAL_ASSERT_OK(hal_semaphore_list_wait(
         HAL_WAIT_MODE_ANY, list_of(3, semaphores, values), timeout));
     hal_semaphore_release(fresh);

@@ -157,8 +157,9 @@ static void test_Q5_device_loss_is_a_code_not_a_message(void** state) {
   gpu_adapter_vendor_desc_t vendor;
   memset(&vendor, 0, sizeof(vendor));
   vendor.name = "TEST";
-  gpu_adapter_error_t errors[] = {{5, "TEST_ERROR_LOST", HAL_STATUS_DEVICE_LOST},
-                                  {6, "TEST_ERROR_BAD", HAL_STATUS_INTERNAL}};
+  gpu_adapter_error_t errors[] = {
+      {5, "TEST_ERROR_LOST", HAL_STATUS_DEVICE_LOST},
+      {6, "TEST_ERROR_BAD", HAL_STATUS_INTERNAL}};
   vendor.errors = errors;
   vendor.error_count = HAL_ARRAYSIZE(errors);
   gpu_adapter_base_t base;

@@ -196,7 +196,10 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   expect_failure_naming_call(cts_wait(s1, 1));
   expect_loss(idle, 1);
   expect_loss(parked_signal, 1);
-  // The gate is the device's too: failed, a host signal reports the loss.
+  // The gate is the device's too: it fails (the loss fails the device's
+  // semaphores one after another, so wait for this one), and then a host
+  // signal reports the loss.
+  expect_loss(gate, 1);
   assert_int_equal(hal_status_consume_code(hal_semaphore_signal(gate, 1)),
                    HAL_STATUS_DEVICE_LOST);
   expect_loss(s2, 1);

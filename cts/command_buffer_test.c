@@ -314,8 +314,10 @@ CTS_CASE(Q3_ReRecordWhileInFlightRefused) {
       f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
   record_update_fill(cb, updated, first, filled, 0xA5);
 
-  // Both submissions wait on a host semaphore nobody signaled yet: parked,
-  // so in flight for as long as the test wants.
+  // The first submission waits on a host semaphore nobody signaled yet and
+  // the second on the first (both write the same buffers: unordered, they
+  // would race on the device): parked, so in flight for as long as the
+  // test wants.
   hal_semaphore_t* gate = NULL;
   HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &gate));
   hal_semaphore_t* done[2] = {cts_create_semaphore(f->device, 0),
@@ -324,7 +326,7 @@ CTS_CASE(Q3_ReRecordWhileInFlightRefused) {
   HAL_ASSERT_OK(cts_submit(f->device, 0, gate, 1, cb, done[0], 1));
   HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "1 submission(s) in flight",
                     hal_command_buffer_begin(cb));
-  HAL_ASSERT_OK(cts_submit(f->device, other_queue, gate, 1, cb, done[1], 1));
+  HAL_ASSERT_OK(cts_submit(f->device, other_queue, done[0], 1, cb, done[1], 1));
   HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "2 submission(s) in flight",
                     hal_command_buffer_begin(cb));
   assert_int_equal(hal_command_buffer_state(cb),

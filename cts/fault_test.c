@@ -117,13 +117,15 @@ CTS_CASE(VendorErrorFailsDownstream) {
 // K13: the second submission is made a moment after the first, so that
 // the first is usually issued and recorded already and the second waits for
 // it on the device, not on the host (the fault_sync run, mode "sync", makes
-// the first fail at its event synchronize, after it ran, and shakes the
-// schedule so the first is still running then). Either way the failure must
-// reach both downstream semaphores, naming the call.
+// the first event synchronize fail, after the work ran, and shakes the
+// schedule so the first is still running then). All three go to one queue:
+// its completion thread synchronizes in issue order, so the one failing
+// synchronize is the first submission's (on two queues the second's could
+// come first). Either way the failure must reach both downstream
+// semaphores, naming the call. Across queues: sync suite K13_*.
 CTS_CASE(K13_FailureReachesWorkWaitingOnTheDevice) {
   skip_unless_mode("sync");
   hal_device_t* device = *state;
-  uint32_t q1 = hal_device_info(device)->queue_count > 1 ? 1 : 0;
   hal_buffer_t* a =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
   hal_buffer_t* b =
@@ -136,7 +138,7 @@ CTS_CASE(K13_FailureReachesWorkWaitingOnTheDevice) {
   HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
   struct timespec pause = {0, 2 * 1000 * 1000};
   nanosleep(&pause, NULL);
-  HAL_ASSERT_OK(cts_submit(device, q1, s1, 1, second, s2, 1));
+  HAL_ASSERT_OK(cts_submit(device, 0, s1, 1, second, s2, 1));
   HAL_ASSERT_OK(cts_submit(device, 0, s2, 1, NULL, s3, 1));
   expect_failure_naming_call(cts_wait(s1, 1));
   expect_failure_naming_call(cts_wait(s2, 1));

@@ -193,6 +193,26 @@ static void gate_payload_release(fake_payload_t* base) {
   free(gate);
 }
 
+// A closed gate whose run writes |*write_cell| once opened.
+static gate_payload_t* gate_payload_new(int* write_cell) {
+  gate_payload_t* gate = calloc(1, sizeof(*gate));
+  if (!gate)
+    abort();
+  gate->base.base.run = gate_payload_run;
+  gate->base.base.release = gate_payload_release;
+  gate->base.write_cell = write_cell;
+  pthread_mutex_init(&gate->mutex, NULL);
+  pthread_cond_init(&gate->cond, NULL);
+  return gate;
+}
+
+static void gate_payload_open(gate_payload_t* gate) {
+  pthread_mutex_lock(&gate->mutex);
+  gate->open = true;
+  pthread_cond_broadcast(&gate->cond);
+  pthread_mutex_unlock(&gate->mutex);
+}
+
 // T4: a waiter submitted after its signaler was issued (but before it
 // completed) waits on the device through the recorded event.
 static void T4_RecordedEventUsedForDeviceWait(void** state) {
@@ -205,12 +225,7 @@ static void T4_RecordedEventUsedForDeviceWait(void** state) {
   hal_semaphore_t* done = hal_test_semaphore(0);
   hal_semaphore_t* issued = hal_test_semaphore(0);
   int cell = 0;
-  gate_payload_t* signaler = calloc(1, sizeof(*signaler));
-  signaler->base.base.run = gate_payload_run;
-  signaler->base.base.release = gate_payload_release;
-  signaler->base.write_cell = &cell;
-  pthread_mutex_init(&signaler->mutex, NULL);
-  pthread_cond_init(&signaler->cond, NULL);
+  gate_payload_t* signaler = gate_payload_new(&cell);
   // The signaler (gated) issues, records, and then a marker submission on
   // the same queue that only waits on nothing tells us it was issued.
   submit_one(streams[0], NULL, 0, s, 1, &signaler->base);
@@ -227,10 +242,7 @@ static void T4_RecordedEventUsedForDeviceWait(void** state) {
   waiter->read_cells[0] = &cell;
   waiter->read_count = 1;
   submit_one(streams[1], s, 1, done, 1, waiter);
-  pthread_mutex_lock(&signaler->mutex);
-  signaler->open = true;
-  pthread_cond_broadcast(&signaler->cond);
-  pthread_mutex_unlock(&signaler->mutex);
+  gate_payload_open(signaler);
   HAL_ASSERT_OK(
       hal_semaphore_wait(done, 1, hal_make_timeout_ns(30000 * HAL_MS)));
   // The waiter was submitted while the signaler's event was recorded and
@@ -443,12 +455,7 @@ static void run_k13(uint64_t seed, bool host_fail) {
   hal_semaphore_t* done = hal_test_semaphore(0);
   hal_semaphore_t* after = hal_test_semaphore(0);
   int cell = 0;
-  gate_payload_t* signaler = calloc(1, sizeof(*signaler));
-  signaler->base.base.run = gate_payload_run;
-  signaler->base.base.release = gate_payload_release;
-  signaler->base.write_cell = &cell;
-  pthread_mutex_init(&signaler->mutex, NULL);
-  pthread_cond_init(&signaler->cond, NULL);
+  gate_payload_t* signaler = gate_payload_new(&cell);
   if (!host_fail)
     fake_stream_fail_next_synchronize(streams[0]);
   submit_one(streams[0], NULL, 0, s, 1, &signaler->base);
@@ -471,10 +478,7 @@ static void run_k13(uint64_t seed, bool host_fail) {
   if (host_fail) {
     hal_semaphore_fail(s, hal_make_status(HAL_STATUS_ABORTED, "host gave up"));
   }
-  pthread_mutex_lock(&signaler->mutex);
-  signaler->open = true;
-  pthread_cond_broadcast(&signaler->cond);
-  pthread_mutex_unlock(&signaler->mutex);
+  gate_payload_open(signaler);
   const char* cause = host_fail ? "host gave up" : "fakeEventSynchronize";
   hal_status_code_t code = host_fail ? HAL_STATUS_ABORTED : HAL_STATUS_INTERNAL;
   HAL_ASSERT_STATUS(

@@ -15,6 +15,7 @@
 // Everything that runs callbacks or may destroy a semaphore (which leaves
 // the list under the same lock) happens after the lock is dropped (T2).
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,8 @@ struct hal_sync_loss_domain_t {
   // are born failed with a copy.
   hal_status_t failure;
   // Members (under |mutex|): intrusive doubly linked lists.
-  hal_sync_semaphore_t* semaphores;
-  hal_sync_queue_t* queues;
+  hal_sync_domain_link_t* semaphores;
+  hal_sync_domain_link_t* queues;
 };
 
 HAL_API hal_status_t
@@ -68,6 +69,35 @@ HAL_API void hal_sync_loss_domain_release(hal_sync_loss_domain_t* domain) {
 // Membership
 //===----------------------------------------------------------------------===//
 
+#define HAL_SYNC_MEMBER_OF(link, type) \
+  ((type*)((char*)(link)-offsetof(type, domain_link)))
+
+// Under the domain lock.
+static void hal_sync_domain_list_push(hal_sync_domain_link_t** head,
+                                      hal_sync_domain_link_t* link) {
+  link->prev = NULL;
+  link->next = *head;
+  if (*head)
+    (*head)->prev = link;
+  *head = link;
+}
+
+// Takes the member out of |*head| and drops its reference to |domain|.
+static void hal_sync_domain_list_remove(hal_sync_loss_domain_t* domain,
+                                        hal_sync_domain_link_t** head,
+                                        hal_sync_domain_link_t* link) {
+  hal_sync_mutex_lock(&domain->mutex);
+  if (link->prev) {
+    link->prev->next = link->next;
+  } else {
+    *head = link->next;
+  }
+  if (link->next)
+    link->next->prev = link->prev;
+  hal_sync_mutex_unlock(&domain->mutex);
+  hal_sync_loss_domain_release(domain);
+}
+
 void hal_sync_loss_domain_add_semaphore(hal_sync_loss_domain_t* domain,
                                         hal_sync_semaphore_t* semaphore) {
   hal_sync_loss_domain_retain(domain);
@@ -80,11 +110,7 @@ void hal_sync_loss_domain_add_semaphore(hal_sync_loss_domain_t* domain,
     atomic_store_explicit(&semaphore->value, HAL_SEMAPHORE_FAILURE_VALUE,
                           memory_order_relaxed);
   }
-  semaphore->domain_prev = NULL;
-  semaphore->domain_next = domain->semaphores;
-  if (domain->semaphores)
-    domain->semaphores->domain_prev = semaphore;
-  domain->semaphores = semaphore;
+  hal_sync_domain_list_push(&domain->semaphores, &semaphore->domain_link);
   hal_sync_mutex_unlock(&domain->mutex);
 }
 
@@ -92,17 +118,9 @@ void hal_sync_loss_domain_remove_semaphore(hal_sync_semaphore_t* semaphore) {
   hal_sync_loss_domain_t* domain = semaphore->domain;
   if (!domain)
     return;
-  hal_sync_mutex_lock(&domain->mutex);
-  if (semaphore->domain_prev) {
-    semaphore->domain_prev->domain_next = semaphore->domain_next;
-  } else {
-    domain->semaphores = semaphore->domain_next;
-  }
-  if (semaphore->domain_next)
-    semaphore->domain_next->domain_prev = semaphore->domain_prev;
-  hal_sync_mutex_unlock(&domain->mutex);
   semaphore->domain = NULL;
-  hal_sync_loss_domain_release(domain);
+  hal_sync_domain_list_remove(domain, &domain->semaphores,
+                              &semaphore->domain_link);
 }
 
 void hal_sync_loss_domain_add_queue(hal_sync_loss_domain_t* domain,
@@ -117,11 +135,7 @@ void hal_sync_loss_domain_add_queue(hal_sync_loss_domain_t* domain,
     queue->loss = hal_status_clone(domain->failure);
     hal_sync_mutex_unlock(&queue->mutex);
   }
-  queue->domain_prev = NULL;
-  queue->domain_next = domain->queues;
-  if (domain->queues)
-    domain->queues->domain_prev = queue;
-  domain->queues = queue;
+  hal_sync_domain_list_push(&domain->queues, &queue->domain_link);
   hal_sync_mutex_unlock(&domain->mutex);
 }
 
@@ -129,17 +143,8 @@ void hal_sync_loss_domain_remove_queue(hal_sync_queue_t* queue) {
   hal_sync_loss_domain_t* domain = queue->domain;
   if (!domain)
     return;
-  hal_sync_mutex_lock(&domain->mutex);
-  if (queue->domain_prev) {
-    queue->domain_prev->domain_next = queue->domain_next;
-  } else {
-    domain->queues = queue->domain_next;
-  }
-  if (queue->domain_next)
-    queue->domain_next->domain_prev = queue->domain_prev;
-  hal_sync_mutex_unlock(&domain->mutex);
   queue->domain = NULL;
-  hal_sync_loss_domain_release(domain);
+  hal_sync_domain_list_remove(domain, &domain->queues, &queue->domain_link);
 }
 
 //===----------------------------------------------------------------------===//
@@ -169,15 +174,16 @@ HAL_API bool hal_sync_loss_domain_fail(hal_sync_loss_domain_t* domain,
   // A taken submission stays safe to fail after its queue is destroyed (it
   // is retired by then, and failing it touches only the submission).
   hal_sync_submission_list_t parked = {0};
-  for (hal_sync_queue_t* queue = domain->queues; queue;
-       queue = queue->domain_next) {
-    hal_sync_queue_take_parked(queue, status, &parked);
+  for (hal_sync_domain_link_t* link = domain->queues; link; link = link->next) {
+    hal_sync_queue_take_parked(HAL_SYNC_MEMBER_OF(link, hal_sync_queue_t),
+                               status, &parked);
   }
   // Member semaphores: taken with a reference (one being destroyed, at
   // count zero, is skipped: it has no waiter left to tell), failed outside
   // the lock.
   size_t count = 0;
-  for (hal_sync_semaphore_t* s = domain->semaphores; s; s = s->domain_next) {
+  for (hal_sync_domain_link_t* link = domain->semaphores; link;
+       link = link->next) {
     ++count;
   }
   hal_sync_semaphore_t** snapshot =
@@ -190,9 +196,12 @@ HAL_API bool hal_sync_loss_domain_fail(hal_sync_loss_domain_t* domain,
     abort();
   }
   size_t taken = 0;
-  for (hal_sync_semaphore_t* s = domain->semaphores; s; s = s->domain_next) {
-    if (hal_resource_try_retain(&s->base.resource))
-      snapshot[taken++] = s;
+  for (hal_sync_domain_link_t* link = domain->semaphores; link;
+       link = link->next) {
+    hal_sync_semaphore_t* semaphore =
+        HAL_SYNC_MEMBER_OF(link, hal_sync_semaphore_t);
+    if (hal_resource_try_retain(&semaphore->base.resource))
+      snapshot[taken++] = semaphore;
   }
   hal_sync_mutex_unlock(&domain->mutex);
   // |status| is the domain's failure now: valid while the caller's

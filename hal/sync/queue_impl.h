@@ -89,8 +89,7 @@ struct hal_sync_queue_t {
 
   // Membership of |domain| (links under the domain's lock).
   hal_sync_loss_domain_t* domain;  // retained, or NULL
-  hal_sync_queue_t* domain_prev;
-  hal_sync_queue_t* domain_next;
+  hal_sync_domain_link_t domain_link;
 
   pthread_t worker_thread;
   pthread_t completion_thread;

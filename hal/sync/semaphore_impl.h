@@ -26,6 +26,13 @@ typedef struct hal_sync_device_timepoint_t {
   uint32_t event_generation;       // when attached (T3 check)
 } hal_sync_device_timepoint_t;
 
+// Links a member (semaphore or queue) into its loss domain's list
+// (loss_domain.c; under the domain's lock).
+typedef struct hal_sync_domain_link_t {
+  struct hal_sync_domain_link_t* prev;
+  struct hal_sync_domain_link_t* next;
+} hal_sync_domain_link_t;
+
 typedef struct hal_sync_semaphore_t {
   hal_semaphore_t base;
   hal_allocator_t allocator;
@@ -46,8 +53,7 @@ typedef struct hal_sync_semaphore_t {
   // Membership of the device's loss domain (links under the domain's lock;
   // loss_domain.c): set at creation, left in destroy. Off every hot path.
   hal_sync_loss_domain_t* domain;  // retained, or NULL
-  struct hal_sync_semaphore_t* domain_prev;
-  struct hal_sync_semaphore_t* domain_next;
+  hal_sync_domain_link_t domain_link;
 } hal_sync_semaphore_t;
 
 // Loss-domain membership (loss_domain.c). A semaphore added to a domain

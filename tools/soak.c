@@ -1,0 +1,844 @@
+// Copyright 2026 The HAL Authors.
+//
+// hal-soak: random workloads through the public API, checked against a
+// host-side model of what must happen.
+//
+// Each round builds a random DAG of nodes over one driver's devices (two
+// when there are two) and every queue. A node is one of:
+//  - device work on (device, queue): a fill, an update, a copy from an
+//    ancestor's region of the same device, or a bare barrier; it waits on
+//    up to three earlier nodes' semaphores (at or below the value each will
+//    reach, host- or device-signaled, of any device) and signals its own;
+//  - a host signal: a host thread waits for the node's dependencies and
+//    signals, or fails its semaphore when one of them failed;
+//  - a host failure: hal_semaphore_fail at a random moment.
+// Device nodes are submitted in a random order (most waits are
+// wait-before-signal), command buffers are released right after submission
+// at random, a prober thread races short-timeout waits against the signals,
+// and some rounds release the devices with work in flight.
+//
+// The model: a node fails exactly when it is a host failure or one of its
+// dependencies fails (S2: failure propagates through host and device waits
+// alike); otherwise its semaphore reaches its value and its region holds
+// what the model computed (its pattern, its update bytes, or a copy of the
+// ancestor's predicted region). Rounds that release their devices early,
+// and runs with VGPU_FAULTS set, can fail more nodes than the model knows
+// of (CANCELLED, vendor errors): there the checks are the consistent ones
+// (a node that succeeded has correct data and only successful
+// dependencies; a failure reaches every dependent). Every difference is a
+// mismatch, printed with the round's operation trace and the command that
+// replays the round's choices.
+//
+//   hal-soak --driver=NAME[,NAME...]|all [--seconds=N | --iterations=N]
+//            [--seed=S]
+//
+// Needs HAL_DRIVER_PATH (and, for the virtual GPU, HAL_CUDA_LIBRARY /
+// HAL_HIP_LIBRARY) like any host program; `meson test --suite soak` sets
+// them for the build tree.
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hal/api.h"
+
+#define SOAK_MAX_NODES 48
+#define SOAK_MAX_DEPS 3
+#define SOAK_MAX_DEVICES 2
+#define SOAK_REGION 256  // bytes of buffer each node owns
+// Every wait the soak makes for a result is bounded: a hang is a mismatch.
+#define SOAK_WAIT_NS (60ll * 1000 * 1000 * 1000)
+
+//===----------------------------------------------------------------------===//
+// Randomness (splitmix64: one stream per round, so a round replays alone)
+//===----------------------------------------------------------------------===//
+
+typedef struct soak_random_t {
+  uint64_t state;
+} soak_random_t;
+
+static uint64_t soak_next(soak_random_t* random) {
+  uint64_t z = (random->state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static uint32_t soak_below(soak_random_t* random, uint32_t bound) {
+  return bound ? (uint32_t)(soak_next(random) % bound) : 0;
+}
+
+static bool soak_chance(soak_random_t* random, uint32_t percent) {
+  return soak_below(random, 100) < percent;
+}
+
+//===----------------------------------------------------------------------===//
+// A round
+//===----------------------------------------------------------------------===//
+
+typedef enum soak_kind_e {
+  SOAK_FILL = 0,
+  SOAK_UPDATE,
+  SOAK_COPY,
+  SOAK_BARRIER,
+  SOAK_HOST_SIGNAL,
+  SOAK_HOST_FAIL,
+} soak_kind_t;
+
+static const char* const soak_kind_names[] = {
+    "fill", "update", "copy", "barrier", "host-signal", "host-fail",
+};
+
+static bool soak_is_host(soak_kind_t kind) {
+  return kind == SOAK_HOST_SIGNAL || kind == SOAK_HOST_FAIL;
+}
+
+typedef struct soak_node_t {
+  soak_kind_t kind;
+  uint32_t device;  // device nodes: the device and queue they run on
+  uint32_t queue;
+  uint32_t dep_count;
+  uint32_t deps[SOAK_MAX_DEPS];
+  uint64_t dep_values[SOAK_MAX_DEPS];
+  uint32_t copy_from;  // SOAK_COPY: an ancestor on the same device
+  uint8_t pattern;     // SOAK_FILL
+  uint64_t value;      // what the node's semaphore reaches
+  hal_semaphore_t* semaphore;
+  // The model.
+  bool must_fail;
+  bool region_known;  // device nodes that must succeed
+  uint8_t region[SOAK_REGION];
+  // Results.
+  hal_status_code_t result;
+  char result_text[256];
+} soak_node_t;
+
+typedef struct soak_round_t {
+  const char* driver_name;
+  uint64_t seed;  // this round's: replays it alone
+  soak_random_t random;
+  bool faults;         // VGPU_FAULTS is set: vendor errors may come anywhere
+  bool early_release;  // devices released with work in flight
+  uint32_t device_count;
+  uint32_t queue_count;
+  hal_device_t* devices[SOAK_MAX_DEVICES];
+  hal_buffer_t* buffers[SOAK_MAX_DEVICES];
+  uint32_t node_count;
+  soak_node_t nodes[SOAK_MAX_NODES];
+  // The operation trace, printed with a mismatch.
+  char* trace;
+  size_t trace_length;
+  size_t trace_capacity;
+  pthread_mutex_t mutex;  // trace and counters from several threads
+  uint32_t mismatches;
+  uint64_t ops;
+  uint64_t submissions;
+  uint64_t faults_injected;
+  _Atomic bool stop_prober;
+} soak_round_t;
+
+// One host thread per host node.
+typedef struct soak_host_job_t {
+  soak_round_t* round;
+  uint32_t index;
+  pthread_t thread;
+} soak_host_job_t;
+
+static void soak_trace(soak_round_t* round, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void soak_trace(soak_round_t* round, const char* format, ...) {
+  char line[512];
+  va_list args;
+  va_start(args, format);
+  int length = vsnprintf(line, sizeof(line), format, args);
+  va_end(args);
+  if (length < 0)
+    return;
+  if ((size_t)length >= sizeof(line))
+    length = sizeof(line) - 1;
+  pthread_mutex_lock(&round->mutex);
+  if (round->trace_length + (size_t)length + 2 > round->trace_capacity) {
+    size_t capacity = (round->trace_capacity + (size_t)length + 2) * 2;
+    char* grown = realloc(round->trace, capacity);
+    if (!grown) {
+      pthread_mutex_unlock(&round->mutex);
+      return;
+    }
+    round->trace = grown;
+    round->trace_capacity = capacity;
+  }
+  memcpy(round->trace + round->trace_length, line, (size_t)length);
+  round->trace_length += (size_t)length;
+  round->trace[round->trace_length++] = '\n';
+  round->trace[round->trace_length] = '\0';
+  pthread_mutex_unlock(&round->mutex);
+}
+
+static void soak_mismatch(soak_round_t* round, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void soak_mismatch(soak_round_t* round, const char* format, ...) {
+  char line[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(line, sizeof(line), format, args);
+  va_end(args);
+  pthread_mutex_lock(&round->mutex);
+  ++round->mismatches;
+  pthread_mutex_unlock(&round->mutex);
+  fprintf(stderr, "soak: MISMATCH (driver %s, round seed %" PRIu64 "): %s\n",
+          round->driver_name, round->seed, line);
+}
+
+static void soak_count(soak_round_t* round, uint64_t* counter) {
+  pthread_mutex_lock(&round->mutex);
+  ++*counter;
+  pthread_mutex_unlock(&round->mutex);
+}
+
+// Checks a setup call the soak itself makes with valid arguments: its
+// failure is a mismatch (nothing was injected into it) unless faults are
+// being injected, when the round just gives up on the object.
+static bool soak_ok(soak_round_t* round, hal_status_t status,
+                    const char* what) {
+  if (status == HAL_OK)
+    return true;
+  char text[512];
+  hal_status_format(status, text, sizeof(text));
+  hal_status_free(status);
+  if (round->faults) {
+    soak_trace(round, "  %s failed (faults on): %s", what, text);
+  } else {
+    soak_mismatch(round, "%s failed: %s", what, text);
+  }
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Generation and the model
+//===----------------------------------------------------------------------===//
+
+static void soak_generate(soak_round_t* round) {
+  soak_random_t* random = &round->random;
+  round->node_count = 8 + soak_below(random, SOAK_MAX_NODES - 8 + 1);
+  for (uint32_t i = 0; i < round->node_count; ++i) {
+    soak_node_t* node = &round->nodes[i];
+    memset(node, 0, sizeof(*node));
+    uint32_t roll = soak_below(random, 100);
+    node->kind = roll < 30   ? SOAK_FILL
+                 : roll < 50 ? SOAK_UPDATE
+                 : roll < 70 ? SOAK_COPY
+                 : roll < 80 ? SOAK_BARRIER
+                 : roll < 95 ? SOAK_HOST_SIGNAL
+                             : SOAK_HOST_FAIL;
+    node->device = soak_below(random, round->device_count);
+    node->queue = soak_below(random, round->queue_count);
+    node->value = 1 + soak_below(random, 3);
+    node->pattern = (uint8_t)(1 + soak_below(random, 255));
+    uint32_t wanted = i ? soak_below(random, SOAK_MAX_DEPS + 1) : 0;
+    for (uint32_t d = 0; d < wanted; ++d) {
+      uint32_t dep = soak_below(random, i);
+      bool seen = false;
+      for (uint32_t e = 0; e < node->dep_count; ++e)
+        seen |= node->deps[e] == dep;
+      if (seen)
+        continue;
+      node->deps[node->dep_count] = dep;
+      node->dep_values[node->dep_count] =
+          1 + soak_below(random, (uint32_t)round->nodes[dep].value);
+      ++node->dep_count;
+    }
+    if (node->kind == SOAK_COPY) {
+      // From a device ancestor on the same device, so its region is final
+      // when this node runs (a host node has no region).
+      node->kind = SOAK_FILL;
+      for (uint32_t e = 0; e < node->dep_count; ++e) {
+        soak_node_t* dep = &round->nodes[node->deps[e]];
+        if (!soak_is_host(dep->kind) && dep->device == node->device) {
+          node->kind = SOAK_COPY;
+          node->copy_from = node->deps[e];
+          break;
+        }
+      }
+    }
+    // The model (deps come first, so their verdicts are known).
+    node->must_fail = node->kind == SOAK_HOST_FAIL;
+    for (uint32_t e = 0; e < node->dep_count; ++e)
+      node->must_fail |= round->nodes[node->deps[e]].must_fail;
+    if (soak_is_host(node->kind))
+      continue;
+    node->region_known = !node->must_fail;
+    switch (node->kind) {
+      case SOAK_FILL:
+        memset(node->region, node->pattern, SOAK_REGION);
+        break;
+      case SOAK_UPDATE:
+        for (uint32_t b = 0; b < SOAK_REGION; ++b)
+          node->region[b] = (uint8_t)soak_next(random);
+        break;
+      case SOAK_COPY:
+        memcpy(node->region, round->nodes[node->copy_from].region, SOAK_REGION);
+        break;
+      default:  // a barrier writes nothing: the region stays zero
+        break;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Host threads
+//===----------------------------------------------------------------------===//
+
+static hal_semaphore_list_t soak_dep_list(soak_round_t* round,
+                                          soak_node_t* node,
+                                          hal_semaphore_t** semaphores) {
+  for (uint32_t e = 0; e < node->dep_count; ++e)
+    semaphores[e] = round->nodes[node->deps[e]].semaphore;
+  hal_semaphore_list_t list = {node->dep_count, semaphores, node->dep_values};
+  return list;
+}
+
+// A host node on its own thread, started at a random point of the
+// submissions: a host signal waits for its dependencies and signals, or
+// fails its semaphore with the failure it saw; a host failure fails its
+// semaphore.
+static void* soak_host_main(void* arg) {
+  soak_host_job_t* job = arg;
+  soak_round_t* round = job->round;
+  uint32_t index = job->index;
+  soak_node_t* node = &round->nodes[index];
+  if (node->kind == SOAK_HOST_FAIL) {
+    soak_trace(round, "host: fail node %u", index);
+    hal_semaphore_fail(
+        node->semaphore,
+        hal_make_status(HAL_STATUS_ABORTED, "soak: injected failure of node %u",
+                        index));
+    soak_count(round, &round->faults_injected);
+    return NULL;
+  }
+  {
+    hal_semaphore_t* semaphores[SOAK_MAX_DEPS];
+    hal_status_t status = hal_semaphore_list_wait(
+        HAL_WAIT_MODE_ALL, soak_dep_list(round, node, semaphores),
+        hal_make_timeout_ns(SOAK_WAIT_NS));
+    if (status == HAL_OK) {
+      soak_trace(round, "host: signal node %u to %" PRIu64, index, node->value);
+      hal_status_t signal_status =
+          hal_semaphore_signal(node->semaphore, node->value);
+      if (signal_status) {
+        char text[512];
+        hal_status_format(signal_status, text, sizeof(text));
+        hal_status_free(signal_status);
+        soak_mismatch(round, "host signal of node %u failed: %s", index, text);
+      }
+    } else {
+      soak_trace(round, "host: node %u's dependencies failed: fail it", index);
+      hal_semaphore_fail(node->semaphore,
+                         hal_status_annotatef(status, "soak: node %u", index));
+    }
+    soak_count(round, &round->ops);
+  }
+  return NULL;
+}
+
+// Races short waits against the signals: an OK wait means the value is
+// there (S5) and the node cannot be one the model fails.
+static void* soak_prober_main(void* arg) {
+  soak_round_t* round = arg;
+  soak_random_t random = {round->seed ^ 0x50524F4245ull};
+  while (!atomic_load(&round->stop_prober)) {
+    uint32_t index = soak_below(&random, round->node_count);
+    soak_node_t* node = &round->nodes[index];
+    hal_status_t status = hal_semaphore_wait(
+        node->semaphore, node->value,
+        hal_make_timeout_ns((int64_t)soak_below(&random, 2000) * 1000));
+    if (status == HAL_OK) {
+      uint64_t value = 0;
+      hal_status_t query = hal_semaphore_query(node->semaphore, &value);
+      if (query != HAL_OK || value < node->value) {
+        soak_mismatch(
+            round, "node %u: wait returned OK but query says %" PRIu64 " (S5)",
+            index, value);
+      }
+      hal_status_free(query);
+      if (node->must_fail)
+        soak_mismatch(round, "node %u: a wait succeeded; it must fail", index);
+    }
+    hal_status_free(status);
+  }
+  return NULL;
+}
+
+//===----------------------------------------------------------------------===//
+// Running a round
+//===----------------------------------------------------------------------===//
+
+// Submits device node |index|. When it cannot be made (faults on), its
+// semaphore is failed so that dependents still resolve.
+static void soak_submit(soak_round_t* round, uint32_t index) {
+  soak_node_t* node = &round->nodes[index];
+  hal_device_t* device = round->devices[node->device];
+  hal_buffer_t* buffer = round->buffers[node->device];
+  uint64_t offset = (uint64_t)index * SOAK_REGION;
+  hal_command_buffer_t* cb = NULL;
+  bool made = soak_ok(round,
+                      hal_device_create_command_buffer(
+                          device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb),
+                      "create_command_buffer") &&
+              soak_ok(round, hal_command_buffer_begin(cb), "begin");
+  if (made) {
+    hal_status_t status = HAL_OK;
+    switch (node->kind) {
+      case SOAK_FILL:
+        status = hal_command_buffer_fill_buffer(cb, buffer, offset, SOAK_REGION,
+                                                &node->pattern, 1);
+        break;
+      case SOAK_UPDATE:
+        status = hal_command_buffer_update_buffer(cb, node->region, 0, buffer,
+                                                  offset, SOAK_REGION);
+        break;
+      case SOAK_COPY:
+        status = hal_command_buffer_copy_buffer(
+            cb, buffer, (uint64_t)node->copy_from * SOAK_REGION, buffer, offset,
+            SOAK_REGION);
+        break;
+      default:
+        status = hal_command_buffer_execution_barrier(cb);
+        break;
+    }
+    made = soak_ok(round, status, "record") &&
+           soak_ok(round, hal_command_buffer_end(cb), "end");
+  }
+  hal_semaphore_t* semaphores[SOAK_MAX_DEPS];
+  hal_semaphore_list_t waits = soak_dep_list(round, node, semaphores);
+  hal_semaphore_list_t signals = {1, &node->semaphore, &node->value};
+  if (made) {
+    soak_trace(round, "submit node %u (%s) on device %u queue %u", index,
+               soak_kind_names[node->kind], node->device, node->queue);
+    made = soak_ok(
+        round,
+        hal_device_queue_execute(device, node->queue, &waits, &signals, 1, &cb),
+        "queue_execute");
+    if (made)
+      soak_count(round, &round->submissions);
+  }
+  if (!made) {
+    hal_semaphore_fail(
+        node->semaphore,
+        hal_make_status(HAL_STATUS_ABORTED, "soak: node %u was not submitted",
+                        index));
+  }
+  // The queue holds what it needs (Q3): let go at once, or at the end.
+  hal_command_buffer_release(cb);
+  soak_count(round, &round->ops);
+}
+
+static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
+  soak_node_t* node = &round->nodes[index];
+  hal_status_t status = hal_semaphore_wait(node->semaphore, node->value,
+                                           hal_make_timeout_ns(SOAK_WAIT_NS));
+  node->result = hal_status_code(status);
+  hal_status_format(status, node->result_text, sizeof(node->result_text));
+  hal_status_free(status);
+  if (node->result == HAL_STATUS_DEADLINE_EXCEEDED) {
+    soak_mismatch(round, "node %u (%s): its wait hung: %s", index,
+                  soak_kind_names[node->kind], node->result_text);
+    return;
+  }
+  bool ok = node->result == HAL_STATUS_OK;
+  if (ok && node->must_fail) {
+    soak_mismatch(round, "node %u (%s) succeeded; it must fail (S2)", index,
+                  soak_kind_names[node->kind]);
+  }
+  if (!ok && !node->must_fail && !lenient) {
+    soak_mismatch(round, "node %u (%s) failed; it must succeed: %s", index,
+                  soak_kind_names[node->kind], node->result_text);
+  }
+  // Failure propagates whatever caused it: a dependency that failed fails
+  // its dependents; one that succeeded had successful dependencies.
+  for (uint32_t e = 0; e < node->dep_count; ++e) {
+    soak_node_t* dep = &round->nodes[node->deps[e]];
+    if (ok && dep->result != HAL_STATUS_OK) {
+      soak_mismatch(round, "node %u succeeded after its dependency %u failed",
+                    index, node->deps[e]);
+    }
+  }
+  if (!ok || soak_is_host(node->kind) || !round->buffers[node->device])
+    return;
+  uint8_t bytes[SOAK_REGION];
+  hal_status_t read =
+      hal_buffer_read(round->buffers[node->device],
+                      (uint64_t)index * SOAK_REGION, bytes, SOAK_REGION);
+  if (!soak_ok(round, read, "buffer_read"))
+    return;
+  // A copy's source is only known when its node succeeded; it did (a
+  // dependency of a successful node), and so its bytes are the model's.
+  for (uint32_t b = 0; b < SOAK_REGION; ++b) {
+    if (bytes[b] != node->region[b]) {
+      soak_mismatch(round,
+                    "node %u (%s): byte %u of its region is 0x%02x, the model "
+                    "says 0x%02x",
+                    index, soak_kind_names[node->kind], b, bytes[b],
+                    node->region[b]);
+      return;
+    }
+  }
+}
+
+static void soak_run_round(soak_round_t* round) {
+  soak_random_t* random = &round->random;
+  soak_generate(round);
+  round->early_release = soak_chance(random, 15);
+  soak_trace(
+      round, "round seed %" PRIu64 ": %u nodes, %u device(s)%s", round->seed,
+      round->node_count, round->device_count,
+      round->early_release ? ", devices released with work in flight" : "");
+  // Zeroed regions: a barrier's region stays zero, and nothing else writes.
+  for (uint32_t d = 0; d < round->device_count; ++d) {
+    uint64_t size = (uint64_t)round->node_count * SOAK_REGION;
+    hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                  HAL_BUFFER_USAGE_DEFAULT};
+    if (!soak_ok(round,
+                 hal_device_allocate_buffer(round->devices[d], params, size,
+                                            &round->buffers[d]),
+                 "allocate_buffer")) {
+      round->buffers[d] = NULL;
+      continue;
+    }
+    uint8_t* zeros = calloc(1, (size_t)size);
+    if (!zeros ||
+        !soak_ok(round, hal_buffer_write(round->buffers[d], 0, zeros, size),
+                 "buffer_write")) {
+      hal_buffer_release(round->buffers[d]);
+      round->buffers[d] = NULL;
+    }
+    free(zeros);
+  }
+  // Semaphores: device nodes' from their device, host nodes' from the host
+  // or from a random device (cross-device and host semaphores both occur).
+  for (uint32_t i = 0; i < round->node_count; ++i) {
+    soak_node_t* node = &round->nodes[i];
+    hal_status_t status;
+    if (soak_is_host(node->kind) && soak_chance(random, 50)) {
+      status = hal_semaphore_create_host(hal_allocator_system(), 0,
+                                         &node->semaphore);
+    } else {
+      status = hal_device_create_semaphore(round->devices[node->device], 0,
+                                           &node->semaphore);
+    }
+    if (!soak_ok(round, status, "create_semaphore")) {
+      // Faults on: stand in with a host semaphore, failed at once.
+      hal_status_ignore(hal_semaphore_create_host(hal_allocator_system(), 0,
+                                                  &node->semaphore));
+      hal_semaphore_fail(node->semaphore,
+                         hal_make_status(HAL_STATUS_ABORTED,
+                                         "soak: node %u has no semaphore", i));
+    }
+  }
+  // Device nodes in a random order (wait-before-signal), host nodes each
+  // started before a random submission.
+  uint32_t order[SOAK_MAX_NODES];
+  uint32_t device_count = 0;
+  soak_host_job_t jobs[SOAK_MAX_NODES];
+  uint32_t job_count = 0;
+  uint32_t start_before[SOAK_MAX_NODES];
+  for (uint32_t i = 0; i < round->node_count; ++i) {
+    if (soak_is_host(round->nodes[i].kind)) {
+      jobs[job_count].round = round;
+      jobs[job_count++].index = i;
+    } else {
+      order[device_count++] = i;
+    }
+  }
+  for (uint32_t i = device_count; i > 1; --i) {
+    uint32_t j = soak_below(random, i);
+    uint32_t t = order[i - 1];
+    order[i - 1] = order[j];
+    order[j] = t;
+  }
+  for (uint32_t j = 0; j < job_count; ++j)
+    start_before[j] = soak_below(random, device_count + 1);
+  atomic_store(&round->stop_prober, false);
+  pthread_t prober;
+  pthread_create(&prober, NULL, soak_prober_main, round);
+  for (uint32_t k = 0; k <= device_count; ++k) {
+    for (uint32_t j = 0; j < job_count; ++j) {
+      if (start_before[j] == k)
+        pthread_create(&jobs[j].thread, NULL, soak_host_main, &jobs[j]);
+    }
+    if (k == device_count)
+      break;
+    uint32_t index = order[k];
+    // A node whose device has no buffer (faults on) cannot run: fail it.
+    if (!round->buffers[round->nodes[index].device]) {
+      hal_semaphore_fail(round->nodes[index].semaphore,
+                         hal_make_status(HAL_STATUS_ABORTED,
+                                         "soak: node %u has no buffer", index));
+      continue;
+    }
+    soak_submit(round, index);
+  }
+  if (round->early_release) {
+    // Q4: released with work in flight; the buffers keep their memory.
+    for (uint32_t d = 0; d < round->device_count; ++d) {
+      soak_trace(round, "release device %u", d);
+      hal_device_release(round->devices[d]);
+      round->devices[d] = NULL;
+    }
+  }
+  // In dependency order, so every dependency's result is known first.
+  bool lenient = round->faults || round->early_release;
+  for (uint32_t i = 0; i < round->node_count; ++i)
+    soak_check_node(round, i, lenient);
+  atomic_store(&round->stop_prober, true);
+  for (uint32_t j = 0; j < job_count; ++j)
+    pthread_join(jobs[j].thread, NULL);
+  pthread_join(prober, NULL);
+  for (uint32_t i = 0; i < round->node_count; ++i) {
+    hal_semaphore_release(round->nodes[i].semaphore);
+    round->nodes[i].semaphore = NULL;
+  }
+  for (uint32_t d = 0; d < round->device_count; ++d) {
+    hal_buffer_release(round->buffers[d]);
+    round->buffers[d] = NULL;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Driver loop and the command line
+//===----------------------------------------------------------------------===//
+
+typedef struct soak_totals_t {
+  uint64_t rounds;
+  uint64_t submissions;
+  uint64_t ops;
+  uint64_t faults;
+  uint64_t mismatches;
+} soak_totals_t;
+
+static double soak_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t soak_mix(uint64_t a, uint64_t b) {
+  soak_random_t random = {a ^ (b * 0xD1B54A32D192ED03ull)};
+  return soak_next(&random);
+}
+
+// Runs rounds on |driver_name| until |deadline| (seconds, monotonic) or
+// |rounds| rounds; returns false if the driver could not be set up.
+static bool soak_driver(hal_driver_registry_t* registry,
+                        const char* driver_name, uint64_t seed, uint64_t rounds,
+                        double deadline, bool faults, soak_totals_t* totals,
+                        bool live) {
+  hal_driver_t* driver = NULL;
+  uint32_t device_count = 0;
+  hal_status_t status = hal_driver_registry_create_driver(
+      registry, driver_name, hal_allocator_system(), &driver);
+  if (!status)
+    status = hal_driver_query_device_count(driver, &device_count);
+  if (status || device_count == 0) {
+    fprintf(stderr, "soak: cannot use driver %s: ", driver_name);
+    if (status) {
+      hal_status_fprint(stderr, status);
+    } else {
+      fprintf(stderr, "no devices\n");
+    }
+    hal_status_free(status);
+    hal_driver_release(driver);
+    ++totals->mismatches;
+    return false;
+  }
+  soak_round_t* round = calloc(1, sizeof(*round));
+  if (!round)
+    abort();
+  pthread_mutex_init(&round->mutex, NULL);
+  for (uint64_t r = 0; r < rounds && soak_now() < deadline; ++r) {
+    round->driver_name = driver_name;
+    round->seed = soak_mix(seed, r);
+    round->random.state = round->seed;
+    round->faults = faults;
+    round->trace_length = 0;
+    if (round->trace)
+      round->trace[0] = '\0';
+    round->mismatches = 0;
+    round->ops = round->submissions = round->faults_injected = 0;
+    round->device_count =
+        device_count < SOAK_MAX_DEVICES ? device_count : SOAK_MAX_DEVICES;
+    bool ready = true;
+    for (uint32_t d = 0; d < round->device_count; ++d) {
+      round->devices[d] = NULL;
+      ready &=
+          soak_ok(round,
+                  hal_driver_create_device_by_index(
+                      driver, d, hal_allocator_system(), &round->devices[d]),
+                  "create_device");
+    }
+    if (ready) {
+      hal_device_properties_t properties;
+      ready = soak_ok(
+          round, hal_device_query_properties(round->devices[0], &properties),
+          "query_properties");
+      round->queue_count =
+          ready && properties.queue_count ? properties.queue_count : 1;
+    }
+    if (ready)
+      soak_run_round(round);
+    for (uint32_t d = 0; d < round->device_count; ++d) {
+      hal_device_release(round->devices[d]);
+      round->devices[d] = NULL;
+    }
+    if (round->mismatches) {
+      fprintf(stderr,
+              "soak: %u mismatch(es) in this round; its operations:\n%s"
+              "soak: replay with: hal-soak --driver=%s --seed=%" PRIu64
+              " --iterations=1%s\n",
+              round->mismatches, round->trace ? round->trace : "", driver_name,
+              round->seed, faults ? " (and the same VGPU_FAULTS)" : "");
+    }
+    ++totals->rounds;
+    totals->submissions += round->submissions;
+    totals->ops += round->ops;
+    totals->faults += round->faults_injected;
+    totals->mismatches += round->mismatches;
+    if (live) {
+      printf("\rsoak: %s round %" PRIu64 ": %" PRIu64 " submissions, %" PRIu64
+             " faults, %" PRIu64 " mismatches   ",
+             driver_name, totals->rounds, totals->submissions, totals->faults,
+             totals->mismatches);
+      fflush(stdout);
+    }
+  }
+  if (live)
+    printf("\n");
+  free(round->trace);
+  pthread_mutex_destroy(&round->mutex);
+  free(round);
+  hal_driver_release(driver);
+  return true;
+}
+
+static void soak_usage(FILE* stream) {
+  fprintf(stream,
+          "usage: hal-soak --driver=NAME[,NAME...]|all [--seconds=N | "
+          "--iterations=N] [--seed=S]\n"
+          "  --driver      driver names, or all (every plugin found)\n"
+          "  --seconds     run this long in total (default 10)\n"
+          "  --iterations  rounds per driver instead (a round is one DAG)\n"
+          "  --seed        the run's seed (default: from the clock; printed)\n"
+          "A mismatch prints the round's operations and the command that "
+          "replays it.\nExit status: 0 no mismatch, 1 mismatches, 2 usage.\n");
+}
+
+static bool soak_parse_u64(const char* text, uint64_t* out) {
+  char* end = NULL;
+  unsigned long long value = strtoull(text, &end, 0);
+  if (!*text || *end)
+    return false;
+  *out = value;
+  return true;
+}
+
+int main(int argc, char** argv) {
+  const char* driver = NULL;
+  uint64_t seconds = 0, iterations = 0;
+  uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    if (!strncmp(arg, "--driver=", 9)) {
+      driver = arg + 9;
+    } else if (!strncmp(arg, "--seconds=", 10) &&
+               soak_parse_u64(arg + 10, &seconds) && seconds > 0) {
+    } else if (!strncmp(arg, "--iterations=", 13) &&
+               soak_parse_u64(arg + 13, &iterations) && iterations > 0) {
+    } else if (!strncmp(arg, "--seed=", 7) && soak_parse_u64(arg + 7, &seed)) {
+    } else if (!strcmp(arg, "--help")) {
+      soak_usage(stdout);
+      return 0;
+    } else {
+      fprintf(stderr, "hal-soak: bad argument '%s'\n", arg);
+      soak_usage(stderr);
+      return 2;
+    }
+  }
+  if (!driver || (seconds && iterations)) {
+    soak_usage(stderr);
+    return 2;
+  }
+  if (!seconds && !iterations)
+    seconds = 10;
+  const char* fault_spec = getenv("VGPU_FAULTS");
+  bool faults = fault_spec && *fault_spec;
+  printf("soak: seed %" PRIu64 " (replay: --seed=%" PRIu64 ")%s\n", seed, seed,
+         faults ? "; VGPU_FAULTS set: vendor errors may fail any node" : "");
+  fflush(stdout);
+
+  hal_driver_registry_t* registry = NULL;
+  hal_status_t status =
+      hal_driver_registry_create(NULL, hal_allocator_system(), &registry);
+  if (status) {
+    fprintf(stderr, "soak: cannot create the driver registry: ");
+    hal_status_fprint(stderr, status);
+    hal_status_free(status);
+    return 1;
+  }
+  const char* names[64];
+  size_t name_count = 0;
+  char* list = strdup(driver);
+  if (!list)
+    abort();
+  if (!strcmp(driver, "all")) {
+    size_t count = hal_driver_registry_plugin_count(registry);
+    for (size_t i = 0; i < count && name_count < 64; ++i) {
+      const hal_plugin_record_t* record =
+          hal_driver_registry_plugin_at(registry, i);
+      if (record->load_status == HAL_OK && !record->shadowed_by)
+        names[name_count++] = record->name;
+    }
+  } else {
+    char* context = NULL;
+    for (char* name = strtok_r(list, ",", &context); name && name_count < 64;
+         name = strtok_r(NULL, ",", &context)) {
+      names[name_count++] = name;
+    }
+  }
+  bool live = isatty(STDOUT_FILENO);
+  soak_totals_t totals = {0};
+  double start = soak_now();
+  for (size_t i = 0; i < name_count; ++i) {
+    // Time is shared out evenly over the drivers still to run.
+    double deadline =
+        seconds ? start + (double)seconds * (double)(i + 1) / (double)name_count
+                : 1e300;
+    uint64_t rounds = iterations ? iterations : UINT64_MAX;
+    soak_totals_t before = totals;
+    soak_driver(registry, names[i], soak_mix(seed, 0x100 + i), rounds, deadline,
+                faults, &totals, live);
+    printf("soak: driver %s: %" PRIu64 " rounds, %" PRIu64
+           " submissions, %" PRIu64 " mismatches\n",
+           names[i], totals.rounds - before.rounds,
+           totals.submissions - before.submissions,
+           totals.mismatches - before.mismatches);
+    fflush(stdout);
+  }
+  hal_driver_registry_free(registry);
+  free(list);
+  if (name_count == 0) {
+    fprintf(stderr, "soak: no driver to run\n");
+    ++totals.mismatches;
+  }
+  printf("soak: %" PRIu64 " submissions, %" PRIu64 " ops, %" PRIu64
+         " faults injected, %" PRIu64 " mismatches (seed %" PRIu64
+         ", %.1f s)\n",
+         totals.submissions, totals.ops, totals.faults, totals.mismatches, seed,
+         soak_now() - start);
+  return totals.mismatches ? 1 : 0;
+}

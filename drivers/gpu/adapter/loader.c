@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "adapter_impl.h"
+#include "hal/library.h"
 
 // Symbols are stored through memcpy() into function-pointer slots: ISO C
 // has no conversion from void* to a function pointer, POSIX guarantees the
@@ -74,6 +75,18 @@ hal_status_t gpu_adapter_library_open(const gpu_adapter_vendor_desc_t* vendor,
   }
   gpu_adapter_text_t tried = {0};
   for (size_t i = 0; i < candidate_count; ++i) {
+    // A library named by path (HAL_CUDA_LIBRARY=/some/file) is checked
+    // against its own headers first: a truncated file would kill the
+    // process inside dlopen (K16). A bare soname is the system's to find.
+    if (strchr(candidates[i], '/')) {
+      hal_status_t check = hal_library_check(candidates[i]);
+      if (check != HAL_OK) {
+        gpu_adapter_text_append(&tried, "%s%s (%s)", i ? "; " : "",
+                                candidates[i], hal_status_message(check));
+        hal_status_free(check);
+        continue;
+      }
+    }
     (void)dlerror();  // clear any stale message
     void* handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
     if (handle) {

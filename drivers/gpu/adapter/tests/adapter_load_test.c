@@ -6,7 +6,9 @@
 // required or optional symbols. Paths come from meson.build through
 // GPU_ADAPTER_TEST_* variables; a test whose library is absent is skipped.
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "adapter.h"
 #include "test_util.h"
@@ -123,6 +125,45 @@ static void test_cuda_fake_loads(void** state) {
   HAL_ASSERT_OK(adapter->ops->device_count(adapter, &count));
   assert_int_equal(count, 0);
   gpu_adapter_destroy(adapter);
+}
+
+// K16 for vendor runtimes: a truncated copy of a runtime named by path
+// (HAL_CUDA_LIBRARY=/some/file) is refused with the reason, never handed to
+// dlopen, which would die of SIGBUS mapping segments past the file's end.
+static void test_cuda_truncated_library_is_refused(void** state) {
+  const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
+  if (!fake)
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_CUDA is not set: no such library on this "
+        "machine");
+  FILE* source = fopen(fake, "rb");
+  assert_non_null(source);
+  static char bytes[1 << 20];
+  size_t length = fread(bytes, 1, sizeof(bytes), source);
+  fclose(source);
+  assert_true(length > 8192);
+  const char* tmpdir = getenv("TMPDIR");
+  char template_path[512];
+  snprintf(template_path, sizeof(template_path), "%s/hal-adapter-XXXXXX",
+           tmpdir && tmpdir[0] ? tmpdir : "/tmp");
+  assert_non_null(mkdtemp(template_path));
+  // Cut inside the program headers and inside a loaded segment.
+  const size_t cuts[] = {100, length / 2};
+  for (size_t c = 0; c < HAL_ARRAYSIZE(cuts); ++c) {
+    char path[600];
+    snprintf(path, sizeof(path), "%s/libcuda.so.1", template_path);
+    FILE* target = fopen(path, "wb");
+    assert_non_null(target);
+    assert_int_equal(fwrite(bytes, 1, cuts[c], target), cuts[c]);
+    fclose(target);
+    gpu_adapter_t* adapter = NULL;
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_NOT_FOUND, "truncated ELF file",
+        create_adapter(GPU_ADAPTER_VENDOR_CUDA, path, NULL, &adapter));
+    assert_null(adapter);
+    unlink(path);
+  }
+  rmdir(template_path);
 }
 
 // cuGetProcAddress says "not found" for a required symbol: every missing
@@ -330,6 +371,7 @@ int main(void) {
     cmocka_unit_test_setup(test_cuda_default_library, setup),
     cmocka_unit_test_setup(test_cuda_stub_library, setup),
     cmocka_unit_test_setup(test_cuda_fake_loads, setup),
+    cmocka_unit_test_setup(test_cuda_truncated_library_is_refused, setup),
     cmocka_unit_test_setup(test_cuda_fake_missing_required, setup),
     cmocka_unit_test_setup(test_cuda_fake_missing_optional, setup),
     cmocka_unit_test_setup(test_cuda_fake_without_graphs, setup),

@@ -1,15 +1,23 @@
 // Environment knobs, the seed, deterministic hashing and jitter.
 //
 // Every knob is read once, when the library is loaded (see docs/vgpu.md for
-// the list). The seed makes every random decision of the runtime a pure
-// function of (seed, what, which): jitter of operation k of stream s, the
-// n-th call of a probabilistic fault, the node order of graph launch n.
-// Runs with the same seed therefore make the same decisions, whatever the
-// thread interleaving.
+// the list). A malformed number or flag is reported and the knob keeps its
+// default. VGPU_FAULTS is stricter: a rule that cannot be parsed, or that
+// names a call the facade does not implement, would silently inject nothing
+// and let a fault test pass without its fault, so it is a fatal
+// configuration error: the process exits with EX_CONFIG at load.
+//
+// The seed makes every random decision of the runtime a pure function of
+// (seed, what, which): jitter of operation k of stream s, the n-th call of
+// a probabilistic fault, the node order of graph launch n. Runs with the
+// same seed therefore make the same decisions, whatever the thread
+// interleaving.
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,34 +112,125 @@ static bool parse_fault_rule(char* text, const vgpu_facade* facade,
   return have_trigger;
 }
 
-static void load_faults(const vgpu_facade* facade) {
+// Index of |call| in the facade's sorted call table, or -1.
+int vgpu_call_index(const vgpu_facade* facade, const char* call) {
+  size_t lo = 0, hi = facade->call_count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(facade->calls[mid], call);
+    if (c == 0)
+      return (int)mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return -1;
+}
+
+// Case-insensitive Levenshtein distance of two names shorter than 128
+// bytes (longer tails are ignored: only used to rank suggestions).
+static size_t edit_distance(const char* a, const char* b) {
+  enum { MAX = 128 };
+  size_t n = strnlen(a, MAX - 1), m = strnlen(b, MAX - 1);
+  size_t prev[MAX], cur[MAX];
+  for (size_t j = 0; j <= m; ++j)
+    prev[j] = j;
+  for (size_t i = 1; i <= n; ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= m; ++j) {
+      size_t sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) !=
+                                  tolower((unsigned char)b[j - 1]));
+      size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+      cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+    }
+    memcpy(prev, cur, (m + 1) * sizeof(size_t));
+  }
+  return prev[m];
+}
+
+// Writes the (up to) three known call names closest to |call| into |out|,
+// comma-separated, closest first (ties in table order).
+static void closest_calls(const vgpu_facade* facade, const char* call,
+                          char* out, size_t capacity) {
+  enum { KEEP = 3 };
+  size_t best[KEEP], dist[KEEP];
+  size_t kept = 0;
+  for (size_t i = 0; i < facade->call_count; ++i) {
+    size_t d = edit_distance(call, facade->calls[i]);
+    size_t at = kept;
+    while (at > 0 && dist[at - 1] > d)
+      at--;
+    if (at == KEEP)
+      continue;
+    if (kept < KEEP)
+      kept++;
+    for (size_t k = kept - 1; k > at; --k) {
+      best[k] = best[k - 1];
+      dist[k] = dist[k - 1];
+    }
+    best[at] = i;
+    dist[at] = d;
+  }
+  size_t len = 0;
+  out[0] = '\0';
+  for (size_t k = 0; k < kept && len < capacity; ++k) {
+    int w = snprintf(out + len, capacity - len, "%s%s", k ? ", " : "",
+                     facade->calls[best[k]]);
+    if (w < 0)
+      break;
+    len += (size_t)w;
+  }
+}
+
+// Parses VGPU_FAULTS into vgpu_cfg.faults. Returns the number of bad rules,
+// each reported on stderr.
+static int load_faults(const vgpu_facade* facade) {
   const char* env = getenv("VGPU_FAULTS");
   if (env == NULL || *env == '\0')
-    return;
+    return 0;
   char* copy = strdup(env);
-  if (copy == NULL)
-    return;
+  if (copy == NULL) {
+    vgpu_log("VGPU_FAULTS: out of memory reading the rules");
+    return 1;
+  }
+  int bad = 0;
   char* save = NULL;
   for (char* r = strtok_r(copy, ";,", &save); r != NULL;
        r = strtok_r(NULL, ";,", &save)) {
     if (vgpu_cfg.fault_count == VGPU_MAX_FAULT_RULES) {
-      vgpu_log("VGPU_FAULTS: more than %d rules, rest ignored",
-               VGPU_MAX_FAULT_RULES);
+      vgpu_log("VGPU_FAULTS: more than %d rules (from '%s' on)",
+               VGPU_MAX_FAULT_RULES, r);
+      bad++;
       break;
     }
     char text[256];
     snprintf(text, sizeof(text), "%s", r);
     vgpu_fault_rule* rule = &vgpu_cfg.faults[vgpu_cfg.fault_count];
-    if (!parse_fault_rule(text, facade, rule)) {
+    if (strlen(r) >= sizeof(text) || !parse_fault_rule(text, facade, rule)) {
       vgpu_log(
-          "VGPU_FAULTS: ignoring rule '%s' (expected "
+          "VGPU_FAULTS: rule '%s' is malformed (expected "
           "call:nth=N|prob=P|always[:times=K][:error=CODE|:lost[=DEV]])",
           r);
+      bad++;
+      continue;
+    }
+    if (strcmp(rule->call, "*") != 0 &&
+        vgpu_call_index(facade, rule->call) < 0) {
+      char closest[256];
+      closest_calls(facade, rule->call, closest, sizeof(closest));
+      vgpu_log(
+          "VGPU_FAULTS: rule '%s' names '%s', which is no entry point of "
+          "the %s runtime (closest: %s); a rule must name a call the "
+          "runtime implements, or '*'",
+          r, rule->call, facade->vendor, closest);
+      bad++;
       continue;
     }
     vgpu_cfg.fault_count++;
   }
   free(copy);
+  return bad;
 }
 
 void vgpu_config_load(const vgpu_facade* facade) {
@@ -163,7 +262,17 @@ void vgpu_config_load(const vgpu_facade* facade) {
   const char* hide = getenv("VGPU_HIDE_SYMBOLS");
   if (hide != NULL)
     snprintf(vgpu_cfg.hide_symbols, sizeof(vgpu_cfg.hide_symbols), "%s", hide);
-  load_faults(facade);
+  int bad_rules = load_faults(facade);
+  if (bad_rules > 0) {
+    // Fatal (see the top of this file). _exit: nothing else of the runtime
+    // exists yet, and exit() would run other libraries' destructors inside
+    // the dlopen() that loads this one.
+    vgpu_log("exiting with %d (EX_CONFIG): %d bad VGPU_FAULTS rule(s) in '%s'",
+             EX_CONFIG, bad_rules, getenv("VGPU_FAULTS"));
+    fflush(stdout);
+    fflush(stderr);
+    _exit(EX_CONFIG);
+  }
 
   bool seeded = env_uint("VGPU_SEED", 0, UINT64_MAX, &v);
   if (seeded) {

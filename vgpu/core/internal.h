@@ -64,8 +64,11 @@ extern vgpu_config vgpu_cfg;
 extern const vgpu_facade* vgpu_facade_current;
 
 // Reads the environment; errors in knobs are reported on stderr and the
-// knob keeps its default.
+// knob keeps its default, except a bad VGPU_FAULTS rule, which ends the
+// process with EX_CONFIG (docs/vgpu.md).
 void vgpu_config_load(const vgpu_facade* facade);
+// Index of |call| in |facade|'s call table, or -1 if it has no such call.
+int vgpu_call_index(const vgpu_facade* facade, const char* call);
 // Deterministic hash of the seed and up to three values (splitmix64).
 uint64_t vgpu_hash(uint64_t a, uint64_t b, uint64_t c);
 // Sleeps the jitter for operation (a, b), if jitter is on.

@@ -67,6 +67,11 @@ typedef struct vgpu_facade {
   bool (*code_from_name)(const char* name, int* code);
   int lost_code;     // vendor code of a lost device
   int unknown_code;  // default code of an injected fault
+  // Every name the facade passes to vgpu_api_enter, sorted by strcmp
+  // (generated from its sources by gen_call_table.py): what a VGPU_FAULTS
+  // rule may name.
+  const char* const* calls;
+  size_t call_count;
 } vgpu_facade;
 
 // Called from each facade's constructor and destructor.

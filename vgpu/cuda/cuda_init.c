@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_calls_gen.h"
 #include "cuda_errors_gen.h"
 #include "cuda_facade.h"
 
@@ -93,11 +94,17 @@ static bool cu_code_from_name(const char* name, int* code) {
       code_names, sizeof(code_names) / sizeof(code_names[0]), name, code);
 }
 
+#define VGPU_CALL_NAME(n) n,
+static const char* const call_names[] = {VGPU_CUDA_CALLS(VGPU_CALL_NAME)};
+#undef VGPU_CALL_NAME
+
 static const vgpu_facade cuda_facade = {
     .vendor = "cuda",
     .code_from_name = cu_code_from_name,
     .lost_code = CUDA_ERROR_LAUNCH_FAILED,
     .unknown_code = CUDA_ERROR_UNKNOWN,
+    .calls = call_names,
+    .call_count = sizeof(call_names) / sizeof(call_names[0]),
 };
 
 __attribute__((constructor)) static void vgpu_cuda_load(void) {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hip_calls_gen.h"
 #include "hip_errors_gen.h"
 #include "hip_facade.h"
 
@@ -91,11 +92,17 @@ static bool hip_code_from_name(const char* name, int* code) {
       code_names, sizeof(code_names) / sizeof(code_names[0]), name, code);
 }
 
+#define VGPU_CALL_NAME(n) n,
+static const char* const call_names[] = {VGPU_HIP_CALLS(VGPU_CALL_NAME)};
+#undef VGPU_CALL_NAME
+
 static const vgpu_facade hip_facade = {
     .vendor = "hip",
     .code_from_name = hip_code_from_name,
     .lost_code = hipErrorLaunchFailure,
     .unknown_code = hipErrorUnknown,
+    .calls = call_names,
+    .call_count = sizeof(call_names) / sizeof(call_names[0]),
 };
 
 __attribute__((constructor)) static void vgpu_hip_load(void) {

@@ -1,8 +1,9 @@
-// The knobs: fault injection (Nth call, probability, device loss), seed
-// reproducibility, jitter, stream thread count, device count and memory,
-// maximum wait, abort on misuse, the leak report, symbol hiding. Meson runs
-// one test per process with the knob's environment; some tests run this
-// program again as a child with a different environment.
+// The knobs: fault injection (Nth call, probability, device loss, a rule
+// naming no entry point of the facade is fatal), seed reproducibility,
+// jitter, stream thread count, device count and memory, maximum wait, abort on
+// misuse, the leak report, symbol hiding. Meson runs one test per process with
+// the knob's environment; some tests run this program again as a child with a
+// different environment.
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -144,6 +145,114 @@ static void t_fault_lost(void** state) {
   OK(api.malloc(&dev, 64));
   OK(api.memset8(dev, 1, 64));
   OK(api.free(dev));
+}
+
+// Child mode: one asynchronous 32-bit memset; prints its code. Under a
+// VGPU_FAULTS rule naming that call at nth=1 it fails.
+static int memset_child(void) {
+  if (api.init(0) != api.ok)
+    return 1;
+  void *s = NULL, *dev = NULL;
+  if (api.stream_create(&s, true) != api.ok || api.malloc(&dev, 64) != api.ok)
+    return 1;
+  int rc = api.memset32_async(dev, 7, 16, s);
+  printf("memset32_async=%d\n", rc);
+  api.stream_sync(s);
+  api.free(dev);
+  api.stream_destroy(s);
+  return 0;
+}
+
+// Runs memset_child on |lib| with |env|; returns its output (malloc'd).
+static char* run_memset_child(const char* lib, const char* env, int* status) {
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd), "env %s %s %s %s memset_child 2>&1", env,
+           self_path, api.name, lib);
+  FILE* p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t cap = 1 << 16, len = 0;
+  char* out = calloc(1, cap);
+  size_t n;
+  while ((n = fread(out + len, 1, cap - 1 - len, p)) > 0)
+    len += n;
+  *status = pclose(p);
+  return out;
+}
+
+// The documented fatal configuration error: exit status 78 (EX_CONFIG) at
+// load, before any call ran, with a message naming the variable and |what|.
+static void expect_config_error(const char* out, int status, const char* what) {
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 78))
+    fprintf(stderr, "child status 0x%x, output:\n%s\n", status, out);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 78);
+  assert_non_null(strstr(out, "VGPU_FAULTS"));
+  assert_non_null(strstr(out, what));
+  assert_null(strstr(out, "memset32_async="));  // nothing ran
+}
+
+// A rule naming a call the facade does not implement (a typo, or the other
+// vendor's name) would inject nothing and let a fault test pass without
+// its fault: it is a fatal configuration error naming the bad name and the
+// closest known ones. A correct name still injects.
+static void check_fault_names(const char* lib) {
+  bool cuda = strcmp(api.name, "cuda") == 0;
+  const char* good = cuda ? "cuMemsetD32Async" : "hipMemsetD32Async";
+  const char* other = cuda ? "hipMemsetD32Async" : "cuMemsetD32Async";
+  char env[512], typo[128];
+  int st = 0;
+
+  snprintf(env, sizeof(env), "VGPU_FAULTS=%s:nth=1", good);
+  char* out = run_memset_child(lib, env, &st);
+  if (st != 0)
+    fprintf(stderr, "child output:\n%s\n", out);
+  assert_int_equal(st, 0);
+  char expect[64];
+  snprintf(expect, sizeof(expect), "memset32_async=%d", api.unknown);
+  assert_non_null(strstr(out, expect));
+  free(out);
+
+  snprintf(typo, sizeof(typo), "%sc", good);
+  snprintf(env, sizeof(env), "VGPU_FAULTS=%s:nth=1", typo);
+  out = run_memset_child(lib, env, &st);
+  expect_config_error(out, st, typo);
+  char closest[128];
+  snprintf(closest, sizeof(closest), "closest: %s", good);
+  assert_non_null(strstr(out, closest));
+  free(out);
+
+  // The second rule is bad: the first does not save it.
+  snprintf(env, sizeof(env), "VGPU_FAULTS='%s:nth=5;%s:nth=1:lost'", good,
+           other);
+  out = run_memset_child(lib, env, &st);
+  expect_config_error(out, st, other);
+  free(out);
+
+  // Independent of VGPU_FAIL_EXIT_CODE and strict mode.
+  snprintf(env, sizeof(env),
+           "VGPU_FAIL_EXIT_CODE=70 VGPU_STRICT=0 VGPU_FAULTS=%s:always", typo);
+  out = run_memset_child(lib, env, &st);
+  expect_config_error(out, st, typo);
+  free(out);
+
+  // A malformed rule injects nothing either.
+  snprintf(env, sizeof(env), "VGPU_FAULTS=%s:nht=1", good);
+  out = run_memset_child(lib, env, &st);
+  expect_config_error(out, st, "nht=1");
+  free(out);
+
+  // '*' names every call.
+  out = run_memset_child(lib, "VGPU_FAULTS='*:nth=1000000'", &st);
+  assert_int_equal(st, 0);
+  assert_non_null(strstr(out, "memset32_async=0"));
+  free(out);
+}
+
+static void t_fault_unknown_call(void** state) {
+  (void)state;
+  check_fault_names(lib_path);
+  if (legacy_path != NULL)
+    check_fault_names(legacy_path);
 }
 
 // Jitter delays every operation: 100 operations take visibly longer.
@@ -386,6 +495,8 @@ int main(int argc, char** argv) {
     rc = misuse_child();
   if (only != NULL && strcmp(only, "leak_child") == 0)
     rc = leak_child();
+  if (only != NULL && strcmp(only, "memset_child") == 0)
+    rc = memset_child();
   if (rc >= 0) {
     testutil_teardown();
     return rc;
@@ -394,6 +505,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test_setup(t_fault_nth, setup),
       cmocka_unit_test_setup(t_fault_prob, setup),
       cmocka_unit_test_setup(t_fault_lost, setup),
+      cmocka_unit_test_setup(t_fault_unknown_call, setup),
       cmocka_unit_test_setup(t_seed_reproducible, setup),
       cmocka_unit_test_setup(t_jitter, setup),
       cmocka_unit_test_setup(t_one_stream_thread, setup),

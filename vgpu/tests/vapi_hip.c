@@ -280,6 +280,7 @@ bool vapi_open_hip(vapi* api, const char* path) {
   api->not_found = hipErrorNotFound;
   api->timeout = hipErrorLaunchTimeOut;
   api->invalid_device = hipErrorInvalidDevice;
+  api->unknown = hipErrorUnknown;
   api->stream_destroy_name = "hipStreamDestroy";
   api->init = h_init;
   api->device_count = h_device_count;

@@ -6,7 +6,7 @@ usage: gen_call_table.py MACRO OUTPUT SOURCE...
 Every exported entry point of a facade starts with VGPU_CU_ENTER(NAME),
 VGPU_HIP_ENTER(NAME), their _SYNC forms, or vgpu_api_enter(NAME, ...), NAME
 a string literal. The sorted, unique list of those names is what VGPU_FAULTS
-rules may name (docs/vgpu.md). A call site
+rules may name and what VGPU_CALL_COUNTS counts (docs/vgpu.md). A call site
 whose name is not a literal would be missing from the list, so it is an
 error here rather than a rule that is refused at run time.
 

@@ -14,6 +14,7 @@
 // interleaving.
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +263,15 @@ void vgpu_config_load(const vgpu_facade* facade) {
   const char* hide = getenv("VGPU_HIDE_SYMBOLS");
   if (hide != NULL)
     snprintf(vgpu_cfg.hide_symbols, sizeof(vgpu_cfg.hide_symbols), "%s", hide);
+  const char* counts = getenv("VGPU_CALL_COUNTS");
+  if (counts != NULL && *counts != '\0') {
+    snprintf(vgpu_cfg.call_counts_path, sizeof(vgpu_cfg.call_counts_path), "%s",
+             counts);
+    vgpu_cfg.call_counts = calloc(facade->call_count ? facade->call_count : 1,
+                                  sizeof(*vgpu_cfg.call_counts));
+    if (vgpu_cfg.call_counts == NULL)
+      vgpu_log("VGPU_CALL_COUNTS: out of memory, not counting");
+  }
   int bad_rules = load_faults(facade);
   if (bad_rules > 0) {
     // Fatal (see the top of this file). _exit: nothing else of the runtime
@@ -289,6 +299,38 @@ void vgpu_config_load(const vgpu_facade* facade) {
              (unsigned long long)vgpu_cfg.seed, vgpu_cfg.jitter_us,
              vgpu_cfg.fault_count);
   }
+}
+
+void vgpu_call_counts_flush(void) {
+  atomic_uint_fast64_t* counts = vgpu_cfg.call_counts;
+  if (counts == NULL)
+    return;
+  vgpu_cfg.call_counts = NULL;
+  const vgpu_facade* facade = vgpu_facade_current;
+  size_t cap = 64 * (facade->call_count + 1), len = 0;
+  char* text = malloc(cap);
+  if (text != NULL) {
+    for (size_t i = 0; i < facade->call_count; ++i) {
+      unsigned long long n = atomic_load(&counts[i]);
+      if (n == 0)
+        continue;
+      int w = snprintf(text + len, cap - len, "%s %llu\n", facade->calls[i], n);
+      if (w < 0 || (size_t)w >= cap - len)
+        break;
+      len += (size_t)w;
+    }
+    // Appended in one write: both facades of one process may share the file.
+    int fd = open(vgpu_cfg.call_counts_path,
+                  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0 || (len > 0 && write(fd, text, len) != (ssize_t)len)) {
+      vgpu_log("VGPU_CALL_COUNTS: cannot write %s: %s",
+               vgpu_cfg.call_counts_path, strerror(errno));
+    }
+    if (fd >= 0)
+      close(fd);
+  }
+  free(text);
+  free(counts);
 }
 
 bool vgpu_strict(void) {

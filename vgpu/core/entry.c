@@ -51,6 +51,14 @@ vgpu_status vgpu_api_enter(const char* call, int (*current_device)(void),
                        "node (rule K1: no vendor API calls in vendor "
                        "callbacks)");
   }
+  // Counted where the fault rules count, so call k of the counts is the
+  // call a rule's nth=k fails.
+  if (vgpu_cfg.call_counts != NULL) {
+    // Every name is in the table: it is generated from every call site.
+    int index = vgpu_call_index(vgpu_facade_current, call);
+    if (index >= 0)
+      atomic_fetch_add(&vgpu_cfg.call_counts[index], 1);
+  }
   for (int i = 0; i < vgpu_cfg.fault_count; ++i) {
     vgpu_fault_rule* r = &vgpu_cfg.faults[i];
     if (strcmp(r->call, "*") != 0 && strcmp(r->call, call) != 0)

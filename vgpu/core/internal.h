@@ -58,6 +58,10 @@ typedef struct vgpu_config {
   char hide_symbols[1024];
   vgpu_fault_rule faults[VGPU_MAX_FAULT_RULES];
   int fault_count;
+  // VGPU_CALL_COUNTS: where the per-call counts go at unload ("" when off),
+  // and the counts, indexed like the facade's call table (NULL when off).
+  char call_counts_path[1024];
+  atomic_uint_fast64_t* call_counts;
 } vgpu_config;
 
 extern vgpu_config vgpu_cfg;
@@ -69,6 +73,8 @@ extern const vgpu_facade* vgpu_facade_current;
 void vgpu_config_load(const vgpu_facade* facade);
 // Index of |call| in |facade|'s call table, or -1 if it has no such call.
 int vgpu_call_index(const vgpu_facade* facade, const char* call);
+// Writes the VGPU_CALL_COUNTS file (if on) and frees the counts.
+void vgpu_call_counts_flush(void);
 // Deterministic hash of the seed and up to three values (splitmix64).
 uint64_t vgpu_hash(uint64_t a, uint64_t b, uint64_t c);
 // Sleeps the jitter for operation (a, b), if jitter is on.

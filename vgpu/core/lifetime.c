@@ -54,6 +54,8 @@ static size_t report_leaks(void) {
 
 void vgpu_library_unload(void) {
   vgpu_tls_call = "unload";
+  // First: a VGPU_FAIL_EXIT_CODE exit below must not lose the counts.
+  vgpu_call_counts_flush();
   if (vgpu_cfg.strict) {
     size_t n = report_leaks();
     if (n > 0)

@@ -69,7 +69,7 @@ typedef struct vgpu_facade {
   int unknown_code;  // default code of an injected fault
   // Every name the facade passes to vgpu_api_enter, sorted by strcmp
   // (generated from its sources by gen_call_table.py): what a VGPU_FAULTS
-  // rule may name.
+  // rule may name and what VGPU_CALL_COUNTS counts.
   const char* const* calls;
   size_t call_count;
 } vgpu_facade;

@@ -1,9 +1,9 @@
 // The knobs: fault injection (Nth call, probability, device loss, a rule
-// naming no entry point of the facade is fatal), seed reproducibility,
-// jitter, stream thread count, device count and memory, maximum wait, abort on
-// misuse, the leak report, symbol hiding. Meson runs one test per process with
-// the knob's environment; some tests run this program again as a child with a
-// different environment.
+// naming no entry point of the facade is fatal), call counts, seed
+// reproducibility, jitter, stream thread count, device count and memory,
+// maximum wait, abort on misuse, the leak report, symbol hiding. Meson runs
+// one test per process with the knob's environment; some tests run this
+// program again as a child with a different environment.
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -253,6 +253,85 @@ static void t_fault_unknown_call(void** state) {
   check_fault_names(lib_path);
   if (legacy_path != NULL)
     check_fault_names(legacy_path);
+}
+
+// Reads |path| (malloc'd text, "" if missing).
+static char* read_file(const char* path) {
+  FILE* f = fopen(path, "r");
+  char* text = calloc(1, 1 << 16);
+  assert_non_null(text);
+  if (f != NULL) {
+    size_t n = fread(text, 1, (1 << 16) - 1, f);
+    text[n] = '\0';
+    fclose(f);
+  }
+  return text;
+}
+
+// Number of lines of |text| that are exactly |line|.
+static int count_lines(const char* text, const char* line) {
+  int n = 0;
+  size_t len = strlen(line);
+  for (const char* p = text; (p = strstr(p, line)) != NULL; p += len) {
+    if ((p == text || p[-1] == '\n') && p[len] == '\n')
+      n++;
+  }
+  return n;
+}
+
+// VGPU_CALL_COUNTS=FILE appends "name count" for every call made, counted
+// as fault rules count (a call a rule failed counts), also when the process
+// ends through VGPU_FAIL_EXIT_CODE.
+static void t_call_counts(void** state) {
+  (void)state;
+  bool cuda = strcmp(api.name, "cuda") == 0;
+  const char* memset_name = cuda ? "cuMemsetD32Async" : "hipMemsetD32Async";
+  const char* alloc_name = cuda ? "cuMemAlloc" : "hipMalloc";
+  // In the test's working directory (the build tree under meson).
+  char path[128];
+  snprintf(path, sizeof(path), "vgpu-call-counts-%s-%d.txt", api.name,
+           (int)getpid());
+  unlink(path);
+  char env[512];
+  snprintf(env, sizeof(env), "VGPU_CALL_COUNTS=%s VGPU_FAULTS=%s:nth=1", path,
+           memset_name);
+  int st = 0;
+  char* out = run_memset_child(lib_path, env, &st);
+  assert_int_equal(st, 0);
+  char expect[64];
+  snprintf(expect, sizeof(expect), "memset32_async=%d", api.unknown);
+  assert_non_null(strstr(out, expect));
+  free(out);
+  char* text = read_file(path);
+  char line[128];
+  snprintf(line, sizeof(line), "%s 1", memset_name);
+  assert_int_equal(count_lines(text, line), 1);
+  snprintf(line, sizeof(line), "%s 1", alloc_name);
+  assert_int_equal(count_lines(text, line), 1);
+  // Every line is "name count".
+  for (const char* p = text; *p != '\0';) {
+    char name[128];
+    unsigned long long n = 0;
+    int used = 0;
+    assert_int_equal(sscanf(p, "%127[A-Za-z0-9_] %llu\n%n", name, &n, &used),
+                     2);
+    assert_true(used > 0 && n > 0);
+    p += used;
+  }
+  free(text);
+  // A leaking child that exits through VGPU_FAIL_EXIT_CODE still writes,
+  // and appends.
+  snprintf(env, sizeof(env), "VGPU_CALL_COUNTS=%s VGPU_FAIL_EXIT_CODE=70",
+           path);
+  out = run_child(env, "leak_child", &st);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 70);
+  free(out);
+  text = read_file(path);
+  snprintf(line, sizeof(line), "%s 1", alloc_name);
+  assert_int_equal(count_lines(text, line), 2);
+  free(text);
+  unlink(path);
 }
 
 // Jitter delays every operation: 100 operations take visibly longer.
@@ -506,6 +585,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test_setup(t_fault_prob, setup),
       cmocka_unit_test_setup(t_fault_lost, setup),
       cmocka_unit_test_setup(t_fault_unknown_call, setup),
+      cmocka_unit_test_setup(t_call_counts, setup),
       cmocka_unit_test_setup(t_seed_reproducible, setup),
       cmocka_unit_test_setup(t_jitter, setup),
       cmocka_unit_test_setup(t_one_stream_thread, setup),

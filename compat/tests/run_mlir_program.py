@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-# The pipeline of issue 8 plus the usual lowering to LLVM. SCF is lowered
+# MLIR's async lowering pipeline plus the usual lowering to LLVM. SCF is lowered
 # after the async passes: LLVM 14 cannot outline regions with several
 # blocks, and cannot convert async values carried by block arguments.
 PIPELINE = [

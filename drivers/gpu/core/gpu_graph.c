@@ -19,7 +19,7 @@
 // launch the same executable: the vendors order launches of one executable
 // graph behind each other, across streams, so they are correct and simply
 // serialized. We rely on that rather than instantiating one executable per
-// queue (documented in docs/graph.md).
+// queue (documented in docs/drivers.md).
 
 #include <string.h>
 

@@ -31,7 +31,7 @@
 // S5 Visibility. When a wait for value v returns OK, query returns >= v, and
 //    everything the signaler wrote before signaling is visible to the waiter
 //    (the payload is updated before any waiter is woken).
-// S6 Cross-queue order: see hal/sync/queue.h.
+// S6 Cross-queue order: see hal/sync/sync_queue.h.
 //
 // Callbacks and wake-ups (timepoints, hal/timepoint.h) run exactly once and
 // never under a semaphore lock (T1, T2). A signal, fail or wait never touches
@@ -147,7 +147,7 @@ hal_semaphore_list_validate(hal_semaphore_list_t list, const char* what);
 // Each member is required. Arguments are validated by the public wrappers
 // above before the vtable is called (non-NULL objects, value ranges). The sync
 // module's semaphore is the implementation every driver uses
-// (hal/sync/queue.h: hal_sync_semaphore_create); the vtable stays so that a
+// (hal/sync/sync_queue.h: hal_sync_semaphore_create); the vtable stays so that a
 // wrapper type remains possible. hal_semaphore_list_wait() over semaphores
 // that are not the sync module's supports ALL only (one wait per entry) and
 // returns UNIMPLEMENTED for ANY.

@@ -1,13 +1,14 @@
 // Copyright 2026 The HAL Authors.
 //
-// hal_recording_t: the driver-neutral op list a command buffer records, and
-// a ready-made hal_command_buffer_t that records into it.
+// The recording: the driver-neutral op list (hal_op_t) a command buffer
+// records, and a ready-made hal_command_buffer_t that records into it.
 //
 // Every driver's command buffer is this one: libhal validates each op
 // (command_buffer.h), the recording stores it with its resources retained
 // and its inline data copied, and the driver's strategy consumes the list:
 //
-//   stream strategy   walks hal_recording_ops() at submit and replays each
+//   stream strategy   walks hal_recording_command_buffer_ops() at submit
+//                     and replays each
 //                     op into a stream;
 //   graph strategy    builds a vendor graph from the ops in its end() hook,
 //                     once, and launches it per submit.

@@ -8,8 +8,7 @@
 // and its inline data copied, and the driver's strategy consumes the list:
 //
 //   stream strategy   walks hal_recording_command_buffer_ops() at submit
-//                     and replays each
-//                     op into a stream;
+//                     and replays each op into a stream;
 //   graph strategy    builds a vendor graph from the ops in its end() hook,
 //                     once, and launches it per submit.
 //

@@ -117,6 +117,12 @@ vgpu_status vgpu_device_default_stream(int ordinal, vgpu_stream** out) {
   vgpu_status st = vgpu_device_check(ordinal);
   if (st != VGPU_OK)
     return st;
+  return vgpu_device_default_stream_any(ordinal, out);
+}
+
+vgpu_status vgpu_device_default_stream_any(int ordinal, vgpu_stream** out) {
+  if (ordinal < 0 || ordinal >= vgpu_device_total)
+    return VGPU_ERR_INVALID_DEVICE;
   vgpu_device* d = &vgpu_devices[ordinal];
   pthread_mutex_lock(&d->mu);
   vgpu_stream* s = d->default_stream;
@@ -196,10 +202,14 @@ size_t vgpu_device_streams(int ordinal, vgpu_stream*** out) {
   return n;
 }
 
+// On a lost device too: the loss is returned once the work queued before
+// the call has retired (skipped), like every synchronizing call, so the
+// host may then free what that work used.
 vgpu_status vgpu_device_synchronize(int ordinal) {
   vgpu_status st = vgpu_device_check(ordinal);
-  if (st != VGPU_OK)
+  if (st == VGPU_ERR_INVALID_DEVICE)
     return st;
+  st = VGPU_OK;
   vgpu_stream** list = NULL;
   size_t n = vgpu_device_streams(ordinal, &list);
   if (list == NULL)

@@ -116,15 +116,18 @@ vgpu_status vgpu_event_query(uint64_t event) {
   return st;
 }
 
+// On a lost device too: the recorded work retires (skipped) before the
+// loss is returned, as for a stream synchronize.
 vgpu_status vgpu_event_synchronize(uint64_t event) {
   vgpu_event* e = NULL;
   vgpu_status st = event_get(event, &e);
   if (st != VGPU_OK)
     return st;
-  st = vgpu_device_check(e->device);
   vgpu_mark* m = event_mark(e);
-  if (st == VGPU_OK && m != NULL)
+  if (m != NULL)
     st = vgpu_mark_wait(m, "event", event);
+  if (st == VGPU_OK)
+    st = vgpu_device_check(e->device);
   vgpu_mark_release(m);
   vgpu_object_release(&e->base);
   return st;

@@ -220,6 +220,8 @@ void vgpu_device_mark_lost(int ordinal, const char* why);
 bool vgpu_device_is_lost(int ordinal);
 // Returns the default stream of |ordinal| with a new reference.
 vgpu_status vgpu_device_default_stream(int ordinal, vgpu_stream** out);
+// The same on a lost device too (for synchronizing calls, which drain it).
+vgpu_status vgpu_device_default_stream_any(int ordinal, vgpu_stream** out);
 void vgpu_device_track_stream(int ordinal, vgpu_stream* stream);
 void vgpu_device_untrack_stream(int ordinal, vgpu_stream* stream);
 // A referenced snapshot of the device's streams (malloc'd array in *out,
@@ -379,7 +381,8 @@ struct vgpu_stream {
   vgpu_stream* ready_next;  // scheduler list link, guarded by sched mutex
 };
 
-// Resolves |handle| (or the default stream of |ordinal|) with a reference.
+// Resolves |handle| (or the default stream of |ordinal|) with a reference;
+// VGPU_ERR_DEVICE_LOST when its device is lost.
 vgpu_status vgpu_stream_get(uint64_t handle, int ordinal, vgpu_stream** out);
 vgpu_stream* vgpu_stream_new(int device, bool nonblocking, bool is_default);
 // Appends |op| (ownership passes to the stream) and makes the stream

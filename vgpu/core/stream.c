@@ -86,22 +86,30 @@ void vgpu_op_free(vgpu_op* op) {
   free(op);
 }
 
-vgpu_status vgpu_stream_get(uint64_t handle, int ordinal, vgpu_stream** out) {
+// vgpu_stream_get, on a lost device too.
+static vgpu_status stream_get_any(uint64_t handle, int ordinal,
+                                  vgpu_stream** out) {
   *out = NULL;
   if (VGPU_STREAM_IS_DEFAULT(handle))
-    return vgpu_device_default_stream(ordinal, out);
+    return vgpu_device_default_stream_any(ordinal, out);
   vgpu_object* obj = NULL;
   vgpu_status st = vgpu_handle_lookup(handle, VGPU_KIND_STREAM, &obj);
   if (st != VGPU_OK)
     return st;
-  vgpu_stream* s = (vgpu_stream*)obj;
-  st = vgpu_device_check(s->device);
-  if (st != VGPU_OK) {
-    vgpu_object_release(obj);
-    return st;
-  }
-  *out = s;
+  *out = (vgpu_stream*)obj;
   return VGPU_OK;
+}
+
+vgpu_status vgpu_stream_get(uint64_t handle, int ordinal, vgpu_stream** out) {
+  vgpu_status st = stream_get_any(handle, ordinal, out);
+  if (st != VGPU_OK)
+    return st;
+  st = vgpu_device_check((*out)->device);
+  if (st != VGPU_OK) {
+    vgpu_object_release(&(*out)->base);
+    *out = NULL;
+  }
+  return st;
 }
 
 // Appends |op| without the legacy default stream's implicit ordering.
@@ -406,9 +414,12 @@ vgpu_status vgpu_stream_destroy(uint64_t handle) {
   return VGPU_OK;
 }
 
+// On a lost device too: the work queued before the call retires (skipped,
+// host functions run) before the loss is returned, so the host may then
+// free what it used and destroy the stream, as after any error.
 vgpu_status vgpu_stream_synchronize(uint64_t handle, int ordinal) {
   vgpu_stream* s = NULL;
-  vgpu_status st = vgpu_stream_get(handle, ordinal, &s);
+  vgpu_status st = stream_get_any(handle, ordinal, &s);
   if (st != VGPU_OK)
     return st;
   st = vgpu_stream_drain(s, "stream");
@@ -426,9 +437,10 @@ vgpu_status vgpu_stream_query(uint64_t handle, int ordinal) {
   return st;
 }
 
+// The device of a stream, lost or not: each call checks the loss itself.
 vgpu_status vgpu_stream_device(uint64_t handle, int ordinal, int* out) {
   vgpu_stream* s = NULL;
-  vgpu_status st = vgpu_stream_get(handle, ordinal, &s);
+  vgpu_status st = stream_get_any(handle, ordinal, &s);
   if (st != VGPU_OK)
     return st;
   *out = s->device;

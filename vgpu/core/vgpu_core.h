@@ -190,6 +190,7 @@ vgpu_status vgpu_stream_create(int ordinal, bool nonblocking, int priority,
 vgpu_status vgpu_stream_destroy(uint64_t stream);
 vgpu_status vgpu_stream_synchronize(uint64_t stream, int ordinal);
 vgpu_status vgpu_stream_query(uint64_t stream, int ordinal);
+// The device of |stream|, also when it is lost.
 vgpu_status vgpu_stream_device(uint64_t stream, int ordinal, int* out);
 vgpu_status vgpu_stream_wait_event(uint64_t stream, int ordinal,
                                    uint64_t event);

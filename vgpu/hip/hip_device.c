@@ -13,8 +13,11 @@ int vgpu_hip_device(void) {
 vgpu_status vgpu_hip_stream_device(hipStream_t stream, int* ordinal) {
   uint64_t h = vgpu_hip_h(stream);
   if (VGPU_STREAM_IS_DEFAULT(h)) {
+    // Lost or not: each call checks the loss itself (a synchronize drains
+    // first).
     *ordinal = tls_device;
-    return vgpu_device_check(tls_device);
+    vgpu_status st = vgpu_device_check(tls_device);
+    return st == VGPU_ERR_DEVICE_LOST ? VGPU_OK : st;
   }
   return vgpu_stream_device(h, 0, ordinal);
 }

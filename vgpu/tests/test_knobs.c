@@ -147,6 +147,60 @@ static void t_fault_lost(void** state) {
   OK(api.free(dev));
 }
 
+static void* open_gate_later(void* arg) {
+  testutil_sleep_ms(200);
+  gate_open(arg);
+  return NULL;
+}
+
+// After a loss, a synchronizing call returns the loss code only once the
+// work queued before it has retired (skipped, host functions run), so what
+// that work used may be freed and destroyed right after, as a host does
+// after any error (docs/vgpu.md). |which|: "event", "stream" or "device".
+static void check_lost_sync_drains(const char* which) {
+  void *s = NULL, *dev = NULL, *e = NULL;
+  // Static: the opener thread outlives a failed assertion's longjmp.
+  static gate g;
+  gate_init(&g);
+  OK(api.stream_create(&s, true));
+  OK(api.malloc(&dev, 64));
+  OK(api.event_create(&e));
+  OK(api.host_fn(s, gate_host_fn, &g));
+  OK(api.memset32_async(dev, 1, 16, s));
+  OK(api.event_record(e, s));
+  // The loss (VGPU_FAULTS=<stream query>:nth=1:lost); the gate still holds
+  // the stream.
+  assert_int_equal(api.stream_query(s), api.launch_failed);
+  pthread_t opener;
+  assert_int_equal(pthread_create(&opener, NULL, open_gate_later, &g), 0);
+  int rc = strcmp(which, "event") == 0    ? api.event_sync(e)
+           : strcmp(which, "stream") == 0 ? api.stream_sync(s)
+                                          : api.device_sync();
+  assert_int_equal(rc, api.launch_failed);
+  assert_int_equal(atomic_load(&g.entered), 1);
+  // Nothing queued uses them any more: strict mode finds no misuse.
+  OK(api.free(dev));
+  OK(api.event_destroy(e));
+  OK(api.stream_destroy(s));
+  assert_int_equal(pthread_join(opener, NULL), 0);
+  gate_destroy(&g);
+}
+
+static void t_lost_event_sync_drains(void** state) {
+  (void)state;
+  check_lost_sync_drains("event");
+}
+
+static void t_lost_stream_sync_drains(void** state) {
+  (void)state;
+  check_lost_sync_drains("stream");
+}
+
+static void t_lost_device_sync_drains(void** state) {
+  (void)state;
+  check_lost_sync_drains("device");
+}
+
 // Child mode: one asynchronous 32-bit memset; prints its code. Under a
 // VGPU_FAULTS rule naming that call at nth=1 it fails.
 static int memset_child(void) {
@@ -584,6 +638,9 @@ int main(int argc, char** argv) {
       cmocka_unit_test_setup(t_fault_nth, setup),
       cmocka_unit_test_setup(t_fault_prob, setup),
       cmocka_unit_test_setup(t_fault_lost, setup),
+      cmocka_unit_test_setup(t_lost_event_sync_drains, setup),
+      cmocka_unit_test_setup(t_lost_stream_sync_drains, setup),
+      cmocka_unit_test_setup(t_lost_device_sync_drains, setup),
       cmocka_unit_test_setup(t_fault_unknown_call, setup),
       cmocka_unit_test_setup(t_call_counts, setup),
       cmocka_unit_test_setup(t_seed_reproducible, setup),

@@ -65,12 +65,14 @@ vgpu_status vgpu_api_enter(const char* call, int (*current_device)(void),
       continue;
     if (!fault_fires(r))
       continue;
+    // Logged before the loss is marked: the line precedes every effect of
+    // the fault, on any thread (a log reader can tell what came after).
+    vgpu_log("VGPU_FAULTS: injected fault in %s (code %d%s)", call, r->code,
+             r->lost ? ", device lost" : "");
     if (r->lost) {
       int d = r->lost_device >= 0 ? r->lost_device : current_device();
       vgpu_device_mark_lost(d, call);
     }
-    vgpu_log("VGPU_FAULTS: injected fault in %s (code %d%s)", call, r->code,
-             r->lost ? ", device lost" : "");
     *fault_code = r->code;
     return VGPU_ERR_FAULT;
   }

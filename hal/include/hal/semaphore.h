@@ -147,8 +147,8 @@ hal_semaphore_list_validate(hal_semaphore_list_t list, const char* what);
 // Each member is required. Arguments are validated by the public wrappers
 // above before the vtable is called (non-NULL objects, value ranges). The sync
 // module's semaphore is the implementation every driver uses
-// (hal/sync/sync_queue.h: hal_sync_semaphore_create); the vtable stays so that a
-// wrapper type remains possible. hal_semaphore_list_wait() over semaphores
+// (hal/sync/sync_queue.h: hal_sync_semaphore_create); the vtable stays so that
+// a wrapper type remains possible. hal_semaphore_list_wait() over semaphores
 // that are not the sync module's supports ALL only (one wait per entry) and
 // returns UNIMPLEMENTED for ANY.
 struct hal_semaphore_vtable_t {

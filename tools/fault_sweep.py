@@ -84,13 +84,7 @@ DESTROY_LEAKS = [
 # fixes them: (workload or None, call regex, mode, detail regex, what is
 # wrong). They are printed as KNOWN with their reproduction and do not fail
 # the run (--no-known: they do).
-KNOWN = [
-    (None, r"(cu|hip)ModuleGetFunction", "lost",
-     r"not DEVICE_LOST .*NOT_FOUND: drivers/gpu/core/gpu_executable\.c",
-     "drivers/gpu/core/gpu_executable.c turns every module_get_function "
-     "error into NOT_FOUND \"the module has no entry point\", a device "
-     "loss included: the DEVICE_LOST code is lost"),
-]
+KNOWN = []
 
 
 def known_issue(target, call, mode, detail):

@@ -126,14 +126,18 @@ hal_status_t gpu_executable_create(gpu_device_t* device,
     status = adapter->ops->module_get_function(adapter, module,
                                                params->entry_points[i].name,
                                                &executable->functions[i]);
-    if (status) {
+    if (hal_status_is(status, HAL_STATUS_NOT_FOUND)) {
       // The vendor says "not found" in its own words; keep them, with the
-      // HAL's code for a missing entry point.
+      // HAL's message for a missing entry point.
       hal_status_t vendor = status;
       status = hal_make_status(
           HAL_STATUS_NOT_FOUND, "the module has no entry point '%s' (%s)",
           params->entry_points[i].name, hal_status_message(vendor));
       hal_status_free(vendor);
+    } else if (status) {
+      // Any other error (a device loss above all) keeps its code.
+      status = hal_status_annotatef(status, "looking up entry point '%s'",
+                                    params->entry_points[i].name);
     }
   }
   if (!status) {

@@ -242,6 +242,35 @@ CTS_CASE(BadExecutablesAreRejectedAtCreate) {
   assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
   hal_status_free(status);
   free(garbage);
+  // Corrupt ELF headers in an image of the right size: the program header
+  // count or offset, or a segment, points past the data (the runtime would
+  // read past it: found by the API fuzzer). Offsets are the ELF64 header's.
+  if (strcmp(image->format, "vgpu-module") == 0) {
+    const struct {
+      size_t offset;  // in the ELF header
+      size_t width;
+      uint64_t value;
+    } corruptions[] = {{56, 2, 0xFFFF}, {32, 8, 0x191918}, {32, 8, ~0ull}};
+    size_t elf_offset = 0;
+    if (image->size >= 24 && memcmp(image->data, "VGPUMOD1", 8) == 0) {
+      uint32_t header_size = 0;
+      memcpy(&header_size, (const uint8_t*)image->data + 12, 4);
+      elf_offset = header_size;
+    }
+    uint8_t* corrupt = malloc(image->size);
+    assert_non_null(corrupt);
+    for (size_t c = 0; c < HAL_ARRAYSIZE(corruptions); ++c) {
+      memcpy(corrupt, image->data, image->size);
+      memcpy(corrupt + elf_offset + corruptions[c].offset,
+             &corruptions[c].value, corruptions[c].width);
+      params.data = corrupt;
+      HAL_ASSERT_STATUS(
+          HAL_STATUS_INVALID_ARGUMENT, "corrupt",
+          hal_device_create_executable(f->device, &params, &executable));
+      assert_null(executable);
+    }
+    free(corrupt);
+  }
   // Unknown entry point.
   hal_entry_point_params_t unknown = {"no_such_kernel", 1, 0};
   params.data = image->data;

@@ -58,17 +58,39 @@ static hal_status_t gpu_executable_check_image(const char* format,
       return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                              "not a vgpu module: no 64-bit ELF image");
     }
-    // The section header table ends the file for objects the linker made.
-    uint64_t shoff = 0;
-    uint16_t shentsize = 0, shnum = 0;
+    // The runtime sizes the image from its own headers (a module load
+    // takes no length), so every table and segment they name must lie in
+    // what was given: the section header table, the program header table
+    // and each segment's file bytes.
+    uint64_t shoff = 0, phoff = 0;
+    uint16_t shentsize = 0, shnum = 0, phentsize = 0, phnum = 0;
+    memcpy(&phoff, elf + 32, 8);
     memcpy(&shoff, elf + 40, 8);
+    memcpy(&phentsize, elf + 54, 2);
+    memcpy(&phnum, elf + 56, 2);
     memcpy(&shentsize, elf + 58, 2);
     memcpy(&shnum, elf + 60, 2);
-    uint64_t end = shoff + (uint64_t)shentsize * shnum;
-    if (end > elf_size) {
+    uint64_t end = 0;
+    if (shoff > elf_size || (uint64_t)shentsize * shnum > elf_size - shoff) {
+      end = shoff + (uint64_t)shentsize * shnum;
+    } else if (phnum && (phentsize < 56 || phoff > elf_size ||
+                         (uint64_t)phentsize * phnum > elf_size - phoff)) {
+      end = phoff + (uint64_t)phentsize * phnum;
+    }
+    for (uint16_t i = 0; !end && i < phnum; ++i) {
+      const uint8_t* ph = elf + phoff + (uint64_t)i * phentsize;
+      uint64_t segment_offset = 0, segment_size = 0;
+      memcpy(&segment_offset, ph + 8, 8);
+      memcpy(&segment_size, ph + 32, 8);
+      if (segment_offset > elf_size ||
+          segment_size > elf_size - segment_offset) {
+        end = segment_offset + segment_size;
+      }
+    }
+    if (end) {
       return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                             "truncated vgpu module: its ELF image needs %llu "
-                             "bytes, %zu were given",
+                             "truncated or corrupt vgpu module: its ELF "
+                             "headers name bytes up to %llu, %zu were given",
                              (unsigned long long)end, elf_size);
     }
     return HAL_OK;

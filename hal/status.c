@@ -106,10 +106,14 @@ HAL_API hal_status_t hal_status_allocatev(hal_status_code_t code,
                                           const char* format, va_list args) {
   code = hal_status_code_sanitize(code);
   file = hal_status_trim_file(file);
+  // A NULL format reads as an empty message. Assigned rather than chosen
+  // at each call so no call formats with a literal "" (clang warns).
+  if (!format)
+    format = "";
   va_list args_copy;
   va_copy(args_copy, args);
   int prefix_length = snprintf(NULL, 0, "%s:%d: ", file, line);
-  int body_length = vsnprintf(NULL, 0, format ? format : "", args_copy);
+  int body_length = vsnprintf(NULL, 0, format, args_copy);
   va_end(args_copy);
   if (prefix_length < 0 || body_length < 0)
     return hal_status_static(code);
@@ -122,8 +126,8 @@ HAL_API hal_status_t hal_status_allocatev(hal_status_code_t code,
   storage->length = length;
   storage->message = (char*)(storage + 1);
   snprintf(storage->message, (size_t)prefix_length + 1, "%s:%d: ", file, line);
-  vsnprintf(storage->message + prefix_length, (size_t)body_length + 1,
-            format ? format : "", args);
+  vsnprintf(storage->message + prefix_length, (size_t)body_length + 1, format,
+            args);
   return storage;
 }
 
@@ -146,10 +150,14 @@ HAL_API hal_status_t hal_status_annotate(hal_status_t status, const char* file,
   file = hal_status_trim_file(file);
   va_list args;
   va_start(args, format);
+  // A NULL format reads as an empty message. Assigned rather than chosen
+  // at each call so no call formats with a literal "" (clang warns).
+  if (!format)
+    format = "";
   va_list args_copy;
   va_copy(args_copy, args);
   int prefix_length = snprintf(NULL, 0, "; %s:%d: ", file, line);
-  int body_length = vsnprintf(NULL, 0, format ? format : "", args_copy);
+  int body_length = vsnprintf(NULL, 0, format, args_copy);
   va_end(args_copy);
   if (prefix_length < 0 || body_length < 0) {
     va_end(args);
@@ -167,7 +175,7 @@ HAL_API hal_status_t hal_status_annotate(hal_status_t status, const char* file,
   snprintf(grown->message + old_length, (size_t)prefix_length + 1,
            "; %s:%d: ", file, line);
   vsnprintf(grown->message + old_length + prefix_length,
-            (size_t)body_length + 1, format ? format : "", args);
+            (size_t)body_length + 1, format, args);
   va_end(args);
   grown->length = new_length;
   return grown;

@@ -29,6 +29,8 @@ have_pkg mlir-14-tools || missing="$missing mlir-14-tools"
 have_pkg libmlir-14 || missing="$missing libmlir-14"
 have_pkg llvm-14-dev || missing="$missing llvm-14-dev"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
+# Spin (suite model: the Promela model of the sync protocol, docs/sync-model.md).
+command -v spin >/dev/null 2>&1 || missing="$missing spin"
 
 if [ -n "$missing" ]; then
   echo "bootstrap: installing:$missing"

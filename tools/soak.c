@@ -6,46 +6,60 @@
 // Each round builds a random DAG of nodes over one driver's devices (two
 // when there are two) and every queue. A node is one of:
 //  - device work on (device, queue): a fill, an update, a copy from an
-//    ancestor's region of the same device, or a bare barrier; it waits on
-//    up to three earlier nodes' semaphores (at or below the value each will
-//    reach, host- or device-signaled, of any device) and signals its own;
+//    ancestor's region of the same device, a dispatch that fills the region
+//    (fill_u32), a copy-barrier-dispatch that adds to an ancestor's words
+//    (add_u32), or a bare barrier; it waits on up to three earlier nodes'
+//    semaphores (at or below the value each will reach, host- or
+//    device-signaled, of any device) and signals its own;
 //  - a host signal: a host thread waits for the node's dependencies and
-//    signals, or fails its semaphore when one of them failed;
+//    signals, or fails its semaphore when one of them failed; a shared one
+//    has 2-3 threads signaling the one semaphore concurrently;
 //  - a host failure: hal_semaphore_fail at a random moment.
 // Device nodes are submitted in a random order (most waits are
-// wait-before-signal), command buffers are released right after submission
-// at random, a prober thread races short-timeout waits against the signals,
-// and some rounds release the devices with work in flight.
+// wait-before-signal), command buffers are released right after
+// submission, a prober thread races short-timeout waits against the
+// signals, some rounds release the devices with work in flight, and some
+// (--loss-percent) run in a child process whose VGPU_FAULTS loses a device
+// at a random call.
 //
 // The model: a node fails exactly when it is a host failure or one of its
 // dependencies fails (S2: failure propagates through host and device waits
-// alike); otherwise its semaphore reaches its value and its region holds
-// what the model computed (its pattern, its update bytes, or a copy of the
-// ancestor's predicted region). Rounds that release their devices early,
-// and runs with VGPU_FAULTS set, can fail more nodes than the model knows
-// of (CANCELLED, vendor errors): there the checks are the consistent ones
-// (a node that succeeded has correct data and only successful
-// dependencies; a failure reaches every dependent). Every difference is a
-// mismatch, printed with the round's operation trace and the command that
-// replays the round's choices.
+// alike); otherwise its semaphore holds exactly its value and its region
+// holds what the model computed (its pattern, its update bytes, its
+// words, or a function of the ancestor's predicted region). After the
+// round every device still held takes a fresh submission; a lost one
+// refuses it with DEVICE_LOST. In a loss round the model holds for every
+// node the lost device cannot reach (through its queues, its semaphores or
+// a dependency); what it reaches fails with DEVICE_LOST or succeeded before
+// the loss. Rounds that release their devices early, and runs with
+// VGPU_FAULTS set, can fail more nodes than the model knows of (CANCELLED,
+// vendor errors): there the checks are the consistent ones (a node that
+// succeeded has correct data and only successful dependencies; a failure
+// reaches every dependent). Every difference is a mismatch, printed with
+// the round's operation trace and the command that replays the round.
 //
 //   hal-soak --driver=NAME[,NAME...]|all [--seconds=N | --iterations=N]
-//            [--seed=S]
+//            [--seed=S] [--loss-percent=P]
+//   hal-soak --driver=NAME --round=R [--loss]      (one round, replayed)
 //
 // Needs HAL_DRIVER_PATH (and, for the virtual GPU, HAL_CUDA_LIBRARY /
 // HAL_HIP_LIBRARY) like any host program; `meson test --suite soak` sets
 // them for the build tree.
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hal/api.h"
+#include "kernel_images.h"
 
 #define SOAK_MAX_NODES 48
 #define SOAK_MAX_DEPS 3
@@ -85,17 +99,27 @@ typedef enum soak_kind_e {
   SOAK_FILL = 0,
   SOAK_UPDATE,
   SOAK_COPY,
+  SOAK_DISPATCH_FILL,  // fill_u32 over the region
+  SOAK_DISPATCH_ADD,   // copy an ancestor's region, barrier, add_u32
   SOAK_BARRIER,
   SOAK_HOST_SIGNAL,
+  SOAK_HOST_SHARED,  // 2-3 host threads signal one semaphore concurrently
   SOAK_HOST_FAIL,
 } soak_kind_t;
 
 static const char* const soak_kind_names[] = {
-    "fill", "update", "copy", "barrier", "host-signal", "host-fail",
+    "fill",    "update",      "copy",        "dispatch-fill", "dispatch-add",
+    "barrier", "host-signal", "host-shared", "host-fail",
 };
 
 static bool soak_is_host(soak_kind_t kind) {
-  return kind == SOAK_HOST_SIGNAL || kind == SOAK_HOST_FAIL;
+  return kind == SOAK_HOST_SIGNAL || kind == SOAK_HOST_SHARED ||
+         kind == SOAK_HOST_FAIL;
+}
+
+// Kinds that read an ancestor's region (of the same device).
+static bool soak_reads_ancestor(soak_kind_t kind) {
+  return kind == SOAK_COPY || kind == SOAK_DISPATCH_ADD;
 }
 
 typedef struct soak_node_t {
@@ -105,13 +129,18 @@ typedef struct soak_node_t {
   uint32_t dep_count;
   uint32_t deps[SOAK_MAX_DEPS];
   uint64_t dep_values[SOAK_MAX_DEPS];
-  uint32_t copy_from;  // SOAK_COPY: an ancestor on the same device
-  uint8_t pattern;     // SOAK_FILL
-  uint64_t value;      // what the node's semaphore reaches
+  uint32_t copy_from;    // SOAK_COPY, SOAK_DISPATCH_ADD: a device ancestor
+  uint8_t pattern;       // SOAK_FILL
+  uint32_t word;         // SOAK_DISPATCH_*: the value written or added
+  uint32_t group_size;   // SOAK_DISPATCH_*: threads per workgroup
+  uint64_t value;        // what the node's semaphore reaches
+  uint32_t signalers;    // SOAK_HOST_SHARED: threads; they signal 1..value
+  int semaphore_device;  // the device that made its semaphore, -1: host
   hal_semaphore_t* semaphore;
   // The model.
   bool must_fail;
   bool region_known;  // device nodes that must succeed
+  bool touched;       // loss rounds: depends on the lost device
   uint8_t region[SOAK_REGION];
   // Results.
   hal_status_code_t result;
@@ -124,10 +153,15 @@ typedef struct soak_round_t {
   soak_random_t random;
   bool faults;         // VGPU_FAULTS is set: vendor errors may come anywhere
   bool early_release;  // devices released with work in flight
+  bool loss;           // a loss round: VGPU_FAULTS loses a device
+  bool dispatch;       // executables exist: dispatch nodes run
   uint32_t device_count;
   uint32_t queue_count;
   hal_device_t* devices[SOAK_MAX_DEVICES];
   hal_buffer_t* buffers[SOAK_MAX_DEVICES];
+  hal_executable_t* executables[SOAK_MAX_DEVICES];
+  hal_status_code_t buffer_failure[SOAK_MAX_DEVICES];  // why none (faults)
+  bool lost[SOAK_MAX_DEVICES];  // loss rounds: found by a probe afterwards
   uint32_t node_count;
   soak_node_t nodes[SOAK_MAX_NODES];
   // The operation trace, printed with a mismatch.
@@ -142,10 +176,11 @@ typedef struct soak_round_t {
   _Atomic bool stop_prober;
 } soak_round_t;
 
-// One host thread per host node.
+// One host thread per host node, and per signaler of a shared one.
 typedef struct soak_host_job_t {
   soak_round_t* round;
   uint32_t index;
+  uint64_t value;  // SOAK_HOST_SHARED: the value this thread signals
   pthread_t thread;
 } soak_host_job_t;
 
@@ -212,7 +247,7 @@ static bool soak_ok(soak_round_t* round, hal_status_t status,
   char text[512];
   hal_status_format(status, text, sizeof(text));
   hal_status_free(status);
-  if (round->faults) {
+  if (round->faults || round->loss) {
     soak_trace(round, "  %s failed (faults on): %s", what, text);
   } else {
     soak_mismatch(round, "%s failed: %s", what, text);
@@ -231,16 +266,31 @@ static void soak_generate(soak_round_t* round) {
     soak_node_t* node = &round->nodes[i];
     memset(node, 0, sizeof(*node));
     uint32_t roll = soak_below(random, 100);
-    node->kind = roll < 30   ? SOAK_FILL
-                 : roll < 50 ? SOAK_UPDATE
-                 : roll < 70 ? SOAK_COPY
-                 : roll < 80 ? SOAK_BARRIER
-                 : roll < 95 ? SOAK_HOST_SIGNAL
+    node->kind = roll < 20   ? SOAK_FILL
+                 : roll < 35 ? SOAK_UPDATE
+                 : roll < 50 ? SOAK_COPY
+                 : roll < 60 ? SOAK_DISPATCH_FILL
+                 : roll < 70 ? SOAK_DISPATCH_ADD
+                 : roll < 78 ? SOAK_BARRIER
+                 : roll < 90 ? SOAK_HOST_SIGNAL
+                 : roll < 95 ? SOAK_HOST_SHARED
                              : SOAK_HOST_FAIL;
     node->device = soak_below(random, round->device_count);
     node->queue = soak_below(random, round->queue_count);
     node->value = 1 + soak_below(random, 3);
     node->pattern = (uint8_t)(1 + soak_below(random, 255));
+    node->word = (uint32_t)soak_next(random);
+    node->group_size = 64u >> soak_below(random, 4);  // 64, 32, 16 or 8
+    if (node->kind == SOAK_HOST_SHARED) {
+      // Each thread signals one of 1..value: the highest must succeed,
+      // the others succeed or find the value already passed.
+      node->signalers = 2 + soak_below(random, 2);
+      node->value = node->signalers;
+    }
+    if (!round->dispatch &&
+        (node->kind == SOAK_DISPATCH_FILL || node->kind == SOAK_DISPATCH_ADD)) {
+      node->kind = node->kind == SOAK_DISPATCH_FILL ? SOAK_FILL : SOAK_COPY;
+    }
     uint32_t wanted = i ? soak_below(random, SOAK_MAX_DEPS + 1) : 0;
     for (uint32_t d = 0; d < wanted; ++d) {
       uint32_t dep = soak_below(random, i);
@@ -254,14 +304,16 @@ static void soak_generate(soak_round_t* round) {
           1 + soak_below(random, (uint32_t)round->nodes[dep].value);
       ++node->dep_count;
     }
-    if (node->kind == SOAK_COPY) {
+    if (soak_reads_ancestor(node->kind)) {
       // From a device ancestor on the same device, so its region is final
-      // when this node runs (a host node has no region).
-      node->kind = SOAK_FILL;
+      // when this node runs (a host node has no region); without one the
+      // node writes instead of reading.
+      soak_kind_t reader = node->kind;
+      node->kind = reader == SOAK_COPY ? SOAK_FILL : SOAK_DISPATCH_FILL;
       for (uint32_t e = 0; e < node->dep_count; ++e) {
         soak_node_t* dep = &round->nodes[node->deps[e]];
         if (!soak_is_host(dep->kind) && dep->device == node->device) {
-          node->kind = SOAK_COPY;
+          node->kind = reader;
           node->copy_from = node->deps[e];
           break;
         }
@@ -284,6 +336,19 @@ static void soak_generate(soak_round_t* round) {
         break;
       case SOAK_COPY:
         memcpy(node->region, round->nodes[node->copy_from].region, SOAK_REGION);
+        break;
+      case SOAK_DISPATCH_FILL:
+        for (uint32_t w = 0; w < SOAK_REGION / 4; ++w)
+          memcpy(node->region + 4 * w, &node->word, 4);
+        break;
+      case SOAK_DISPATCH_ADD:
+        memcpy(node->region, round->nodes[node->copy_from].region, SOAK_REGION);
+        for (uint32_t w = 0; w < SOAK_REGION / 4; ++w) {
+          uint32_t x;
+          memcpy(&x, node->region + 4 * w, 4);
+          x += node->word;
+          memcpy(node->region + 4 * w, &x, 4);
+        }
         break;
       default:  // a barrier writes nothing: the region stays zero
         break;
@@ -328,15 +393,26 @@ static void* soak_host_main(void* arg) {
         HAL_WAIT_MODE_ALL, soak_dep_list(round, node, semaphores),
         hal_make_timeout_ns(SOAK_WAIT_NS));
     if (status == HAL_OK) {
-      soak_trace(round, "host: signal node %u to %" PRIu64, index, node->value);
-      hal_status_t signal_status =
-          hal_semaphore_signal(node->semaphore, node->value);
-      if (signal_status) {
+      uint64_t value =
+          node->kind == SOAK_HOST_SHARED ? job->value : node->value;
+      soak_trace(round, "host: signal node %u to %" PRIu64, index, value);
+      hal_status_t signal_status = hal_semaphore_signal(node->semaphore, value);
+      // Of a shared semaphore's signalers only the highest value must
+      // succeed; a lower one may find it passed (INVALID_ARGUMENT).
+      bool passed =
+          node->kind == SOAK_HOST_SHARED && value < node->value &&
+          hal_status_code(signal_status) == HAL_STATUS_INVALID_ARGUMENT;
+      // A loss fails its device's semaphores: the node's check decides
+      // whether this one could be.
+      bool lost = round->loss &&
+                  hal_status_code(signal_status) == HAL_STATUS_DEVICE_LOST;
+      if (signal_status && !passed && !lost) {
         char text[512];
         hal_status_format(signal_status, text, sizeof(text));
-        hal_status_free(signal_status);
-        soak_mismatch(round, "host signal of node %u failed: %s", index, text);
+        soak_mismatch(round, "host signal of node %u to %" PRIu64 " failed: %s",
+                      index, value, text);
       }
+      hal_status_free(signal_status);
     } else {
       soak_trace(round, "host: node %u's dependencies failed: fail it", index);
       hal_semaphore_fail(node->semaphore,
@@ -361,7 +437,10 @@ static void* soak_prober_main(void* arg) {
     if (status == HAL_OK) {
       uint64_t value = 0;
       hal_status_t query = hal_semaphore_query(node->semaphore, &value);
-      if (query != HAL_OK || value < node->value) {
+      // A loss may fail the semaphore between the wait and the query.
+      bool lost =
+          round->loss && hal_status_code(query) == HAL_STATUS_DEVICE_LOST;
+      if (!lost && (query != HAL_OK || value < node->value)) {
         soak_mismatch(
             round, "node %u: wait returned OK but query says %" PRIu64 " (S5)",
             index, value);
@@ -379,19 +458,44 @@ static void* soak_prober_main(void* arg) {
 // Running a round
 //===----------------------------------------------------------------------===//
 
+// A setup step of a submission: on failure (faults on) keeps the first
+// failure's code in |*code| for the node's semaphore.
+static bool soak_step(soak_round_t* round, hal_status_t status,
+                      const char* what, hal_status_code_t* code) {
+  if (status && *code == HAL_STATUS_OK)
+    *code = hal_status_code(status);
+  return soak_ok(round, status, what);
+}
+
+static hal_status_t soak_record_dispatch(soak_round_t* round, soak_node_t* node,
+                                         hal_command_buffer_t* cb,
+                                         uint64_t offset, size_t entry_point) {
+  hal_buffer_t* buffer = round->buffers[node->device];
+  uint32_t constants[2] = {node->word, SOAK_REGION / 4};
+  hal_dispatch_binding_t binding = {buffer, offset, SOAK_REGION};
+  uint32_t count[3] = {SOAK_REGION / 4 / node->group_size, 1, 1};
+  uint32_t size[3] = {node->group_size, 1, 1};
+  return hal_command_buffer_dispatch(cb, round->executables[node->device],
+                                     entry_point, count, size, constants, 2,
+                                     &binding, 1);
+}
+
 // Submits device node |index|. When it cannot be made (faults on), its
-// semaphore is failed so that dependents still resolve.
+// semaphore is failed, with the code of the step that failed, so that
+// dependents still resolve.
 static void soak_submit(soak_round_t* round, uint32_t index) {
   soak_node_t* node = &round->nodes[index];
   hal_device_t* device = round->devices[node->device];
   hal_buffer_t* buffer = round->buffers[node->device];
   uint64_t offset = (uint64_t)index * SOAK_REGION;
+  uint64_t source = (uint64_t)node->copy_from * SOAK_REGION;
+  hal_status_code_t failed = HAL_STATUS_OK;
   hal_command_buffer_t* cb = NULL;
-  bool made = soak_ok(round,
-                      hal_device_create_command_buffer(
-                          device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb),
-                      "create_command_buffer") &&
-              soak_ok(round, hal_command_buffer_begin(cb), "begin");
+  bool made = soak_step(round,
+                        hal_device_create_command_buffer(
+                            device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb),
+                        "create_command_buffer", &failed) &&
+              soak_step(round, hal_command_buffer_begin(cb), "begin", &failed);
   if (made) {
     hal_status_t status = HAL_OK;
     switch (node->kind) {
@@ -404,16 +508,31 @@ static void soak_submit(soak_round_t* round, uint32_t index) {
                                                   offset, SOAK_REGION);
         break;
       case SOAK_COPY:
-        status = hal_command_buffer_copy_buffer(
-            cb, buffer, (uint64_t)node->copy_from * SOAK_REGION, buffer, offset,
-            SOAK_REGION);
+        status = hal_command_buffer_copy_buffer(cb, buffer, source, buffer,
+                                                offset, SOAK_REGION);
+        break;
+      case SOAK_DISPATCH_FILL:
+        status =
+            soak_record_dispatch(round, node, cb, offset, HAL_KERNEL_FILL_U32);
+        break;
+      case SOAK_DISPATCH_ADD:
+        // Three commands in one buffer: the barrier orders the add after
+        // the copy (command_buffer.h).
+        status = hal_command_buffer_copy_buffer(cb, buffer, source, buffer,
+                                                offset, SOAK_REGION);
+        if (!status)
+          status = hal_command_buffer_execution_barrier(cb);
+        if (!status) {
+          status =
+              soak_record_dispatch(round, node, cb, offset, HAL_KERNEL_ADD_U32);
+        }
         break;
       default:
         status = hal_command_buffer_execution_barrier(cb);
         break;
     }
-    made = soak_ok(round, status, "record") &&
-           soak_ok(round, hal_command_buffer_end(cb), "end");
+    made = soak_step(round, status, "record", &failed) &&
+           soak_step(round, hal_command_buffer_end(cb), "end", &failed);
   }
   hal_semaphore_t* semaphores[SOAK_MAX_DEPS];
   hal_semaphore_list_t waits = soak_dep_list(round, node, semaphores);
@@ -421,31 +540,35 @@ static void soak_submit(soak_round_t* round, uint32_t index) {
   if (made) {
     soak_trace(round, "submit node %u (%s) on device %u queue %u", index,
                soak_kind_names[node->kind], node->device, node->queue);
-    made = soak_ok(
+    made = soak_step(
         round,
         hal_device_queue_execute(device, node->queue, &waits, &signals, 1, &cb),
-        "queue_execute");
+        "queue_execute", &failed);
     if (made)
       soak_count(round, &round->submissions);
   }
   if (!made) {
     hal_semaphore_fail(
         node->semaphore,
-        hal_make_status(HAL_STATUS_ABORTED, "soak: node %u was not submitted",
-                        index));
+        hal_make_status(failed, "soak: node %u was not submitted", index));
   }
   // The queue holds what it needs (Q3): let go at once, or at the end.
   hal_command_buffer_release(cb);
   soak_count(round, &round->ops);
 }
 
-static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
+static void soak_await_node(soak_round_t* round, uint32_t index) {
   soak_node_t* node = &round->nodes[index];
   hal_status_t status = hal_semaphore_wait(node->semaphore, node->value,
                                            hal_make_timeout_ns(SOAK_WAIT_NS));
   node->result = hal_status_code(status);
   hal_status_format(status, node->result_text, sizeof(node->result_text));
   hal_status_free(status);
+}
+
+// |lenient|: the round may fail nodes the model does not know of.
+static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
+  soak_node_t* node = &round->nodes[index];
   if (node->result == HAL_STATUS_DEADLINE_EXCEEDED) {
     soak_mismatch(round, "node %u (%s): its wait hung: %s", index,
                   soak_kind_names[node->kind], node->result_text);
@@ -460,16 +583,39 @@ static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
     soak_mismatch(round, "node %u (%s) failed; it must succeed: %s", index,
                   soak_kind_names[node->kind], node->result_text);
   }
+  // A loss round: what the loss reaches fails as DEVICE_LOST, unless a
+  // host failure reached it first.
+  if (!ok && !node->must_fail && round->loss && node->touched &&
+      !round->early_release && !round->faults &&
+      node->result != HAL_STATUS_DEVICE_LOST) {
+    soak_mismatch(round, "node %u (%s) failed after the device loss with %s",
+                  index, soak_kind_names[node->kind], node->result_text);
+  }
   // Failure propagates whatever caused it: a dependency that failed fails
   // its dependents; one that succeeded had successful dependencies.
   for (uint32_t e = 0; e < node->dep_count; ++e) {
     soak_node_t* dep = &round->nodes[node->deps[e]];
-    if (ok && dep->result != HAL_STATUS_OK) {
+    // A device loss fails its semaphores even past the values reached: a
+    // dependency it reached may read as failed after its dependent ran.
+    if (ok && dep->result != HAL_STATUS_OK && !dep->touched) {
       soak_mismatch(round, "node %u succeeded after its dependency %u failed",
                     index, node->deps[e]);
     }
   }
-  if (!ok || soak_is_host(node->kind) || !round->buffers[node->device])
+  if (!ok || node->touched)
+    return;
+  // Nothing but the node signals its semaphore: it holds the value exactly.
+  uint64_t value = 0;
+  hal_status_t query = hal_semaphore_query(node->semaphore, &value);
+  if (query != HAL_OK || value != node->value) {
+    soak_mismatch(round,
+                  "node %u (%s): waited for %" PRIu64
+                  ", but its semaphore "
+                  "holds %" PRIu64,
+                  index, soak_kind_names[node->kind], node->value, value);
+  }
+  hal_status_free(query);
+  if (soak_is_host(node->kind) || !round->buffers[node->device])
     return;
   uint8_t bytes[SOAK_REGION];
   hal_status_t read =
@@ -491,30 +637,115 @@ static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
   }
 }
 
+// After the round, a fresh submission on device |d| that depends on
+// nothing: a fill of its own buffer, read back. Returns DEVICE_LOST for a
+// lost device; any other failure is a mismatch (unless faults are on).
+static hal_status_code_t soak_probe_device(soak_round_t* round, uint32_t d) {
+  hal_device_t* device = round->devices[d];
+  hal_buffer_t* buffer = NULL;
+  hal_semaphore_t* done = NULL;
+  hal_command_buffer_t* cb = NULL;
+  const uint8_t pattern = 0x5A;
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_status_t status =
+      hal_device_allocate_buffer(device, params, SOAK_REGION, &buffer);
+  if (!status)
+    status = hal_device_create_semaphore(device, 0, &done);
+  if (!status) {
+    status = hal_device_create_command_buffer(
+        device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb);
+  }
+  if (!status)
+    status = hal_command_buffer_begin(cb);
+  if (!status) {
+    status =
+        hal_command_buffer_fill_buffer(cb, buffer, 0, SOAK_REGION, &pattern, 1);
+  }
+  if (!status)
+    status = hal_command_buffer_end(cb);
+  if (!status) {
+    uint64_t one = 1;
+    hal_semaphore_list_t none = {0, NULL, NULL};
+    hal_semaphore_list_t signals = {1, &done, &one};
+    status = hal_device_queue_execute(device, 0, &none, &signals, 1, &cb);
+  }
+  if (!status)
+    status = hal_semaphore_wait(done, 1, hal_make_timeout_ns(SOAK_WAIT_NS));
+  uint8_t bytes[SOAK_REGION];
+  if (!status)
+    status = hal_buffer_read(buffer, 0, bytes, SOAK_REGION);
+  for (uint32_t b = 0; b < SOAK_REGION && !status; ++b) {
+    if (bytes[b] != pattern) {
+      status = hal_make_status(HAL_STATUS_DATA_LOSS,
+                               "byte %u is 0x%02x, the fill wrote 0x%02x", b,
+                               bytes[b], pattern);
+    }
+  }
+  hal_status_code_t code = hal_status_code(status);
+  if (status && code != HAL_STATUS_DEVICE_LOST) {
+    char text[512];
+    hal_status_format(status, text, sizeof(text));
+    if (round->faults && !round->loss) {
+      soak_trace(round, "  probe of device %u failed (faults on): %s", d, text);
+    } else {
+      soak_mismatch(round,
+                    "device %u: a fresh submission after the round "
+                    "failed: %s",
+                    d, text);
+    }
+  }
+  hal_status_free(status);
+  hal_command_buffer_release(cb);
+  hal_semaphore_release(done);
+  hal_buffer_release(buffer);
+  return code;
+}
+
 static void soak_run_round(soak_round_t* round) {
   soak_random_t* random = &round->random;
+  // Executables first: without a kernel image the round has no dispatches.
+  round->dispatch = true;
+  for (uint32_t d = 0; d < round->device_count; ++d) {
+    round->executables[d] = NULL;
+    hal_status_t status =
+        hal_kernel_create_executable(round->devices[d], &round->executables[d]);
+    if (hal_status_code(status) == HAL_STATUS_UNIMPLEMENTED) {
+      hal_status_free(status);
+      round->dispatch = false;
+    } else if (!soak_ok(round, status, "create_executable")) {
+      round->dispatch = false;
+    }
+  }
   soak_generate(round);
   round->early_release = soak_chance(random, 15);
   soak_trace(
-      round, "round seed %" PRIu64 ": %u nodes, %u device(s)%s", round->seed,
+      round, "round seed %" PRIu64 ": %u nodes, %u device(s)%s%s", round->seed,
       round->node_count, round->device_count,
-      round->early_release ? ", devices released with work in flight" : "");
+      round->early_release ? ", devices released with work in flight" : "",
+      round->loss ? ", a device loss injected" : "");
   // Zeroed regions: a barrier's region stays zero, and nothing else writes.
   for (uint32_t d = 0; d < round->device_count; ++d) {
     uint64_t size = (uint64_t)round->node_count * SOAK_REGION;
     hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
                                   HAL_BUFFER_USAGE_DEFAULT};
-    if (!soak_ok(round,
-                 hal_device_allocate_buffer(round->devices[d], params, size,
-                                            &round->buffers[d]),
-                 "allocate_buffer")) {
+    hal_status_code_t* failure = &round->buffer_failure[d];
+    *failure = HAL_STATUS_OK;
+    if (!soak_step(round,
+                   hal_device_allocate_buffer(round->devices[d], params, size,
+                                              &round->buffers[d]),
+                   "allocate_buffer", failure)) {
       round->buffers[d] = NULL;
       continue;
     }
     uint8_t* zeros = calloc(1, (size_t)size);
+    if (!zeros) {
+      *failure = HAL_STATUS_RESOURCE_EXHAUSTED;
+      soak_mismatch(round, "out of host memory");
+    }
     if (!zeros ||
-        !soak_ok(round, hal_buffer_write(round->buffers[d], 0, zeros, size),
-                 "buffer_write")) {
+        !soak_step(round, hal_buffer_write(round->buffers[d], 0, zeros, size),
+                   "buffer_write", failure)) {
       hal_buffer_release(round->buffers[d]);
       round->buffers[d] = NULL;
     }
@@ -526,34 +757,49 @@ static void soak_run_round(soak_round_t* round) {
     soak_node_t* node = &round->nodes[i];
     hal_status_t status;
     if (soak_is_host(node->kind) && soak_chance(random, 50)) {
+      node->semaphore_device = -1;
       status = hal_semaphore_create_host(hal_allocator_system(), 0,
                                          &node->semaphore);
     } else {
+      node->semaphore_device = (int)node->device;
       status = hal_device_create_semaphore(round->devices[node->device], 0,
                                            &node->semaphore);
     }
-    if (!soak_ok(round, status, "create_semaphore")) {
+    hal_status_code_t failure = HAL_STATUS_OK;
+    if (!soak_step(round, status, "create_semaphore", &failure)) {
       // Faults on: stand in with a host semaphore, failed at once.
       hal_status_ignore(hal_semaphore_create_host(hal_allocator_system(), 0,
                                                   &node->semaphore));
-      hal_semaphore_fail(node->semaphore,
-                         hal_make_status(HAL_STATUS_ABORTED,
-                                         "soak: node %u has no semaphore", i));
+      hal_semaphore_fail(
+          node->semaphore,
+          hal_make_status(failure, "soak: node %u has no semaphore", i));
     }
   }
-  // Device nodes in a random order (wait-before-signal), host nodes each
-  // started before a random submission.
+  // Device nodes in a random order (wait-before-signal), host nodes (each
+  // signaler of a shared one) started before a random submission.
   uint32_t order[SOAK_MAX_NODES];
   uint32_t device_count = 0;
-  soak_host_job_t jobs[SOAK_MAX_NODES];
+  soak_host_job_t jobs[SOAK_MAX_NODES * 3];
   uint32_t job_count = 0;
-  uint32_t start_before[SOAK_MAX_NODES];
+  uint32_t start_before[SOAK_MAX_NODES * 3];
   for (uint32_t i = 0; i < round->node_count; ++i) {
-    if (soak_is_host(round->nodes[i].kind)) {
-      jobs[job_count].round = round;
-      jobs[job_count++].index = i;
-    } else {
+    soak_node_t* node = &round->nodes[i];
+    if (!soak_is_host(node->kind)) {
       order[device_count++] = i;
+      continue;
+    }
+    uint32_t threads = node->kind == SOAK_HOST_SHARED ? node->signalers : 1;
+    uint32_t first = job_count;
+    for (uint32_t t = 0; t < threads; ++t) {
+      jobs[job_count].round = round;
+      jobs[job_count].index = i;
+      jobs[job_count++].value = t + 1;
+    }
+    for (uint32_t t = threads; t > 1; --t) {  // who signals which value
+      uint32_t j = soak_below(random, t);
+      uint64_t v = jobs[first + t - 1].value;
+      jobs[first + t - 1].value = jobs[first + j].value;
+      jobs[first + j].value = v;
     }
   }
   for (uint32_t i = device_count; i > 1; --i) {
@@ -576,9 +822,10 @@ static void soak_run_round(soak_round_t* round) {
       break;
     uint32_t index = order[k];
     // A node whose device has no buffer (faults on) cannot run: fail it.
-    if (!round->buffers[round->nodes[index].device]) {
+    uint32_t device = round->nodes[index].device;
+    if (!round->buffers[device]) {
       hal_semaphore_fail(round->nodes[index].semaphore,
-                         hal_make_status(HAL_STATUS_ABORTED,
+                         hal_make_status(round->buffer_failure[device],
                                          "soak: node %u has no buffer", index));
       continue;
     }
@@ -588,14 +835,40 @@ static void soak_run_round(soak_round_t* round) {
     // Q4: released with work in flight; the buffers keep their memory.
     for (uint32_t d = 0; d < round->device_count; ++d) {
       soak_trace(round, "release device %u", d);
+      hal_executable_release(round->executables[d]);
+      round->executables[d] = NULL;
       hal_device_release(round->devices[d]);
       round->devices[d] = NULL;
     }
   }
-  // In dependency order, so every dependency's result is known first.
-  bool lenient = round->faults || round->early_release;
   for (uint32_t i = 0; i < round->node_count; ++i)
-    soak_check_node(round, i, lenient);
+    soak_await_node(round, i);
+  // Every device still held takes fresh work; a lost one refuses it.
+  for (uint32_t d = 0; d < round->device_count; ++d) {
+    round->lost[d] = round->devices[d] &&
+                     soak_probe_device(round, d) == HAL_STATUS_DEVICE_LOST;
+    if (round->lost[d]) {
+      soak_trace(round, "device %u is lost", d);
+      if (!round->loss)
+        soak_mismatch(round, "device %u is lost; no fault lost it", d);
+    }
+  }
+  // In dependency order, so every dependency's result is known first. In a
+  // loss round the model holds for what the lost device cannot reach; a
+  // device released early was not probed, and may be the lost one.
+  bool lenient = round->faults || round->early_release;
+  bool reached[SOAK_MAX_DEVICES];
+  for (uint32_t d = 0; d < round->device_count; ++d)
+    reached[d] = round->lost[d] || (round->loss && !round->devices[d]);
+  for (uint32_t i = 0; i < round->node_count; ++i) {
+    soak_node_t* node = &round->nodes[i];
+    node->touched =
+        (!soak_is_host(node->kind) && reached[node->device]) ||
+        (node->semaphore_device >= 0 && reached[node->semaphore_device]);
+    for (uint32_t e = 0; e < node->dep_count; ++e)
+      node->touched |= round->nodes[node->deps[e]].touched;
+    soak_check_node(round, i, lenient || node->touched);
+  }
   atomic_store(&round->stop_prober, true);
   for (uint32_t j = 0; j < job_count; ++j)
     pthread_join(jobs[j].thread, NULL);
@@ -605,6 +878,8 @@ static void soak_run_round(soak_round_t* round) {
     round->nodes[i].semaphore = NULL;
   }
   for (uint32_t d = 0; d < round->device_count; ++d) {
+    hal_executable_release(round->executables[d]);
+    round->executables[d] = NULL;
     hal_buffer_release(round->buffers[d]);
     round->buffers[d] = NULL;
   }
@@ -620,7 +895,22 @@ typedef struct soak_totals_t {
   uint64_t ops;
   uint64_t faults;
   uint64_t mismatches;
+  uint64_t loss_rounds;   // rounds run to lose a device
+  uint64_t devices_lost;  // devices those rounds found lost
 } soak_totals_t;
+
+typedef struct soak_config_t {
+  uint64_t seed;          // the driver's: round r's seed is mixed from it
+  uint64_t rounds;        // at most this many rounds
+  double deadline;        // seconds, monotonic
+  bool faults;            // VGPU_FAULTS is set
+  bool live;              // a progress line on a terminal
+  uint32_t loss_percent;  // rounds that lose a device, each in a child
+  bool have_round;        // --round: one round with this seed
+  uint64_t round_seed;
+  bool loss_child;   // --loss: this process is one loss round
+  const char* self;  // this program, to run loss rounds
+} soak_config_t;
 
 static double soak_now(void) {
   struct timespec ts;
@@ -633,12 +923,158 @@ static uint64_t soak_mix(uint64_t a, uint64_t b) {
   return soak_next(&random);
 }
 
-// Runs rounds on |driver_name| until |deadline| (seconds, monotonic) or
-// |rounds| rounds; returns false if the driver could not be set up.
+// A device loss at a call the drivers make while work runs. Whichever
+// device the calling thread has current is lost for good (docs/vgpu.md),
+// so each loss round is a process of its own.
+static void soak_loss_rule(const char* driver_name, uint64_t round_seed,
+                           char* rule, size_t rule_size) {
+  static const char* const cuda_calls[] = {
+      "cuMemsetD8Async", "cuMemcpyAsync",       "cuLaunchKernel",
+      "cuGraphLaunch",   "cuEventRecord",       "cuEventSynchronize",
+      "cuMemcpy",        "cuStreamSynchronize",
+  };
+  static const char* const hip_calls[] = {
+      "hipMemsetD8Async", "hipMemcpyAsync",       "hipModuleLaunchKernel",
+      "hipGraphLaunch",   "hipEventRecord",       "hipEventSynchronize",
+      "hipMemcpy",        "hipStreamSynchronize",
+  };
+  bool hip = strncmp(driver_name, "hip", 3) == 0;
+  const char* const* calls = hip ? hip_calls : cuda_calls;
+  soak_random_t random = {soak_mix(round_seed, 0x4C4F5353ull)};
+  const char* call = calls[soak_below(&random, 8)];
+  snprintf(rule, rule_size, "%s:nth=%u:lost", call, 1 + soak_below(&random, 8));
+}
+
+// Reads "soak: N submissions, N ops, N faults injected, N mismatches" out
+// of a child's output.
+static bool soak_parse_summary(const char* output, soak_totals_t* out) {
+  for (const char* line = output; line && *line;) {
+    unsigned long long s, o, f, m;
+    if (sscanf(line,
+               "soak: %llu submissions, %llu ops, %llu faults injected, %llu "
+               "mismatches",
+               &s, &o, &f, &m) == 4) {
+      out->submissions = s;
+      out->ops = o;
+      out->faults = f;
+      out->mismatches = m;
+      const char* lost = strstr(line, " devices lost");
+      const char* end = strchr(line, '\n');
+      if (lost && (!end || lost < end)) {
+        while (lost > line && lost[-1] >= '0' && lost[-1] <= '9')
+          --lost;
+        out->devices_lost = strtoull(lost, NULL, 10);
+      }
+      return true;
+    }
+    line = strchr(line, '\n');
+    if (line)
+      ++line;
+  }
+  return false;
+}
+
+// Runs one loss round in a child process with its output captured, shown
+// only when the child reports a mismatch or dies.
+static void soak_loss_round(const soak_config_t* config,
+                            const char* driver_name, uint64_t round_seed,
+                            soak_totals_t* totals) {
+  char rule[128], faults[160], vgpu_seed[64], driver_arg[160], round_arg[64];
+  soak_loss_rule(driver_name, round_seed, rule, sizeof(rule));
+  snprintf(faults, sizeof(faults), "VGPU_FAULTS=%s", rule);
+  snprintf(vgpu_seed, sizeof(vgpu_seed), "VGPU_SEED=%" PRIu64,
+           soak_mix(round_seed, 0x5345454Dull));
+  snprintf(driver_arg, sizeof(driver_arg), "--driver=%s", driver_name);
+  snprintf(round_arg, sizeof(round_arg), "--round=%" PRIu64, round_seed);
+  // The environment, with VGPU_FAULTS and VGPU_SEED replaced.
+  size_t count = 0;
+  while (environ[count])
+    ++count;
+  char** envp = calloc(count + 3, sizeof(*envp));
+  if (!envp)
+    abort();
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (strncmp(environ[i], "VGPU_FAULTS=", 12) &&
+        strncmp(environ[i], "VGPU_SEED=", 10))
+      envp[n++] = environ[i];
+  }
+  envp[n++] = faults;
+  envp[n++] = vgpu_seed;
+  char* argv[] = {(char*)config->self, driver_arg, round_arg, "--loss", NULL};
+  int fds[2];
+  if (pipe(fds) != 0)
+    abort();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  pid_t pid = 0;
+  int spawned = posix_spawn(&pid, config->self, &actions, NULL, argv, envp);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  free(envp);
+  char* output = NULL;
+  size_t length = 0, capacity = 0;
+  for (;;) {
+    if (length + 4096 + 1 > capacity) {
+      capacity = (capacity + 4096 + 1) * 2;
+      char* grown = realloc(output, capacity);
+      if (!grown)
+        abort();
+      output = grown;
+    }
+    ssize_t got = read(fds[0], output + length, 4096);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      break;
+    length += (size_t)got;
+  }
+  output[length] = '\0';
+  close(fds[0]);
+  int wstatus = 0;
+  if (spawned == 0) {
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+  }
+  soak_totals_t child = {0};
+  bool parsed = soak_parse_summary(output, &child);
+  bool clean = spawned == 0 && WIFEXITED(wstatus) &&
+               WEXITSTATUS(wstatus) == 0 && parsed && child.mismatches == 0;
+  ++totals->rounds;
+  ++totals->loss_rounds;
+  totals->devices_lost += child.devices_lost;
+  totals->submissions += child.submissions;
+  totals->ops += child.ops;
+  totals->faults += child.faults;
+  if (!clean) {
+    totals->mismatches += child.mismatches ? child.mismatches : 1;
+    fprintf(stderr, "soak: loss round of %s (seed %" PRIu64 ") ", driver_name,
+            round_seed);
+    if (spawned != 0) {
+      fprintf(stderr, "could not start: %s\n", strerror(spawned));
+    } else if (WIFSIGNALED(wstatus)) {
+      fprintf(stderr, "died of signal %d; its output:\n", WTERMSIG(wstatus));
+    } else {
+      fprintf(stderr, "exited with %d; its output:\n", WEXITSTATUS(wstatus));
+    }
+    fputs(output, stderr);
+    fprintf(stderr,
+            "soak: replay with: %s %s hal-soak --driver=%s --round=%" PRIu64
+            " --loss\n",
+            faults, vgpu_seed, driver_name, round_seed);
+  }
+  free(output);
+}
+
+// Runs rounds on |driver_name| until the deadline or the round count;
+// returns false if the driver could not be set up.
 static bool soak_driver(hal_driver_registry_t* registry,
-                        const char* driver_name, uint64_t seed, uint64_t rounds,
-                        double deadline, bool faults, soak_totals_t* totals,
-                        bool live) {
+                        const char* driver_name, const soak_config_t* config,
+                        soak_totals_t* totals) {
   hal_driver_t* driver = NULL;
   uint32_t device_count = 0;
   hal_status_t status = hal_driver_registry_create_driver(
@@ -661,11 +1097,21 @@ static bool soak_driver(hal_driver_registry_t* registry,
   if (!round)
     abort();
   pthread_mutex_init(&round->mutex, NULL);
-  for (uint64_t r = 0; r < rounds && soak_now() < deadline; ++r) {
+  uint64_t rounds = config->have_round ? 1 : config->rounds;
+  for (uint64_t r = 0; r < rounds && soak_now() < config->deadline; ++r) {
+    uint64_t seed =
+        config->have_round ? config->round_seed : soak_mix(config->seed, r);
+    // Not with VGPU_FAULTS set: that run's rounds are lenient already.
+    if (!config->loss_child && !config->faults && config->loss_percent &&
+        soak_mix(seed, 0x1055) % 100 < config->loss_percent) {
+      soak_loss_round(config, driver_name, seed, totals);
+      continue;
+    }
     round->driver_name = driver_name;
-    round->seed = soak_mix(seed, r);
+    round->seed = seed;
     round->random.state = round->seed;
-    round->faults = faults;
+    round->faults = config->faults && !config->loss_child;  // its own rule
+    round->loss = config->loss_child;
     round->trace_length = 0;
     if (round->trace)
       round->trace[0] = '\0';
@@ -693,23 +1139,29 @@ static bool soak_driver(hal_driver_registry_t* registry,
     if (ready)
       soak_run_round(round);
     for (uint32_t d = 0; d < round->device_count; ++d) {
+      if (round->lost[d]) {
+        ++round->faults_injected;
+        ++totals->devices_lost;
+      }
+      round->lost[d] = false;
       hal_device_release(round->devices[d]);
       round->devices[d] = NULL;
     }
     if (round->mismatches) {
       fprintf(stderr,
               "soak: %u mismatch(es) in this round; its operations:\n%s"
-              "soak: replay with: hal-soak --driver=%s --seed=%" PRIu64
-              " --iterations=1%s\n",
+              "soak: replay with: hal-soak --driver=%s --round=%" PRIu64
+              "%s%s\n",
               round->mismatches, round->trace ? round->trace : "", driver_name,
-              round->seed, faults ? " (and the same VGPU_FAULTS)" : "");
+              round->seed, round->loss ? " --loss" : "",
+              round->faults ? " (and the same VGPU_FAULTS and VGPU_SEED)" : "");
     }
     ++totals->rounds;
     totals->submissions += round->submissions;
     totals->ops += round->ops;
     totals->faults += round->faults_injected;
     totals->mismatches += round->mismatches;
-    if (live) {
+    if (config->live) {
       printf("\rsoak: %s round %" PRIu64 ": %" PRIu64 " submissions, %" PRIu64
              " faults, %" PRIu64 " mismatches   ",
              driver_name, totals->rounds, totals->submissions, totals->faults,
@@ -717,7 +1169,7 @@ static bool soak_driver(hal_driver_registry_t* registry,
       fflush(stdout);
     }
   }
-  if (live)
+  if (config->live)
     printf("\n");
   free(round->trace);
   pthread_mutex_destroy(&round->mutex);
@@ -729,11 +1181,19 @@ static bool soak_driver(hal_driver_registry_t* registry,
 static void soak_usage(FILE* stream) {
   fprintf(stream,
           "usage: hal-soak --driver=NAME[,NAME...]|all [--seconds=N | "
-          "--iterations=N] [--seed=S]\n"
-          "  --driver      driver names, or all (every plugin found)\n"
-          "  --seconds     run this long in total (default 10)\n"
-          "  --iterations  rounds per driver instead (a round is one DAG)\n"
-          "  --seed        the run's seed (default: from the clock; printed)\n"
+          "--iterations=N] [--seed=S] [--loss-percent=P]\n"
+          "       hal-soak --driver=NAME --round=R [--loss]\n"
+          "  --driver        driver names, or all (every plugin found)\n"
+          "  --seconds       run this long in total (default 10)\n"
+          "  --iterations    rounds per driver instead (a round is one DAG)\n"
+          "  --seed          the run's seed (default: from the clock; "
+          "printed)\n"
+          "  --loss-percent  rounds that lose a device, each run as a child "
+          "process (default 3; 0: none)\n"
+          "  --round         replay one round, by the seed a mismatch "
+          "prints\n"
+          "  --loss          that round is a loss round (VGPU_FAULTS loses a "
+          "device)\n"
           "A mismatch prints the round's operations and the command that "
           "replays it.\nExit status: 0 no mismatch, 1 mismatches, 2 usage.\n");
 }
@@ -749,8 +1209,9 @@ static bool soak_parse_u64(const char* text, uint64_t* out) {
 
 int main(int argc, char** argv) {
   const char* driver = NULL;
-  uint64_t seconds = 0, iterations = 0;
+  uint64_t seconds = 0, iterations = 0, loss_percent = 3;
   uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+  soak_config_t config = {0};
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     if (!strncmp(arg, "--driver=", 9)) {
@@ -760,6 +1221,13 @@ int main(int argc, char** argv) {
     } else if (!strncmp(arg, "--iterations=", 13) &&
                soak_parse_u64(arg + 13, &iterations) && iterations > 0) {
     } else if (!strncmp(arg, "--seed=", 7) && soak_parse_u64(arg + 7, &seed)) {
+    } else if (!strncmp(arg, "--loss-percent=", 15) &&
+               soak_parse_u64(arg + 15, &loss_percent) && loss_percent <= 100) {
+    } else if (!strncmp(arg, "--round=", 8) &&
+               soak_parse_u64(arg + 8, &config.round_seed)) {
+      config.have_round = true;
+    } else if (!strcmp(arg, "--loss")) {
+      config.loss_child = true;
     } else if (!strcmp(arg, "--help")) {
       soak_usage(stdout);
       return 0;
@@ -769,7 +1237,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!driver || (seconds && iterations)) {
+  if (!driver || (seconds && iterations) ||
+      (config.have_round && (seconds || iterations)) ||
+      (config.loss_child && !config.have_round)) {
     soak_usage(stderr);
     return 2;
   }
@@ -777,9 +1247,28 @@ int main(int argc, char** argv) {
     seconds = 10;
   const char* fault_spec = getenv("VGPU_FAULTS");
   bool faults = fault_spec && *fault_spec;
-  printf("soak: seed %" PRIu64 " (replay: --seed=%" PRIu64 ")%s\n", seed, seed,
-         faults ? "; VGPU_FAULTS set: vendor errors may fail any node" : "");
+  if (config.have_round) {
+    printf("soak: round %" PRIu64 "%s\n", config.round_seed,
+           config.loss_child ? " (a loss round)" : "");
+  } else {
+    printf("soak: seed %" PRIu64 " (replay: --seed=%" PRIu64 ")%s\n", seed,
+           seed,
+           faults ? "; VGPU_FAULTS set: vendor errors may fail any node" : "");
+  }
   fflush(stdout);
+  char self[4096];
+  ssize_t self_length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (self_length > 0) {
+    self[self_length] = '\0';
+    config.self = self;
+  } else {
+    config.self = argv[0];
+  }
+  if (config.have_round)
+    seed = config.round_seed;  // the summary names what it ran
+  config.faults = faults;
+  config.live = isatty(STDOUT_FILENO);
+  config.loss_percent = (uint32_t)loss_percent;
 
   hal_driver_registry_t* registry = NULL;
   hal_status_t status =
@@ -810,21 +1299,23 @@ int main(int argc, char** argv) {
       names[name_count++] = name;
     }
   }
-  bool live = isatty(STDOUT_FILENO);
   soak_totals_t totals = {0};
   double start = soak_now();
   for (size_t i = 0; i < name_count; ++i) {
     // Time is shared out evenly over the drivers still to run.
-    double deadline =
+    config.deadline =
         seconds ? start + (double)seconds * (double)(i + 1) / (double)name_count
                 : 1e300;
-    uint64_t rounds = iterations ? iterations : UINT64_MAX;
+    config.rounds = iterations ? iterations : UINT64_MAX;
+    config.seed = soak_mix(seed, 0x100 + i);
     soak_totals_t before = totals;
-    soak_driver(registry, names[i], soak_mix(seed, 0x100 + i), rounds, deadline,
-                faults, &totals, live);
-    printf("soak: driver %s: %" PRIu64 " rounds, %" PRIu64
+    soak_driver(registry, names[i], &config, &totals);
+    printf("soak: driver %s: %" PRIu64 " rounds (%" PRIu64
+           " to lose a device, %" PRIu64 " lost), %" PRIu64
            " submissions, %" PRIu64 " mismatches\n",
            names[i], totals.rounds - before.rounds,
+           totals.loss_rounds - before.loss_rounds,
+           totals.devices_lost - before.devices_lost,
            totals.submissions - before.submissions,
            totals.mismatches - before.mismatches);
     fflush(stdout);
@@ -837,8 +1328,8 @@ int main(int argc, char** argv) {
   }
   printf("soak: %" PRIu64 " submissions, %" PRIu64 " ops, %" PRIu64
          " faults injected, %" PRIu64 " mismatches (seed %" PRIu64
-         ", %.1f s)\n",
+         ", %.1f s, %" PRIu64 " rounds, %" PRIu64 " devices lost)\n",
          totals.submissions, totals.ops, totals.faults, totals.mismatches, seed,
-         soak_now() - start);
+         soak_now() - start, totals.rounds, totals.devices_lost);
   return totals.mismatches ? 1 : 0;
 }

@@ -16,6 +16,9 @@
  *   -DSCENARIO_TEARDOWN  A parked on H, B with no waits; the device is
  *                        released by its user (the shutdown destroys the
  *                        queue) while H is signaled, failed, or never (Q4).
+ *                        With -DREVIVE an object of the device also retains
+ *                        and releases it, after the count may have reached
+ *                        zero: the shutdown must still run once.
  *   -DSCENARIO_CALLBACK  A parked on trigger T at 2; a callback at 1 on T
  *                        holds the device's last reference and releases it
  *                        inside the signal's batch (K15, T2).
@@ -25,8 +28,9 @@
  *                        semaphore of the device is created (Q5, K14).
  *
  * Bug switches: BUG_INLINE_SHUTDOWN_IN_CALLBACK (sync_common.pml),
- * BUG_NO_DEVICE_WAIT_HOST_CHECK, BUG_LOSS_SKIPS_MEMBERS and
- * BUG_ATTACH_BEFORE_RECORD (here).
+ * BUG_NO_DEVICE_WAIT_HOST_CHECK, BUG_LOSS_SKIPS_MEMBERS,
+ * BUG_ATTACH_BEFORE_RECORD, BUG_PAYLOAD_AFTER_SIGNALS and
+ * BUG_SHUTDOWN_NOT_CLAIMED (here).
  */
 
 #define MAXV 2
@@ -120,6 +124,7 @@ byte device_ext_ref;
 bool device_shutdown_claimed;
 bool deferred_shutdown;
 bool device_shut_down;
+byte shutdown_runs;  /* ghost: gpu_device_shutdown calls */
 
 /* hal_sync_loss_domain_t */
 bool domain_failed;
@@ -340,8 +345,9 @@ inline hal_sync_queue_destroy(qq) {
        queue[qq].destroyed = 1 ENDSTEP
 }
 
-/* gpu_device_shutdown: destroys the device's queues. */
+/* gpu_device_shutdown: destroys the device's queues, once (Q4). */
 inline gpu_device_shutdown() {
+  STEP assert(shutdown_runs == 0); shutdown_runs++ ENDSTEP;
   hal_sync_queue_destroy(0);
   STEP device_shut_down = 1 ENDSTEP
 }
@@ -353,11 +359,16 @@ inline hal_device_release() {
   STEP
     assert(device_ext_ref > 0);
     device_ext_ref--;
+#ifdef BUG_SHUTDOWN_NOT_CLAIMED
+    /* every release that reaches zero shuts down, a revived one again */
+    dr_last = (device_ext_ref == 0)
+#else
     dr_last = (device_ext_ref == 0 && !device_shutdown_claimed);
     if
     :: dr_last -> device_shutdown_claimed = 1
     :: else
     fi
+#endif
   ENDSTEP;
   if
   :: STEP dr_last && (defer_depth[_pid] > 0 || defer_shutdown_depth[_pid] > 0);
@@ -545,11 +556,13 @@ inline hal_sync_submission_complete(y, st) {
   STEP
     T3_CHECK_SUB(y);
     assert(sub[y].payload && sub[y].releases == 0);
+#ifndef BUG_PAYLOAD_AFTER_SIGNALS
     sub[y].payload = 0;
     sub[y].releases++;
+#endif
     cm_st = st;
-    TRACE("@%d hal_sync_submission_complete(%d, status %d): payload released\n",
-          _pid, y, cm_st);
+    TRACE("@%d hal_sync_submission_complete(%d, status %d): payload released %d\n",
+          _pid, y, cm_st, sub[y].releases);
     if
     :: cm_st == ST_OK ->
        /* K10, K13, S2: OK only when every wait was reached on the host */
@@ -568,6 +581,11 @@ inline hal_sync_submission_complete(y, st) {
      hal_sync_semaphore_signal_or_fail(cm_s, cm_v, cm_st)
   :: sub[y].sig_s == NONE
   fi;
+#ifdef BUG_PAYLOAD_AFTER_SIGNALS
+  /* the payload (the command buffer's in-flight count) let go only after
+   * the signal was published: a woken waiter may re-record it in flight */
+  STEP sub[y].payload = 0; sub[y].releases++ ENDSTEP;
+#endif
   STEP cm_st = 0; cm_s = 0; cm_v = 0 ENDSTEP;
   hal_sync_submission_retire(y)
 }
@@ -1113,6 +1131,23 @@ proctype User() {
   hal_device_release()
 }
 
+#ifdef REVIVE
+/* An object of the device (a buffer) holds a pointer to it and retains
+ * and releases it: hal_device_retain may come after the count reached
+ * zero, and the release that takes it back to zero must not shut down
+ * again (Q4, hal_device_release's claim). */
+proctype Reviver() {
+  SYNC_LOCALS;
+  WAIT_LOCALS;
+  QUEUE_LOCALS;
+  STEP
+    device_ext_ref++;
+    TRACE("@%d hal_device_retain: count %d\n", _pid, device_ext_ref)
+  ENDSTEP;
+  hal_device_release()
+}
+#endif
+
 proctype HostSignaler() {
   SYNC_LOCALS;
   WAIT_LOCALS;
@@ -1161,6 +1196,9 @@ init {
 #ifdef FULL
     /* a host thread waiting on A's signal through the teardown */
     run HostWaiter(D1, 1);
+#endif
+#ifdef REVIVE
+    run Reviver();
 #endif
     run Observer()
   }

@@ -216,6 +216,9 @@ BUGS = (
     ("semaphore", "WAIT", ["-D", "WAITERS=1"], "BUG_REGISTER_OUTSIDE_LOCK"),
     ("semaphore", "WAIT", ["-D", "WAITERS=1"], "BUG_WAITER_REF_AFTER_REGISTER"),
     ("queue", "CHAIN", [], "BUG_ATTACH_BEFORE_RECORD"),
+    ("queue", "CANCEL", [], "BUG_PAYLOAD_AFTER_SIGNALS"),
+    ("semaphore", "CALLBACK", [], "BUG_HANDLE_NO_PIN"),
+    ("queue", "TEARDOWN", ["-D", "REVIVE"], "BUG_SHUTDOWN_NOT_CLAIMED"),
 )
 
 
@@ -225,6 +228,9 @@ def full_checks():
     for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS"):
         checks.append(["queue", scenario, "-D", "FULL"])
         checks.append(["queue", scenario, "-D", "FULL", "--mode", "progress"])
+    checks.append(["queue", "TEARDOWN", "-D", "REVIVE", "-D", "FULL"])
+    checks.append(["queue", "TEARDOWN", "-D", "REVIVE", "-D", "FULL",
+                   "--mode", "progress"])
     checks.append(["semaphore", "CALLBACK"])
     checks.append(["semaphore", "CALLBACK", "--mode", "progress"])
     checks.append(["semaphore", "WAIT", "-D", "WAITERS=1", "-D", "FULL"])
@@ -235,6 +241,7 @@ def full_checks():
     checks.append(["semaphore", "WAIT", "-D", "WAITERS=1", "-D", "FULL", "--noreduce"])
     for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS"):
         checks.append(["queue", scenario, "--noreduce"])
+    checks.append(["queue", "TEARDOWN", "-D", "REVIVE", "--noreduce"])
     # Every bug switch, against the full-depth scenario too.
     for model, scenario, defines, bug in BUGS:
         checks.append([model, scenario] + defines + ["-D", "FULL", "--bug", bug,

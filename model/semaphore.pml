@@ -17,7 +17,8 @@
  * end-state check (no deadlock) and, at quiescence, the Observer's
  * no_lost_wakeup (K6, K8). Bug switches re-introducing historical bugs:
  * BUG_ANY_FAILED_ENTRY, BUG_REGISTER_OUTSIDE_LOCK,
- * BUG_WAITER_REF_AFTER_REGISTER (sync_common.pml).
+ * BUG_WAITER_REF_AFTER_REGISTER (sync_common.pml), BUG_HANDLE_NO_PIN
+ * (here, scenario CALLBACK).
  */
 
 #define MAXV 2
@@ -241,9 +242,15 @@ inline hal_semaphore_add_callback(s, v, id, want_handle, out_t, out_g) {
     :: want_handle ->
        TP_RETAIN_BODY(ac_t, ac_g);
        /* hal_sync_timepoint_make_handle */
+#ifdef BUG_HANDLE_NO_PIN
+       /* the handle keeps the timepoint only: cancel through it may find
+        * its semaphore destroyed */
+       tp[ac_t].pinned = NONE;
+#else
        T3_CHECK_SEM(s);
        sem[s].ref++;
        tp[ac_t].pinned = s;
+#endif
        tp[ac_t].handles = 1;
        out_t = ac_t;
        out_g = ac_g

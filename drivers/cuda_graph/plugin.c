@@ -5,5 +5,5 @@
 
 #include "gpu_core.h"
 
-GPU_DEFINE_PLUGIN("cuda_graph", GPU_ADAPTER_VENDOR_CUDA, GPU_STRATEGY_GRAPH,
+GPU_DEFINE_PLUGIN("cuda_graph", GPU_ADAPTER_VENDOR_CUDA, &gpu_graph_strategy,
                   "CUDA Driver API (libcuda.so.1), graphs launched per submit")

@@ -5,5 +5,5 @@
 
 #include "gpu_core.h"
 
-GPU_DEFINE_PLUGIN("cuda_stream", GPU_ADAPTER_VENDOR_CUDA, GPU_STRATEGY_STREAM,
+GPU_DEFINE_PLUGIN("cuda_stream", GPU_ADAPTER_VENDOR_CUDA, &gpu_stream_strategy,
                   "CUDA Driver API (libcuda.so.1), stream replay")

@@ -5,5 +5,5 @@
 
 #include "gpu_core.h"
 
-GPU_DEFINE_PLUGIN("hip_graph", GPU_ADAPTER_VENDOR_HIP, GPU_STRATEGY_GRAPH,
+GPU_DEFINE_PLUGIN("hip_graph", GPU_ADAPTER_VENDOR_HIP, &gpu_graph_strategy,
                   "HIP runtime (libamdhip64.so), graphs launched per submit")

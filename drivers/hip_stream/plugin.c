@@ -5,5 +5,5 @@
 
 #include "gpu_core.h"
 
-GPU_DEFINE_PLUGIN("hip_stream", GPU_ADAPTER_VENDOR_HIP, GPU_STRATEGY_STREAM,
+GPU_DEFINE_PLUGIN("hip_stream", GPU_ADAPTER_VENDOR_HIP, &gpu_stream_strategy,
                   "HIP runtime (libamdhip64.so), stream replay")

@@ -53,8 +53,8 @@ typedef enum gpu_adapter_vendor_e {
 // Capability bits (gpu_adapter_info_t.capabilities), computed once at
 // creation from the symbols the runtime exports. An op whose capability is
 // off returns UNIMPLEMENTED naming the missing entry point; a driver checks
-// the bits at creation and refuses clearly instead (a graph driver needs
-// GPU_GRAPH_STRATEGY_REQUIRED_CAPS, below).
+// the bits at creation and refuses clearly instead (a strategy's
+// required_capabilities, core/gpu_core.h).
 enum {
   // launch_host_func() uses the vendor's host-function launch
   // (cuLaunchHostFunc, hipLaunchHostFunc). Off: the adapter emulates it
@@ -72,16 +72,6 @@ enum {
   // module_load_data, module_get_function, module_unload, launch_kernel.
   GPU_ADAPTER_CAP_MODULE = 1u << 7,
 };
-
-// What the graph strategy (core/gpu_graph.c) builds every recording from,
-// so what a graph driver requires at creation: graphs (create, destroy,
-// empty nodes for barriers, instantiate, launch, exec destroy), memset
-// nodes (fills), memcpy nodes (updates and copies) and kernel nodes
-// (dispatches). Host nodes are not used; exec update is optional (a refused
-// update instantiates anew).
-#define GPU_GRAPH_STRATEGY_REQUIRED_CAPS                       \
-  (GPU_ADAPTER_CAP_GRAPH | GPU_ADAPTER_CAP_GRAPH_MEMSET_NODE | \
-   GPU_ADAPTER_CAP_GRAPH_MEMCPY_NODE | GPU_ADAPTER_CAP_GRAPH_KERNEL_NODE)
 
 // An address in the unified (host + device) address space: device memory
 // from device_alloc(), pinned host memory from host_alloc(), or any host

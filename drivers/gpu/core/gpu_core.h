@@ -3,7 +3,8 @@
 // The shared GPU core: driver, device, queues, buffers and command-buffer
 // strategies, written once over the vendor adapter (adapter/adapter.h). The
 // four plugins (cuda_stream, cuda_graph, hip_stream, hip_graph) are each one
-// GPU_DEFINE_PLUGIN line choosing a vendor and a strategy.
+// GPU_DEFINE_PLUGIN line naming a vendor adapter and a strategy
+// (gpu_stream_strategy in gpu_stream.c, gpu_graph_strategy in gpu_graph.c).
 //
 // Objects and threads:
 //
@@ -45,40 +46,58 @@ HAL_EXTERN_C_BEGIN
 // Queues per device (each its own stream).
 #define GPU_QUEUE_COUNT 2
 
-typedef enum gpu_strategy_e {
-  // Command buffers are replayed op by op into the queue's stream at issue.
-  GPU_STRATEGY_STREAM = 0,
-  // Command buffers become a vendor graph at end(), launched per issue.
-  GPU_STRATEGY_GRAPH = 1,
+typedef struct gpu_device_t gpu_device_t;
+typedef struct gpu_queue_t gpu_queue_t;
+
+// How command buffers become device work: what a stream driver and a graph
+// driver differ in, and all they differ in.
+typedef struct gpu_strategy_t {
+  const char* name;  // "stream", "graph"
+  // GPU_ADAPTER_CAP_* bits the strategy cannot do without: a driver whose
+  // runtime lacks one refuses to create (gpu_driver.c), naming them.
+  uint32_t required_capabilities;
+  // Creates a command buffer recording for |device|.
+  hal_status_t (*create_command_buffer)(
+      gpu_device_t* device, hal_command_buffer_mode_t mode,
+      hal_command_buffer_t** out_command_buffer);
+  // WORKER thread, context current: enqueues |command_buffer| on |queue|'s
+  // stream. Must not block on device work.
+  hal_status_t (*issue)(gpu_queue_t* queue,
+                        hal_command_buffer_t* command_buffer);
 } gpu_strategy_t;
+
+// Command buffers are libhal's recorded op lists, replayed op by op into
+// the queue's stream at issue (gpu_stream.c).
+extern const gpu_strategy_t gpu_stream_strategy;
+// Command buffers become a vendor graph at end() (instantiated, or updated
+// in place), launched per issue (gpu_graph.c).
+extern const gpu_strategy_t gpu_graph_strategy;
 
 typedef struct gpu_driver_params_t {
   const char* name;  // "cuda_stream" ...
   gpu_adapter_vendor_t vendor;
-  gpu_strategy_t strategy;
+  const gpu_strategy_t* strategy;
 } gpu_driver_params_t;
 
 typedef struct gpu_driver_t {
   hal_driver_t base;
   gpu_adapter_t* adapter;
-  gpu_strategy_t strategy;
+  const gpu_strategy_t* strategy;
   uint32_t device_count;
   hal_device_info_t* device_infos;  // [device_count]
 } gpu_driver_t;
 
-typedef struct gpu_device_t gpu_device_t;
-
-typedef struct gpu_queue_t {
+struct gpu_queue_t {
   gpu_device_t* device;
   uint32_t index;
   gpu_stream_t stream;
   hal_sync_queue_t* sync_queue;
-} gpu_queue_t;
+};
 
 struct gpu_device_t {
   hal_device_t base;
-  gpu_adapter_t* adapter;  // the driver's; the driver is our parent
-  gpu_strategy_t strategy;
+  gpu_adapter_t* adapter;          // the driver's; the driver is our parent
+  const gpu_strategy_t* strategy;  // the driver's
   int ordinal;                     // the vendor's device index
   uint32_t max_threads_per_block;  // the vendor's limit, read at creation
   gpu_context_t* context;
@@ -129,32 +148,6 @@ static inline gpu_buffer_t* gpu_buffer_cast(hal_buffer_t* buffer) {
 static inline hal_status_t gpu_device_make_current(gpu_device_t* device) {
   return device->adapter->ops->make_current(device->adapter, device->context);
 }
-
-//===----------------------------------------------------------------------===//
-// Strategies
-//===----------------------------------------------------------------------===//
-
-// Creates a command buffer recording for |device|'s strategy.
-hal_status_t gpu_strategy_create_command_buffer(
-    gpu_device_t* device, hal_command_buffer_mode_t mode,
-    hal_command_buffer_t** out_command_buffer);
-
-// WORKER thread, context current: enqueues |command_buffer| on |queue|'s
-// stream (replay, or graph launch). Must not block on device work.
-hal_status_t gpu_strategy_issue(gpu_queue_t* queue,
-                                hal_command_buffer_t* command_buffer);
-
-// Stream strategy: replays the recorded ops into |stream|.
-hal_status_t gpu_stream_replay(gpu_device_t* device, gpu_stream_t stream,
-                               hal_command_buffer_t* command_buffer);
-
-// Graph strategy (gpu_graph.c): a command buffer whose end() builds and
-// instantiates (or updates) a vendor graph, launched at issue.
-hal_status_t gpu_graph_create_command_buffer(
-    gpu_device_t* device, hal_command_buffer_mode_t mode,
-    hal_command_buffer_t** out_command_buffer);
-hal_status_t gpu_graph_issue(gpu_queue_t* queue,
-                             hal_command_buffer_t* command_buffer);
 
 // Executables (gpu_executable.c).
 const char* gpu_device_executable_formats(const gpu_device_t* device);

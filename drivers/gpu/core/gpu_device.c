@@ -117,7 +117,7 @@ static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
   HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
   for (size_t i = 0; i < payload->count; ++i) {
     hal_status_t status = gpu_device_note(
-        device, gpu_strategy_issue(queue, payload->command_buffers[i]));
+        device, device->strategy->issue(queue, payload->command_buffers[i]));
     if (status != HAL_OK) {
       // Ops before the failing one may be enqueued: the sync module
       // quiesces the queue before it releases the payload.
@@ -263,8 +263,9 @@ static hal_status_t gpu_device_create_executable(
 static hal_status_t gpu_device_create_command_buffer(
     hal_device_t* base, hal_command_buffer_mode_t mode,
     hal_command_buffer_t** out_command_buffer) {
-  return gpu_strategy_create_command_buffer(gpu_device_cast(base), mode,
-                                            out_command_buffer);
+  gpu_device_t* device = gpu_device_cast(base);
+  return device->strategy->create_command_buffer(device, mode,
+                                                 out_command_buffer);
 }
 
 static hal_status_t gpu_device_queue_execute(

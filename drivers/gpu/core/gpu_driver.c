@@ -50,10 +50,8 @@ static const hal_driver_vtable_t gpu_driver_vtable = {
 // of the first command buffer that needs it.
 static hal_status_t gpu_driver_check_capabilities(
     const gpu_driver_params_t* params, const gpu_adapter_t* adapter) {
-  if (params->strategy != GPU_STRATEGY_GRAPH)
-    return HAL_OK;
   uint32_t missing =
-      GPU_GRAPH_STRATEGY_REQUIRED_CAPS & ~adapter->info.capabilities;
+      params->strategy->required_capabilities & ~adapter->info.capabilities;
   if (!missing)
     return HAL_OK;
   // Without graphs no node kind is available either: name the cause.

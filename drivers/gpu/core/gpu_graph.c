@@ -226,7 +226,7 @@ static void gpu_graph_query_info(void* user,
   out_info->native_update_count = state->update_count;
 }
 
-hal_status_t gpu_graph_create_command_buffer(
+static hal_status_t gpu_graph_create_command_buffer(
     gpu_device_t* device, hal_command_buffer_mode_t mode,
     hal_command_buffer_t** out_command_buffer) {
   gpu_graph_state_t* state = NULL;
@@ -251,11 +251,25 @@ hal_status_t gpu_graph_create_command_buffer(
   return status;
 }
 
-hal_status_t gpu_graph_issue(gpu_queue_t* queue,
-                             hal_command_buffer_t* command_buffer) {
+static hal_status_t gpu_graph_issue(gpu_queue_t* queue,
+                                    hal_command_buffer_t* command_buffer) {
   gpu_graph_state_t* state = hal_recording_command_buffer_user(command_buffer);
   if (!state->exec)
     return HAL_OK;  // no ops
   gpu_adapter_t* adapter = queue->device->adapter;
   return adapter->ops->graph_launch(adapter, state->exec, queue->stream);
 }
+
+// What every recording is built from: graphs (create, destroy, empty nodes
+// for barriers, instantiate, launch, exec destroy), memset nodes (fills),
+// memcpy nodes (updates and copies) and kernel nodes (dispatches). Host
+// nodes are not used; exec update is optional (a refused update
+// instantiates anew).
+const gpu_strategy_t gpu_graph_strategy = {
+    .name = "graph",
+    .required_capabilities =
+        GPU_ADAPTER_CAP_GRAPH | GPU_ADAPTER_CAP_GRAPH_MEMSET_NODE |
+        GPU_ADAPTER_CAP_GRAPH_MEMCPY_NODE | GPU_ADAPTER_CAP_GRAPH_KERNEL_NODE,
+    .create_command_buffer = gpu_graph_create_command_buffer,
+    .issue = gpu_graph_issue,
+};

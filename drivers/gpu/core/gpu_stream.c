@@ -8,9 +8,10 @@
 
 #include "gpu_core.h"
 
-hal_status_t gpu_stream_replay(gpu_device_t* device, gpu_stream_t stream,
-                               hal_command_buffer_t* command_buffer) {
-  gpu_adapter_t* adapter = device->adapter;
+static hal_status_t gpu_stream_issue(gpu_queue_t* queue,
+                                     hal_command_buffer_t* command_buffer) {
+  gpu_adapter_t* adapter = queue->device->adapter;
+  gpu_stream_t stream = queue->stream;
   size_t count = 0;
   const hal_op_t* ops =
       hal_recording_command_buffer_ops(command_buffer, &count);
@@ -57,28 +58,19 @@ hal_status_t gpu_stream_replay(gpu_device_t* device, gpu_stream_t stream,
   return HAL_OK;
 }
 
-hal_status_t gpu_strategy_create_command_buffer(
+// The recording is libhal's op list, kept as it is until issue.
+static hal_status_t gpu_stream_create_command_buffer(
     gpu_device_t* device, hal_command_buffer_mode_t mode,
     hal_command_buffer_t** out_command_buffer) {
-  switch (device->strategy) {
-    case GPU_STRATEGY_STREAM:
-      return hal_recording_command_buffer_create(&device->base, mode, NULL,
-                                                 NULL, out_command_buffer);
-    case GPU_STRATEGY_GRAPH:
-      return gpu_graph_create_command_buffer(device, mode, out_command_buffer);
-  }
-  return hal_make_status(HAL_STATUS_INTERNAL, "unknown strategy %d",
-                         (int)device->strategy);
+  return hal_recording_command_buffer_create(&device->base, mode, NULL, NULL,
+                                             out_command_buffer);
 }
 
-hal_status_t gpu_strategy_issue(gpu_queue_t* queue,
-                                hal_command_buffer_t* command_buffer) {
-  switch (queue->device->strategy) {
-    case GPU_STRATEGY_STREAM:
-      return gpu_stream_replay(queue->device, queue->stream, command_buffer);
-    case GPU_STRATEGY_GRAPH:
-      return gpu_graph_issue(queue, command_buffer);
-  }
-  return hal_make_status(HAL_STATUS_INTERNAL, "unknown strategy %d",
-                         (int)queue->device->strategy);
-}
+// Memset, memcpy and kernel launches are in every runtime the adapter
+// loads; dispatch needs modules, checked where executables are made.
+const gpu_strategy_t gpu_stream_strategy = {
+    .name = "stream",
+    .required_capabilities = 0,
+    .create_command_buffer = gpu_stream_create_command_buffer,
+    .issue = gpu_stream_issue,
+};

@@ -31,13 +31,12 @@ typedef struct hal_recording_command_buffer_t {
 
 static const hal_command_buffer_vtable_t hal_recording_vtable;
 
+// Drivers call the accessors only on their own command buffers; a wrong
+// type is a broken invariant.
 static hal_recording_command_buffer_t* hal_recording_cast(
     const hal_command_buffer_t* command_buffer) {
-  // Drivers call the accessors only on their own command buffers; a wrong
-  // type here is a broken invariant.
-  if (!hal_resource_is(command_buffer, &hal_recording_vtable))
-    abort();
-  return (hal_recording_command_buffer_t*)command_buffer;
+  return HAL_RESOURCE_CAST(hal_recording_command_buffer_t, command_buffer,
+                           &hal_recording_vtable);
 }
 
 // Releases every op's buffers and frees the update data.
@@ -114,7 +113,7 @@ static hal_status_t hal_recording_copy_data(
 
 static void hal_recording_destroy(hal_command_buffer_t* command_buffer) {
   hal_recording_command_buffer_t* recording =
-      (hal_recording_command_buffer_t*)command_buffer;
+      hal_recording_cast(command_buffer);
   if (recording->hooks.destroy) {
     recording->hooks.destroy(recording->user, command_buffer);
   }
@@ -125,7 +124,7 @@ static void hal_recording_destroy(hal_command_buffer_t* command_buffer) {
 
 static hal_status_t hal_recording_begin(hal_command_buffer_t* command_buffer) {
   hal_recording_command_buffer_t* recording =
-      (hal_recording_command_buffer_t*)command_buffer;
+      hal_recording_cast(command_buffer);
   if (recording->hooks.begin) {
     HAL_RETURN_IF_ERROR(
         recording->hooks.begin(recording->user, command_buffer));
@@ -136,7 +135,7 @@ static hal_status_t hal_recording_begin(hal_command_buffer_t* command_buffer) {
 
 static hal_status_t hal_recording_end(hal_command_buffer_t* command_buffer) {
   hal_recording_command_buffer_t* recording =
-      (hal_recording_command_buffer_t*)command_buffer;
+      hal_recording_cast(command_buffer);
   if (recording->hooks.end) {
     return recording->hooks.end(recording->user, command_buffer);
   }
@@ -146,7 +145,7 @@ static hal_status_t hal_recording_end(hal_command_buffer_t* command_buffer) {
 static hal_status_t hal_recording_barrier(
     hal_command_buffer_t* command_buffer) {
   hal_recording_command_buffer_t* recording =
-      (hal_recording_command_buffer_t*)command_buffer;
+      hal_recording_cast(command_buffer);
   // Adjacent barriers say nothing more than one.
   if (recording->op_count &&
       recording->ops[recording->op_count - 1].kind == HAL_OP_BARRIER) {
@@ -164,7 +163,7 @@ static hal_status_t hal_recording_fill(hal_command_buffer_t* command_buffer,
                                        uint32_t pattern,
                                        size_t pattern_length) {
   hal_recording_command_buffer_t* recording =
-      (hal_recording_command_buffer_t*)command_buffer;
+      hal_recording_cast(command_buffer);
   hal_op_t* op = NULL;
   HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
   op->kind = HAL_OP_FILL;
@@ -183,7 +182,7 @@ static hal_status_t hal_recording_update(hal_command_buffer_t* command_buffer,
                                          uint64_t target_offset,
                                          uint64_t length) {
   hal_recording_command_buffer_t* recording =
-      (hal_recording_command_buffer_t*)command_buffer;
+      hal_recording_cast(command_buffer);
   const void* copy = NULL;
   HAL_RETURN_IF_ERROR(
       hal_recording_copy_data(recording, source, (size_t)length, &copy));
@@ -206,7 +205,7 @@ static hal_status_t hal_recording_copy(hal_command_buffer_t* command_buffer,
                                        uint64_t target_offset,
                                        uint64_t length) {
   hal_recording_command_buffer_t* recording =
-      (hal_recording_command_buffer_t*)command_buffer;
+      hal_recording_cast(command_buffer);
   hal_op_t* op = NULL;
   HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
   op->kind = HAL_OP_COPY;
@@ -227,7 +226,7 @@ static hal_status_t hal_recording_dispatch(
     size_t constant_count, const hal_dispatch_binding_t* bindings,
     size_t binding_count) {
   hal_recording_command_buffer_t* recording =
-      (hal_recording_command_buffer_t*)command_buffer;
+      hal_recording_cast(command_buffer);
   const void* constants_copy = NULL;
   const void* bindings_copy = NULL;
   if (constant_count) {

@@ -21,6 +21,16 @@ HAL_API void hal_resource_initialize(const void* vtable, hal_resource_t* parent,
     hal_resource_retain(parent);
 }
 
+HAL_API void hal_resource_cast_failed(const void* resource, const void* vtable,
+                                      const char* type_name) {
+  fprintf(stderr,
+          "hal: %p is not a %s: its vtable is %p, a %s has %p (a cast of an "
+          "object of another type)\n",
+          resource, type_name, (void*)((const hal_resource_t*)resource)->vtable,
+          type_name, vtable);
+  abort();
+}
+
 HAL_API void hal_resource_retain(hal_resource_t* resource) {
   if (!resource)
     return;

@@ -22,19 +22,13 @@ static hal_status_t hal_sync_semaphore_wait(hal_semaphore_t* base_semaphore,
                                             uint64_t value,
                                             hal_timeout_t timeout);
 
-static const hal_semaphore_vtable_t hal_sync_semaphore_vtable = {
+const hal_semaphore_vtable_t hal_sync_semaphore_vtable = {
     .destroy = hal_sync_semaphore_destroy,
     .query = hal_sync_semaphore_query,
     .signal = hal_sync_semaphore_signal,
     .fail = hal_sync_semaphore_fail,
     .wait = hal_sync_semaphore_wait,
 };
-
-hal_sync_semaphore_t* hal_sync_semaphore_cast(hal_semaphore_t* semaphore) {
-  return hal_resource_is(semaphore, &hal_sync_semaphore_vtable)
-             ? (hal_sync_semaphore_t*)semaphore
-             : NULL;
-}
 
 HAL_API hal_status_t hal_sync_semaphore_create(
     hal_sync_loss_domain_t* domain, hal_allocator_t allocator,
@@ -179,7 +173,7 @@ static hal_status_t hal_sync_semaphore_set_value(
 
 static hal_status_t hal_sync_semaphore_signal(hal_semaphore_t* base_semaphore,
                                               uint64_t new_value) {
-  hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)base_semaphore;
+  hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);
   return hal_sync_semaphore_set_value(semaphore, new_value, true);
 }
 
@@ -190,7 +184,7 @@ void hal_sync_semaphore_advance(hal_sync_semaphore_t* semaphore,
 
 static void hal_sync_semaphore_fail(hal_semaphore_t* base_semaphore,
                                     hal_status_t status) {
-  hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)base_semaphore;
+  hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);
   if (status == HAL_OK) {
     status = hal_make_status(HAL_STATUS_UNKNOWN,
                              "semaphore failed with an OK status");
@@ -217,7 +211,7 @@ static void hal_sync_semaphore_fail(hal_semaphore_t* base_semaphore,
 
 static hal_status_t hal_sync_semaphore_query(hal_semaphore_t* base_semaphore,
                                              uint64_t* out_value) {
-  hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)base_semaphore;
+  hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);
   uint64_t value =
       atomic_load_explicit(&semaphore->value, memory_order_acquire);
   *out_value = value;
@@ -241,7 +235,7 @@ static hal_status_t hal_sync_semaphore_wait(hal_semaphore_t* base_semaphore,
 }
 
 static void hal_sync_semaphore_destroy(hal_semaphore_t* base_semaphore) {
-  hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)base_semaphore;
+  hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);
   // First: a loss of the domain may be walking its semaphores (it skips
   // this one: the count is zero).
   hal_sync_loss_domain_remove_semaphore(semaphore);
@@ -362,11 +356,11 @@ hal_semaphore_add_callback(hal_semaphore_t* base_semaphore, uint64_t value,
         HAL_STATUS_INVALID_ARGUMENT,
         "timepoint value %" PRIu64 " is in the reserved failure range", value);
   }
-  hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);
-  if (!semaphore) {
+  if (!hal_sync_semaphore_is_sync(base_semaphore)) {
     return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
                            "callbacks need a sync-module semaphore");
   }
+  hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);
   // Acquired before the lock: the pool is not touched under it here.
   hal_timepoint_t* timepoint = NULL;
   HAL_RETURN_IF_ERROR(hal_sync_timepoint_acquire_callback(callback, user_data,

@@ -107,7 +107,7 @@ HAL_API hal_status_t hal_semaphore_list_wait(hal_wait_mode_t mode,
   HAL_RETURN_IF_ERROR(hal_semaphore_list_validate(list, "wait"));
   bool all_sync = true;
   for (size_t i = 0; i < list.count; ++i) {
-    if (!hal_sync_semaphore_cast(list.semaphores[i]))
+    if (!hal_sync_semaphore_is_sync(list.semaphores[i]))
       all_sync = false;
   }
   if (all_sync) {

@@ -63,8 +63,22 @@ void hal_sync_loss_domain_add_semaphore(hal_sync_loss_domain_t* domain,
                                         hal_sync_semaphore_t* semaphore);
 void hal_sync_loss_domain_remove_semaphore(hal_sync_semaphore_t* semaphore);
 
-// |semaphore| as the sync module's type, or NULL if it is another type.
-hal_sync_semaphore_t* hal_sync_semaphore_cast(hal_semaphore_t* semaphore);
+extern const hal_semaphore_vtable_t hal_sync_semaphore_vtable;
+
+// True when |semaphore| is the sync module's type (a type test, for lists
+// that come from callers).
+static inline bool hal_sync_semaphore_is_sync(
+    const hal_semaphore_t* semaphore) {
+  return hal_resource_is(semaphore, &hal_sync_semaphore_vtable);
+}
+
+// |semaphore| as the sync module's type, which it is by construction (a
+// vtable call, a list tested before): HAL_RESOURCE_CAST.
+static inline hal_sync_semaphore_t* hal_sync_semaphore_cast(
+    hal_semaphore_t* semaphore) {
+  return HAL_RESOURCE_CAST(hal_sync_semaphore_t, semaphore,
+                           &hal_sync_semaphore_vtable);
+}
 
 // Registers |timepoint| (for timepoint->value) on |semaphore| under the same
 // lock that checks the value (T3). PENDING: registered, the heap took over

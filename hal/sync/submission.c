@@ -61,7 +61,7 @@ void hal_sync_submission_complete(hal_sync_submission_t* submission,
     // the semaphore guarantees).
     for (size_t i = 0; i < submission->signal_count; ++i) {
       hal_sync_semaphore_advance(
-          (hal_sync_semaphore_t*)submission->signal_semaphores[i],
+          hal_sync_semaphore_cast(submission->signal_semaphores[i]),
           submission->signal_values[i]);
     }
   } else {
@@ -179,7 +179,7 @@ static hal_status_t hal_sync_queue_validate_list(hal_semaphore_list_t list,
                                                  bool reject_duplicates) {
   HAL_RETURN_IF_ERROR(hal_semaphore_list_validate(list, what));
   for (size_t i = 0; i < list.count; ++i) {
-    if (!hal_sync_semaphore_cast(list.semaphores[i])) {
+    if (!hal_sync_semaphore_is_sync(list.semaphores[i])) {
       return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
                              "%s list entry %zu is not a sync-module "
                              "semaphore",
@@ -263,7 +263,7 @@ static bool hal_sync_submission_resolve_wait(hal_sync_submission_t* submission,
                             memory_order_relaxed);
   hal_sync_wait_resolution_t resolution;
   status = hal_sync_semaphore_resolve_wait(
-      (hal_sync_semaphore_t*)wait->semaphore, wait->value, queue->event_pool,
+      hal_sync_semaphore_cast(wait->semaphore), wait->value, queue->event_pool,
       timepoint, &resolution, &wait->event);
   if (status == HAL_OK && resolution == HAL_SYNC_WAIT_RESOLUTION_PARKED) {
     wait->timepoint_generation = hal_sync_timepoint_generation(timepoint);
@@ -286,7 +286,7 @@ static bool hal_sync_submission_resolve_wait(hal_sync_submission_t* submission,
     hal_sync_submission_fail(
         submission,
         hal_status_annotatef(hal_sync_semaphore_clone_failure(
-                                 (hal_sync_semaphore_t*)wait->semaphore),
+                                 hal_sync_semaphore_cast(wait->semaphore)),
                              "waiting for semaphore %p to reach %" PRIu64,
                              (void*)wait->semaphore, wait->value));
     return false;
@@ -368,7 +368,7 @@ static hal_status_t hal_sync_submission_device_waits_failed(
     hal_sync_submission_wait_t* wait = &submission->waits[i];
     if (!wait->event)
       continue;
-    hal_sync_semaphore_t* semaphore = (hal_sync_semaphore_t*)wait->semaphore;
+    hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(wait->semaphore);
     if (atomic_load_explicit(&semaphore->value, memory_order_acquire) <
         HAL_SEMAPHORE_FAILURE_VALUE) {
       continue;
@@ -470,7 +470,7 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   // on the device instead of parking (S6 holds through the event).
   for (size_t i = 0; i < submission->signal_count; ++i) {
     hal_sync_semaphore_attach_event(
-        (hal_sync_semaphore_t*)submission->signal_semaphores[i],
+        hal_sync_semaphore_cast(submission->signal_semaphores[i]),
         submission->signal_values[i], submission->completion_event);
   }
   hal_sync_mutex_lock(&queue->mutex);

@@ -34,7 +34,7 @@ typedef struct hal_sync_wait_entry_t {
 static bool hal_sync_wait_value_is_reached(hal_semaphore_t* semaphore,
                                            uint64_t value) {
   uint64_t current = atomic_load_explicit(
-      &((hal_sync_semaphore_t*)semaphore)->value, memory_order_acquire);
+      &hal_sync_semaphore_cast(semaphore)->value, memory_order_acquire);
   return current >= value && current < HAL_SEMAPHORE_FAILURE_VALUE;
 }
 
@@ -76,7 +76,7 @@ static hal_status_t hal_sync_wait_result(hal_wait_mode_t mode, size_t count,
   if (first_failed != SIZE_MAX) {
     return hal_status_annotatef(
         hal_sync_semaphore_clone_failure(
-            (hal_sync_semaphore_t*)semaphores[first_failed]),
+            hal_sync_semaphore_cast(semaphores[first_failed])),
         "while waiting for semaphore %p to reach %" PRIu64,
         (void*)semaphores[first_failed], values[first_failed]);
   }
@@ -161,7 +161,7 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
     // signal may pop, notify and drop the heap's reference at any moment.
     hal_sync_timepoint_retain(timepoint);
     status = hal_sync_semaphore_register_timepoint(
-        (hal_sync_semaphore_t*)semaphores[i], timepoint, &entries[i].state);
+        hal_sync_semaphore_cast(semaphores[i]), timepoint, &entries[i].state);
     if (status != HAL_OK) {
       hal_sync_timepoint_release(timepoint);
       hal_sync_timepoint_release(timepoint);

@@ -1,6 +1,10 @@
 // Copyright 2026 The HAL Authors.
 
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -165,8 +169,69 @@ static void DeferredDestructionRunsElsewhere(void** state) {
   assert_int_equal(destroyed, 2);
 }
 
+static const hal_resource_destroy_fn_t other_vtable[1] = {
+    test_object_destroy,
+};
+
+// The one cast: the right type passes through, NULL stays NULL.
+static void CastOfTheRightTypeIsThePointer(void** state) {
+  int destroyed = 0;
+  test_object_t* object = test_object_create(NULL, &destroyed, NULL, NULL, 1);
+  void* base = &object->resource;
+  assert_ptr_equal(HAL_RESOURCE_CAST(test_object_t, base, test_object_vtable),
+                   object);
+  assert_null(HAL_RESOURCE_CAST(test_object_t, NULL, test_object_vtable));
+  hal_resource_release(&object->resource);
+  assert_int_equal(destroyed, 1);
+}
+
+#ifndef NDEBUG
+static void cast_to_another_type(void) {
+  int destroyed = 0;
+  test_object_t* object = test_object_create(NULL, &destroyed, NULL, NULL, 1);
+  void* base = &object->resource;
+  (void)HAL_RESOURCE_CAST(test_object_t, base, other_vtable);
+}
+
+// A cast of an object of another type aborts in assertion builds, with the
+// type named on stderr (the one answer every *_cast gives).
+static void CastOfAnotherTypeAbortsInAssertionBuilds(void** state) {
+  int pipe_fds[2];
+  assert_int_equal(pipe(pipe_fds), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    cast_to_another_type();
+    _exit(0);  // the check did not fire
+  }
+  close(pipe_fds[1]);
+  char report[512] = "";
+  size_t length = 0;
+  ssize_t got;
+  while (length + 1 < sizeof(report) &&
+         (got = read(pipe_fds[0], report + length,
+                     sizeof(report) - 1 - length)) > 0) {
+    length += (size_t)got;
+  }
+  report[length] = '\0';
+  close(pipe_fds[0]);
+  int wstatus = 0;
+  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+  assert_true(WIFSIGNALED(wstatus));
+  assert_int_equal(WTERMSIG(wstatus), SIGABRT);
+  assert_non_null(strstr(report, "is not a test_object_t"));
+}
+#endif  // NDEBUG
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(CastOfTheRightTypeIsThePointer),
+#ifndef NDEBUG
+      cmocka_unit_test(CastOfAnotherTypeAbortsInAssertionBuilds),
+#endif
       cmocka_unit_test(LastReleaseDestroys),
       cmocka_unit_test(ParentOutlivesChildAndGoesAfterIt),
       cmocka_unit_test(ConcurrentReleaseDestroysOnce),

@@ -9,7 +9,7 @@
 #include "gpu_core.h"
 
 static gpu_device_t* gpu_buffer_device(hal_buffer_t* buffer) {
-  return (gpu_device_t*)buffer->device;
+  return gpu_device_cast(buffer->device);
 }
 
 // Any thread (including libhal's release thread): makes the context
@@ -61,7 +61,7 @@ static hal_status_t gpu_buffer_write(hal_buffer_t* base, uint64_t offset,
       gpu_host_address(source), length);
 }
 
-static const hal_buffer_vtable_t gpu_buffer_vtable = {
+const hal_buffer_vtable_t gpu_buffer_vtable = {
     .destroy = gpu_buffer_destroy,
     .map_range = gpu_buffer_map_range,
     .unmap_range = gpu_buffer_unmap_range,
@@ -72,7 +72,7 @@ static const hal_buffer_vtable_t gpu_buffer_vtable = {
 static hal_status_t gpu_allocator_allocate_buffer(
     hal_device_allocator_t* allocator, hal_buffer_params_t params,
     uint64_t byte_length, hal_buffer_t** out_buffer) {
-  gpu_device_t* device = (gpu_device_t*)allocator->device;
+  gpu_device_t* device = gpu_device_cast(allocator->device);
   gpu_adapter_t* adapter = device->adapter;
   if (byte_length > device->base.info.total_memory) {
     return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
@@ -110,7 +110,7 @@ static hal_status_t gpu_allocator_allocate_buffer(
 
 static hal_status_t gpu_allocator_query_stats(hal_device_allocator_t* allocator,
                                               hal_memory_stats_t* out_stats) {
-  gpu_device_t* device = (gpu_device_t*)allocator->device;
+  gpu_device_t* device = gpu_device_cast(allocator->device);
   out_stats->total_bytes = device->base.info.total_memory;
   out_stats->allocated_bytes =
       atomic_load_explicit(&device->allocated_bytes, memory_order_relaxed);

@@ -140,8 +140,16 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
 // The device allocator's vtable (gpu_buffer.c).
 extern const hal_device_allocator_vtable_t gpu_device_allocator_vtable;
 
+// The devices' and the buffers' vtables (gpu_device.c, gpu_buffer.c).
+extern const hal_device_vtable_t gpu_device_vtable;
+extern const hal_buffer_vtable_t gpu_buffer_vtable;
+
+static inline gpu_device_t* gpu_device_cast(hal_device_t* device) {
+  return HAL_RESOURCE_CAST(gpu_device_t, device, &gpu_device_vtable);
+}
+
 static inline gpu_buffer_t* gpu_buffer_cast(hal_buffer_t* buffer) {
-  return (gpu_buffer_t*)buffer;
+  return HAL_RESOURCE_CAST(gpu_buffer_t, buffer, &gpu_buffer_vtable);
 }
 
 // Makes the device's context current on the calling thread.

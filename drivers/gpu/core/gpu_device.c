@@ -5,12 +5,6 @@
 
 #include "gpu_core.h"
 
-static const hal_device_vtable_t gpu_device_vtable;
-
-static gpu_device_t* gpu_device_cast(hal_device_t* device) {
-  return (gpu_device_t*)device;
-}
-
 //===----------------------------------------------------------------------===//
 // Event pool hooks: native events for the sync module's device timepoints
 //===----------------------------------------------------------------------===//
@@ -315,7 +309,7 @@ static hal_status_t gpu_device_wait_semaphores(
   return hal_semaphore_list_wait(wait_mode, *semaphore_list, timeout);
 }
 
-static const hal_device_vtable_t gpu_device_vtable = {
+const hal_device_vtable_t gpu_device_vtable = {
     .destroy = gpu_device_destroy,
     .shutdown = gpu_device_shutdown,
     .query_properties = gpu_device_query_properties,

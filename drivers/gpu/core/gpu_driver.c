@@ -8,7 +8,7 @@
 static const hal_driver_vtable_t gpu_driver_vtable;
 
 static gpu_driver_t* gpu_driver_cast(hal_driver_t* driver) {
-  return (gpu_driver_t*)driver;
+  return HAL_RESOURCE_CAST(gpu_driver_t, driver, &gpu_driver_vtable);
 }
 
 static void gpu_driver_destroy(hal_driver_t* base) {

@@ -104,7 +104,8 @@ static hal_status_t gpu_executable_check_image(const char* format,
 }
 
 static void gpu_executable_destroy(hal_executable_t* base) {
-  gpu_executable_t* executable = (gpu_executable_t*)base;
+  gpu_executable_t* executable =
+      HAL_RESOURCE_CAST(gpu_executable_t, base, &gpu_executable_vtable);
   gpu_device_t* device = executable->device;
   if (executable->module) {
     hal_status_ignore(gpu_device_make_current(device));
@@ -179,8 +180,8 @@ hal_status_t gpu_executable_create(gpu_device_t* device,
 }
 
 void gpu_dispatch_prepare(const hal_op_t* op, gpu_dispatch_args_t* out) {
-  const gpu_executable_t* executable =
-      (const gpu_executable_t*)op->dispatch.executable;
+  const gpu_executable_t* executable = HAL_RESOURCE_CAST(
+      const gpu_executable_t, op->dispatch.executable, &gpu_executable_vtable);
   size_t arg = 0;
   for (uint32_t i = 0; i < op->dispatch.binding_count; ++i) {
     const hal_dispatch_binding_t* binding = &op->dispatch.bindings[i];

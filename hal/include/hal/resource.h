@@ -113,11 +113,37 @@ HAL_API void hal_resource_defer_node(hal_deferred_node_t* node);
 // The current count, for assertions and tests only: it may change at once.
 HAL_API intptr_t hal_resource_ref_count(const hal_resource_t* resource);
 
-// True when |resource| is of the type whose vtable is |vtable|; used by the
-// per-type cast helpers that drivers write (checked in debug builds).
+// True when |resource| is of the type whose vtable is |vtable|: a type
+// test, for code that takes objects of more than one type.
 static inline bool hal_resource_is(const void* resource, const void* vtable) {
   return resource && ((const hal_resource_t*)resource)->vtable == vtable;
 }
+
+// Reports a resource of the wrong type on stderr (what was expected, the
+// vtable found) and aborts. HAL_RESOURCE_CAST calls it.
+HAL_API __attribute__((noreturn)) void hal_resource_cast_failed(
+    const void* resource, const void* vtable, const char* type_name);
+
+static inline void* hal_resource_cast_checked(const void* resource,
+                                              const void* vtable,
+                                              const char* type_name) {
+#ifndef NDEBUG
+  if (resource && !hal_resource_is(resource, vtable))
+    hal_resource_cast_failed(resource, vtable, type_name);
+#else
+  (void)vtable;
+  (void)type_name;
+#endif
+  return (void*)resource;
+}
+
+// The one cast from a resource to its implementation type, for code that
+// knows the type by construction (a vtable function's own object, a
+// driver's buffers, a list validated before): in builds with assertions an
+// object of another type aborts there, naming the type; otherwise it is a
+// plain cast. NULL stays NULL.
+#define HAL_RESOURCE_CAST(type, resource, vtable) \
+  ((type*)hal_resource_cast_checked((resource), (vtable), #type))
 
 // Declares that hal_resource_t is at offset 0 of |type|.
 #define HAL_RESOURCE_ASSERT_LAYOUT(type, member) \

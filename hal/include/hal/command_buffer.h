@@ -31,8 +31,6 @@
 #ifndef HAL_COMMAND_BUFFER_H_
 #define HAL_COMMAND_BUFFER_H_
 
-#include <stdatomic.h>
-
 #include "hal/base.h"
 #include "hal/buffer.h"
 #include "hal/executable.h"
@@ -64,11 +62,11 @@ typedef struct hal_command_buffer_t {
   uint32_t op_count;                 // ops recorded since begin()
   // Set by the first submission of a ONE_SHOT buffer; atomic because
   // submissions may race from several threads.
-  atomic_bool submitted;
+  HAL_ATOMIC(bool) submitted;
   // Submissions holding the buffer that the device may still run or be
   // running (hal_command_buffer_retain/release_for_submission); begin()
   // refuses to re-record while it is not 0.
-  atomic_uint in_flight;
+  HAL_ATOMIC(unsigned) in_flight;
 } hal_command_buffer_t;
 HAL_RESOURCE_ASSERT_LAYOUT(hal_command_buffer_t, resource);
 

@@ -26,8 +26,6 @@
 #ifndef HAL_DEVICE_H_
 #define HAL_DEVICE_H_
 
-#include <stdatomic.h>
-
 #include "hal/allocator.h"
 #include "hal/base.h"
 #include "hal/buffer.h"
@@ -63,10 +61,10 @@ struct hal_device_t {
   hal_allocator_t host_allocator;
   // The caller's references (hal_device_retain/release); at zero the device
   // shuts down. Starts at 1.
-  atomic_intptr_t external_ref_count;
+  HAL_ATOMIC(intptr_t) external_ref_count;
   // Set by the release that runs the shutdown: it runs once even if a
   // retain revives |external_ref_count| after it reached zero.
-  atomic_bool shutdown_claimed;
+  HAL_ATOMIC(bool) shutdown_claimed;
   // Runs the shutdown on libhal's release thread when the last caller
   // reference is dropped on a thread that must not run it (a queue thread
   // running a user callback: shutdown would join it).

@@ -28,7 +28,6 @@
 #define HAL_RESOURCE_H_
 
 #include <assert.h>
-#include <stdatomic.h>
 
 #include "hal/base.h"
 
@@ -48,7 +47,7 @@ struct hal_deferred_node_t {
 typedef void (*hal_resource_destroy_fn_t)(hal_resource_t* resource);
 
 struct hal_resource_t {
-  atomic_intptr_t ref_count;
+  HAL_ATOMIC(intptr_t) ref_count;
   // Points to a vtable whose first member is a hal_resource_destroy_fn_t.
   const void* vtable;
   // Released after this resource is destroyed; may be NULL.

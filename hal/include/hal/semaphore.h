@@ -75,11 +75,12 @@ typedef struct hal_semaphore_t {
 HAL_RESOURCE_ASSERT_LAYOUT(hal_semaphore_t, resource);
 
 // A list of (semaphore, value) pairs: what a submission waits on or signals,
-// or what a host waits on. The arrays are borrowed for the call.
+// or what a host waits on. The arrays are borrowed for the call and never
+// written through (constant arrays may be passed).
 typedef struct hal_semaphore_list_t {
   size_t count;
-  hal_semaphore_t** semaphores;
-  uint64_t* payload_values;
+  hal_semaphore_t* const* semaphores;
+  const uint64_t* payload_values;
 } hal_semaphore_list_t;
 
 static inline hal_semaphore_list_t hal_semaphore_list_empty(void) {

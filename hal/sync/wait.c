@@ -80,11 +80,33 @@ static hal_status_t hal_sync_wait_result(hal_wait_mode_t mode, size_t count,
         "while waiting for semaphore %p to reach %" PRIu64,
         (void*)semaphores[first_failed], values[first_failed]);
   }
+  // What a user acts on: the first entry not reached, where it stands and
+  // what it waited for.
+  size_t pending = 0;
+  while (pending + 1 < count &&
+         entries[pending].state == HAL_SYNC_TIMEPOINT_STATE_REACHED) {
+    ++pending;
+  }
+  uint64_t current =
+      atomic_load_explicit(&hal_sync_semaphore_cast(semaphores[pending])->value,
+                           memory_order_acquire);
+  const char* deadline = deadline_ns == HAL_TIME_INFINITE_PAST
+                             ? "an immediate deadline"
+                             : "the deadline";
+  if (current >= HAL_SEMAPHORE_FAILURE_VALUE)
+    current = 0;  // failed after the entries were decided: not a value
+  if (count == 1) {
+    return hal_make_status(HAL_STATUS_DEADLINE_EXCEEDED,
+                           "semaphore %p is at %" PRIu64 ", below the %" PRIu64
+                           " waited for, at %s",
+                           (void*)semaphores[0], current, values[0], deadline);
+  }
   return hal_make_status(
       HAL_STATUS_DEADLINE_EXCEEDED,
-      "wait %s over %zu semaphores: %zu of them reached before the deadline%s",
-      mode == HAL_WAIT_MODE_ALL ? "ALL" : "ANY", count, reached_count,
-      deadline_ns == HAL_TIME_INFINITE_PAST ? " (immediate)" : "");
+      "wait %s over %zu semaphores: %zu of them reached before %s; entry "
+      "%zu (semaphore %p) is at %" PRIu64 ", below the %" PRIu64 " waited for",
+      mode == HAL_WAIT_MODE_ALL ? "ALL" : "ANY", count, reached_count, deadline,
+      pending, (void*)semaphores[pending], current, values[pending]);
 }
 
 // HAL_SYNC_MAX_WAIT_MS: a bound on every host wait, so a hang in a test or a

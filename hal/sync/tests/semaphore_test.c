@@ -64,6 +64,31 @@ static void WaitAlreadySignaled(void** state) {
   hal_semaphore_release(semaphore);
 }
 
+// A wait that times out says where the semaphore stands and what was
+// waited for, alone and in a list.
+static void DeadlineExceeded_NamesCurrentAndAwaitedValues(void** state) {
+  hal_semaphore_t* first = hal_test_semaphore(2);
+  hal_semaphore_t* second = hal_test_semaphore(5);
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED,
+                    "is at 2, below the 3 waited for, at an immediate deadline",
+                    hal_semaphore_wait(first, 3, hal_immediate_timeout()));
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED,
+                    "is at 2, below the 7 waited for, at the deadline",
+                    hal_semaphore_wait(first, 7, hal_make_timeout_ns(HAL_MS)));
+  hal_semaphore_t* semaphores[2] = {first, second};
+  uint64_t values[2] = {1, 6};
+  hal_semaphore_list_t list = {2, semaphores, values};
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED,
+                    "1 of them reached before the deadline; entry 1 (semaphore",
+                    hal_semaphore_list_wait(HAL_WAIT_MODE_ALL, list,
+                                            hal_make_timeout_ns(HAL_MS)));
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, "is at 5, below the 6",
+                    hal_semaphore_list_wait(HAL_WAIT_MODE_ALL, list,
+                                            hal_make_timeout_ns(HAL_MS)));
+  hal_semaphore_release(first);
+  hal_semaphore_release(second);
+}
+
 static void WaitUnsignaled(void** state) {
   hal_semaphore_t* semaphore = hal_test_semaphore(2);
   hal_time_t start = hal_time_now();
@@ -551,6 +576,7 @@ int main(void) {
       cmocka_unit_test(S2_WaitAnyWithFailedEntryReturnsFailure),
       cmocka_unit_test(S3_BadListArguments),
       cmocka_unit_test(S3_WaitAnyLarge),
+      cmocka_unit_test(DeadlineExceeded_NamesCurrentAndAwaitedValues),
   };
   return cmocka_run_group_tests_name("semaphore", tests, NULL, NULL);
 }

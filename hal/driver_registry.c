@@ -7,9 +7,11 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,10 @@ typedef struct hal_plugin_entry_t {
 
 struct hal_driver_registry_t {
   hal_allocator_t host_allocator;
+  // The loader switches, read once at creation (see driver_registry.h).
+  bool debug;     // HAL_LOADER_DEBUG=1
+  char* select;   // HAL_DRIVERS_SELECT (a copy), or NULL
+  char* disable;  // HAL_DRIVERS_DISABLE (a copy), or NULL
   // As spelled on the search path (first spelling of each directory), and
   // parallel to it the key that identifies the directory: its realpath, or
   // the spelling without trailing slashes when it does not resolve.
@@ -181,6 +187,61 @@ static hal_status_t hal_registry_add_path(hal_driver_registry_t* registry,
 
 // Asks the plugin at |entry->record.path| who it is. On failure the reason
 // goes to record.load_status and the library is closed again.
+// HAL_LOADER_DEBUG=1: one line on stderr per decision the loader makes.
+static void hal_registry_debug(const hal_driver_registry_t* registry,
+                               const char* format, ...) HAL_PRINTF_LIKE(2, 3);
+static void hal_registry_debug(const hal_driver_registry_t* registry,
+                               const char* format, ...) {
+  if (!registry->debug)
+    return;
+  char line[2048];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(line, sizeof(line), format, args);
+  va_end(args);
+  fprintf(stderr, "hal loader: %s\n", line);
+}
+
+// True when |name| matches one of the comma-separated globs of |patterns|.
+static bool hal_registry_matches(const char* patterns, const char* name) {
+  const char* begin = patterns;
+  while (*begin) {
+    const char* end = strchr(begin, ',');
+    size_t length = end ? (size_t)(end - begin) : strlen(begin);
+    char pattern[256];
+    if (length > 0 && length < sizeof(pattern)) {
+      memcpy(pattern, begin, length);
+      pattern[length] = '\0';
+      if (fnmatch(pattern, name, 0) == 0)
+        return true;
+    }
+    if (!end)
+      break;
+    begin = end + 1;
+  }
+  return false;
+}
+
+// Why the switches keep |name| from loading, into |reason|; false if
+// they do not.
+static bool hal_registry_filtered(const hal_driver_registry_t* registry,
+                                  const char* name, char* reason,
+                                  size_t reason_size) {
+  if (registry->disable && hal_registry_matches(registry->disable, name)) {
+    snprintf(reason, reason_size,
+             "driver '%s' is disabled by HAL_DRIVERS_DISABLE=%s", name,
+             registry->disable);
+    return true;
+  }
+  if (registry->select && !hal_registry_matches(registry->select, name)) {
+    snprintf(reason, reason_size,
+             "driver '%s' is not selected by HAL_DRIVERS_SELECT=%s", name,
+             registry->select);
+    return true;
+  }
+  return false;
+}
+
 static void hal_registry_load_entry(hal_plugin_entry_t* entry) {
   hal_plugin_record_t* record = &entry->record;
   hal_status_t check = hal_library_check(record->path);
@@ -348,6 +409,7 @@ static hal_status_t hal_registry_add_file(hal_driver_registry_t* registry,
       status = hal_allocator_strdup(allocator, resolved, &real_path);
   }
   if (status == HAL_OK && hal_registry_has_file(registry, name, real_path)) {
+    hal_registry_debug(registry, "%s: listed already (the same file)", path);
     hal_allocator_free(allocator, real_path);
     hal_allocator_free(allocator, path);
     hal_allocator_free(allocator, name);
@@ -374,17 +436,39 @@ static hal_status_t hal_registry_add_file(hal_driver_registry_t* registry,
   if (shadowed_by) {
     entry->record.shadowed_by =
         hal_registry_find_first(registry, name)->record.path;
+    hal_registry_debug(registry, "%s: shadowed by %s, not loaded", path,
+                       entry->record.shadowed_by);
     return HAL_OK;  // the first one wins; this one is never loaded
   }
+  char reason[1024];
+  if (hal_registry_filtered(registry, name, reason, sizeof(reason))) {
+    entry->record.load_status =
+        hal_make_status(HAL_STATUS_UNAVAILABLE, "%s", reason);
+    hal_registry_debug(registry, "%s: not loaded: %s", path, reason);
+    return HAL_OK;
+  }
   hal_registry_load_entry(entry);
+  if (entry->record.load_status) {
+    char text[1024];
+    hal_status_format(entry->record.load_status, text, sizeof(text));
+    hal_registry_debug(registry, "%s: rejected: %s", path, text);
+  } else {
+    hal_registry_debug(registry, "%s: loaded driver '%s' (ABI %u): %s", path,
+                       name, entry->record.abi_version,
+                       entry->record.description);
+  }
   return HAL_OK;
 }
 
 static hal_status_t hal_registry_scan_directory(hal_driver_registry_t* registry,
                                                 const char* directory) {
   DIR* dir = opendir(directory);
-  if (!dir)
+  if (!dir) {
+    hal_registry_debug(registry, "searching %s: %s (skipped)", directory,
+                       strerror(errno));
     return HAL_OK;  // a missing directory is not an error
+  }
+  hal_registry_debug(registry, "searching %s", directory);
   hal_allocator_t allocator = registry->host_allocator;
   char** files = NULL;
   size_t file_count = 0;
@@ -439,10 +523,34 @@ HAL_API hal_status_t hal_driver_registry_create(
   HAL_RETURN_IF_ERROR(hal_allocator_malloc(host_allocator, sizeof(*registry),
                                            (void**)&registry));
   registry->host_allocator = host_allocator;
+  const char* debug = getenv("HAL_LOADER_DEBUG");
+  if (debug && *debug && strcmp(debug, "0") != 0 && strcmp(debug, "1") != 0) {
+    hal_allocator_free(host_allocator, registry);
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "HAL_LOADER_DEBUG='%s': expected 0 or 1 (1 prints "
+                           "what the loader searches, loads and rejects)",
+                           debug);
+  }
+  registry->debug = debug && strcmp(debug, "1") == 0;
+  const char* select = getenv("HAL_DRIVERS_SELECT");
+  const char* disable = getenv("HAL_DRIVERS_DISABLE");
+  hal_status_t status = HAL_OK;
+  if (select && *select)
+    status = hal_allocator_strdup(host_allocator, select, &registry->select);
+  if (status == HAL_OK && disable && *disable)
+    status = hal_allocator_strdup(host_allocator, disable, &registry->disable);
+  if (status != HAL_OK) {
+    hal_driver_registry_free(registry);
+    return status;
+  }
+  if (registry->select)
+    hal_registry_debug(registry, "HAL_DRIVERS_SELECT=%s", registry->select);
+  if (registry->disable)
+    hal_registry_debug(registry, "HAL_DRIVERS_DISABLE=%s", registry->disable);
 
   const char* search_path =
       options->search_path ? options->search_path : getenv("HAL_DRIVER_PATH");
-  hal_status_t status = hal_registry_add_path(registry, search_path);
+  status = hal_registry_add_path(registry, search_path);
   if (status == HAL_OK) {
     status = hal_registry_add_path(registry, options->extra_search_path);
   }
@@ -482,6 +590,8 @@ HAL_API void hal_driver_registry_free(hal_driver_registry_t* registry) {
   }
   hal_allocator_free(allocator, registry->directories);
   hal_allocator_free(allocator, registry->directory_keys);
+  hal_allocator_free(allocator, registry->select);
+  hal_allocator_free(allocator, registry->disable);
   hal_allocator_free(allocator, registry);
 }
 
@@ -558,8 +668,12 @@ HAL_API hal_status_t hal_driver_registry_create_driver(
                            "registry and name must not be NULL");
   }
   const hal_plugin_entry_t* entry = hal_registry_find_first(registry, name);
-  if (!entry)
+  if (!entry) {
+    hal_registry_debug(registry, "no driver named '%s'", name);
     return hal_registry_not_found(registry, name);
+  }
+  hal_registry_debug(registry, "creating driver '%s' from %s", name,
+                     entry->record.path);
   if (entry->record.load_status) {
     return hal_status_annotatef(hal_status_clone(entry->record.load_status),
                                 "driver '%s' cannot be used", name);

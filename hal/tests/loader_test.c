@@ -648,6 +648,104 @@ static void BadArgumentsAreRejected(void** state) {
 }
 
 // Create and release everything in a loop: no leak (LSan), no handle left.
+// HAL_DRIVERS_SELECT: only drivers matching one of its globs load; the
+// others are listed, never dlopen()ed, and say why.
+static void DriversSelect_LoadsOnlyMatching(void** state) {
+  setenv("HAL_DRIVERS_SELECT", "test,test_no_dev*", 1);
+  hal_driver_registry_t* registry = hal_test_create_registry();
+  unsetenv("HAL_DRIVERS_SELECT");
+  assert_null(find_record(registry, "test", 0)->load_status);
+  assert_null(find_record(registry, "test_no_devices", 0)->load_status);
+  const hal_plugin_record_t* other = find_record(registry, "test_wrong_abi", 0);
+  assert_int_equal(hal_status_code(other->load_status), HAL_STATUS_UNAVAILABLE);
+  assert_int_equal(other->abi_version, 0);  // never asked: never loaded
+  hal_driver_t* driver = NULL;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_UNAVAILABLE,
+      "is not selected by HAL_DRIVERS_SELECT=test,test_no_dev*",
+      hal_driver_registry_create_driver(registry, "test_wrong_abi",
+                                        hal_allocator_system(), &driver));
+  assert_null(driver);
+  hal_driver_registry_free(registry);
+}
+
+// HAL_DRIVERS_DISABLE wins over HAL_DRIVERS_SELECT.
+static void DriversDisable_WinsOverSelect(void** state) {
+  setenv("HAL_DRIVERS_SELECT", "test*", 1);
+  setenv("HAL_DRIVERS_DISABLE", "nothing,test", 1);
+  hal_driver_registry_t* registry = hal_test_create_registry();
+  unsetenv("HAL_DRIVERS_SELECT");
+  unsetenv("HAL_DRIVERS_DISABLE");
+  assert_null(find_record(registry, "test_no_devices", 0)->load_status);
+  hal_driver_t* driver = NULL;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_UNAVAILABLE,
+      "driver 'test' is disabled by HAL_DRIVERS_DISABLE=nothing,test",
+      hal_driver_registry_create_driver(registry, "test",
+                                        hal_allocator_system(), &driver));
+  hal_driver_registry_free(registry);
+}
+
+// HAL_LOADER_DEBUG=1: what the loader searched, loaded, rejected and why,
+// on stderr, from any program.
+static void LoaderDebug_PrintsWhatItSearchedAndWhy(void** state) {
+  char log_path[] = "/tmp/hal-loader-debug-XXXXXX";
+  int log_fd = mkstemp(log_path);
+  assert_true(log_fd >= 0);
+  fflush(stderr);
+  int saved_stderr = dup(STDERR_FILENO);
+  assert_true(saved_stderr >= 0);
+  assert_true(dup2(log_fd, STDERR_FILENO) >= 0);
+  setenv("HAL_LOADER_DEBUG", "1", 1);
+  setenv("HAL_DRIVERS_DISABLE", "test_misnamed", 1);
+  hal_driver_registry_t* registry = hal_test_create_registry();
+  hal_driver_t* driver = NULL;
+  hal_status_t status = hal_driver_registry_create_driver(
+      registry, "test", hal_allocator_system(), &driver);
+  unsetenv("HAL_LOADER_DEBUG");
+  unsetenv("HAL_DRIVERS_DISABLE");
+  fflush(stderr);
+  assert_true(dup2(saved_stderr, STDERR_FILENO) >= 0);
+  close(saved_stderr);
+  HAL_ASSERT_OK(status);
+  hal_driver_release(driver);
+  hal_driver_registry_free(registry);
+  char log[16384] = "";
+  ssize_t length = pread(log_fd, log, sizeof(log) - 1, 0);
+  close(log_fd);
+  unlink(log_path);
+  assert_true(length > 0);
+  log[length] = '\0';
+  char searched[4200];
+  snprintf(searched, sizeof(searched), "hal loader: searching %s\n",
+           hal_test_plugin_dir());
+  const char* expected[] = {
+      searched,
+      "hal loader: HAL_DRIVERS_DISABLE=test_misnamed",
+      "hal-driver-test.so: loaded driver 'test' (ABI ",
+      "hal-driver-test_wrong_abi.so: rejected: INCOMPATIBLE",
+      "hal-driver-test_misnamed.so: not loaded: driver 'test_misnamed' is "
+      "disabled by HAL_DRIVERS_DISABLE=test_misnamed",
+      "hal loader: creating driver 'test' from ",
+  };
+  for (size_t i = 0; i < HAL_ARRAYSIZE(expected); ++i) {
+    if (!strstr(log, expected[i]))
+      HAL_TEST_FAIL("no '%s' in the loader's log:\n%s", expected[i], log);
+  }
+}
+
+// One strict answer for a malformed switch, naming the variable.
+static void LoaderDebug_BadValueIsRejected(void** state) {
+  setenv("HAL_LOADER_DEBUG", "yes", 1);
+  hal_driver_registry_t* registry = NULL;
+  hal_status_t status =
+      hal_driver_registry_create(NULL, hal_allocator_system(), &registry);
+  unsetenv("HAL_LOADER_DEBUG");
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT,
+                    "HAL_LOADER_DEBUG='yes': expected 0 or 1", status);
+  assert_null(registry);
+}
+
 static void CreateReleaseLoop(void** state) {
   for (int i = 0; i < 100; ++i) {
     hal_device_t* device = hal_test_create_device();
@@ -687,6 +785,10 @@ int main(void) {
       cmocka_unit_test(MissingDirectoriesAreNotErrors),
       cmocka_unit_test(InstallDirIsBesideLibhal),
       cmocka_unit_test(BadArgumentsAreRejected),
+      cmocka_unit_test(DriversSelect_LoadsOnlyMatching),
+      cmocka_unit_test(DriversDisable_WinsOverSelect),
+      cmocka_unit_test(LoaderDebug_PrintsWhatItSearchedAndWhy),
+      cmocka_unit_test(LoaderDebug_BadValueIsRejected),
       cmocka_unit_test(CreateReleaseLoop),
   };
   return cmocka_run_group_tests_name("core/loader", tests, NULL, NULL);

@@ -18,6 +18,14 @@
 // at registry creation, so a listing can say why a broken plugin is broken.
 // Plugin code other than the entry point runs only when a driver is created.
 //
+// Loader switches, read at registry creation: HAL_DRIVERS_SELECT and
+// HAL_DRIVERS_DISABLE (comma-separated fnmatch globs over driver names):
+// a plugin whose name matches no SELECT glob, or any DISABLE glob, is
+// listed with an UNAVAILABLE load_status saying which variable filtered it,
+// and never dlopen()ed. HAL_LOADER_DEBUG=1 prints every decision on stderr
+// ("hal loader: "); a value other than 0 or 1 fails the creation with
+// INVALID_ARGUMENT naming the variable.
+//
 // Thread-safety: a registry is immutable after creation; all functions are
 // thread-safe.
 

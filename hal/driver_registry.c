@@ -714,3 +714,60 @@ HAL_API hal_status_t hal_driver_registry_create_driver(
   *out_driver = driver;
   return HAL_OK;
 }
+
+HAL_API hal_status_t hal_driver_registry_create_device(
+    hal_driver_registry_t* registry, const char* uri,
+    hal_allocator_t host_allocator, hal_device_t** out_device) {
+  if (!out_device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_device is NULL");
+  }
+  *out_device = NULL;
+  if (!registry || !uri) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "registry and uri must not be NULL");
+  }
+  const char* separator = strstr(uri, "://");
+  size_t name_length = separator ? (size_t)(separator - uri) : strlen(uri);
+  const char* selector = separator ? separator + 3 : NULL;
+  char name[HAL_DRIVER_NAME_MAX];
+  bool name_ok = name_length > 0 && name_length < sizeof(name) &&
+                 strcspn(uri, "/:") >= name_length;
+  if (!name_ok || (selector && !*selector)) {
+    return hal_make_status(
+        HAL_STATUS_INVALID_ARGUMENT,
+        "device URI '%s' is not DRIVER, DRIVER://INDEX or DRIVER://NAME "
+        "(e.g. 'cuda_graph', 'cuda_graph://1')",
+        uri);
+  }
+  memcpy(name, uri, name_length);
+  name[name_length] = '\0';
+  hal_driver_t* driver = NULL;
+  HAL_RETURN_IF_ERROR(hal_driver_registry_create_driver(
+      registry, name, host_allocator, &driver));
+  hal_status_t status;
+  bool is_index =
+      selector && strspn(selector, "0123456789") == strlen(selector);
+  if (!selector) {
+    status = hal_driver_create_device_by_index(driver, 0, host_allocator,
+                                               out_device);
+  } else if (is_index) {
+    errno = 0;
+    char* end = NULL;
+    unsigned long index = strtoul(selector, &end, 10);
+    status =
+        errno || index > UINT32_MAX
+            ? hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                              "device index '%s' is out of range", selector)
+            : hal_driver_create_device_by_index(driver, (uint32_t)index,
+                                                host_allocator, out_device);
+  } else {
+    status = hal_driver_create_device_by_name(driver, selector, host_allocator,
+                                              out_device);
+  }
+  // The device holds the driver (its parent) from here on.
+  hal_driver_release(driver);
+  if (status != HAL_OK)
+    return hal_status_annotatef(status, "creating device '%s'", uri);
+  hal_registry_debug(registry, "created device '%s'", uri);
+  return HAL_OK;
+}

@@ -746,6 +746,52 @@ static void LoaderDebug_BadValueIsRejected(void** state) {
   assert_null(registry);
 }
 
+static void expect_device(hal_driver_registry_t* registry, const char* uri,
+                          uint32_t index) {
+  hal_device_t* device = NULL;
+  HAL_ASSERT_OK(hal_driver_registry_create_device(
+      registry, uri, hal_allocator_system(), &device));
+  assert_non_null(device);
+  assert_int_equal(hal_device_info(device)->index, index);
+  hal_device_release(device);
+}
+
+// Device URIs: DRIVER, DRIVER://INDEX, DRIVER://NAME; what is wrong with a
+// bad one is said, with what there is.
+static void DeviceUri_NamesDriverAndIndexOrName(void** state) {
+  hal_driver_registry_t* registry = hal_test_create_registry();
+  expect_device(registry, "test", 0);
+  expect_device(registry, "test://1", 1);
+  expect_device(registry, "test://test-device-1", 1);
+  expect_device(registry, "test://0", 0);
+  hal_device_t* device = NULL;
+  const char* malformed[] = {"", "://1", "test://", "te/st://1", "a:b"};
+  for (size_t i = 0; i < HAL_ARRAYSIZE(malformed); ++i) {
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_INVALID_ARGUMENT,
+        "is not DRIVER, DRIVER://INDEX or DRIVER://NAME",
+        hal_driver_registry_create_device(registry, malformed[i],
+                                          hal_allocator_system(), &device));
+    assert_null(device);
+  }
+  HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "creating device 'test://7'",
+                    hal_driver_registry_create_device(
+                        registry, "test://7", hal_allocator_system(), &device));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_NOT_FOUND, "'test-device-0', 'test-device-1'",
+      hal_driver_registry_create_device(registry, "test://gpu",
+                                        hal_allocator_system(), &device));
+  HAL_ASSERT_STATUS(HAL_STATUS_NOT_FOUND, "no driver named 'nope'",
+                    hal_driver_registry_create_device(
+                        registry, "nope://0", hal_allocator_system(), &device));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "out of range",
+      hal_driver_registry_create_device(registry, "test://99999999999999999999",
+                                        hal_allocator_system(), &device));
+  assert_null(device);
+  hal_driver_registry_free(registry);
+}
+
 static void CreateReleaseLoop(void** state) {
   for (int i = 0; i < 100; ++i) {
     hal_device_t* device = hal_test_create_device();
@@ -789,6 +835,7 @@ int main(void) {
       cmocka_unit_test(DriversDisable_WinsOverSelect),
       cmocka_unit_test(LoaderDebug_PrintsWhatItSearchedAndWhy),
       cmocka_unit_test(LoaderDebug_BadValueIsRejected),
+      cmocka_unit_test(DeviceUri_NamesDriverAndIndexOrName),
       cmocka_unit_test(CreateReleaseLoop),
   };
   return cmocka_run_group_tests_name("core/loader", tests, NULL, NULL);

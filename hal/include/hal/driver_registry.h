@@ -100,6 +100,19 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_driver_registry_create_driver(
     hal_driver_registry_t* registry, const char* name,
     hal_allocator_t host_allocator, hal_driver_t** out_driver);
 
+// Creates the device a URI names, with its driver:
+//   DRIVER             device 0 of driver DRIVER ("cuda_graph")
+//   DRIVER://INDEX     the device at INDEX, decimal ("cuda_graph://1")
+//   DRIVER://NAME      the first device named NAME ("hip_stream://vgpu
+//                      virtual GPU 1"); a name of digits only is an index
+// The device holds its driver; nothing else needs releasing. A malformed
+// URI is INVALID_ARGUMENT showing the forms; an unknown driver, index or
+// name is the registry's or the driver's NOT_FOUND / OUT_OF_RANGE, which
+// list what there is.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_driver_registry_create_device(
+    hal_driver_registry_t* registry, const char* uri,
+    hal_allocator_t host_allocator, hal_device_t** out_device);
+
 HAL_EXTERN_C_END
 
 #endif  // HAL_DRIVER_REGISTRY_H_

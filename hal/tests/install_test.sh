@@ -2,10 +2,16 @@
 # A staged install (meson install --destdir) is complete and relocatable:
 # the staged hal-run finds libhal through its rpath and the plugins in the
 # install's plugin directory with no environment variable set.
-# usage: install_test.sh BUILD_ROOT TEST_PLUGIN.so
+# The installed example (examples/first_program.c) builds against the
+# staged prefix through `pkg-config hal` and runs, with the build's virtual
+# GPU, on a CUDA and a HIP driver.
+# usage: install_test.sh BUILD_ROOT TEST_PLUGIN.so SANITIZE VGPU_CUDA VGPU_HIP
 set -eu
 build=$1
 plugin=$2
+sanitize=${3:-none}
+vgpu_cuda=${4:-}
+vgpu_hip=${5:-}
 stage=$(mktemp -d /tmp/hal-install-test-XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 
@@ -45,4 +51,39 @@ echo "$out" | grep -q "  $plugin_dir\$" ||
 out=$(env -u HAL_DRIVER_PATH -u LD_LIBRARY_PATH "$hal_run" --driver=test \
   --list-devices) || fail "staged hal-run --driver=test exited $?"
 echo "$out" | grep -q "test-device-0" || fail "devices not listed: $out"
+# The example, from the installed docs, built as a user would.
+example=$(find "$stage" -path '*/examples/first_program.c' | head -n1)
+[ -n "$example" ] || fail "examples/first_program.c not installed"
+cflags=$(PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$libdir/pkgconfig" \
+  pkg-config --cflags hal) || fail "pkg-config --cflags hal"
+libs=$(PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$libdir/pkgconfig" \
+  pkg-config --libs hal) || fail "pkg-config --libs hal"
+sanitize_flags=""
+case "$sanitize" in
+  none) ;;
+  *) sanitize_flags="-fsanitize=$sanitize" ;;
+esac
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Wextra -Werror $sanitize_flags $cflags "$example" $libs \
+  -o "$stage/first_program" || fail "the example does not build"
+run_example() {
+  env -u HAL_DRIVER_PATH LD_LIBRARY_PATH="$libdir" "$@" \
+    "$stage/first_program" --device="$device" >"$stage/example.log" 2>&1 ||
+    { cat "$stage/example.log"; fail "first_program --device=$device"; }
+  grep -q "^ok: 0 of 1024 words wrong" "$stage/example.log" ||
+    { cat "$stage/example.log"; fail "first_program --device=$device: no ok"; }
+  echo "first_program --device=$device: $(tail -n1 "$stage/example.log")"
+}
+# The test plugin has no semaphores: the example runs on the GPU drivers,
+# over the build's virtual GPU when there is one.
+[ -n "$vgpu_cuda$vgpu_hip" ] ||
+  echo "first_program built; not run (this build has no virtual GPU)"
+if [ -n "$vgpu_cuda" ]; then
+  device=cuda_graph://1
+  run_example HAL_CUDA_LIBRARY="$vgpu_cuda"
+fi
+if [ -n "$vgpu_hip" ]; then
+  device=hip_stream
+  run_example HAL_HIP_LIBRARY="$vgpu_hip"
+fi
 echo "1 passed, 0 failed"

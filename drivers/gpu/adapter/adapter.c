@@ -96,6 +96,41 @@ void gpu_adapter_context_free(gpu_adapter_t* adapter, gpu_context_t* context) {
   hal_allocator_free(gpu_adapter_base(adapter)->allocator, context);
 }
 
+struct gpu_adapter_host_call_t {
+  gpu_host_fn_t fn;
+  void* user_data;
+  hal_allocator_t allocator;
+};
+
+hal_status_t gpu_adapter_host_call_create(gpu_adapter_base_t* base,
+                                          gpu_host_fn_t fn, void* user_data,
+                                          gpu_adapter_host_call_t** out_call) {
+  *out_call = NULL;
+  gpu_adapter_host_call_t* call = NULL;
+  HAL_RETURN_IF_ERROR(
+      hal_allocator_malloc(base->allocator, sizeof(*call), (void**)&call));
+  call->fn = fn;
+  call->user_data = user_data;
+  call->allocator = base->allocator;
+  *out_call = call;
+  return HAL_OK;
+}
+
+void gpu_adapter_host_call_run(gpu_adapter_host_call_t* call,
+                               bool stream_failed) {
+  // Freed before the function runs: the wait it ends may be followed by
+  // the adapter's destruction, allocator included.
+  gpu_host_fn_t fn = call->fn;
+  void* user_data = call->user_data;
+  gpu_adapter_host_call_discard(call);
+  if (!stream_failed)
+    fn(user_data);
+}
+
+void gpu_adapter_host_call_discard(gpu_adapter_host_call_t* call) {
+  hal_allocator_free(call->allocator, call);
+}
+
 hal_status_t gpu_adapter_memset_value(uint32_t pattern, uint32_t pattern_size,
                                       uint32_t* out_value) {
   *out_value = 0;

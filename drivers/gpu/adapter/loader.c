@@ -148,11 +148,9 @@ hal_status_t gpu_adapter_symbols_resolve(gpu_adapter_base_t* base,
       continue;
     const char* note = hidden ? " (hidden)" : "";
     if (symbol->flags & GPU_ADAPTER_SYMBOL_REQUIRED) {
-      bool renamed = strcmp(symbol->name, symbol->export_name) != 0;
-      gpu_adapter_text_append(
-          &missing_required, "%s%s%s%s%s%s", missing_required_count ? ", " : "",
-          symbol->name, renamed ? " (exported as " : "",
-          renamed ? symbol->export_name : "", renamed ? ")" : "", note);
+      gpu_adapter_text_append(&missing_required, "%s%s%s",
+                              missing_required_count ? ", " : "", symbol->name,
+                              note);
       ++missing_required_count;
     } else {
       gpu_adapter_text_append(missing_optional, "%s%s%s",

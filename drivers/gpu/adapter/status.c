@@ -60,6 +60,43 @@ hal_status_t gpu_adapter_result_status(const gpu_adapter_base_t* base,
   return hal_status_allocate(code, file, line, "%s", text.data);
 }
 
+hal_status_t gpu_adapter_init_status(const gpu_adapter_base_t* base,
+                                     int32_t result, bool no_device,
+                                     const char* call, const char* file,
+                                     int line, hal_status_t* out_no_device) {
+  *out_no_device = HAL_OK;
+  if (result == 0)
+    return HAL_OK;
+  hal_status_t status =
+      gpu_adapter_result_status(base, result, call, file, line);
+  if (!no_device)
+    return status;
+  *out_no_device = status;
+  return HAL_OK;
+}
+
+void gpu_adapter_explain_no_device(const gpu_adapter_base_t* base,
+                                   int32_t result, int count, const char* call,
+                                   hal_status_t* inout_no_device) {
+  gpu_adapter_text_t text = {0};
+  if (result != 0) {
+    gpu_adapter_result_describe(base, result, call, &text);
+  } else {
+    gpu_adapter_text_append(&text, "device count %d", count);
+  }
+  *inout_no_device = hal_status_annotatef(*inout_no_device, "%s", text.data);
+}
+
+hal_status_t gpu_adapter_query_status(const gpu_adapter_base_t* base,
+                                      int32_t result, int32_t not_ready,
+                                      const char* call, const char* file,
+                                      int line, bool* out_done) {
+  *out_done = result == 0;
+  if (result == 0 || result == not_ready)
+    return HAL_OK;
+  return gpu_adapter_result_status(base, result, call, file, line);
+}
+
 bool gpu_adapter_status_is_device_lost(hal_status_t status) {
   return hal_status_is(status, HAL_STATUS_DEVICE_LOST);
 }

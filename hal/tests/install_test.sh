@@ -74,16 +74,53 @@ run_example() {
     { cat "$stage/example.log"; fail "first_program --device=$device: no ok"; }
   echo "first_program --device=$device: $(tail -n1 "$stage/example.log")"
 }
+grep -q 'vgpudir=${libdir}/hal/vgpu' "$libdir/pkgconfig/hal.pc" ||
+  fail "hal.pc lacks vgpudir"
+vgpu_dir="$libdir/hal/vgpu"
 # The test plugin has no semaphores: the example runs on the GPU drivers,
-# over the build's virtual GPU when there is one.
-[ -n "$vgpu_cuda$vgpu_hip" ] ||
-  echo "first_program built; not run (this build has no virtual GPU)"
-if [ -n "$vgpu_cuda" ]; then
-  device=cuda_graph://1
-  run_example HAL_CUDA_LIBRARY="$vgpu_cuda"
-fi
-if [ -n "$vgpu_hip" ]; then
-  device=hip_stream
-  run_example HAL_HIP_LIBRARY="$vgpu_hip"
+# over the installed virtual GPU when the build has one.
+run_examples() {
+  if [ -n "$vgpu_cuda" ]; then
+    [ -f "$vgpu_dir/libvgpu-cuda.so" ] || fail "no libvgpu-cuda.so in $vgpu_dir"
+    device=cuda_graph://1
+    run_example HAL_CUDA_LIBRARY="$vgpu_dir/libvgpu-cuda.so"
+  fi
+  if [ -n "$vgpu_hip" ]; then
+    [ -f "$vgpu_dir/libvgpu-hip.so" ] || fail "no libvgpu-hip.so in $vgpu_dir"
+    device=hip_stream
+    run_example HAL_HIP_LIBRARY="$vgpu_dir/libvgpu-hip.so"
+  fi
+  [ -n "$vgpu_cuda$vgpu_hip" ] ||
+    echo "first_program built; not run (this build has no virtual GPU)"
+}
+run_examples
+
+# The same example through CMake's find_package(hal) and hal::hal.
+config=$(find "$stage" -name halConfig.cmake | head -n1)
+[ -n "$config" ] || fail "halConfig.cmake not installed"
+[ -f "$(dirname "$config")/halConfigVersion.cmake" ] ||
+  fail "halConfigVersion.cmake not installed"
+if command -v cmake >/dev/null 2>&1; then
+  mkdir -p "$stage/cmake-src"
+  cp "$example" "$stage/cmake-src/"
+  cat >"$stage/cmake-src/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(first_program C)
+find_package(hal 0.1 REQUIRED)
+add_executable(first_program first_program.c)
+target_link_libraries(first_program PRIVATE hal::hal)
+CMAKE
+  rm -f "$stage/first_program"
+  cmake -S "$stage/cmake-src" -B "$stage/cmake-build" \
+    -Dhal_DIR="$(dirname "$config")" \
+    -DCMAKE_C_FLAGS="-Wall -Wextra -Werror $sanitize_flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$sanitize_flags" >"$stage/cmake.log" 2>&1 &&
+    cmake --build "$stage/cmake-build" >>"$stage/cmake.log" 2>&1 ||
+    { cat "$stage/cmake.log"; fail "the example does not build with find_package(hal)"; }
+  cp "$stage/cmake-build/first_program" "$stage/first_program"
+  echo "first_program built with find_package(hal)"
+  run_examples
+else
+  echo "cmake not found: the find_package(hal) build is not checked"
 fi
 echo "1 passed, 0 failed"

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "async_internal.h"
+#include "hal/env.h"
 
 typedef struct hal_async_task_t {
   struct hal_async_task_t* next;
@@ -205,15 +206,20 @@ void hal_async_runtime_submit(hal_async_runtime_t* runtime,
   }
 }
 
-static int32_t hal_async_default_worker_count(void) {
-  const char* text = getenv("HAL_ASYNC_WORKER_THREADS");
-  if (text && *text) {
-    long count = strtol(text, NULL, 10);
-    if (count > 0 && count <= 1024)
-      return (int32_t)count;
+// HAL_ASYNC_WORKER_THREADS (1..1024), else one worker per online CPU; a
+// malformed value is the parser's INVALID_ARGUMENT naming it.
+static hal_status_t hal_async_default_worker_count(int32_t* out_count) {
+  uint64_t count = 0;
+  bool set = false;
+  HAL_RETURN_IF_ERROR(
+      hal_env_uint("HAL_ASYNC_WORKER_THREADS", 1, 1024, &count, &set));
+  if (set) {
+    *out_count = (int32_t)count;
+    return HAL_OK;
   }
   long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online > 0 ? (int32_t)online : 1;
+  *out_count = online > 0 ? (int32_t)online : 1;
+  return HAL_OK;
 }
 
 HAL_ASYNC_API hal_status_t
@@ -228,7 +234,7 @@ hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
                            "worker_count %d not in [0, 1024]", worker_count);
   }
   if (worker_count == 0)
-    worker_count = hal_async_default_worker_count();
+    HAL_RETURN_IF_ERROR(hal_async_default_worker_count(&worker_count));
 
   hal_async_runtime_t* runtime = NULL;
   HAL_RETURN_IF_ERROR(

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hal/env.h"
 #include "hal/library.h"
 #include "hal/plugin.h"
 #include "hal/resource.h"
@@ -523,15 +524,15 @@ HAL_API hal_status_t hal_driver_registry_create(
   HAL_RETURN_IF_ERROR(hal_allocator_malloc(host_allocator, sizeof(*registry),
                                            (void**)&registry));
   registry->host_allocator = host_allocator;
-  const char* debug = getenv("HAL_LOADER_DEBUG");
-  if (debug && *debug && strcmp(debug, "0") != 0 && strcmp(debug, "1") != 0) {
+  // Every setting libhal reads is checked here, where a program can be
+  // told (HAL_LOADER_DEBUG among them).
+  hal_status_t env_status = hal_env_check();
+  if (env_status == HAL_OK)
+    env_status = hal_env_flag("HAL_LOADER_DEBUG", &registry->debug, NULL);
+  if (env_status != HAL_OK) {
     hal_allocator_free(host_allocator, registry);
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "HAL_LOADER_DEBUG='%s': expected 0 or 1 (1 prints "
-                           "what the loader searches, loads and rejects)",
-                           debug);
+    return hal_status_annotatef(env_status, "creating the driver registry");
   }
-  registry->debug = debug && strcmp(debug, "1") == 0;
   const char* select = getenv("HAL_DRIVERS_SELECT");
   const char* disable = getenv("HAL_DRIVERS_DISABLE");
   hal_status_t status = HAL_OK;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "hal/env.h"
 #include "semaphore_impl.h"
 
 // Entries up to this count keep their bookkeeping on the stack.
@@ -111,37 +112,38 @@ static hal_status_t hal_sync_wait_result(hal_wait_mode_t mode, size_t count,
 
 // HAL_SYNC_MAX_WAIT_MS: a bound on every host wait, so a hang in a test or a
 // debugging session becomes a DEADLINE_EXCEEDED naming the knob instead of
-// a process that never returns. Read once; 0 or unset: unbounded.
+// a process that never returns. Read once; 0 or unset: unbounded. A value
+// that does not parse makes every wait that would block fail with the
+// parser's INVALID_ARGUMENT (kept for the process's life), rather than run
+// unbounded while the user thinks it is bounded.
 static pthread_once_t hal_sync_max_wait_once = PTHREAD_ONCE_INIT;
 static hal_duration_t hal_sync_max_wait_ns;
+static hal_status_t hal_sync_max_wait_error;
 
 static void hal_sync_max_wait_load(void) {
-  const char* text = getenv("HAL_SYNC_MAX_WAIT_MS");
-  if (!text || !*text)
-    return;
-  char* end = NULL;
-  long long ms = strtoll(text, &end, 10);
-  if (*end != '\0' || ms <= 0) {
-    fprintf(stderr,
-            "hal: ignoring HAL_SYNC_MAX_WAIT_MS=%s (not a positive "
-            "number of milliseconds)\n",
-            text);
-    return;
-  }
+  uint64_t ms = 0;
+  hal_sync_max_wait_error =
+      hal_env_uint("HAL_SYNC_MAX_WAIT_MS", 0, 86400000, &ms, NULL);
   hal_sync_max_wait_ns = (hal_duration_t)ms * 1000000;
 }
 
-// Clamps |*deadline_ns| to now + HAL_SYNC_MAX_WAIT_MS; true if it did.
-static bool hal_sync_clamp_deadline(hal_time_t* deadline_ns) {
+// Clamps |*deadline_ns| to now + HAL_SYNC_MAX_WAIT_MS (|*out_clamped| says
+// whether it did); the setting's error if it is malformed.
+static hal_status_t hal_sync_clamp_deadline(hal_time_t* deadline_ns,
+                                            bool* out_clamped) {
+  *out_clamped = false;
   pthread_once(&hal_sync_max_wait_once, hal_sync_max_wait_load);
+  if (hal_sync_max_wait_error)
+    return hal_status_clone(hal_sync_max_wait_error);
   if (hal_sync_max_wait_ns == 0)
-    return false;
+    return HAL_OK;
   hal_time_t bound =
       hal_time_add_saturated(hal_time_now(), hal_sync_max_wait_ns);
   if (*deadline_ns <= bound)
-    return false;
+    return HAL_OK;
   *deadline_ns = bound;
-  return true;
+  *out_clamped = true;
+  return HAL_OK;
 }
 
 hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
@@ -152,7 +154,8 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
     return HAL_OK;
   if (hal_sync_wait_fast_path(mode, count, semaphores, values))
     return HAL_OK;
-  bool clamped = hal_sync_clamp_deadline(&deadline_ns);
+  bool clamped = false;
+  HAL_RETURN_IF_ERROR(hal_sync_clamp_deadline(&deadline_ns, &clamped));
 
   hal_sync_wait_entry_t inline_entries[HAL_SYNC_WAIT_INLINE_COUNT];
   hal_sync_wait_entry_t* entries = inline_entries;

@@ -2,6 +2,8 @@
 
 #include "wake.h"
 
+#include "hal/env.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
@@ -109,8 +111,11 @@ bool hal_sync_wake_futex_enabled(void) {
   static _Atomic int cached = -1;
   int value = atomic_load_explicit(&cached, memory_order_relaxed);
   if (value < 0) {
-    const char* env = getenv("HAL_SYNC_NO_FUTEX");
-    value = (env && env[0] && strcmp(env, "0") != 0) ? 0 : 1;
+    // A malformed value keeps the futex path (hal_env_check, which the
+    // registry runs, reports it).
+    bool no_futex = false;
+    hal_status_ignore(hal_env_flag("HAL_SYNC_NO_FUTEX", &no_futex, NULL));
+    value = no_futex ? 0 : 1;
     atomic_store_explicit(&cached, value, memory_order_relaxed);
   }
   return value == 1;

@@ -1,11 +1,14 @@
 // Environment knobs, the seed, deterministic hashing and jitter.
 //
 // Every knob is read once, when the library is loaded (see docs/vgpu.md for
-// the list). A malformed number or flag is reported and the knob keeps its
-// default. VGPU_FAULTS is stricter: a rule that cannot be parsed, or that
-// names a call the facade does not implement, would silently inject nothing
-// and let a fault test pass without its fault, so it is a fatal
-// configuration error: the process exits with EX_CONFIG at load.
+// the list), by one parser per kind (env_uint, env_bool). A malformed or
+// out-of-range value would run something other than what was asked for
+// (VGPU_DEVICES=1000 a two-device run; a VGPU_FAULTS rule that cannot be
+// parsed, or names a call the facade does not implement, would inject
+// nothing and let a fault test pass without its fault), so each is
+// reported naming the variable and the accepted values, and together they
+// are a fatal configuration error: the process exits with EX_CONFIG at
+// load.
 //
 // The seed makes every random decision of the runtime a pure function of
 // (seed, what, which): jitter of operation k of stream s, the n-th call of
@@ -26,6 +29,13 @@
 
 vgpu_config vgpu_cfg;
 
+// Settings that did not parse: each is reported, and together they are
+// fatal at load (as a bad VGPU_FAULTS rule is): a knob that silently kept
+// its default would run a different test than the one asked for.
+static int bad_settings;
+
+// The one parser of numeric knobs: false when unset; a malformed or
+// out-of-range value is reported and counted.
 static bool env_uint(const char* name, unsigned long long min,
                      unsigned long long max, unsigned long long* out) {
   const char* s = getenv(name);
@@ -34,15 +44,17 @@ static bool env_uint(const char* name, unsigned long long min,
   char* end = NULL;
   errno = 0;
   unsigned long long v = strtoull(s, &end, 0);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-    vgpu_log("ignoring %s=%s (expected an integer in [%llu, %llu])", name, s,
-             min, max);
+  if (errno != 0 || end == s || *end != '\0' || *s == '-' || v < min ||
+      v > max) {
+    vgpu_log("%s=%s: expected an integer in [%llu, %llu]", name, s, min, max);
+    ++bad_settings;
     return false;
   }
   *out = v;
   return true;
 }
 
+// The one parser of flags: 0/1 (also false/true, off/on).
 static bool env_bool(const char* name, bool def) {
   const char* s = getenv(name);
   if (s == NULL || *s == '\0')
@@ -51,7 +63,8 @@ static bool env_bool(const char* name, bool def) {
     return false;
   if (strcmp(s, "1") == 0 || strcmp(s, "true") == 0 || strcmp(s, "on") == 0)
     return true;
-  vgpu_log("ignoring %s=%s (expected 0 or 1)", name, s);
+  vgpu_log("%s=%s: expected 0 or 1", name, s);
+  ++bad_settings;
   return def;
 }
 
@@ -273,18 +286,25 @@ void vgpu_config_load(const vgpu_facade* facade) {
       vgpu_log("VGPU_CALL_COUNTS: out of memory, not counting");
   }
   int bad_rules = load_faults(facade);
-  if (bad_rules > 0) {
+  bool seeded = env_uint("VGPU_SEED", 0, UINT64_MAX, &v);
+  if (bad_rules > 0 || bad_settings > 0) {
     // Fatal (see the top of this file). _exit: nothing else of the runtime
     // exists yet, and exit() would run other libraries' destructors inside
     // the dlopen() that loads this one.
-    vgpu_log("exiting with %d (EX_CONFIG): %d bad VGPU_FAULTS rule(s) in '%s'",
-             EX_CONFIG, bad_rules, getenv("VGPU_FAULTS"));
+    if (bad_rules > 0) {
+      vgpu_log(
+          "exiting with %d (EX_CONFIG): %d bad VGPU_FAULTS rule(s) in "
+          "'%s'",
+          EX_CONFIG, bad_rules, getenv("VGPU_FAULTS"));
+    } else {
+      vgpu_log("exiting with %d (EX_CONFIG): %d bad VGPU_* setting(s)",
+               EX_CONFIG, bad_settings);
+    }
     fflush(stdout);
     fflush(stderr);
     _exit(EX_CONFIG);
   }
 
-  bool seeded = env_uint("VGPU_SEED", 0, UINT64_MAX, &v);
   if (seeded) {
     vgpu_cfg.seed = v;
   } else {

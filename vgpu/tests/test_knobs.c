@@ -302,6 +302,40 @@ static void check_fault_names(const char* lib) {
   free(out);
 }
 
+// A knob that does not parse, or is out of its range, is as fatal as a bad
+// fault rule: the process exits at load naming the variable and its range,
+// and nothing runs.
+static void check_bad_setting(const char* lib, const char* env,
+                              const char* what) {
+  int st = 0;
+  char* out = run_memset_child(lib, env, &st);
+  if (!(WIFEXITED(st) && WEXITSTATUS(st) == 78))
+    fprintf(stderr, "child status 0x%x, output:\n%s\n", st, out);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 78);
+  assert_non_null(strstr(out, what));
+  assert_non_null(strstr(out, "bad VGPU_* setting(s)"));
+  assert_null(strstr(out, "memset32_async="));  // nothing ran
+  free(out);
+}
+
+static void t_bad_settings_are_fatal(void** state) {
+  (void)state;
+  check_bad_setting(lib_path, "VGPU_DEVICES=1000",
+                    "VGPU_DEVICES=1000: expected an integer in [0, ");
+  check_bad_setting(lib_path, "VGPU_JITTER_US=abc",
+                    "VGPU_JITTER_US=abc: expected an integer in [0, 1000000]");
+  check_bad_setting(lib_path, "VGPU_STREAM_THREADS=-1",
+                    "VGPU_STREAM_THREADS=-1: expected an integer in [1, 256]");
+  check_bad_setting(lib_path, "VGPU_STRICT=maybe",
+                    "VGPU_STRICT=maybe: expected 0 or 1");
+  // Independent of VGPU_FAIL_EXIT_CODE and strict mode.
+  check_bad_setting(lib_path,
+                    "VGPU_FAIL_EXIT_CODE=70 VGPU_STRICT=0 "
+                    "VGPU_SEED=x1",
+                    "VGPU_SEED=x1: expected an integer in [0, ");
+}
+
 static void t_fault_unknown_call(void** state) {
   (void)state;
   check_fault_names(lib_path);
@@ -642,6 +676,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test_setup(t_lost_stream_sync_drains, setup),
       cmocka_unit_test_setup(t_lost_device_sync_drains, setup),
       cmocka_unit_test_setup(t_fault_unknown_call, setup),
+      cmocka_unit_test_setup(t_bad_settings_are_fatal, setup),
       cmocka_unit_test_setup(t_call_counts, setup),
       cmocka_unit_test_setup(t_seed_reproducible, setup),
       cmocka_unit_test_setup(t_jitter, setup),

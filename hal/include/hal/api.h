@@ -12,6 +12,7 @@
 #include "hal/device.h"
 #include "hal/driver.h"
 #include "hal/driver_registry.h"
+#include "hal/env.h"
 #include "hal/executable.h"
 #include "hal/recording.h"
 #include "hal/resource.h"

@@ -37,8 +37,35 @@ static void InfiniteWaitIsBounded(void** state) {
   hal_semaphore_release(semaphore);
 }
 
+// Run with HAL_SYNC_MAX_WAIT_MS=100ms (not a number): a wait that would
+// block fails naming the setting instead of running unbounded; one that
+// needs no blocking still returns.
+static void MalformedBoundFailsBlockingWaits(void** state) {
+  hal_semaphore_t* semaphore = NULL;
+  assert_null(hal_semaphore_create_host(hal_allocator_system(), 1, &semaphore));
+  assert_null(hal_semaphore_wait(semaphore, 1, hal_infinite_timeout()));
+  for (int i = 0; i < 2; ++i) {  // every time, not only the first
+    hal_status_t status =
+        hal_semaphore_wait(semaphore, 2, hal_make_timeout_ns(1000));
+    assert_int_equal(hal_status_code(status), HAL_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(hal_status_message(status),
+                           "HAL_SYNC_MAX_WAIT_MS='100ms': expected an "
+                           "integer in [0, 86400000]"));
+    hal_status_free(status);
+  }
+  hal_semaphore_release(semaphore);
+}
+
 int main(void) {
-  if (!getenv("HAL_SYNC_MAX_WAIT_MS")) {
+  const char* bound = getenv("HAL_SYNC_MAX_WAIT_MS");
+  if (bound && strcmp(bound, "100ms") == 0) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(MalformedBoundFailsBlockingWaits),
+    };
+    return cmocka_run_group_tests_name("sync/max_wait_malformed", tests, NULL,
+                                       NULL);
+  }
+  if (!bound) {
     fprintf(stderr, "run with HAL_SYNC_MAX_WAIT_MS=100 (meson does)\n");
     return 1;
   }

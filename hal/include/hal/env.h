@@ -1,0 +1,37 @@
+// Copyright 2026 The HAL Authors.
+//
+// HAL_* environment settings, read by one strict parser. A value that does
+// not parse, or is outside what the setting accepts, is INVALID_ARGUMENT
+// naming the variable and the accepted values: a setting never silently
+// keeps its default because of a typo. Unset or empty means "not set".
+
+#ifndef HAL_ENV_H_
+#define HAL_ENV_H_
+
+#include "hal/base.h"
+#include "hal/status.h"
+
+HAL_EXTERN_C_BEGIN
+
+// |name| as a decimal integer in [min, max] into |*out_value| (untouched
+// when unset); |*out_set| says whether it was set.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_env_uint(const char* name,
+                                                      uint64_t min,
+                                                      uint64_t max,
+                                                      uint64_t* out_value,
+                                                      bool* out_set);
+
+// |name| as a flag, "0" or "1", into |*out_value| (untouched when unset).
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_env_flag(const char* name,
+                                                      bool* out_value,
+                                                      bool* out_set);
+
+// Every HAL_* setting libhal itself reads (HAL_SYNC_MAX_WAIT_MS,
+// HAL_SYNC_NO_FUTEX, HAL_LOADER_DEBUG), checked at once: the first bad one.
+// hal_driver_registry_create() calls it, so a program that makes a registry
+// learns of a bad setting there.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_env_check(void);
+
+HAL_EXTERN_C_END
+
+#endif  // HAL_ENV_H_

@@ -103,9 +103,10 @@ static void hal_run_find_paths(hal_run_paths_t* paths) {
     fclose(file);
     return;
   }
-  // Installed: the virtual GPU sits in libdir, beside libhal.
-  int length = snprintf(paths->vgpu, sizeof(paths->vgpu), "%s/%s", exe_dir,
-                        HAL_RUN_LIBDIR_FROM_BINDIR);
+  // Installed: the virtual GPU sits in <libdir>/hal/vgpu (hal.pc's
+  // vgpudir).
+  int length = snprintf(paths->vgpu, sizeof(paths->vgpu), "%s/%s/hal/vgpu",
+                        exe_dir, HAL_RUN_LIBDIR_FROM_BINDIR);
   if (length < 0 || (size_t)length >= sizeof(paths->vgpu)) {
     paths->vgpu[0] = '\0';  // too long to be a usable path
   }

@@ -95,6 +95,18 @@ run_examples() {
 }
 run_examples
 
+# The installed hal-run falls back to the installed virtual GPU.
+if [ -n "$vgpu_cuda" ]; then
+  out=$(env -u HAL_DRIVER_PATH -u LD_LIBRARY_PATH -u HAL_CUDA_LIBRARY \
+    "$hal_run" --driver=cuda_stream 2>&1) ||
+    { echo "$out"; fail "staged hal-run --driver=cuda_stream exited $?"; }
+  echo "$out" | grep -q "virtual GPU (HAL_CUDA_LIBRARY=.*/hal/vgpu/libvgpu-cuda.so)" ||
+    { echo "$out"; fail "the staged hal-run did not use the installed virtual GPU"; }
+  echo "$out" | grep -q "^pipeline ok: driver=cuda_stream" ||
+    { echo "$out"; fail "the staged pipeline did not pass"; }
+  echo "staged hal-run --driver=cuda_stream: on the installed virtual GPU, ok"
+fi
+
 # The same example through CMake's find_package(hal) and hal::hal.
 config=$(find "$stage" -name halConfig.cmake | head -n1)
 [ -n "$config" ] || fail "halConfig.cmake not installed"

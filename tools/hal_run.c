@@ -4,10 +4,14 @@
 //
 //   hal-run --list-drivers               every plugin found, and why a broken
 //                                        one is broken
-//   hal-run --driver=NAME --list-devices the devices a driver sees
+//   hal-run --list-devices [--driver=N]  the devices of every usable driver,
+//                                        or of one
 //   hal-run --driver=NAME                the pipeline workload (main job)
 //   hal-run --driver=all                 the pipeline on every driver found
-//   hal-run --help
+//   hal-run --device=URI                 the pipeline on one device
+//                                        (cuda_graph://1:
+//                                        hal/driver_registry.h)
+//   hal-run --help | --version
 //
 // Plugins are found through HAL_DRIVER_PATH, then (when run from a build
 // tree) the build's drivers folder named in hal-run.build-paths beside the
@@ -34,21 +38,47 @@
 #define HAL_RUN_EXIT_FAILURE 1
 #define HAL_RUN_EXIT_USAGE 2
 
+#ifndef HAL_RUN_VERSION
+#define HAL_RUN_VERSION "unknown"
+#endif
+
+// Set by -v: the full chain of why a system runtime was not used.
+static bool hal_run_verbose;
+
 static void hal_run_print_usage(FILE* stream) {
   fprintf(
       stream,
       "usage: hal-run [options]\n"
       "\n"
+      "  --driver=NAME         run the pipeline on device 0 of driver NAME\n"
+      "                        (all: on every usable driver)\n"
+      "  --device=URI          run the pipeline on one device: DRIVER,\n"
+      "                        DRIVER://INDEX or DRIVER://NAME\n"
       "  --list-drivers        list driver plugins found (name, ABI, file,\n"
       "                        status) and the directories searched\n"
-      "  --driver=NAME         the driver to use\n"
-      "  --list-devices        list the devices of --driver\n"
-      "  --help                this text\n"
+      "  --list-devices        list the devices of every usable driver, or\n"
+      "                        of --driver\n"
+      "  -v, --verbose         say in full why a system runtime was not used\n"
+      "  --version             hal-run's version and plugin ABI\n"
+      "  -h, --help            this text\n"
+      "Each option may be given once.\n"
       "\n"
       "environment:\n"
       "  HAL_DRIVER_PATH       colon-separated directories searched for\n"
       "                        hal-driver-<name>.so before the install's\n"
-      "                        plugin directory\n");
+      "                        plugin directory\n"
+      "  HAL_DRIVERS_SELECT, HAL_DRIVERS_DISABLE\n"
+      "                        comma-separated globs of drivers to load, or\n"
+      "                        not to\n"
+      "  HAL_LOADER_DEBUG=1    print what the loader searches, loads and\n"
+      "                        rejects\n"
+      "  HAL_CUDA_LIBRARY, HAL_HIP_LIBRARY\n"
+      "                        the vendor runtime to load; unset, hal-run\n"
+      "                        tries the system runtime, then the virtual GPU\n"
+      "  HAL_SYNC_MAX_WAIT_MS  bound every host wait (a hang becomes an "
+      "error)\n"
+      "\n"
+      "exit status: 0 success, 1 a failure (its status on stderr), 2 usage\n");
 }
 
 // The directory of this executable (no trailing slash) into |out|.
@@ -244,9 +274,21 @@ static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
                                 "%s)",
                                 vgpu_path);
   }
+  // The first link of the chain, without its source location, unless -v.
   char reason[512];
   hal_status_format(system_status, reason, sizeof(reason));
   hal_status_free(system_status);
+  if (!hal_run_verbose) {
+    char* cut = strstr(reason, "; ");
+    if (cut)
+      snprintf(cut, sizeof(reason) - (size_t)(cut - reason), " (-v: why)");
+    // "CODE: file.c:123: message" -> "CODE: message"
+    char* location = strstr(reason, ": ");
+    char* message = location ? strstr(location + 2, ": ") : NULL;
+    if (location && message &&
+        memchr(location, '.', (size_t)(message - location)))
+      memmove(location + 2, message + 2, strlen(message + 2) + 1);
+  }
   setenv(vendor->variable, vgpu_path, 1);
   vendor->fell_back = true;
   int length = snprintf(runtime_note, note_capacity,
@@ -262,16 +304,14 @@ static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
                                            hal_allocator_system(), out_driver);
 }
 
-static int hal_run_list_devices(const hal_run_paths_t* paths,
-                                const char* driver_name) {
-  hal_driver_registry_t* registry = NULL;
-  hal_status_t status = hal_run_create_registry(paths, &registry);
+// Lists the devices of |driver_name| into stdout.
+static hal_status_t hal_run_list_driver_devices(const hal_run_paths_t* paths,
+                                                hal_driver_registry_t* registry,
+                                                const char* driver_name) {
   hal_driver_t* driver = NULL;
   char note[1024] = "";
-  if (!status) {
-    status = hal_run_create_driver(paths, registry, driver_name, &driver, note,
-                                   sizeof(note));
-  }
+  hal_status_t status = hal_run_create_driver(paths, registry, driver_name,
+                                              &driver, note, sizeof(note));
   uint32_t count = 0;
   if (!status)
     status = hal_driver_query_device_count(driver, &count);
@@ -281,7 +321,8 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
       hal_device_info_t info;
       status = hal_driver_query_device_info(driver, i, &info);
       if (!status) {
-        printf("  [%u] %-32s %8llu MiB  %u queue(s)\n", info.index, info.name,
+        printf("  %s://%u  %-32s %8llu MiB  %u queue(s)\n", driver_name,
+               info.index, info.name,
                (unsigned long long)(info.total_memory >> 20), info.queue_count);
       }
     }
@@ -291,31 +332,87 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
     }
   }
   hal_driver_release(driver);
-  hal_driver_registry_free(registry);
+  return status;
+}
+
+// The devices of |driver_name|, or of every usable driver when NULL (a
+// driver that fails is reported and the listing goes on).
+static int hal_run_list_devices(const hal_run_paths_t* paths,
+                                const char* driver_name) {
+  hal_driver_registry_t* registry = NULL;
+  hal_status_t status = hal_run_create_registry(paths, &registry);
   if (status) {
     hal_run_print_status("", status);
     hal_status_free(status);
     return HAL_RUN_EXIT_FAILURE;
   }
-  return HAL_RUN_EXIT_OK;
+  int exit_code = HAL_RUN_EXIT_OK;
+  if (driver_name) {
+    status = hal_run_list_driver_devices(paths, registry, driver_name);
+    if (status) {
+      hal_run_print_status("", status);
+      hal_status_free(status);
+      exit_code = HAL_RUN_EXIT_FAILURE;
+    }
+  } else {
+    size_t count = hal_driver_registry_plugin_count(registry);
+    uint32_t listed = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const hal_plugin_record_t* record =
+          hal_driver_registry_plugin_at(registry, i);
+      if (record->shadowed_by || record->load_status)
+        continue;
+      status = hal_run_list_driver_devices(paths, registry, record->name);
+      if (status) {
+        char prefix[128];
+        snprintf(prefix, sizeof(prefix), "driver %s: ", record->name);
+        hal_run_print_status(prefix, status);
+        hal_status_free(status);
+        exit_code = HAL_RUN_EXIT_FAILURE;
+      } else {
+        ++listed;
+      }
+    }
+    // A listing of every driver succeeds when one of them lists devices;
+    // the others were reported above.
+    exit_code = HAL_RUN_EXIT_OK;
+    if (listed == 0) {
+      fprintf(stderr, "hal-run: no usable driver has a device\n");
+      hal_run_print_directories(stderr, registry);
+      exit_code = HAL_RUN_EXIT_FAILURE;
+    }
+  }
+  hal_driver_registry_free(registry);
+  return exit_code;
 }
 
-// Runs the pipeline on device 0 of |driver_name|; prints its summary line.
+// Runs the pipeline on the device |uri| names (a driver name alone: its
+// device 0); prints its summary line.
 static hal_status_t hal_run_pipeline_on(const hal_run_paths_t* paths,
                                         hal_driver_registry_t* registry,
-                                        const char* driver_name) {
+                                        const char* uri) {
+  char driver_name[HAL_DRIVER_NAME_MAX];
+  size_t name_length = strcspn(uri, ":");
+  if (name_length >= sizeof(driver_name))
+    name_length = sizeof(driver_name) - 1;
+  memcpy(driver_name, uri, name_length);
+  driver_name[name_length] = '\0';
+  // The driver first, choosing its runtime; then the device by its URI
+  // (the library parses it), on the runtime chosen.
   hal_driver_t* driver = NULL;
   char note[1024] = "";
   HAL_RETURN_IF_ERROR(hal_run_create_driver(paths, registry, driver_name,
                                             &driver, note, sizeof(note)));
   printf("driver %s: running on %s\n", driver_name, note);
   hal_device_t* device = NULL;
-  hal_status_t status = hal_driver_create_device_by_index(
-      driver, 0, hal_allocator_system(), &device);
+  hal_status_t status = hal_driver_registry_create_device(
+      registry, uri, hal_allocator_system(), &device);
+  hal_driver_release(driver);
+  driver = NULL;
   hal_pipeline_result_t result;
   memset(&result, 0, sizeof(result));
   if (!status) {
-    printf("  device 0: %s, %u queue(s)\n", hal_device_info(device)->name,
+    printf("  device %s: %s, %u queue(s)\n", uri, hal_device_info(device)->name,
            hal_device_info(device)->queue_count);
     hal_pipeline_options_t options = hal_pipeline_default_options();
     status = hal_pipeline_run(device, &options, true, &result);
@@ -382,58 +479,94 @@ static int hal_run_pipeline(const hal_run_paths_t* paths,
 }
 
 int main(int argc, char** argv) {
-  enum { OPT_LIST_DRIVERS = 256, OPT_LIST_DEVICES, OPT_DRIVER, OPT_HELP };
+  enum {
+    OPT_LIST_DRIVERS = 256,
+    OPT_LIST_DEVICES,
+    OPT_DRIVER,
+    OPT_DEVICE,
+    OPT_VERSION,
+    OPT_HELP,
+    OPT_VERBOSE,
+    OPT_COUNT_
+  };
   static const struct option long_options[] = {
       {"list-drivers", no_argument, NULL, OPT_LIST_DRIVERS},
       {"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
       {"driver", required_argument, NULL, OPT_DRIVER},
+      {"device", required_argument, NULL, OPT_DEVICE},
+      {"version", no_argument, NULL, OPT_VERSION},
+      {"verbose", no_argument, NULL, OPT_VERBOSE},
       {"help", no_argument, NULL, OPT_HELP},
       {NULL, 0, NULL, 0},
   };
-  bool list_drivers = false;
-  bool list_devices = false;
+  int seen[OPT_COUNT_] = {0};
   const char* driver_name = NULL;
+  const char* device_uri = NULL;
   int option;
-  while ((option = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
-    switch (option) {
-      case OPT_LIST_DRIVERS:
-        list_drivers = true;
-        break;
-      case OPT_LIST_DEVICES:
-        list_devices = true;
-        break;
-      case OPT_DRIVER:
-        driver_name = optarg;
-        break;
-      case OPT_HELP:
-      case 'h':
-        hal_run_print_usage(stdout);
-        return HAL_RUN_EXIT_OK;
-      default:
-        hal_run_print_usage(stderr);
-        return HAL_RUN_EXIT_USAGE;
+  while ((option = getopt_long(argc, argv, "hv", long_options, NULL)) != -1) {
+    if (option == 'h')
+      option = OPT_HELP;
+    if (option == 'v')
+      option = OPT_VERBOSE;
+    if (option < OPT_LIST_DRIVERS || option >= OPT_COUNT_) {
+      hal_run_print_usage(stderr);
+      return HAL_RUN_EXIT_USAGE;
     }
+    if (seen[option]++) {
+      fprintf(stderr, "hal-run: %s given twice\n", argv[optind - 1]);
+      return HAL_RUN_EXIT_USAGE;
+    }
+    if (option == OPT_DRIVER)
+      driver_name = optarg;
+    if (option == OPT_DEVICE)
+      device_uri = optarg;
   }
   if (optind < argc) {
     fprintf(stderr, "hal-run: unexpected argument '%s'\n", argv[optind]);
     hal_run_print_usage(stderr);
     return HAL_RUN_EXIT_USAGE;
   }
-  hal_run_paths_t paths;
-  hal_run_find_paths(&paths);
-  if (list_drivers) {
-    return hal_run_list_drivers(&paths);
+  if (seen[OPT_HELP]) {
+    hal_run_print_usage(stdout);
+    return HAL_RUN_EXIT_OK;
   }
-  if (driver_name && list_devices) {
-    return hal_run_list_devices(&paths, driver_name);
+  if (seen[OPT_VERSION]) {
+    printf("hal-run %s (HAL plugin ABI %u)\n", HAL_RUN_VERSION,
+           HAL_PLUGIN_ABI_VERSION);
+    return HAL_RUN_EXIT_OK;
   }
-  if (driver_name) {
-    return hal_run_pipeline(&paths, driver_name);
-  }
-  if (list_devices) {
-    fprintf(stderr, "hal-run: --list-devices needs --driver=NAME\n");
+  hal_run_verbose = seen[OPT_VERBOSE] > 0;
+  if (driver_name && device_uri) {
+    fprintf(stderr,
+            "hal-run: --driver and --device both choose the device: give "
+            "one\n");
     return HAL_RUN_EXIT_USAGE;
   }
+  if (seen[OPT_LIST_DRIVERS] &&
+      (driver_name || device_uri || seen[OPT_LIST_DEVICES])) {
+    fprintf(stderr, "hal-run: --list-drivers takes no other option\n");
+    return HAL_RUN_EXIT_USAGE;
+  }
+  if (device_uri && seen[OPT_LIST_DEVICES]) {
+    fprintf(stderr,
+            "hal-run: --list-devices lists by --driver, not "
+            "--device\n");
+    return HAL_RUN_EXIT_USAGE;
+  }
+  if (driver_name && strcmp(driver_name, "all") == 0 &&
+      seen[OPT_LIST_DEVICES]) {
+    driver_name = NULL;  // every driver is what --list-devices lists anyway
+  }
+  hal_run_paths_t paths;
+  hal_run_find_paths(&paths);
+  if (seen[OPT_LIST_DRIVERS])
+    return hal_run_list_drivers(&paths);
+  if (seen[OPT_LIST_DEVICES])
+    return hal_run_list_devices(&paths, driver_name);
+  if (driver_name)
+    return hal_run_pipeline(&paths, driver_name);
+  if (device_uri)
+    return hal_run_pipeline(&paths, device_uri);
   hal_run_print_usage(stderr);
   return HAL_RUN_EXIT_USAGE;
 }

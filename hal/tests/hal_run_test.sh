@@ -48,8 +48,21 @@ check no_devices 1 "" "no devices" -- \
   "$hal_run" --driver=test_no_devices --list-devices
 check bad_option 2 "" "usage" -- "$hal_run" --bogus
 check no_action 2 "" "usage" -- "$hal_run"
-check list_devices_needs_driver 2 "" "needs --driver" -- \
-  "$hal_run" --list-devices
+check list_devices_all 0 "test://1  test-device-1" \
+  "driver test_no_devices: NOT_FOUND" -- "$hal_run" --list-devices
+check version 0 "^hal-run [0-9.]* (HAL plugin ABI [0-9]*)\$" "" -- \
+  "$hal_run" --version
+check help_lists_everything 0 "HAL_DRIVERS_SELECT" "" -- "$hal_run" -h
+check help_exit_codes 0 "exit status: 0 success, 1 a failure" "" -- \
+  "$hal_run" --help
+check repeated_flag 2 "" "--driver=test given twice" -- \
+  "$hal_run" --driver=test --driver=test --list-devices
+check conflicting_flags 2 "" "--driver and --device both choose" -- \
+  "$hal_run" --driver=test --device=test://1
+check list_drivers_alone 2 "" "--list-drivers takes no other option" -- \
+  "$hal_run" --list-drivers --driver=test
+check device_out_of_range 1 "" "creating device 'test://7'.*OUT_OF_RANGE\|OUT_OF_RANGE.*test://7" -- \
+  "$hal_run" --device=test://7
 unset HAL_DRIVER_PATH
 # From the build tree, with no environment: the build's drivers folder.
 check build_tree 0 "/drivers\$" "" -- "$hal_run" --list-drivers
@@ -59,6 +72,19 @@ if [ "$driver_count" -gt 0 ]; then
   unset HAL_CUDA_LIBRARY HAL_HIP_LIBRARY
   check pipeline_all 0 "^pipeline: $driver_count driver(s) passed, 0 failed" "" -- \
     "$hal_run" --driver=all
+  if [ -f "$(dirname "$hal_run")/../drivers/hal-driver-cuda_graph.so" ]; then
+    # One device by URI; the fallback said in one line, in full with -v.
+    check pipeline_device 0 "^  device cuda_graph://1: vgpu virtual GPU 1" "" -- \
+      "$hal_run" --device=cuda_graph://1
+    if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+      echo "skip fallback_one_line: a system libcuda.so.1 is installed"
+    else
+      check fallback_one_line 0 "not usable: NOT_FOUND: could not load the CUDA runtime (-v: why)" "" -- \
+        env HAL_DRIVERS_SELECT=cuda_graph "$hal_run" --device=cuda_graph
+      check fallback_verbose 0 "not usable: .*loader.c:[0-9]*: could not load the CUDA runtime; tried" "" -- \
+        env HAL_DRIVERS_SELECT=cuda_graph "$hal_run" -v --device=cuda_graph
+    fi
+  fi
   # Real runtimes with no GPU behind them: a clean "no devices" with the
   # vendor's error name, and a non-zero exit. Skipped (with a line saying
   # so) where the machine lacks the library.

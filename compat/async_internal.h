@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hal/mlir_async.h"
 #include "hal/semaphore.h"
-#include "hal_mlir_async.h"
 
 // Reports a misuse of the ABI (over-release, double emplace, group
 // overflow): prints "hal-async: <message>" to stderr and, in builds with

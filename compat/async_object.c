@@ -1,7 +1,7 @@
 // Copyright 2026 The HAL Authors.
 //
 // Tokens, values and groups of MLIR's async runtime ABI, built from the sync
-// module's host semaphores and timepoints (the header hal_mlir_async.h has
+// module's host semaphores and timepoints (the header hal/mlir_async.h has
 // the contract).
 //
 // State lives in the semaphore, nowhere else:

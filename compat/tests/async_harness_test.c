@@ -24,7 +24,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "hal_mlir_async.h"
+#include "hal/mlir_async.h"
 
 //===----------------------------------------------------------------------===//
 // Fixture and helpers

@@ -31,6 +31,19 @@ grep -q 'plugindir=${libdir}/hal/drivers' "$libdir/pkgconfig/hal.pc" ||
   fail "hal.pc lacks plugindir"
 header=$(find "$stage" -path '*/include/hal/device.h' | head -n1)
 [ -n "$header" ] || fail "public headers not installed"
+# What a user builds on: the async runtime's header and .pc, the kernel
+# authoring headers, the docs and the licence.
+for file in include/hal/mlir_async.h include/hal/hal_kernel.h \
+    include/vgpu/vgpu_module.h share/doc/hal/LICENSE share/doc/hal/README.md \
+    share/doc/hal/sync-contract.md; do
+  find "$stage" -path "*/$file" | grep -q . || fail "$file not installed"
+done
+[ -f "$libdir/pkgconfig/hal-async-runtime.pc" ] ||
+  fail "hal-async-runtime.pc not installed"
+async=$(find "$stage" -name 'libhal-async-runtime.so' | head -n1)
+[ -n "$async" ] || fail "libhal-async-runtime.so not installed"
+readelf -d "$async" | grep -q 'R.*PATH.*\$ORIGIN' ||
+  fail "libhal-async-runtime.so has no \$ORIGIN run path"
 # Test plugins are never installed.
 if find "$stage" -name 'hal-driver-test*' | grep -q .; then
   fail "a test plugin was installed"

@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "hal/mlir_async.h"
 #include "hal/semaphore.h"
 #include "hal/time.h"
-#include "hal_mlir_async.h"
 #include "mlir_ref.h"
 
 static int64_t rounds = 20000;

@@ -44,6 +44,29 @@
 
 // Set by -v: the full chain of why a system runtime was not used.
 static bool hal_run_verbose;
+// Set by --json: listings as one JSON document on stdout.
+static bool hal_run_json;
+
+// |text| as a JSON string.
+static void hal_run_json_string(const char* text) {
+  putchar('"');
+  for (const unsigned char* c = (const unsigned char*)text; *c; ++c) {
+    if (*c == '"' || *c == '\\') {
+      printf("\\%c", *c);
+    } else if (*c < 0x20) {
+      printf("\\u%04x", *c);
+    } else {
+      putchar(*c);
+    }
+  }
+  putchar('"');
+}
+
+// A status as text (for JSON and listings).
+static void hal_run_status_text(hal_status_t status, char* text,
+                                size_t capacity) {
+  hal_status_format(status, text, capacity);
+}
 
 static void hal_run_print_usage(FILE* stream) {
   fprintf(
@@ -58,6 +81,9 @@ static void hal_run_print_usage(FILE* stream) {
       "                        status) and the directories searched\n"
       "  --list-devices        list the devices of every usable driver, or\n"
       "                        of --driver\n"
+      "  --dump-devices        the same with each device's properties\n"
+      "                        (memory types, executable formats, limits)\n"
+      "  --json                the listings above as JSON on stdout\n"
       "  -v, --verbose         say in full why a system runtime was not used\n"
       "  --version             hal-run's version and plugin ABI\n"
       "  -h, --help            this text\n"
@@ -176,19 +202,43 @@ static int hal_run_list_drivers(const hal_run_paths_t* paths) {
   hal_driver_registry_t* registry = NULL;
   hal_status_t status = hal_run_create_registry(paths, &registry);
   if (status) {
-    fprintf(stderr, "hal-run: ");
-    hal_status_fprint(stderr, status);
+    hal_run_print_status("", status);
     hal_status_free(status);
     return HAL_RUN_EXIT_FAILURE;
   }
   size_t count = hal_driver_registry_plugin_count(registry);
-  printf("%-16s %-4s %-10s %s\n", "DRIVER", "ABI", "STATUS", "FILE");
+  if (hal_run_json)
+    printf("{\"drivers\": [");
+  else
+    printf("%-16s %-4s %-10s %s\n", "DRIVER", "ABI", "STATUS", "FILE");
   for (size_t i = 0; i < count; ++i) {
     const hal_plugin_record_t* record =
         hal_driver_registry_plugin_at(registry, i);
     const char* state = record->shadowed_by   ? "shadowed"
                         : record->load_status ? "broken"
                                               : "ok";
+    char message[2048] = "";
+    if (record->load_status)
+      hal_run_status_text(record->load_status, message, sizeof(message));
+    if (hal_run_json) {
+      printf("%s\n  {\"name\": ", i ? "," : "");
+      hal_run_json_string(record->name);
+      printf(", \"abi\": %u, \"status\": \"%s\", \"path\": ",
+             record->abi_version, state);
+      hal_run_json_string(record->path);
+      if (record->shadowed_by) {
+        printf(", \"shadowed_by\": ");
+        hal_run_json_string(record->shadowed_by);
+      } else if (record->load_status) {
+        printf(", \"error\": ");
+        hal_run_json_string(message);
+      } else {
+        printf(", \"description\": ");
+        hal_run_json_string(record->description);
+      }
+      printf("}");
+      continue;
+    }
     char abi[16] = "-";
     if (record->abi_version) {
       snprintf(abi, sizeof(abi), "%u", record->abi_version);
@@ -198,16 +248,24 @@ static int hal_run_list_drivers(const hal_run_paths_t* paths) {
       printf("    not used: %s of the same name comes first\n",
              record->shadowed_by);
     } else if (record->load_status) {
-      char message[2048];
-      hal_status_format(record->load_status, message, sizeof(message));
       printf("    %s\n", message);
     } else if (record->description[0]) {
       printf("    %s\n", record->description);
     }
   }
-  if (count == 0)
-    printf("(no driver plugins found)\n");
-  hal_run_print_directories(stdout, registry);
+  if (hal_run_json) {
+    printf("%s], \"directories\": [", count ? "\n" : "");
+    size_t directories = hal_driver_registry_directory_count(registry);
+    for (size_t i = 0; i < directories; ++i) {
+      printf("%s", i ? ", " : "");
+      hal_run_json_string(hal_driver_registry_directory_at(registry, i));
+    }
+    printf("]}\n");
+  } else {
+    if (count == 0)
+      printf("(no driver plugins found)\n");
+    hal_run_print_directories(stdout, registry);
+  }
   hal_driver_registry_free(registry);
   return HAL_RUN_EXIT_OK;
 }
@@ -304,10 +362,92 @@ static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
                                            hal_allocator_system(), out_driver);
 }
 
-// Lists the devices of |driver_name| into stdout.
+// Prints one device of |driver|: a line (and with |dump| its properties),
+// or a JSON object.
+static hal_status_t hal_run_print_device(hal_driver_t* driver,
+                                         const char* driver_name,
+                                         uint32_t index, bool dump,
+                                         bool first) {
+  hal_device_info_t info;
+  HAL_RETURN_IF_ERROR(hal_driver_query_device_info(driver, index, &info));
+  char uri[HAL_DRIVER_NAME_MAX + 16];
+  snprintf(uri, sizeof(uri), "%s://%u", driver_name, info.index);
+  hal_device_properties_t properties;
+  memset(&properties, 0, sizeof(properties));
+  hal_device_t* device = NULL;
+  if (dump) {
+    HAL_RETURN_IF_ERROR(hal_driver_create_device_by_index(
+        driver, index, hal_allocator_system(), &device));
+    hal_status_t status = hal_device_query_properties(device, &properties);
+    if (status) {
+      hal_device_release(device);
+      return status;
+    }
+  }
+  const char* formats =
+      properties.executable_formats && *properties.executable_formats
+          ? properties.executable_formats
+          : "none";
+  if (hal_run_json) {
+    printf("%s\n      {\"uri\": ", first ? "" : ",");
+    hal_run_json_string(uri);
+    printf(", \"name\": ");
+    hal_run_json_string(info.name);
+    printf(", \"total_memory\": %llu, \"queue_count\": %u",
+           (unsigned long long)info.total_memory, info.queue_count);
+    if (dump) {
+      printf(", \"device_local\": %s, \"host_visible\": %s",
+             properties.supported_memory_types & HAL_MEMORY_TYPE_DEVICE_LOCAL
+                 ? "true"
+                 : "false",
+             properties.supported_memory_types & HAL_MEMORY_TYPE_HOST_VISIBLE
+                 ? "true"
+                 : "false");
+      printf(", \"executable_formats\": ");
+      hal_run_json_string(
+          properties.executable_formats ? properties.executable_formats : "");
+      printf(
+          ", \"max_workgroup_size\": %u, \"max_workgroup_count\": "
+          "[%u, %u, %u]",
+          properties.max_workgroup_size, properties.max_workgroup_count[0],
+          properties.max_workgroup_count[1], properties.max_workgroup_count[2]);
+    }
+    printf("}");
+  } else {
+    printf("  %-18s %-32s %8llu MiB  %u queue(s)\n", uri, info.name,
+           (unsigned long long)(info.total_memory >> 20), info.queue_count);
+    if (dump) {
+      printf(
+          "    memory types:        %s%s%s\n",
+          properties.supported_memory_types & HAL_MEMORY_TYPE_DEVICE_LOCAL
+              ? "device-local"
+              : "",
+          properties.supported_memory_types ==
+                  (HAL_MEMORY_TYPE_DEVICE_LOCAL | HAL_MEMORY_TYPE_HOST_VISIBLE)
+              ? ", "
+              : "",
+          properties.supported_memory_types & HAL_MEMORY_TYPE_HOST_VISIBLE
+              ? "host-visible"
+              : "");
+      printf("    executable formats:  %s\n", formats);
+      printf("    max workgroup size:  %u threads\n",
+             properties.max_workgroup_size);
+      printf("    max workgroup count: %u x %u x %u\n",
+             properties.max_workgroup_count[0],
+             properties.max_workgroup_count[1],
+             properties.max_workgroup_count[2]);
+    }
+  }
+  hal_device_release(device);
+  return HAL_OK;
+}
+
+// Lists the devices of |driver_name| into stdout (|dump|: with their
+// properties); |first| for the JSON separators.
 static hal_status_t hal_run_list_driver_devices(const hal_run_paths_t* paths,
                                                 hal_driver_registry_t* registry,
-                                                const char* driver_name) {
+                                                const char* driver_name,
+                                                bool dump, bool first) {
   hal_driver_t* driver = NULL;
   char note[1024] = "";
   hal_status_t status = hal_run_create_driver(paths, registry, driver_name,
@@ -315,21 +455,35 @@ static hal_status_t hal_run_list_driver_devices(const hal_run_paths_t* paths,
   uint32_t count = 0;
   if (!status)
     status = hal_driver_query_device_count(driver, &count);
+  if (hal_run_json) {
+    printf("%s\n  {\"name\": ", first ? "" : ",");
+    hal_run_json_string(driver_name);
+  }
+  if (!status && count == 0) {
+    status = hal_make_status(HAL_STATUS_NOT_FOUND,
+                             "driver '%s' found no devices", driver_name);
+  }
   if (!status) {
-    printf("driver %s on %s: %u device(s)\n", driver_name, note, count);
-    for (uint32_t i = 0; i < count && !status; ++i) {
-      hal_device_info_t info;
-      status = hal_driver_query_device_info(driver, i, &info);
-      if (!status) {
-        printf("  %s://%u  %-32s %8llu MiB  %u queue(s)\n", driver_name,
-               info.index, info.name,
-               (unsigned long long)(info.total_memory >> 20), info.queue_count);
-      }
+    if (hal_run_json) {
+      printf(", \"runtime\": ");
+      hal_run_json_string(note);
+      printf(", \"devices\": [");
+    } else {
+      printf("driver %s on %s: %u device(s)\n", driver_name, note, count);
     }
-    if (!status && count == 0) {
-      status = hal_make_status(HAL_STATUS_NOT_FOUND,
-                               "driver '%s' found no devices", driver_name);
+    for (uint32_t i = 0; i < count && !status; ++i)
+      status = hal_run_print_device(driver, driver_name, i, dump, i == 0);
+    if (hal_run_json)
+      printf("]");
+  }
+  if (hal_run_json) {
+    if (status) {
+      char text[2048];
+      hal_run_status_text(status, text, sizeof(text));
+      printf(", \"error\": ");
+      hal_run_json_string(text);
     }
+    printf("}");
   }
   hal_driver_release(driver);
   return status;
@@ -338,7 +492,7 @@ static hal_status_t hal_run_list_driver_devices(const hal_run_paths_t* paths,
 // The devices of |driver_name|, or of every usable driver when NULL (a
 // driver that fails is reported and the listing goes on).
 static int hal_run_list_devices(const hal_run_paths_t* paths,
-                                const char* driver_name) {
+                                const char* driver_name, bool dump) {
   hal_driver_registry_t* registry = NULL;
   hal_status_t status = hal_run_create_registry(paths, &registry);
   if (status) {
@@ -346,42 +500,51 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
     hal_status_free(status);
     return HAL_RUN_EXIT_FAILURE;
   }
+  if (hal_run_json)
+    printf("{\"drivers\": [");
   int exit_code = HAL_RUN_EXIT_OK;
   if (driver_name) {
-    status = hal_run_list_driver_devices(paths, registry, driver_name);
+    status =
+        hal_run_list_driver_devices(paths, registry, driver_name, dump, true);
     if (status) {
-      hal_run_print_status("", status);
+      if (!hal_run_json)
+        hal_run_print_status("", status);
       hal_status_free(status);
       exit_code = HAL_RUN_EXIT_FAILURE;
     }
   } else {
     size_t count = hal_driver_registry_plugin_count(registry);
-    uint32_t listed = 0;
+    uint32_t listed = 0, tried = 0;
     for (size_t i = 0; i < count; ++i) {
       const hal_plugin_record_t* record =
           hal_driver_registry_plugin_at(registry, i);
       if (record->shadowed_by || record->load_status)
         continue;
-      status = hal_run_list_driver_devices(paths, registry, record->name);
+      status = hal_run_list_driver_devices(paths, registry, record->name, dump,
+                                           tried++ == 0);
       if (status) {
-        char prefix[128];
-        snprintf(prefix, sizeof(prefix), "driver %s: ", record->name);
-        hal_run_print_status(prefix, status);
+        if (!hal_run_json) {
+          char prefix[128];
+          snprintf(prefix, sizeof(prefix), "driver %s: ", record->name);
+          hal_run_print_status(prefix, status);
+        }
         hal_status_free(status);
-        exit_code = HAL_RUN_EXIT_FAILURE;
       } else {
         ++listed;
       }
     }
     // A listing of every driver succeeds when one of them lists devices;
-    // the others were reported above.
-    exit_code = HAL_RUN_EXIT_OK;
+    // the others were reported.
     if (listed == 0) {
-      fprintf(stderr, "hal-run: no usable driver has a device\n");
-      hal_run_print_directories(stderr, registry);
+      if (!hal_run_json) {
+        fprintf(stderr, "hal-run: no usable driver has a device\n");
+        hal_run_print_directories(stderr, registry);
+      }
       exit_code = HAL_RUN_EXIT_FAILURE;
     }
   }
+  if (hal_run_json)
+    printf("\n]}\n");
   hal_driver_registry_free(registry);
   return exit_code;
 }
@@ -487,6 +650,8 @@ int main(int argc, char** argv) {
     OPT_VERSION,
     OPT_HELP,
     OPT_VERBOSE,
+    OPT_DUMP_DEVICES,
+    OPT_JSON,
     OPT_COUNT_
   };
   static const struct option long_options[] = {
@@ -496,6 +661,8 @@ int main(int argc, char** argv) {
       {"device", required_argument, NULL, OPT_DEVICE},
       {"version", no_argument, NULL, OPT_VERSION},
       {"verbose", no_argument, NULL, OPT_VERBOSE},
+      {"dump-devices", no_argument, NULL, OPT_DUMP_DEVICES},
+      {"json", no_argument, NULL, OPT_JSON},
       {"help", no_argument, NULL, OPT_HELP},
       {NULL, 0, NULL, 0},
   };
@@ -536,33 +703,47 @@ int main(int argc, char** argv) {
     return HAL_RUN_EXIT_OK;
   }
   hal_run_verbose = seen[OPT_VERBOSE] > 0;
+  hal_run_json = seen[OPT_JSON] > 0;
+  bool list_devices = seen[OPT_LIST_DEVICES] || seen[OPT_DUMP_DEVICES];
+  if (seen[OPT_LIST_DEVICES] && seen[OPT_DUMP_DEVICES]) {
+    fprintf(stderr,
+            "hal-run: --dump-devices lists the devices already: give "
+            "one of --list-devices, --dump-devices\n");
+    return HAL_RUN_EXIT_USAGE;
+  }
+  if (hal_run_json && !list_devices && !seen[OPT_LIST_DRIVERS]) {
+    fprintf(stderr,
+            "hal-run: --json is for --list-drivers, --list-devices "
+            "and --dump-devices\n");
+    return HAL_RUN_EXIT_USAGE;
+  }
   if (driver_name && device_uri) {
     fprintf(stderr,
             "hal-run: --driver and --device both choose the device: give "
             "one\n");
     return HAL_RUN_EXIT_USAGE;
   }
-  if (seen[OPT_LIST_DRIVERS] &&
-      (driver_name || device_uri || seen[OPT_LIST_DEVICES])) {
+  if (seen[OPT_LIST_DRIVERS] && (driver_name || device_uri || list_devices)) {
     fprintf(stderr, "hal-run: --list-drivers takes no other option\n");
     return HAL_RUN_EXIT_USAGE;
   }
-  if (device_uri && seen[OPT_LIST_DEVICES]) {
+  if (device_uri && list_devices) {
     fprintf(stderr,
-            "hal-run: --list-devices lists by --driver, not "
-            "--device\n");
+            "hal-run: --list-devices and --dump-devices list by "
+            "--driver, not --device\n");
     return HAL_RUN_EXIT_USAGE;
   }
-  if (driver_name && strcmp(driver_name, "all") == 0 &&
-      seen[OPT_LIST_DEVICES]) {
+  if (driver_name && strcmp(driver_name, "all") == 0 && list_devices) {
     driver_name = NULL;  // every driver is what --list-devices lists anyway
   }
   hal_run_paths_t paths;
   hal_run_find_paths(&paths);
   if (seen[OPT_LIST_DRIVERS])
     return hal_run_list_drivers(&paths);
-  if (seen[OPT_LIST_DEVICES])
-    return hal_run_list_devices(&paths, driver_name);
+  if (list_devices) {
+    return hal_run_list_devices(&paths, driver_name,
+                                seen[OPT_DUMP_DEVICES] > 0);
+  }
   if (driver_name)
     return hal_run_pipeline(&paths, driver_name);
   if (device_uri)

@@ -48,7 +48,7 @@ check no_devices 1 "" "no devices" -- \
   "$hal_run" --driver=test_no_devices --list-devices
 check bad_option 2 "" "usage" -- "$hal_run" --bogus
 check no_action 2 "" "usage" -- "$hal_run"
-check list_devices_all 0 "test://1  test-device-1" \
+check list_devices_all 0 "test://1 *test-device-1" \
   "driver test_no_devices: NOT_FOUND" -- "$hal_run" --list-devices
 check version 0 "^hal-run [0-9.]* (HAL plugin ABI [0-9]*)\$" "" -- \
   "$hal_run" --version
@@ -61,6 +61,30 @@ check conflicting_flags 2 "" "--driver and --device both choose" -- \
   "$hal_run" --driver=test --device=test://1
 check list_drivers_alone 2 "" "--list-drivers takes no other option" -- \
   "$hal_run" --list-drivers --driver=test
+check dump_devices 0 "max workgroup size:" "" -- \
+  "$hal_run" --dump-devices --driver=test
+check list_devices_json 0 "^ok\$" "" -- sh -c "\"$hal_run\" --list-devices --json |
+  python3 -c 'import json, sys
+d = json.load(sys.stdin)
+t = [x for x in d[\"drivers\"] if x[\"name\"] == \"test\"][0]
+assert [v[\"uri\"] for v in t[\"devices\"]] == [\"test://0\", \"test://1\"]
+assert [x for x in d[\"drivers\"] if x[\"name\"] == \"test_no_devices\"][0][\"error\"]
+print(\"ok\")'"
+check dump_devices_json 0 "^ok\$" "" -- sh -c "\"$hal_run\" --dump-devices --driver=test --json |
+  python3 -c 'import json, sys
+d = json.load(sys.stdin)[\"drivers\"][0][\"devices\"][1]
+assert d[\"uri\"] == \"test://1\" and \"executable_formats\" in d
+assert \"max_workgroup_size\" in d and len(d[\"max_workgroup_count\"]) == 3
+print(\"ok\")'"
+check list_drivers_json 0 "^ok\$" "" -- sh -c "\"$hal_run\" --list-drivers --json |
+  python3 -c 'import json, sys
+d = json.load(sys.stdin)
+s = {x[\"name\"]: x[\"status\"] for x in d[\"drivers\"]}
+assert s[\"test\"] == \"ok\" and s[\"test_wrong_abi\"] == \"broken\", s
+print(\"ok\")'"
+check json_needs_listing 2 "" "--json is for" -- "$hal_run" --json --driver=test
+check list_and_dump 2 "" "give one of --list-devices, --dump-devices" -- \
+  "$hal_run" --list-devices --dump-devices
 check device_out_of_range 1 "" "creating device 'test://7'.*OUT_OF_RANGE\|OUT_OF_RANGE.*test://7" -- \
   "$hal_run" --device=test://7
 unset HAL_DRIVER_PATH

@@ -585,7 +585,8 @@ static hal_status_t hal_run_pipeline_on(const hal_run_paths_t* paths,
   if (!status) {
     printf(
         "pipeline ok: driver=%s submissions=%u verified=%llu bytes "
-        "chain=%.2f ms fan=%.2f ms compute=%.2f ms total=%.2f ms\n",
+        "chain=%.2f ms fan=%.2f ms compute=%.2f ms total=%.2f ms (host "
+        "time)\n",
         driver_name, result.submissions,
         (unsigned long long)result.bytes_verified, result.chain_ms,
         result.fan_ms, result.compute_ms, result.total_ms);

@@ -379,18 +379,22 @@ hal_status_t hal_pipeline_run(hal_device_t* device,
   }
   hal_time_t compute_done = hal_time_now();
   if (!status && verbose) {
-    printf("  stage chain:   %u hops over %u queue(s), %.3f ms\n",
+    // Host-observed: from the first submission to the host waking on the
+    // stage's last signal (queueing, device work and wake-up together).
+    printf("  stage chain:   %u hops over %u queue(s), %.3f ms host time\n",
            options->chain_hops, p.queue_count,
            pipeline_ms(chain_start, chain_done));
-    printf("  stage fan:     %u-way fan-out + fan-in, %.3f ms\n",
+    printf("  stage fan:     %u-way fan-out + fan-in, %.3f ms host time\n",
            options->fan_width, pipeline_ms(chain_done, fan_done));
   }
 
   if (!status && verbose) {
     if (p.executable) {
-      printf("  stage compute: saxpy over %u floats (%s kernel), %.3f ms\n",
-             PIPELINE_SAXPY_COUNT, hal_kernel_image_for(device, NULL)->format,
-             pipeline_ms(fan_done, compute_done));
+      printf(
+          "  stage compute: saxpy over %u floats (%s kernel), %.3f ms host "
+          "time\n",
+          PIPELINE_SAXPY_COUNT, hal_kernel_image_for(device, NULL)->format,
+          pipeline_ms(fan_done, compute_done));
     } else {
       printf("  stage compute: skipped: no kernel image this device loads\n");
     }
@@ -404,8 +408,8 @@ hal_status_t hal_pipeline_run(hal_device_t* device,
     status = pipeline_verify_compute(&p, &verified);
   hal_time_t end = hal_time_now();
   if (!status && verbose) {
-    printf("  stage verify:  %" PRIu64 " bytes checked, %.3f ms\n", verified,
-           pipeline_ms(compute_done, end));
+    printf("  stage verify:  %" PRIu64 " bytes checked on the host, %.3f ms\n",
+           verified, pipeline_ms(compute_done, end));
   }
   out_result->submissions = p.submissions;
   out_result->bytes_verified = verified;

@@ -108,6 +108,31 @@ run_examples() {
 }
 run_examples
 
+# The dispatch example with a kernel of the user's own, built from the
+# installed authoring header for the virtual GPU.
+for file in dispatch.c scale_kernel.c; do
+  find "$stage" -path "*/examples/$file" | grep -q . || fail "examples/$file not installed"
+done
+examples_dir=$(dirname "$example")
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Wextra -Werror -shared -fPIC $cflags \
+  "$examples_dir/scale_kernel.c" -o "$stage/scale_kernel.vgpu" ||
+  fail "the example kernel does not build from the installed headers"
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Wextra -Werror $sanitize_flags $cflags \
+  "$examples_dir/dispatch.c" $libs -o "$stage/dispatch" ||
+  fail "the dispatch example does not build"
+if [ -n "$vgpu_cuda" ]; then
+  env -u HAL_DRIVER_PATH LD_LIBRARY_PATH="$libdir" \
+    HAL_CUDA_LIBRARY="$vgpu_dir/libvgpu-cuda.so" "$stage/dispatch" \
+    --device=cuda_graph --kernel="$stage/scale_kernel.vgpu" \
+    >"$stage/dispatch.log" 2>&1 ||
+    { cat "$stage/dispatch.log"; fail "dispatch --device=cuda_graph"; }
+  grep -q ": ok: 0 of 1000 words wrong" "$stage/dispatch.log" ||
+    { cat "$stage/dispatch.log"; fail "dispatch: no ok"; }
+  echo "$(cat "$stage/dispatch.log")"
+fi
+
 # The installed hal-run falls back to the installed virtual GPU.
 if [ -n "$vgpu_cuda" ]; then
   out=$(env -u HAL_DRIVER_PATH -u LD_LIBRARY_PATH -u HAL_CUDA_LIBRARY \

@@ -4,7 +4,7 @@
 // target the build can make: a virtual GPU module always, PTX when nvcc is
 // present. Entry points and their layouts are listed in kernel_images.h.
 
-#include "hal_kernel.h"
+#include "hal/hal_kernel.h"
 
 // data[i] = value for i < count.
 HAL_KERNEL(fill_u32, 1, 2) {

@@ -65,6 +65,13 @@ static void check_missing_library(gpu_adapter_vendor_t vendor,
                          "/nonexistent/libvendor.so.1 (/nonexistent/"
                          "libvendor.so.1: cannot open shared object file"));
   assert_non_null(strstr(message, variable));
+  // It says how to run on the virtual GPU instead.
+  char hint[256];
+  snprintf(hint, sizeof(hint),
+           "to run on the virtual GPU instead, set %s to its libvgpu-%s.so "
+           "(in the directory that `pkg-config --variable=vgpudir hal` names",
+           variable, vendor == GPU_ADAPTER_VENDOR_CUDA ? "cuda" : "hip");
+  assert_non_null(strstr(message, hint));
   hal_status_free(status);
 }
 

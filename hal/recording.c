@@ -125,10 +125,8 @@ static void hal_recording_destroy(hal_command_buffer_t* command_buffer) {
 static hal_status_t hal_recording_begin(hal_command_buffer_t* command_buffer) {
   hal_recording_command_buffer_t* recording =
       hal_recording_cast(command_buffer);
-  if (recording->hooks.begin) {
-    HAL_RETURN_IF_ERROR(
-        recording->hooks.begin(recording->user, command_buffer));
-  }
+  // A re-record drops the old ops; what a strategy derived from them (a
+  // graph executable) it keeps, to update in place at end().
   hal_recording_reset(recording);
   return HAL_OK;
 }
@@ -305,11 +303,6 @@ HAL_API hal_status_t hal_recording_command_buffer_create(
   return HAL_OK;
 }
 
-HAL_API bool hal_command_buffer_is_recording(
-    const hal_command_buffer_t* command_buffer) {
-  return hal_resource_is(command_buffer, &hal_recording_vtable);
-}
-
 HAL_API const hal_op_t* hal_recording_command_buffer_ops(
     const hal_command_buffer_t* command_buffer, size_t* out_count) {
   hal_recording_command_buffer_t* recording =
@@ -321,9 +314,4 @@ HAL_API const hal_op_t* hal_recording_command_buffer_ops(
 HAL_API void* hal_recording_command_buffer_user(
     const hal_command_buffer_t* command_buffer) {
   return hal_recording_cast(command_buffer)->user;
-}
-
-HAL_API void hal_recording_command_buffer_set_user(
-    hal_command_buffer_t* command_buffer, void* user) {
-  hal_recording_cast(command_buffer)->user = user;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 The HAL Authors.
 #
-# Issue 8 benchmark (a program, not a test): the same MLIR-compiled fan-out
+# The fan-out benchmark (a program, not a test): the same MLIR-compiled fan-out
 # (fanout_bench.mlir: 10,000 async.execute regions awaited through a group,
 # 20 repetitions per process) run by mlir-cpu-runner on MLIR's runtime and
 # on libhal-async-runtime, alternating processes, in one run. Prints the

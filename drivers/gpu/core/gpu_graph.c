@@ -234,11 +234,10 @@ static hal_status_t gpu_graph_create_command_buffer(
                                            sizeof(*state), (void**)&state));
   state->device = device;
   const hal_recording_hooks_t hooks = {
-      // No begin hook: a re-record keeps the executable (end() may update
-      // it in place); it holds its own copy of every parameter, so the old
-      // ops may go. begin() is refused while a submission is in flight, so
-      // end() never updates or destroys an executable with a pending
-      // launch.
+      // A re-record keeps the executable (end() may update it in place);
+      // it holds its own copy of every parameter, so the old ops may go.
+      // begin() is refused while a submission is in flight, so end() never
+      // updates or destroys an executable with a pending launch.
       .end = gpu_graph_end,
       .destroy = gpu_graph_destroy,
       .query_info = gpu_graph_query_info,

@@ -84,10 +84,6 @@ typedef struct hal_op_t {
 // Hooks a driver's strategy hangs on the recording command buffer. Each is
 // optional; each runs on the recording thread.
 typedef struct hal_recording_hooks_t {
-  // Before the op list is cleared by a (re-)begin: drop anything derived
-  // from the old list (a graph executable that a REUSABLE buffer may be able
-  // to update in place instead: the hook decides).
-  hal_status_t (*begin)(void* user, hal_command_buffer_t* command_buffer);
   // After the last op: build what the strategy needs (a graph). An error
   // here fails end() and the command buffer stays RECORDING.
   hal_status_t (*end)(void* user, hal_command_buffer_t* command_buffer);
@@ -105,11 +101,6 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_recording_command_buffer_create(
     const hal_recording_hooks_t* hooks, void* user,
     hal_command_buffer_t** out_command_buffer);
 
-// True when |command_buffer| was made by hal_recording_command_buffer_
-// create().
-HAL_API bool hal_command_buffer_is_recording(
-    const hal_command_buffer_t* command_buffer);
-
 // The ops recorded (valid until the next begin or destroy).
 HAL_API const hal_op_t* hal_recording_command_buffer_ops(
     const hal_command_buffer_t* command_buffer, size_t* out_count);
@@ -117,11 +108,6 @@ HAL_API const hal_op_t* hal_recording_command_buffer_ops(
 // The |user| pointer given at creation.
 HAL_API void* hal_recording_command_buffer_user(
     const hal_command_buffer_t* command_buffer);
-
-// Setter for drivers that must allocate the user state after the command
-// buffer exists (it is not yet shared).
-HAL_API void hal_recording_command_buffer_set_user(
-    hal_command_buffer_t* command_buffer, void* user);
 
 HAL_EXTERN_C_END
 

@@ -1,6 +1,6 @@
 // Copyright 2026 The HAL Authors.
 //
-// Issue 3 benchmark, MLIR peer: signal -> woken round trip through
+// The ping-pong benchmark, MLIR peer: signal -> woken round trip through
 //   1. our host semaphores (two semaphores, increasing payloads);
 //   2. MLIR 14's async runtime tokens (libmlir_async_runtime.so.14, reached
 //      through the C++ shim compat/mlir_ref): create, emplace, await;

@@ -153,10 +153,17 @@ static void* hal_sync_queue_completion_main(void* arg) {
   return NULL;
 }
 
+// Thread names have 15 characters (the kernel's limit): the role, then as
+// much of the queue's name as fits, from its end, where the device and
+// queue indices are ("w-a_stream:0:q1" for cuda_stream:0:q1's worker), so
+// that every queue's threads stay apart in a debugger or top.
 static void hal_sync_queue_name_thread(pthread_t thread, const char* prefix,
                                        const char* name) {
-  char thread_name[16];  // the kernel's limit, NUL included
-  snprintf(thread_name, sizeof(thread_name), "%s%s", prefix, name);
+  char thread_name[16];
+  size_t room = sizeof(thread_name) - 1 - strlen(prefix);
+  size_t length = strlen(name);
+  const char* tail = length > room ? name + (length - room) : name;
+  snprintf(thread_name, sizeof(thread_name), "%s%s", prefix, tail);
   pthread_setname_np(thread, thread_name);
 }
 
@@ -213,8 +220,8 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
                              name, strerror(result));
     goto cleanup_worker;
   }
-  hal_sync_queue_name_thread(queue->worker_thread, "hal-w-", name);
-  hal_sync_queue_name_thread(queue->completion_thread, "hal-c-", name);
+  hal_sync_queue_name_thread(queue->worker_thread, "w-", name);
+  hal_sync_queue_name_thread(queue->completion_thread, "c-", name);
   // A queue created on a device already lost takes no work.
   if (domain)
     hal_sync_loss_domain_add_queue(domain, queue);

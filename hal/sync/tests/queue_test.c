@@ -5,6 +5,7 @@
 // queues checked against a host reference model.
 
 #include "fake_device.h"
+#include "queue_impl.h"
 #include "sync_test_util.h"
 
 // A payload that records that it ran and checks, when it runs, that the
@@ -102,6 +103,31 @@ static void Q_SubmitAndSignal(void** state) {
   assert_int_equal(atomic_load(&released), 1);
   hal_test_assert_no_thread_failures();
   hal_semaphore_release(semaphore);
+  fake_device_deinitialize(&device);
+}
+
+// Thread names fit the kernel's 15 characters and keep what tells queues
+// apart: the end of the queue's name, where device and queue indices are.
+static void ThreadNamesTellQueuesApart(void** state) {
+  fake_device_t device;
+  fake_device_initialize(0, &device);
+  fake_stream_t* streams[2] = {
+      fake_stream_create(&device, "cuda_stream:0:q1", 1),
+      fake_stream_create(&device, "cuda_stream:1:q1", 1)};
+  char names[4][16];
+  for (int i = 0; i < 2; ++i) {
+    hal_sync_queue_t* queue = fake_stream_queue(streams[i]);
+    assert_int_equal(pthread_getname_np(queue->worker_thread, names[2 * i], 16),
+                     0);
+    assert_int_equal(
+        pthread_getname_np(queue->completion_thread, names[2 * i + 1], 16), 0);
+  }
+  assert_string_equal(names[0], "w-a_stream:0:q1");
+  assert_string_equal(names[1], "c-a_stream:0:q1");
+  assert_string_equal(names[2], "w-a_stream:1:q1");
+  assert_string_equal(names[3], "c-a_stream:1:q1");
+  fake_stream_destroy(streams[0]);
+  fake_stream_destroy(streams[1]);
   fake_device_deinitialize(&device);
 }
 
@@ -851,6 +877,7 @@ int main(void) {
       cmocka_unit_test(K13_DeviceWaitOnSemaphoreFailedByHost),
       cmocka_unit_test(S2_FailedWaitNeverRuns),
       cmocka_unit_test(K2_CreateSubmitDestroyLoop),
+      cmocka_unit_test(ThreadNamesTellQueuesApart),
       cmocka_unit_test(S6_RandomDagMatchesModel),
       cmocka_unit_test(K10_RandomDagWithInjectedFailure),
   };

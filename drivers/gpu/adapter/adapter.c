@@ -231,6 +231,13 @@ hal_status_t gpu_adapter_create(gpu_adapter_vendor_t vendor,
   if (!(capabilities & GPU_ADAPTER_CAP_GRAPH))
     capabilities &= ~(uint32_t)GPU_ADAPTER_CAP_GRAPH_DEPENDENT;
   info->capabilities = capabilities;
+  // The virtual GPU loads its own module format, a real runtime its
+  // vendor's.
+  info->executable_formats = !(capabilities & GPU_ADAPTER_CAP_MODULE) ? ""
+                             : info->is_virtual ? "vgpu-module"
+                             : vendor == GPU_ADAPTER_VENDOR_CUDA
+                                 ? "cuda-ptx,cuda-cubin,cuda-fatbin"
+                                 : "hip-code-object";
   status = hal_allocator_strdup(allocator, missing_optional.data,
                                 &base->missing_optional_symbols);
   if (status)

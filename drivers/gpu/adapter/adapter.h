@@ -145,6 +145,11 @@ typedef struct gpu_adapter_info_t {
   // GPU_ADAPTER_VIRTUAL_GPU_SYMBOL): modules are in its format
   // ("vgpu-module"), not the vendor's.
   bool is_virtual;
+  // The module image formats gpu_adapter_module_load() takes,
+  // comma-separated (executable.h's names): "cuda-ptx,cuda-cubin,
+  // cuda-fatbin", "hip-code-object" or "vgpu-module"; "" without
+  // GPU_ADAPTER_CAP_MODULE.
+  const char* executable_formats;
 } gpu_adapter_info_t;
 
 // Exported by libvgpu-*.so (vgpu/include/vgpu/vgpu_module.h).
@@ -351,6 +356,16 @@ HAL_MUST_USE_RESULT hal_status_t gpu_adapter_create(
 
 // adapter->ops->destroy(adapter); NULL is a no-op.
 void gpu_adapter_destroy(gpu_adapter_t* adapter);
+
+// Loads a module from an image of |format| (one of info.executable_formats)
+// of |size| bytes, in the current context (module_image.c). The vendor load
+// calls take no size and read what the image's own headers say: the image
+// is checked against them first, so a truncated one is INVALID_ARGUMENT
+// here, never a read past the caller's buffer; PTX text gets the NUL the
+// vendor reads up to. |allocator| for that copy.
+HAL_MUST_USE_RESULT hal_status_t gpu_adapter_module_load(
+    gpu_adapter_t* adapter, const char* format, const void* data, size_t size,
+    hal_allocator_t allocator, gpu_module_t* out_module);
 
 // Whether |status| came from a vendor error after which the device's
 // context is unusable (illegal address, launch failure, ECC, device

@@ -1,0 +1,103 @@
+// Copyright 2026 The HAL Authors.
+//
+// Module images: what each format is, checked against the bytes given,
+// before the vendor's load call (which takes no size) reads them.
+
+#include <string.h>
+
+#include "adapter.h"
+
+// The vendor load calls take no size: they read what the image's own
+// headers say. Check those headers against the bytes we were given so a
+// truncated image is an error here, not a read past the caller's buffer.
+static hal_status_t gpu_adapter_check_image(const char* format,
+                                            const uint8_t* data, size_t size) {
+  static const uint8_t kElf[4] = {0x7f, 'E', 'L', 'F'};
+  if (strcmp(format, "vgpu-module") == 0) {
+    uint64_t image_size = 0;
+    size_t offset = 0;
+    if (size >= 24 && memcmp(data, "VGPUMOD1", 8) == 0) {
+      uint32_t header_size = 0;
+      memcpy(&header_size, data + 12, 4);
+      memcpy(&image_size, data + 16, 8);
+      offset = header_size;
+      if (header_size < 24 || header_size > size ||
+          image_size > size - header_size) {
+        return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                               "vgpu module header announces %llu bytes "
+                               "after a %u-byte header; %zu bytes were given",
+                               (unsigned long long)image_size, header_size,
+                               size);
+      }
+    }
+    const uint8_t* elf = data + offset;
+    size_t elf_size = size - offset;
+    if (elf_size < 64 || memcmp(elf, kElf, 4) != 0 || elf[4] != 2) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "not a vgpu module: no 64-bit ELF image");
+    }
+    // The runtime sizes the image from its own headers (a module load
+    // takes no length), so every table and segment they name must lie in
+    // what was given: the section header table, the program header table
+    // and each segment's file bytes.
+    uint64_t shoff = 0, phoff = 0;
+    uint16_t shentsize = 0, shnum = 0, phentsize = 0, phnum = 0;
+    memcpy(&phoff, elf + 32, 8);
+    memcpy(&shoff, elf + 40, 8);
+    memcpy(&phentsize, elf + 54, 2);
+    memcpy(&phnum, elf + 56, 2);
+    memcpy(&shentsize, elf + 58, 2);
+    memcpy(&shnum, elf + 60, 2);
+    uint64_t end = 0;
+    if (shoff > elf_size || (uint64_t)shentsize * shnum > elf_size - shoff) {
+      end = shoff + (uint64_t)shentsize * shnum;
+    } else if (phnum && (phentsize < 56 || phoff > elf_size ||
+                         (uint64_t)phentsize * phnum > elf_size - phoff)) {
+      end = phoff + (uint64_t)phentsize * phnum;
+    }
+    for (uint16_t i = 0; !end && i < phnum; ++i) {
+      const uint8_t* ph = elf + phoff + (uint64_t)i * phentsize;
+      uint64_t segment_offset = 0, segment_size = 0;
+      memcpy(&segment_offset, ph + 8, 8);
+      memcpy(&segment_size, ph + 32, 8);
+      if (segment_offset > elf_size ||
+          segment_size > elf_size - segment_offset) {
+        end = segment_offset + segment_size;
+      }
+    }
+    if (end) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "truncated or corrupt vgpu module: its ELF "
+                             "headers name bytes up to %llu, %zu were given",
+                             (unsigned long long)end, elf_size);
+    }
+    return HAL_OK;
+  }
+  if (strcmp(format, "cuda-cubin") == 0 &&
+      (size < 64 || memcmp(data, kElf, 4) != 0)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "not a cubin: no ELF header");
+  }
+  return HAL_OK;
+}
+
+hal_status_t gpu_adapter_module_load(gpu_adapter_t* adapter, const char* format,
+                                     const void* data, size_t size,
+                                     hal_allocator_t allocator,
+                                     gpu_module_t* out_module) {
+  *out_module = NULL;
+  HAL_RETURN_IF_ERROR(gpu_adapter_check_image(format, data, size));
+  // PTX is text the driver reads up to its NUL: give it one.
+  const void* image = data;
+  char* ptx = NULL;
+  if (strcmp(format, "cuda-ptx") == 0) {
+    HAL_RETURN_IF_ERROR(
+        hal_allocator_malloc(allocator, size + 1, (void**)&ptx));
+    memcpy(ptx, data, size);
+    image = ptx;
+  }
+  hal_status_t status =
+      adapter->ops->module_load_data(adapter, image, out_module);
+  hal_allocator_free(allocator, ptx);
+  return status;
+}

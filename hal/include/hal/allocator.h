@@ -7,6 +7,20 @@
 // its own heap, count them, or make them fail to test error paths. A
 // zero-initialized hal_allocator_t (hal_allocator_system()) uses libc.
 //
+// The one exception is the sync module (hal/sync/), which uses libc for
+// what it shares across every caller and driver of the process and for its
+// hot paths, where no caller's allocator is at hand: the pools of
+// timepoints, waiters and native events (pool.c, event_pool.c), queues and
+// their ready lists (queue.c), submissions (submission.c), loss domains and
+// their snapshots (loss_domain.c), a semaphore's timepoint heap and device
+// timepoints (timepoint.c, semaphore.c), and the entries of a list wait
+// over more than 16 semaphores (wait.c). Running out there is
+// RESOURCE_EXHAUSTED where the call can return it, or a slower path (a
+// device timepoint not kept: its waiters park on the host); the two
+// failure paths that cannot return one (failing a lost device's semaphores,
+// failing a queue's parked submissions) abort with a message. What a
+// semaphore itself takes comes from the allocator given to its creation.
+//
 // Allocations are zero-filled. Sizes that overflow are rejected with
 // OUT_OF_RANGE before anything is allocated; exhaustion is
 // RESOURCE_EXHAUSTED naming the size.

@@ -49,6 +49,14 @@ CTS_CASE(CreateDeviceByIndexAndName) {
   HAL_ASSERT_OK(hal_device_query_properties(by_name, &properties));
   assert_int_equal(properties.queue_count, info.queue_count);
   assert_true(properties.supported_memory_types & HAL_MEMORY_TYPE_DEVICE_LOCAL);
+  // What runs it: a runtime library that was loaded, its driver version,
+  // a compute capability; on the virtual GPU it says so.
+  assert_non_null(properties.runtime_path);
+  assert_true(strlen(properties.runtime_path) > 0);
+  assert_true(properties.driver_version > 0);
+  assert_true(properties.compute_capability_major > 0);
+  if (strstr(properties.runtime_path, "libvgpu-"))
+    assert_true(properties.is_virtual);
   hal_device_release(by_index);
   hal_device_release(by_name);
 }

@@ -411,6 +411,16 @@ static hal_status_t hal_run_print_device(hal_driver_t* driver,
           "[%u, %u, %u]",
           properties.max_workgroup_size, properties.max_workgroup_count[0],
           properties.max_workgroup_count[1], properties.max_workgroup_count[2]);
+      printf(", \"virtual\": %s, \"runtime_path\": ",
+             properties.is_virtual ? "true" : "false");
+      hal_run_json_string(properties.runtime_path ? properties.runtime_path
+                                                  : "");
+      printf(
+          ", \"driver_version\": %d, \"runtime_version\": %d, "
+          "\"compute_capability\": [%u, %u]",
+          properties.driver_version, properties.runtime_version,
+          properties.compute_capability_major,
+          properties.compute_capability_minor);
     }
     printf("}");
   } else {
@@ -436,6 +446,17 @@ static hal_status_t hal_run_print_device(hal_driver_t* driver,
              properties.max_workgroup_count[0],
              properties.max_workgroup_count[1],
              properties.max_workgroup_count[2]);
+      printf("    compute capability:  %u.%u\n",
+             properties.compute_capability_major,
+             properties.compute_capability_minor);
+      printf(
+          "    runtime:             %s (%s), driver version %d, runtime "
+          "version %d\n",
+          properties.runtime_path && *properties.runtime_path
+              ? properties.runtime_path
+              : "none",
+          properties.is_virtual ? "the virtual GPU" : "not virtual",
+          properties.driver_version, properties.runtime_version);
     }
   }
   hal_device_release(device);

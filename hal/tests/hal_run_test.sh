@@ -100,6 +100,8 @@ if [ "$driver_count" -gt 0 ]; then
     # One device by URI; the fallback said in one line, in full with -v.
     check pipeline_device 0 "^  device cuda_graph://1: vgpu virtual GPU 1" "" -- \
       "$hal_run" --device=cuda_graph://1
+    check dump_devices_runtime 0 "runtime: .*libvgpu-cuda.so (the virtual GPU), driver version [1-9]" "" -- \
+      "$hal_run" --dump-devices --driver=cuda_graph
     if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
       echo "skip fallback_one_line: a system libcuda.so.1 is installed"
     else

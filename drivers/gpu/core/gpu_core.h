@@ -100,6 +100,7 @@ struct gpu_device_t {
   const gpu_strategy_t* strategy;  // the driver's
   int ordinal;                     // the vendor's device index
   uint32_t max_threads_per_block;  // the vendor's limit, read at creation
+  uint32_t compute_capability[2];  // major, minor; read at creation
   gpu_context_t* context;
   hal_device_allocator_t allocator;
   _Atomic uint64_t allocated_bytes;

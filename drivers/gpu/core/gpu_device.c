@@ -229,6 +229,13 @@ static hal_status_t gpu_device_query_properties(
   out_properties->max_workgroup_count[0] = 2147483647u;
   out_properties->max_workgroup_count[1] = 65535u;
   out_properties->max_workgroup_count[2] = 65535u;
+  const gpu_adapter_info_t* info = &device->adapter->info;
+  out_properties->runtime_path = info->library_path;
+  out_properties->driver_version = info->driver_version;
+  out_properties->runtime_version = info->runtime_version;
+  out_properties->compute_capability_major = device->compute_capability[0];
+  out_properties->compute_capability_minor = device->compute_capability[1];
+  out_properties->is_virtual = info->is_virtual;
   return HAL_OK;
 }
 
@@ -374,6 +381,15 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
         device->adapter, device->ordinal,
         GPU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &max_threads);
     device->max_threads_per_block = max_threads > 0 ? (uint32_t)max_threads : 1;
+  }
+  for (int i = 0; i < 2 && status == HAL_OK; ++i) {
+    int value = 0;
+    status = device->adapter->ops->device_attribute(
+        device->adapter, device->ordinal,
+        i == 0 ? GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+               : GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        &value);
+    device->compute_capability[i] = value > 0 ? (uint32_t)value : 0;
   }
   if (status == HAL_OK) {
     hal_sync_event_interface_t events = {

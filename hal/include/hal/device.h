@@ -52,6 +52,18 @@ typedef struct hal_device_properties_t {
   // Dispatch limits: threads per workgroup, and workgroups per dimension.
   uint32_t max_workgroup_size;
   uint32_t max_workgroup_count[3];
+  // What runs it (zero or "" where a driver has no such thing): the
+  // runtime library loaded (a path), its driver and runtime versions as the
+  // vendor encodes them (cuDriverGetVersion: 1000 * major + 10 * minor;
+  // hipDriverGetVersion, hipRuntimeGetVersion), the compute capability
+  // (CUDA's SM version; HIP's gfx major and minor), and whether it is the
+  // virtual GPU rather than a real one.
+  const char* runtime_path;
+  int driver_version;
+  int runtime_version;
+  uint32_t compute_capability_major;
+  uint32_t compute_capability_minor;
+  bool is_virtual;
 } hal_device_properties_t;
 
 struct hal_device_t {

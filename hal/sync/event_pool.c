@@ -3,8 +3,17 @@
 #include "sync_event_pool.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+// pool.c frees a block after this (on trim, outside the pool lock): the
+// driver's event goes with it.
+static void hal_sync_native_event_deinitialize(hal_sync_pool_block_t* block) {
+  hal_sync_native_event_t* event = (hal_sync_native_event_t*)block;
+  if (event->handle)
+    event->pool->interface.destroy(event->pool->interface.self, event->handle);
+}
 
 HAL_API hal_status_t hal_sync_event_pool_create(
     hal_sync_event_interface_t interface, size_t max_free_count,
@@ -24,30 +33,17 @@ HAL_API hal_status_t hal_sync_event_pool_create(
   }
   pool->interface = interface;
   pool->max_free_count = max_free_count;
-  hal_sync_mutex_initialize(&pool->mutex);
+  hal_sync_pool_initialize("native event", sizeof(hal_sync_native_event_t),
+                           SIZE_MAX, NULL, hal_sync_native_event_deinitialize,
+                           &pool->blocks);
   *out_pool = pool;
   return HAL_OK;
 }
 
 HAL_API void hal_sync_event_pool_trim(hal_sync_event_pool_t* pool,
                                       size_t keep_count) {
-  hal_sync_native_event_t* to_destroy = NULL;
-  hal_sync_mutex_lock(&pool->mutex);
-  while (pool->free_count > keep_count) {
-    hal_sync_native_event_t* event = pool->free_list;
-    pool->free_list = event->next_free;
-    --pool->free_count;
-    event->next_free = to_destroy;
-    to_destroy = event;
-  }
-  hal_sync_mutex_unlock(&pool->mutex);
-  // Driver hooks run outside the pool lock.
-  while (to_destroy) {
-    hal_sync_native_event_t* next = to_destroy->next_free;
-    pool->interface.destroy(pool->interface.self, to_destroy->handle);
-    free(to_destroy);
-    to_destroy = next;
-  }
+  // Driver hooks run outside the pool lock (pool.c frees after unlocking).
+  hal_sync_pool_trim(&pool->blocks, keep_count);
 }
 
 HAL_API void hal_sync_event_pool_destroy(hal_sync_event_pool_t* pool) {
@@ -61,44 +57,29 @@ HAL_API void hal_sync_event_pool_destroy(hal_sync_event_pool_t* pool) {
             (void*)pool, live_count);
     abort();
   }
-  hal_sync_event_pool_trim(pool, 0);
-  hal_sync_mutex_deinitialize(&pool->mutex);
+  hal_sync_pool_deinitialize(&pool->blocks);
   free(pool);
 }
 
 HAL_API hal_status_t hal_sync_event_pool_acquire(
     hal_sync_event_pool_t* pool, hal_sync_native_event_t** out_event) {
   *out_event = NULL;
-  hal_sync_mutex_lock(&pool->mutex);
-  hal_sync_native_event_t* event = pool->free_list;
-  if (event) {
-    pool->free_list = event->next_free;
-    --pool->free_count;
-  }
-  ++pool->live_count;
-  hal_sync_mutex_unlock(&pool->mutex);
-  if (!event) {
-    hal_status_t status = HAL_OK;
-    event = calloc(1, sizeof(*event));
-    if (!event) {
-      status = hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
-                               "out of memory allocating a native event");
-    } else {
-      status = pool->interface.create(pool->interface.self, &event->handle);
-    }
+  hal_sync_pool_block_t* block = NULL;
+  HAL_RETURN_IF_ERROR(hal_sync_pool_acquire(&pool->blocks, &block));
+  hal_sync_native_event_t* event = (hal_sync_native_event_t*)block;
+  if (!event->handle) {
+    // A fresh block (or one whose creation failed before): its event.
+    event->pool = pool;
+    hal_status_t status =
+        pool->interface.create(pool->interface.self, &event->handle);
     if (status != HAL_OK) {
-      free(event);
-      hal_sync_mutex_lock(&pool->mutex);
-      --pool->live_count;
-      hal_sync_mutex_unlock(&pool->mutex);
+      event->handle = NULL;
+      hal_sync_pool_recycle(&pool->blocks, block);
       return hal_status_annotatef(status, "creating a pooled native event");
     }
-    atomic_init(&event->generation, 0);
-    event->pool = pool;
   }
   atomic_store_explicit(&event->ref_count, 1, memory_order_relaxed);
   atomic_store_explicit(&event->record_count, 0, memory_order_relaxed);
-  event->next_free = NULL;
   *out_event = event;
   return HAL_OK;
 }
@@ -125,23 +106,16 @@ HAL_API void hal_sync_native_event_release(hal_sync_native_event_t* event) {
   }
   if (previous != 1)
     return;
-  // Last reference: nobody can wait on or record this event any more.
-  atomic_fetch_add_explicit(&event->generation, 1, memory_order_relaxed);
-  // Always kept (never destroyed here): release runs under semaphore locks,
-  // where no driver hook may run. hal_sync_event_pool_trim() bounds the
-  // pool, and queues trim to |max_free_count| when they are destroyed.
-  hal_sync_event_pool_t* pool = event->pool;
-  hal_sync_mutex_lock(&pool->mutex);
-  --pool->live_count;
-  event->next_free = pool->free_list;
-  pool->free_list = event;
-  ++pool->free_count;
-  hal_sync_mutex_unlock(&pool->mutex);
+  // Last reference: nobody can wait on or record this event any more. Back
+  // to the pool, never destroyed here (this may run under a semaphore
+  // lock; the pool's lock is a leaf). The generation moves on (T3).
+  hal_sync_pool_recycle(&event->pool->blocks, &event->block);
 }
 
 HAL_API size_t hal_sync_event_pool_live_count(hal_sync_event_pool_t* pool) {
-  hal_sync_mutex_lock(&pool->mutex);
-  size_t live_count = pool->live_count;
-  hal_sync_mutex_unlock(&pool->mutex);
-  return live_count;
+  return hal_sync_pool_stats(&pool->blocks).live_count;
+}
+
+HAL_API size_t hal_sync_event_pool_free_count(hal_sync_event_pool_t* pool) {
+  return hal_sync_pool_stats(&pool->blocks).free_count;
 }

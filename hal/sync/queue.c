@@ -112,6 +112,8 @@ static void* hal_sync_queue_completion_main(void* arg) {
   hal_resource_defer_destruction_enter();
   hal_sync_queue_t* queue = (hal_sync_queue_t*)arg;
   const hal_sync_queue_interface_t* interface = &queue->interface;
+  // Set by each completion; cleared by the trim of the idle time after it.
+  bool trim_due = false;
   hal_sync_mutex_lock(&queue->mutex);
   for (;;) {
     hal_sync_submission_t* submission =
@@ -119,10 +121,22 @@ static void* hal_sync_queue_completion_main(void* arg) {
     if (!submission) {
       if (queue->stop)
         break;
+      if (trim_due) {
+        // All this queue's work is done: a burst's events above the pool's
+        // bound go now, where driver hooks may run (no lock held). The list
+        // may change meanwhile: look again before sleeping.
+        trim_due = false;
+        hal_sync_mutex_unlock(&queue->mutex);
+        hal_sync_event_pool_trim(queue->event_pool,
+                                 queue->event_pool->max_free_count);
+        hal_sync_mutex_lock(&queue->mutex);
+        continue;
+      }
       hal_sync_cond_wait(&queue->completion_cond, &queue->mutex,
                          HAL_TIME_INFINITE_FUTURE);
       continue;
     }
+    trim_due = true;
     hal_sync_mutex_unlock(&queue->mutex);
     hal_sync_native_event_check(submission->completion_event,
                                 submission->completion_event_generation);

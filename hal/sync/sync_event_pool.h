@@ -28,6 +28,7 @@
 
 #include "hal/base.h"
 #include "hal/status.h"
+#include "pool.h"
 #include "wake.h"
 
 HAL_EXTERN_C_BEGIN
@@ -49,31 +50,33 @@ typedef struct hal_sync_event_interface_t {
 
 typedef struct hal_sync_event_pool_t hal_sync_event_pool_t;
 
-// A pooled native event. |handle| is the driver's event.
+// A pooled native event: a block of the sync module's one pool (pool.c),
+// whose header keeps the free-list link and the generation bumped each
+// time the event returns (stale-use check, T3). |handle| is the driver's
+// event, created the first time the block is handed out and kept while it
+// is pooled.
 typedef struct hal_sync_native_event_t {
+  hal_sync_pool_block_t block;  // first: pool.c's header
   _Atomic intptr_t ref_count;
-  // Bumped when the event returns to the pool (stale-use check, T3).
-  _Atomic uint32_t generation;
   hal_sync_event_pool_t* pool;
   void* handle;
   // Times a queue recorded this event in its current use; an event is only
   // waited on by a device after it was recorded (T4, asserted).
   _Atomic uint64_t record_count;
-  struct hal_sync_native_event_t* next_free;  // under the pool lock
 } hal_sync_native_event_t;
 
 struct hal_sync_event_pool_t {
   hal_sync_event_interface_t interface;
-  hal_sync_mutex_t mutex;
-  hal_sync_native_event_t* free_list;  // under |mutex|
-  size_t free_count;                   // under |mutex|
-  size_t live_count;                   // under |mutex|
+  // Never frees on release (release runs under semaphore locks, where no
+  // driver hook may run); trimmed where hooks may run.
+  hal_sync_pool_t blocks;
   size_t max_free_count;
 };
 
-// Creates a pool. Released events always return to it (release runs under
-// semaphore locks, where no driver hook may run); destroying a queue trims
-// the pool to |max_free_count| idle events.
+// Creates a pool. Released events always return to it; idle events above
+// |max_free_count| are destroyed where a driver hook may run: whenever a
+// queue of the pool has completed all its work (so a burst does not keep
+// its events for the device's life), and when a queue is destroyed.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_event_pool_create(
     hal_sync_event_interface_t interface, size_t max_free_count,
     hal_sync_event_pool_t** out_pool);
@@ -92,7 +95,7 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_event_pool_acquire(
 // The generation of |event| now, to keep beside a pointer to it (T3).
 static inline uint32_t hal_sync_native_event_generation(
     hal_sync_native_event_t* event) {
-  return atomic_load_explicit(&event->generation, memory_order_relaxed);
+  return hal_sync_pool_block_generation(&event->block);
 }
 
 // Assertion builds: aborts if |event| went back to its pool since its
@@ -111,6 +114,9 @@ HAL_API void hal_sync_native_event_release(hal_sync_native_event_t* event);
 
 // Events handed out now (for tests and teardown checks).
 HAL_API size_t hal_sync_event_pool_live_count(hal_sync_event_pool_t* pool);
+
+// Idle events kept now (for tests).
+HAL_API size_t hal_sync_event_pool_free_count(hal_sync_event_pool_t* pool);
 
 HAL_EXTERN_C_END
 

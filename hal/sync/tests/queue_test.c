@@ -131,6 +131,37 @@ static void ThreadNamesTellQueuesApart(void** state) {
   fake_device_deinitialize(&device);
 }
 
+// A burst's events do not stay pooled for the device's life: once a queue
+// of the pool has done all its work, idle events above the pool's bound
+// (8 for the fake device) are destroyed.
+static void EventPool_BurstTrimmedWhenQueueIdles(void** state) {
+  fake_device_t device;
+  fake_device_initialize(0, &device);
+  hal_sync_native_event_t* events[32];
+  for (int i = 0; i < 32; ++i)
+    HAL_ASSERT_OK(hal_sync_event_pool_acquire(device.event_pool, &events[i]));
+  for (int i = 0; i < 32; ++i)
+    hal_sync_native_event_release(events[i]);
+  // Released under no lock here, but a release never destroys: all idle.
+  assert_int_equal(hal_sync_event_pool_free_count(device.event_pool), 32);
+  fake_stream_t* stream = fake_stream_create(&device, "q0", 1);
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  submit_one(stream, NULL, 0, semaphore, 1, NULL);
+  HAL_ASSERT_OK(
+      hal_semaphore_wait(semaphore, 1, hal_make_timeout_ns(30000 * HAL_MS)));
+  // The completion thread trims once the queue is idle; give it time.
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  while (hal_sync_event_pool_free_count(device.event_pool) > 8 &&
+         hal_time_now() < deadline) {
+    hal_sleep_until(hal_time_now() + HAL_MS);
+  }
+  assert_true(hal_sync_event_pool_free_count(device.event_pool) <= 8);
+  fake_stream_destroy(stream);
+  hal_semaphore_release(semaphore);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&device);
+}
+
 static void Q_BadSubmissions(void** state) {
   fake_device_t device;
   fake_device_initialize(0, &device);
@@ -878,6 +909,7 @@ int main(void) {
       cmocka_unit_test(S2_FailedWaitNeverRuns),
       cmocka_unit_test(K2_CreateSubmitDestroyLoop),
       cmocka_unit_test(ThreadNamesTellQueuesApart),
+      cmocka_unit_test(EventPool_BurstTrimmedWhenQueueIdles),
       cmocka_unit_test(S6_RandomDagMatchesModel),
       cmocka_unit_test(K10_RandomDagWithInjectedFailure),
   };

@@ -1,6 +1,6 @@
 // Copyright 2026 The HAL Authors.
 
-#include "sync_event_pool.h"
+#include "sync_queue.h"
 
 #include <assert.h>
 #include <stdint.h>

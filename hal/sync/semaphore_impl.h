@@ -13,7 +13,6 @@
 #include <inttypes.h>
 
 #include "hal/semaphore.h"
-#include "sync_event_pool.h"
 #include "sync_queue.h"
 #include "timepoint.h"
 #include "wake.h"

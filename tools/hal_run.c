@@ -362,6 +362,21 @@ static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
                                            hal_allocator_system(), out_driver);
 }
 
+// The drivers that loaded (neither shadowed nor broken), in search order,
+// into |names| (at most |capacity|); returns their count.
+static size_t hal_run_usable_drivers(const hal_driver_registry_t* registry,
+                                     const char** names, size_t capacity) {
+  size_t count = 0;
+  size_t plugins = hal_driver_registry_plugin_count(registry);
+  for (size_t i = 0; i < plugins && count < capacity; ++i) {
+    const hal_plugin_record_t* record =
+        hal_driver_registry_plugin_at(registry, i);
+    if (!record->shadowed_by && !record->load_status)
+      names[count++] = record->name;
+  }
+  return count;
+}
+
 // Prints one device of |driver|: a line (and with |dump| its properties),
 // or a JSON object.
 static hal_status_t hal_run_print_device(hal_driver_t* driver,
@@ -534,19 +549,16 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
       exit_code = HAL_RUN_EXIT_FAILURE;
     }
   } else {
-    size_t count = hal_driver_registry_plugin_count(registry);
-    uint32_t listed = 0, tried = 0;
+    const char* names[64];
+    size_t count = hal_run_usable_drivers(registry, names, 64);
+    uint32_t listed = 0;
     for (size_t i = 0; i < count; ++i) {
-      const hal_plugin_record_t* record =
-          hal_driver_registry_plugin_at(registry, i);
-      if (record->shadowed_by || record->load_status)
-        continue;
-      status = hal_run_list_driver_devices(paths, registry, record->name, dump,
-                                           tried++ == 0);
+      status =
+          hal_run_list_driver_devices(paths, registry, names[i], dump, i == 0);
       if (status) {
         if (!hal_run_json) {
           char prefix[128];
-          snprintf(prefix, sizeof(prefix), "driver %s: ", record->name);
+          snprintf(prefix, sizeof(prefix), "driver %s: ", names[i]);
           hal_run_print_status(prefix, status);
         }
         hal_status_free(status);
@@ -633,20 +645,15 @@ static int hal_run_pipeline(const hal_run_paths_t* paths,
       exit_code = HAL_RUN_EXIT_FAILURE;
     }
   } else {
-    size_t count = hal_driver_registry_plugin_count(registry);
-    uint32_t ran = 0, failed = 0;
+    const char* names[64];
+    size_t count = hal_run_usable_drivers(registry, names, 64);
+    uint32_t ran = (uint32_t)count, failed = 0;
     for (size_t i = 0; i < count; ++i) {
-      const hal_plugin_record_t* record =
-          hal_driver_registry_plugin_at(registry, i);
-      if (record->shadowed_by || record->load_status)
-        continue;
-      ++ran;
-      status = hal_run_pipeline_on(paths, registry, record->name);
+      status = hal_run_pipeline_on(paths, registry, names[i]);
       if (status) {
         ++failed;
         char prefix[128];
-        snprintf(prefix, sizeof(prefix),
-                 "pipeline failed on %s: ", record->name);
+        snprintf(prefix, sizeof(prefix), "pipeline failed on %s: ", names[i]);
         hal_run_print_status(prefix, status);
         hal_status_free(status);
       }

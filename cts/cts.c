@@ -23,6 +23,8 @@ static uint64_t cts_parse_u64(const char* text, uint64_t fallback) {
 }
 
 hal_device_t* cts_create_device(uint32_t index) {
+  if (!cts_context.driver)
+    return NULL;  // the host row: no driver, host semaphores only
   hal_device_t* device = NULL;
   HAL_ASSERT_OK(hal_driver_create_device_by_index(
       cts_context.driver, index, hal_allocator_system(), &device));
@@ -32,8 +34,25 @@ hal_device_t* cts_create_device(uint32_t index) {
 hal_semaphore_t* cts_create_semaphore(hal_device_t* device,
                                       uint64_t initial_value) {
   hal_semaphore_t* semaphore = NULL;
-  HAL_ASSERT_OK(hal_device_create_semaphore(device, initial_value, &semaphore));
+  HAL_ASSERT_OK(cts_try_create_semaphore(device, initial_value, &semaphore));
   return semaphore;
+}
+
+hal_status_t cts_try_create_semaphore(hal_device_t* device,
+                                      uint64_t initial_value,
+                                      hal_semaphore_t** out_semaphore) {
+  return device
+             ? hal_device_create_semaphore(device, initial_value, out_semaphore)
+             : hal_semaphore_create_host(hal_allocator_system(), initial_value,
+                                         out_semaphore);
+}
+
+hal_status_t cts_wait_list(hal_device_t* device, hal_wait_mode_t mode,
+                           size_t count, hal_semaphore_t** semaphores,
+                           uint64_t* values, hal_timeout_t timeout) {
+  hal_semaphore_list_t list = {count, semaphores, values};
+  return device ? hal_device_wait_semaphores(device, mode, &list, timeout)
+                : hal_semaphore_list_wait(mode, list, timeout);
 }
 
 hal_buffer_t* cts_allocate_buffer(hal_device_t* device,
@@ -189,14 +208,19 @@ int cts_main(const char* suite, const struct CMUnitTest* tests,
          cts_context.driver_name, suite, cts_context.seed);
   fflush(stdout);
 
-  hal_status_t status = hal_driver_registry_create(NULL, hal_allocator_system(),
-                                                   &cts_context.registry);
-  if (!status) {
+  // The host row runs the semaphore suite on the sync module's host
+  // semaphores, with no driver loaded.
+  bool host = strcmp(cts_context.driver_name, CTS_HOST_DRIVER) == 0;
+  hal_status_t status =
+      host ? HAL_OK
+           : hal_driver_registry_create(NULL, hal_allocator_system(),
+                                        &cts_context.registry);
+  if (!status && !host) {
     status = hal_driver_registry_create_driver(
         cts_context.registry, cts_context.driver_name, hal_allocator_system(),
         &cts_context.driver);
   }
-  if (!status) {
+  if (!status && !host) {
     status = hal_driver_query_device_count(cts_context.driver,
                                            &cts_context.device_count);
   }

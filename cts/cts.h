@@ -5,7 +5,9 @@
 //
 // Each CTS program is one suite (driver, buffer, semaphore, ...). Meson runs
 // it once per driver from the table in cts/meson.build, with:
-//   CTS_DRIVER        the driver name (e.g. cuda_stream)
+//   CTS_DRIVER        the driver name (e.g. cuda_stream), or "host": no
+//                     driver, the sync module's host semaphores (the
+//                     semaphore suite only; cts_create_device gives NULL)
 //   HAL_DRIVER_PATH   the build's plugin folder
 //   CTS_EXCLUDE       "Case=reason;Case=reason": cases the driver cannot
 //                     support, reported as skipped with the reason
@@ -51,12 +53,25 @@ typedef struct cts_context_t {
 // Set up by cts_main(); read-only for the tests.
 extern cts_context_t cts_context;
 
-// A device of the driver under test; the caller releases it.
+#define CTS_HOST_DRIVER "host"
+
+// A device of the driver under test; the caller releases it. NULL on the
+// host row.
 hal_device_t* cts_create_device(uint32_t index);
 
-// A semaphore of |device| with |initial_value|.
+// A semaphore of |device| with |initial_value| (a host semaphore when
+// |device| is NULL); the try form returns the status instead of failing.
 hal_semaphore_t* cts_create_semaphore(hal_device_t* device,
                                       uint64_t initial_value);
+hal_status_t cts_try_create_semaphore(hal_device_t* device,
+                                      uint64_t initial_value,
+                                      hal_semaphore_t** out_semaphore);
+
+// Waits for the list through |device| (hal_device_wait_semaphores), or
+// through hal_semaphore_list_wait when |device| is NULL.
+hal_status_t cts_wait_list(hal_device_t* device, hal_wait_mode_t mode,
+                           size_t count, hal_semaphore_t** semaphores,
+                           uint64_t* values, hal_timeout_t timeout);
 
 // A buffer of |device| with the default usage plus MAPPING when
 // |memory_type| is host-visible.

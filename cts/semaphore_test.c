@@ -1,9 +1,14 @@
 // Copyright 2026 The HAL Authors.
 //
-// CTS suite "semaphore": host-side timeline semaphore behavior on the
-// driver's semaphores (rules S1-S3, S5; K5, K6, K8 of the sync contract).
+// CTS suite "semaphore": host-side timeline semaphore behavior (rules S1-S3,
+// S5; K5, K6, K8 of the sync contract), the one semaphore suite. It runs on
+// every driver's semaphores, waited through hal_device_wait_semaphores, and
+// on the host row (CTS_DRIVER=host) on the sync module's host semaphores,
+// waited through hal_semaphore_list_wait.
 
 #include "cts.h"
+
+#define CTS_MS (1000ll * 1000)
 
 static int setup(void** state) {
   *state = cts_create_device(0);
@@ -18,17 +23,25 @@ static int teardown(void** state) {
 static hal_status_t wait_list(hal_device_t* device, hal_wait_mode_t mode,
                               size_t count, hal_semaphore_t** semaphores,
                               uint64_t* values, hal_timeout_t timeout) {
-  hal_semaphore_list_t list = {count, semaphores, values};
-  return hal_device_wait_semaphores(device, mode, &list, timeout);
+  return cts_wait_list(device, mode, count, semaphores, values, timeout);
 }
 
-CTS_CASE(NoOp) {
+static void release_all(size_t count, hal_semaphore_t** semaphores) {
+  for (size_t i = 0; i < count; ++i)
+    hal_semaphore_release(semaphores[i]);
+}
+
+//===----------------------------------------------------------------------===//
+// S1: the payload
+//===----------------------------------------------------------------------===//
+
+CTS_CASE(S1_NoOp) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 123);
   assert_int_equal(cts_query(semaphore), 123);
   hal_semaphore_release(semaphore);
 }
 
-CTS_CASE(NormalSignaling) {
+CTS_CASE(S1_NormalSignaling) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 2);
   HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 3));
   assert_int_equal(cts_query(semaphore), 3);
@@ -37,7 +50,42 @@ CTS_CASE(NormalSignaling) {
   hal_semaphore_release(semaphore);
 }
 
-CTS_CASE(Failure) {
+CTS_CASE(S1_SignalNotIncreasing) {
+  hal_semaphore_t* semaphore = cts_create_semaphore(*state, 5);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not greater",
+                    hal_semaphore_signal(semaphore, 5));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not greater",
+                    hal_semaphore_signal(semaphore, 4));
+  assert_int_equal(cts_query(semaphore), 5);
+  hal_semaphore_release(semaphore);
+}
+
+CTS_CASE(S1_FailureRangeRejected) {
+  hal_semaphore_t* semaphore = cts_create_semaphore(*state, 5);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "failure range",
+      hal_semaphore_signal(semaphore, HAL_SEMAPHORE_FAILURE_VALUE));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "failure range",
+                    hal_semaphore_signal(semaphore, UINT64_MAX));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "failure range",
+      hal_semaphore_wait(semaphore, UINT64_MAX, hal_immediate_timeout()));
+  assert_int_equal(cts_query(semaphore), 5);
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, HAL_SEMAPHORE_MAX_VALUE));
+  assert_int_equal(cts_query(semaphore), HAL_SEMAPHORE_MAX_VALUE);
+  hal_semaphore_t* created = NULL;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "failure range",
+      cts_try_create_semaphore(*state, HAL_SEMAPHORE_FAILURE_VALUE, &created));
+  assert_null(created);
+  hal_semaphore_release(semaphore);
+}
+
+//===----------------------------------------------------------------------===//
+// S2: sticky failure
+//===----------------------------------------------------------------------===//
+
+CTS_CASE(S2_Failure) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 2);
   hal_semaphore_fail(semaphore,
                      hal_make_status(HAL_STATUS_DATA_LOSS, "cts failure"));
@@ -45,50 +93,207 @@ CTS_CASE(Failure) {
   HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "cts failure",
                     hal_semaphore_query(semaphore, &value));
   assert_true(value >= HAL_SEMAPHORE_FAILURE_VALUE);
-  // Sticky: a later failure and signals do not change it.
-  hal_semaphore_fail(semaphore, hal_make_status(HAL_STATUS_ABORTED, "later"));
-  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "cts failure",
-                    hal_semaphore_query(semaphore, &value));
-  hal_status_ignore(hal_semaphore_signal(semaphore, 100));
-  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "cts failure",
-                    hal_semaphore_wait(semaphore, 1, hal_immediate_timeout()));
   hal_semaphore_release(semaphore);
 }
 
-CTS_CASE(EmptyWait) {
+CTS_CASE(S2_FailureIsStickyAndKeepsMessage) {
+  hal_semaphore_t* semaphore = cts_create_semaphore(*state, 0);
+  hal_semaphore_fail(semaphore,
+                     hal_make_status(HAL_STATUS_ABORTED, "first cause"));
+  hal_semaphore_fail(semaphore,
+                     hal_make_status(HAL_STATUS_INTERNAL, "second cause"));
+  hal_semaphore_fail(semaphore, HAL_OK);
+  uint64_t value = 0;
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "first cause",
+                    hal_semaphore_query(semaphore, &value));
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "first cause",
+                    hal_semaphore_signal(semaphore, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "first cause",
+                    hal_semaphore_wait(semaphore, 1, hal_infinite_timeout()));
+  // Even a value reached before the failure: the failure wins.
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "first cause",
+                    hal_semaphore_wait(semaphore, 0, hal_infinite_timeout()));
+  hal_semaphore_release(semaphore);
+}
+
+typedef struct fail_waiter_t {
+  hal_semaphore_t* semaphore;
+  hal_status_code_t code;
+  int message_ok;
+} fail_waiter_t;
+
+static void* fail_waiter_thread(void* arg) {
+  fail_waiter_t* job = arg;
+  hal_status_t status = cts_wait(job->semaphore, 10);
+  job->code = hal_status_code(status);
+  job->message_ok = strstr(hal_status_message(status), "wake all") != NULL;
+  hal_status_free(status);
+  return NULL;
+}
+
+CTS_CASE(S2_FailWakesAllWaiters) {
+  enum { kWaiters = 8 };
+  hal_semaphore_t* semaphore = cts_create_semaphore(*state, 0);
+  fail_waiter_t jobs[kWaiters];
+  pthread_t threads[kWaiters];
+  for (int i = 0; i < kWaiters; ++i) {
+    jobs[i] = (fail_waiter_t){semaphore, HAL_STATUS_OK, 0};
+    assert_int_equal(
+        pthread_create(&threads[i], NULL, fail_waiter_thread, &jobs[i]), 0);
+  }
+  hal_sleep_until(hal_time_now() + 5 * CTS_MS);
+  hal_semaphore_fail(semaphore,
+                     hal_make_status(HAL_STATUS_ABORTED, "wake all"));
+  for (int i = 0; i < kWaiters; ++i) {
+    pthread_join(threads[i], NULL);
+    assert_int_equal(jobs[i].code, HAL_STATUS_ABORTED);
+    assert_true(jobs[i].message_ok);
+  }
+  hal_semaphore_release(semaphore);
+}
+
+CTS_CASE(S2_ListWaitFailure) {
+  hal_semaphore_t* semaphores[2] = {cts_create_semaphore(*state, 0),
+                                    cts_create_semaphore(*state, 0)};
+  uint64_t values[2] = {1, 1};
+  hal_semaphore_fail(semaphores[1],
+                     hal_make_status(HAL_STATUS_UNAVAILABLE, "lost"));
+  HAL_ASSERT_STATUS(HAL_STATUS_UNAVAILABLE, "lost",
+                    wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
+                              hal_infinite_timeout()));
+  HAL_ASSERT_STATUS(HAL_STATUS_UNAVAILABLE, "lost",
+                    wait_list(*state, HAL_WAIT_MODE_ANY, 2, semaphores, values,
+                              hal_immediate_timeout()));
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphores[0], 1));
+  // ANY: a reached entry wins over a failed one (documented).
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, 2, semaphores, values,
+                          hal_immediate_timeout()));
+  release_all(2, semaphores);
+}
+
+typedef struct fail_later_t {
+  hal_semaphore_t* semaphore;
+  hal_duration_t delay_ns;
+} fail_later_t;
+
+static void* fail_later_thread(void* arg) {
+  fail_later_t* later = arg;
+  hal_sleep_until(hal_time_now() + later->delay_ns);
+  hal_semaphore_fail(later->semaphore,
+                     hal_make_status(HAL_STATUS_ABORTED, "failed later"));
+  return NULL;
+}
+
+// S2/S3: a failed entry decides an ANY wait unless another entry is
+// reached, whether it failed before the wait began or while it slept, and
+// wherever it stands in the list: at once, not at the deadline. The
+// deadline is far enough that reaching it means the wait slept through
+// the failure (the correct path takes microseconds).
+CTS_CASE(S2_WaitAnyWithFailedEntryReturnsFailure) {
+  const hal_duration_t deadline_ns = 8000 * CTS_MS;
+  const hal_timeout_t timeout = hal_make_timeout_ns(deadline_ns);
+  for (int failed_index = 0; failed_index < 3; ++failed_index) {
+    hal_semaphore_t* semaphores[3];
+    uint64_t values[3] = {1, 1, 1};
+    for (int i = 0; i < 3; ++i)
+      semaphores[i] = cts_create_semaphore(*state, 0);
+    // Failed before the wait starts.
+    hal_semaphore_fail(semaphores[failed_index],
+                       hal_make_status(HAL_STATUS_DATA_LOSS, "failed first"));
+    hal_time_t start = hal_time_now();
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_DATA_LOSS, "failed first",
+        wait_list(*state, HAL_WAIT_MODE_ANY, 3, semaphores, values, timeout));
+    if (hal_time_now() - start >= deadline_ns) {
+      fail_msg("ANY with failed entry %d slept until its deadline",
+               failed_index);
+    }
+    // The same answer as a failure arriving during the wait.
+    hal_semaphore_t* fresh = cts_create_semaphore(*state, 0);
+    hal_semaphore_t* during[3] = {semaphores[(failed_index + 1) % 3], fresh,
+                                  semaphores[(failed_index + 2) % 3]};
+    fail_later_t later = {fresh, 2 * CTS_MS};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, fail_later_thread, &later),
+                     0);
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_ABORTED, "failed later",
+        wait_list(*state, HAL_WAIT_MODE_ANY, 3, during, values, timeout));
+    pthread_join(thread, NULL);
+    // A reached entry still wins over a failed one.
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphores[(failed_index + 2) % 3], 1));
+    HAL_ASSERT_OK(
+        wait_list(*state, HAL_WAIT_MODE_ANY, 3, semaphores, values, timeout));
+    hal_semaphore_release(fresh);
+    release_all(3, semaphores);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// S3: waits
+//===----------------------------------------------------------------------===//
+
+CTS_CASE(S3_EmptyWait) {
   hal_device_t* device = *state;
   const hal_wait_mode_t modes[] = {HAL_WAIT_MODE_ALL, HAL_WAIT_MODE_ANY};
   for (size_t i = 0; i < 2; ++i) {
     HAL_ASSERT_OK(
         wait_list(device, modes[i], 0, NULL, NULL, hal_infinite_timeout()));
     HAL_ASSERT_OK(wait_list(device, modes[i], 0, NULL, NULL,
-                            hal_make_deadline(hal_time_now() + 1000000)));
+                            hal_make_deadline(hal_time_now() + CTS_MS)));
     HAL_ASSERT_OK(wait_list(device, modes[i], 0, NULL, NULL,
-                            hal_make_timeout_ns(1000000)));
+                            hal_make_timeout_ns(CTS_MS)));
     HAL_ASSERT_OK(
         wait_list(device, modes[i], 0, NULL, NULL, hal_immediate_timeout()));
   }
 }
 
-CTS_CASE(WaitAlreadySignaled) {
+CTS_CASE(S3_WaitAlreadySignaled) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 2);
   HAL_ASSERT_OK(hal_semaphore_wait(semaphore, 1, hal_immediate_timeout()));
   HAL_ASSERT_OK(hal_semaphore_wait(semaphore, 2, hal_immediate_timeout()));
-  HAL_ASSERT_OK(hal_semaphore_wait(semaphore, 2, hal_infinite_timeout()));
+  HAL_ASSERT_OK(hal_semaphore_wait(semaphore, 1, hal_infinite_timeout()));
+  HAL_ASSERT_OK(hal_semaphore_wait(semaphore, 2, hal_make_timeout_ns(CTS_MS)));
   hal_semaphore_release(semaphore);
 }
 
-CTS_CASE(WaitUnsignaled) {
+CTS_CASE(S3_WaitUnsignaled) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 2);
   hal_time_t start = hal_time_now();
   HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
                     hal_semaphore_wait(semaphore, 3, hal_immediate_timeout()));
-  // A deadline in the past does not block either.
+  // A deadline in the past is an immediate poll, not an error.
   HAL_ASSERT_STATUS(
       HAL_STATUS_DEADLINE_EXCEEDED, NULL,
-      hal_semaphore_wait(semaphore, 3, hal_make_deadline(start - 1000000)));
-  assert_true(hal_time_now() - start < 5ll * 1000 * 1000 * 1000);
+      hal_semaphore_wait(semaphore, 3, hal_make_deadline(start - CTS_MS)));
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+                    hal_semaphore_wait(semaphore, 3, hal_make_timeout_ns(-5)));
+  // Generous bound for a loaded machine: none of these blocked.
+  assert_true(hal_time_now() - start < 5000 * CTS_MS);
   hal_semaphore_release(semaphore);
+}
+
+// A wait that times out says where the semaphore stands and what was
+// waited for, alone and in a list.
+CTS_CASE(S3_DeadlineExceededNamesCurrentAndAwaitedValues) {
+  hal_semaphore_t* first = cts_create_semaphore(*state, 2);
+  hal_semaphore_t* second = cts_create_semaphore(*state, 5);
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED,
+                    "is at 2, below the 3 waited for, at an immediate deadline",
+                    hal_semaphore_wait(first, 3, hal_immediate_timeout()));
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED,
+                    "is at 2, below the 7 waited for, at the deadline",
+                    hal_semaphore_wait(first, 7, hal_make_timeout_ns(CTS_MS)));
+  hal_semaphore_t* semaphores[2] = {first, second};
+  uint64_t values[2] = {1, 6};
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED,
+                    "1 of them reached before the deadline; entry 1 (semaphore",
+                    wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
+                              hal_make_timeout_ns(CTS_MS)));
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, "is at 5, below the 6",
+                    wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
+                              hal_make_timeout_ns(CTS_MS)));
+  release_all(2, semaphores);
 }
 
 typedef struct signal_later_t {
@@ -111,9 +316,154 @@ static pthread_t start_signal_later(signal_later_t* job) {
   return thread;
 }
 
-CTS_CASE(WaitLaterSignaledBeyond) {
+CTS_CASE(S3_WaitAllButNotAllSignaled) {
+  hal_semaphore_t* semaphores[] = {cts_create_semaphore(*state, 0),
+                                   cts_create_semaphore(*state, 1)};
+  uint64_t values[] = {1, 1};
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+                    wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
+                              hal_make_timeout_ns(CTS_MS)));
+  release_all(2, semaphores);
+}
+
+CTS_CASE(S3_WaitAllAndAllSignaled) {
+  hal_semaphore_t* semaphores[] = {cts_create_semaphore(*state, 1),
+                                   cts_create_semaphore(*state, 1)};
+  uint64_t values[] = {1, 1};
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
+                          hal_immediate_timeout()));
+  // The other entry is signaled later, past its value.
+  values[1] = 3;
+  signal_later_t job = {semaphores[1], 5, 4 * CTS_MS};
+  pthread_t thread = start_signal_later(&job);
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
+                          hal_infinite_timeout()));
+  pthread_join(thread, NULL);
+  release_all(2, semaphores);
+}
+
+CTS_CASE(S3_WaitAnyAlreadySignaled) {
+  hal_semaphore_t* semaphores[] = {cts_create_semaphore(*state, 0),
+                                   cts_create_semaphore(*state, 1)};
+  uint64_t values[] = {1, 1};
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, 2, semaphores, values,
+                          hal_immediate_timeout()));
+  release_all(2, semaphores);
+}
+
+CTS_CASE(S3_WaitAnyLaterSignaled) {
+  hal_semaphore_t* semaphores[] = {cts_create_semaphore(*state, 0),
+                                   cts_create_semaphore(*state, 0)};
+  uint64_t values[] = {1, 1};
+  signal_later_t job = {semaphores[1], 1, 10 * CTS_MS};
+  pthread_t thread = start_signal_later(&job);
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, 2, semaphores, values,
+                          hal_make_timeout_ns(60000 * CTS_MS)));
+  assert_int_equal(cts_query(semaphores[1]), 1);
+  assert_int_equal(cts_query(semaphores[0]), 0);
+  pthread_join(thread, NULL);
+  release_all(2, semaphores);
+}
+
+CTS_CASE(S3_WaitOnTheSameValueMultipleTimes) {
+  hal_semaphore_t* semaphore = cts_create_semaphore(*state, 0);
+  hal_semaphore_t* semaphores[] = {semaphore, semaphore, semaphore};
+  uint64_t values[] = {1, 1, 1};
+  signal_later_t job = {semaphore, 1, 5 * CTS_MS};
+  pthread_t thread = start_signal_later(&job);
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ALL, 3, semaphores, values,
+                          hal_make_timeout_ns(60000 * CTS_MS)));
+  HAL_ASSERT_OK(cts_wait(semaphore, 1));
+  HAL_ASSERT_OK(cts_wait(semaphore, 1));
+  pthread_join(thread, NULL);
+  // Duplicates in a list are independent entries (documented).
+  values[2] = 2;
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+                    wait_list(*state, HAL_WAIT_MODE_ALL, 3, semaphores, values,
+                              hal_immediate_timeout()));
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, 3, semaphores, values,
+                          hal_immediate_timeout()));
+  hal_semaphore_release(semaphore);
+}
+
+CTS_CASE(S3_WaitForFiniteTime) {
+  hal_semaphore_t* semaphore = cts_create_semaphore(*state, 0);
+  const hal_duration_t timeout = 20 * CTS_MS;
+  hal_time_t start = hal_time_now();
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+      hal_semaphore_wait(semaphore, 1, hal_make_timeout_ns(timeout)));
+  hal_time_t relative_end = hal_time_now();
+  assert_true(relative_end - start >= timeout);  // never early
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+      hal_semaphore_wait(semaphore, 1,
+                         hal_make_deadline(relative_end + timeout)));
+  assert_true(hal_time_now() >= relative_end + timeout);
+  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+                    hal_semaphore_wait(semaphore, 1, hal_immediate_timeout()));
+  // Generous upper bound for a loaded machine: no wait blocks far past its
+  // deadline.
+  assert_true(hal_time_now() - start < 30000 * CTS_MS);
+  hal_semaphore_release(semaphore);
+}
+
+CTS_CASE(S3_BadListArguments) {
+  hal_device_t* device = *state;
+  hal_semaphore_t* semaphore = cts_create_semaphore(device, 0);
+  hal_semaphore_t* semaphores[2] = {semaphore, NULL};
+  uint64_t values[2] = {0, 0};
+  hal_timeout_t now = hal_immediate_timeout();
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "NULL array",
+                    wait_list(device, HAL_WAIT_MODE_ALL, 2, NULL, values, now));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "NULL array",
+      wait_list(device, HAL_WAIT_MODE_ALL, 1, semaphores, NULL, now));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "entry 1 is NULL",
+      wait_list(device, HAL_WAIT_MODE_ANY, 2, semaphores, values, now));
+  values[0] = HAL_SEMAPHORE_FAILURE_VALUE;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "failure range",
+      wait_list(device, HAL_WAIT_MODE_ALL, 1, semaphores, values, now));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "wait mode",
+      wait_list(device, (hal_wait_mode_t)7, 1, semaphores, values, now));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+                    hal_semaphore_signal(NULL, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+                    hal_semaphore_query(semaphore, NULL));
+  hal_semaphore_release(semaphore);
+}
+
+CTS_CASE(S3_WaitAnyLarge) {
+  enum { kCount = 100 };
+  hal_semaphore_t* semaphores[kCount];
+  uint64_t values[kCount];
+  for (int i = 0; i < kCount; ++i) {
+    semaphores[i] = cts_create_semaphore(*state, 0);
+    values[i] = 1;
+  }
+  signal_later_t job = {semaphores[kCount - 1], 1, 2 * CTS_MS};
+  pthread_t thread = start_signal_later(&job);
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, kCount, semaphores, values,
+                          hal_make_timeout_ns(60000 * CTS_MS)));
+  pthread_join(thread, NULL);
+  for (int i = 0; i < kCount - 1; ++i) {
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphores[i], 1));
+  }
+  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ALL, kCount, semaphores, values,
+                          hal_immediate_timeout()));
+  release_all(kCount, semaphores);
+}
+
+//===----------------------------------------------------------------------===//
+// S5 and the K rules: visibility and wake-ups under concurrency
+//===----------------------------------------------------------------------===//
+
+CTS_CASE(S5_WaitLaterSignaledBeyond) {
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 2);
-  signal_later_t job = {semaphore, 20, 10 * 1000 * 1000};
+  signal_later_t job = {semaphore, 20, 10 * CTS_MS};
   pthread_t thread = start_signal_later(&job);
   HAL_ASSERT_OK(cts_wait(semaphore, 3));
   assert_true(cts_query(semaphore) >= 3);  // K5
@@ -122,57 +472,7 @@ CTS_CASE(WaitLaterSignaledBeyond) {
   hal_semaphore_release(semaphore);
 }
 
-CTS_CASE(WaitAllButNotAllSignaled) {
-  hal_semaphore_t* a = cts_create_semaphore(*state, 0);
-  hal_semaphore_t* b = cts_create_semaphore(*state, 1);
-  hal_semaphore_t* semaphores[] = {a, b};
-  uint64_t values[] = {1, 1};
-  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
-                    wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
-                              hal_make_timeout_ns(1000000)));
-  hal_semaphore_release(a);
-  hal_semaphore_release(b);
-}
-
-CTS_CASE(WaitAllAndAllSignaled) {
-  hal_semaphore_t* a = cts_create_semaphore(*state, 1);
-  hal_semaphore_t* b = cts_create_semaphore(*state, 1);
-  hal_semaphore_t* semaphores[] = {a, b};
-  uint64_t values[] = {1, 1};
-  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ALL, 2, semaphores, values,
-                          hal_infinite_timeout()));
-  hal_semaphore_release(a);
-  hal_semaphore_release(b);
-}
-
-CTS_CASE(WaitAnyAlreadySignaled) {
-  hal_semaphore_t* a = cts_create_semaphore(*state, 0);
-  hal_semaphore_t* b = cts_create_semaphore(*state, 1);
-  hal_semaphore_t* semaphores[] = {a, b};
-  uint64_t values[] = {1, 1};
-  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, 2, semaphores, values,
-                          hal_immediate_timeout()));
-  hal_semaphore_release(a);
-  hal_semaphore_release(b);
-}
-
-CTS_CASE(WaitAnyLaterSignaled) {
-  hal_semaphore_t* a = cts_create_semaphore(*state, 0);
-  hal_semaphore_t* b = cts_create_semaphore(*state, 0);
-  hal_semaphore_t* semaphores[] = {a, b};
-  uint64_t values[] = {1, 1};
-  signal_later_t job = {b, 1, 10 * 1000 * 1000};
-  pthread_t thread = start_signal_later(&job);
-  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ANY, 2, semaphores, values,
-                          hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
-  assert_int_equal(cts_query(b), 1);
-  assert_int_equal(cts_query(a), 0);
-  pthread_join(thread, NULL);
-  hal_semaphore_release(a);
-  hal_semaphore_release(b);
-}
-
-// Two threads bounce control over two semaphores; each step may jump ahead.
+// Two threads bounce control over two semaphores; each step jumps ahead.
 typedef struct ping_pong_t {
   hal_semaphore_t* ping;
   hal_semaphore_t* pong;
@@ -193,9 +493,9 @@ static void* pong_thread(void* arg) {
   return NULL;
 }
 
-CTS_CASE(PingPong) {
+CTS_CASE(K5_PingPong) {
   ping_pong_t game = {cts_create_semaphore(*state, 0),
-                      cts_create_semaphore(*state, 0), 200, 0};
+                      cts_create_semaphore(*state, 0), 500, 0};
   pthread_t thread;
   assert_int_equal(pthread_create(&thread, NULL, pong_thread, &game), 0);
   for (int i = 1; i <= game.rounds; ++i) {
@@ -207,138 +507,6 @@ CTS_CASE(PingPong) {
   assert_int_equal(game.failures, 0);
   hal_semaphore_release(game.ping);
   hal_semaphore_release(game.pong);
-}
-
-CTS_CASE(WaitOnTheSameValueMultipleTimes) {
-  hal_semaphore_t* semaphore = cts_create_semaphore(*state, 0);
-  hal_semaphore_t* semaphores[] = {semaphore, semaphore, semaphore};
-  uint64_t values[] = {1, 1, 1};
-  signal_later_t job = {semaphore, 1, 5 * 1000 * 1000};
-  pthread_t thread = start_signal_later(&job);
-  HAL_ASSERT_OK(wait_list(*state, HAL_WAIT_MODE_ALL, 3, semaphores, values,
-                          hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
-  HAL_ASSERT_OK(cts_wait(semaphore, 1));
-  HAL_ASSERT_OK(cts_wait(semaphore, 1));
-  pthread_join(thread, NULL);
-  hal_semaphore_release(semaphore);
-}
-
-CTS_CASE(WaitForFiniteTime) {
-  hal_semaphore_t* semaphore = cts_create_semaphore(*state, 0);
-  const hal_duration_t timeout = 20 * 1000 * 1000;  // 20 ms
-  hal_time_t start = hal_time_now();
-  HAL_ASSERT_STATUS(
-      HAL_STATUS_DEADLINE_EXCEEDED, NULL,
-      hal_semaphore_wait(semaphore, 1, hal_make_timeout_ns(timeout)));
-  hal_time_t relative_end = hal_time_now();
-  assert_true(relative_end - start >= timeout);  // never early
-  HAL_ASSERT_STATUS(
-      HAL_STATUS_DEADLINE_EXCEEDED, NULL,
-      hal_semaphore_wait(semaphore, 1,
-                         hal_make_deadline(relative_end + timeout)));
-  assert_true(hal_time_now() >= relative_end + timeout);
-  HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
-                    hal_semaphore_wait(semaphore, 1, hal_immediate_timeout()));
-  // Generous upper bound for a loaded machine: no wait blocks far past its
-  // deadline.
-  assert_true(hal_time_now() - start < 30ll * 1000 * 1000 * 1000);
-  hal_semaphore_release(semaphore);
-}
-
-typedef struct multi_wait_t {
-  hal_device_t* device;
-  hal_semaphore_t** semaphores;
-  uint64_t* values;
-  size_t count;
-  hal_wait_mode_t mode;
-  hal_status_code_t result;
-} multi_wait_t;
-
-static void* multi_wait_thread(void* arg) {
-  multi_wait_t* job = arg;
-  hal_semaphore_list_t list = {job->count, job->semaphores, job->values};
-  job->result = hal_status_consume_code(hal_device_wait_semaphores(
-      job->device, job->mode, &list,
-      hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
-  return NULL;
-}
-
-CTS_CASE(SimultaneousMultiWaitAll) {
-  enum { kSemaphores = 4, kWaiters = 2 };
-  hal_semaphore_t* semaphores[kSemaphores];
-  uint64_t values[kSemaphores];
-  for (int i = 0; i < kSemaphores; ++i) {
-    semaphores[i] = cts_create_semaphore(*state, 0);
-    values[i] = (uint64_t)i + 1;
-  }
-  multi_wait_t jobs[kWaiters];
-  pthread_t threads[kWaiters];
-  for (int i = 0; i < kWaiters; ++i) {
-    jobs[i] =
-        (multi_wait_t){*state,      semaphores,        values,
-                       kSemaphores, HAL_WAIT_MODE_ALL, HAL_STATUS_UNKNOWN};
-    assert_int_equal(
-        pthread_create(&threads[i], NULL, multi_wait_thread, &jobs[i]), 0);
-  }
-  // A third thread (this one) signals the list one by one (K8).
-  for (int i = 0; i < kSemaphores; ++i) {
-    HAL_ASSERT_OK(hal_semaphore_signal(semaphores[i], values[i]));
-  }
-  for (int i = 0; i < kWaiters; ++i) {
-    pthread_join(threads[i], NULL);
-    assert_int_equal(jobs[i].result, HAL_STATUS_OK);
-  }
-  for (int i = 0; i < kSemaphores; ++i)
-    hal_semaphore_release(semaphores[i]);
-}
-
-CTS_CASE(SignalNotIncreasing) {
-  hal_semaphore_t* semaphore = cts_create_semaphore(*state, 5);
-  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
-                    hal_semaphore_signal(semaphore, 5));
-  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
-                    hal_semaphore_signal(semaphore, 4));
-  HAL_ASSERT_STATUS(
-      HAL_STATUS_INVALID_ARGUMENT, NULL,
-      hal_semaphore_signal(semaphore, HAL_SEMAPHORE_FAILURE_VALUE));
-  assert_int_equal(cts_query(semaphore), 5);
-  hal_semaphore_release(semaphore);
-}
-
-typedef struct fail_waiter_t {
-  hal_semaphore_t* semaphore;
-  hal_status_code_t code;
-  int message_ok;
-} fail_waiter_t;
-
-static void* fail_waiter_thread(void* arg) {
-  fail_waiter_t* job = arg;
-  hal_status_t status = cts_wait(job->semaphore, 10);
-  job->code = hal_status_code(status);
-  job->message_ok = strstr(hal_status_message(status), "wake all") != NULL;
-  hal_status_free(status);
-  return NULL;
-}
-
-CTS_CASE(FailWakesAllWaiters) {
-  enum { kWaiters = 4 };
-  hal_semaphore_t* semaphore = cts_create_semaphore(*state, 0);
-  fail_waiter_t jobs[kWaiters];
-  pthread_t threads[kWaiters];
-  for (int i = 0; i < kWaiters; ++i) {
-    jobs[i] = (fail_waiter_t){semaphore, HAL_STATUS_OK, 0};
-    assert_int_equal(
-        pthread_create(&threads[i], NULL, fail_waiter_thread, &jobs[i]), 0);
-  }
-  hal_sleep_until(hal_time_now() + 5 * 1000 * 1000);
-  hal_semaphore_fail(semaphore,
-                     hal_make_status(HAL_STATUS_ABORTED, "wake all"));
-  for (int i = 0; i < kWaiters; ++i) {
-    pthread_join(threads[i], NULL);
-    assert_int_equal(jobs[i].code, HAL_STATUS_ABORTED);
-    assert_true(jobs[i].message_ok);
-  }
-  hal_semaphore_release(semaphore);
 }
 
 // K6: many threads wait on increasing values while one thread signals them
@@ -360,7 +528,7 @@ static void* ladder_waiter_thread(void* arg) {
   return NULL;
 }
 
-CTS_CASE(ManyWaitersSignaledOneByOne) {
+CTS_CASE(K6_ManyWaitersSignaledOneByOne) {
   enum { kWaiters = 8 };
   hal_semaphore_t* semaphore = cts_create_semaphore(*state, 0);
   ladder_waiter_t jobs[kWaiters];
@@ -380,30 +548,90 @@ CTS_CASE(ManyWaitersSignaledOneByOne) {
   hal_semaphore_release(semaphore);
 }
 
+typedef struct multi_wait_t {
+  hal_device_t* device;
+  hal_semaphore_t** semaphores;
+  uint64_t* values;
+  size_t count;
+  hal_status_code_t result;
+  int visible;  // S5: every value visible once the ALL wait returned OK
+} multi_wait_t;
+
+static void* multi_wait_thread(void* arg) {
+  multi_wait_t* job = arg;
+  job->result = hal_status_consume_code(
+      cts_wait_list(job->device, HAL_WAIT_MODE_ALL, job->count, job->semaphores,
+                    job->values, hal_make_timeout_ns(60000 * CTS_MS)));
+  job->visible = 1;
+  for (size_t i = 0; i < job->count; ++i) {
+    uint64_t value = 0;
+    if (hal_status_consume_code(
+            hal_semaphore_query(job->semaphores[i], &value)) != HAL_STATUS_OK ||
+        value < job->values[i]) {
+      job->visible = 0;
+    }
+  }
+  return NULL;
+}
+
+// K8: two threads wait ALL on a list while a third (this one) signals it.
+CTS_CASE(K8_SimultaneousMultiWaitAll) {
+  enum { kSemaphores = 4, kWaiters = 2 };
+  hal_semaphore_t* semaphores[kSemaphores];
+  uint64_t values[kSemaphores];
+  for (int i = 0; i < kSemaphores; ++i) {
+    semaphores[i] = cts_create_semaphore(*state, 0);
+    values[i] = (uint64_t)i + 1;
+  }
+  multi_wait_t jobs[kWaiters];
+  pthread_t threads[kWaiters];
+  for (int i = 0; i < kWaiters; ++i) {
+    jobs[i] = (multi_wait_t){*state,      semaphores,         values,
+                             kSemaphores, HAL_STATUS_UNKNOWN, 0};
+    assert_int_equal(
+        pthread_create(&threads[i], NULL, multi_wait_thread, &jobs[i]), 0);
+  }
+  hal_sleep_until(hal_time_now() + 2 * CTS_MS);
+  for (int i = 0; i < kSemaphores; ++i) {
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphores[i], values[i]));
+  }
+  for (int i = 0; i < kWaiters; ++i) {
+    pthread_join(threads[i], NULL);
+    assert_int_equal(jobs[i].result, HAL_STATUS_OK);
+    assert_true(jobs[i].visible);
+  }
+  release_all(kSemaphores, semaphores);
+}
+
 int main(void) {
+#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(NoOp, setup, teardown),
-      cmocka_unit_test_setup_teardown(NormalSignaling, setup, teardown),
-      cmocka_unit_test_setup_teardown(Failure, setup, teardown),
-      cmocka_unit_test_setup_teardown(EmptyWait, setup, teardown),
-      cmocka_unit_test_setup_teardown(WaitAlreadySignaled, setup, teardown),
-      cmocka_unit_test_setup_teardown(WaitUnsignaled, setup, teardown),
-      cmocka_unit_test_setup_teardown(WaitLaterSignaledBeyond, setup, teardown),
-      cmocka_unit_test_setup_teardown(WaitAllButNotAllSignaled, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(WaitAllAndAllSignaled, setup, teardown),
-      cmocka_unit_test_setup_teardown(WaitAnyAlreadySignaled, setup, teardown),
-      cmocka_unit_test_setup_teardown(WaitAnyLaterSignaled, setup, teardown),
-      cmocka_unit_test_setup_teardown(PingPong, setup, teardown),
-      cmocka_unit_test_setup_teardown(WaitOnTheSameValueMultipleTimes, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(WaitForFiniteTime, setup, teardown),
-      cmocka_unit_test_setup_teardown(SimultaneousMultiWaitAll, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(SignalNotIncreasing, setup, teardown),
-      cmocka_unit_test_setup_teardown(FailWakesAllWaiters, setup, teardown),
-      cmocka_unit_test_setup_teardown(ManyWaitersSignaledOneByOne, setup,
-                                      teardown),
+      CASE(S1_NoOp),
+      CASE(S1_NormalSignaling),
+      CASE(S1_SignalNotIncreasing),
+      CASE(S1_FailureRangeRejected),
+      CASE(S2_Failure),
+      CASE(S2_FailureIsStickyAndKeepsMessage),
+      CASE(S2_FailWakesAllWaiters),
+      CASE(S2_ListWaitFailure),
+      CASE(S2_WaitAnyWithFailedEntryReturnsFailure),
+      CASE(S3_EmptyWait),
+      CASE(S3_WaitAlreadySignaled),
+      CASE(S3_WaitUnsignaled),
+      CASE(S3_DeadlineExceededNamesCurrentAndAwaitedValues),
+      CASE(S3_WaitAllButNotAllSignaled),
+      CASE(S3_WaitAllAndAllSignaled),
+      CASE(S3_WaitAnyAlreadySignaled),
+      CASE(S3_WaitAnyLaterSignaled),
+      CASE(S3_WaitOnTheSameValueMultipleTimes),
+      CASE(S3_WaitForFiniteTime),
+      CASE(S3_BadListArguments),
+      CASE(S3_WaitAnyLarge),
+      CASE(S5_WaitLaterSignaledBeyond),
+      CASE(K5_PingPong),
+      CASE(K6_ManyWaitersSignaledOneByOne),
+      CASE(K8_SimultaneousMultiWaitAll),
   };
+#undef CASE
   return cts_main("semaphore", tests, HAL_ARRAYSIZE(tests));
 }

@@ -17,7 +17,7 @@ static int teardown(void** state) {
 
 // Sizes 1 byte .. 256 MiB, both memory types; first and last bytes written
 // and read back.
-CTS_CASE(AllocateSizes) {
+CTS_CASE(Buffer_AllocateSizes) {
   hal_device_t* device = *state;
   const uint64_t sizes[] = {1, 3, 4096, 1u << 20, 256u << 20};
   const hal_memory_type_t types[] = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
@@ -37,7 +37,7 @@ CTS_CASE(AllocateSizes) {
   }
 }
 
-CTS_CASE(MapWriteReadBackUnaligned) {
+CTS_CASE(Buffer_MapWriteReadBackUnaligned) {
   hal_device_t* device = *state;
   hal_buffer_t* buffer =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_HOST_VISIBLE, 1000);
@@ -63,7 +63,7 @@ CTS_CASE(MapWriteReadBackUnaligned) {
   hal_buffer_release(buffer);
 }
 
-CTS_CASE(ZeroLengthRanges) {
+CTS_CASE(Buffer_ZeroLengthRanges) {
   hal_device_t* device = *state;
   hal_buffer_t* buffer =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_HOST_VISIBLE, 64);
@@ -77,7 +77,7 @@ CTS_CASE(ZeroLengthRanges) {
   hal_buffer_release(buffer);
 }
 
-CTS_CASE(OutOfRangeMappingIsRejected) {
+CTS_CASE(Buffer_OutOfRangeMappingIsRejected) {
   hal_device_t* device = *state;
   hal_buffer_t* buffer =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_HOST_VISIBLE, 64);
@@ -97,7 +97,7 @@ CTS_CASE(OutOfRangeMappingIsRejected) {
   hal_buffer_release(buffer);
 }
 
-CTS_CASE(BadUsageIsRejected) {
+CTS_CASE(Buffer_BadUsageIsRejected) {
   hal_device_t* device = *state;
   hal_buffer_t* buffer = NULL;
   hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
@@ -125,7 +125,7 @@ CTS_CASE(BadUsageIsRejected) {
 
 // Q3: a buffer the caller released while a submission still uses it stays
 // alive until the submission is done.
-CTS_CASE(ReleasedWhileInUseStaysAlive) {
+CTS_CASE(Buffer_ReleasedWhileInUseStaysAlive) {
   hal_device_t* device = *state;
   hal_buffer_t* source =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
@@ -158,9 +158,12 @@ CTS_CASE(ReleasedWhileInUseStaysAlive) {
 int main(void) {
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
-      CASE(AllocateSizes),      CASE(MapWriteReadBackUnaligned),
-      CASE(ZeroLengthRanges),   CASE(OutOfRangeMappingIsRejected),
-      CASE(BadUsageIsRejected), CASE(ReleasedWhileInUseStaysAlive),
+      CASE(Buffer_AllocateSizes),
+      CASE(Buffer_MapWriteReadBackUnaligned),
+      CASE(Buffer_ZeroLengthRanges),
+      CASE(Buffer_OutOfRangeMappingIsRejected),
+      CASE(Buffer_BadUsageIsRejected),
+      CASE(Buffer_ReleasedWhileInUseStaysAlive),
   };
 #undef CASE
   return cts_main("buffer", tests, HAL_ARRAYSIZE(tests));

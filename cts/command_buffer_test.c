@@ -43,7 +43,7 @@ static hal_buffer_t* zeroed_buffer(fixture_t* f, uint64_t size) {
   return buffer;
 }
 
-CTS_CASE(FillPatterns) {
+CTS_CASE(CommandBuffer_FillPatterns) {
   fixture_t* f = *state;
   hal_buffer_t* buffer = zeroed_buffer(f, 64);
   hal_command_buffer_t* cb =
@@ -74,7 +74,7 @@ CTS_CASE(FillPatterns) {
   hal_buffer_release(buffer);
 }
 
-CTS_CASE(UpdateCopiesAtRecordTime) {
+CTS_CASE(CommandBuffer_UpdateCopiesAtRecordTime) {
   fixture_t* f = *state;
   hal_buffer_t* buffer = zeroed_buffer(f, 32);
   hal_command_buffer_t* cb =
@@ -92,7 +92,7 @@ CTS_CASE(UpdateCopiesAtRecordTime) {
   hal_buffer_release(buffer);
 }
 
-CTS_CASE(CopyBuffers) {
+CTS_CASE(CommandBuffer_CopyBuffers) {
   fixture_t* f = *state;
   hal_buffer_t* a = zeroed_buffer(f, 128);
   hal_buffer_t* b = zeroed_buffer(f, 128);
@@ -118,7 +118,7 @@ CTS_CASE(CopyBuffers) {
 
 // fill A -> barrier -> copy A to B -> barrier -> fill part of A: each op
 // sees the one before the barrier.
-CTS_CASE(ExecutionBarriersOrderDependentOps) {
+CTS_CASE(CommandBuffer_ExecutionBarriersOrderDependentOps) {
   fixture_t* f = *state;
   hal_buffer_t* a = zeroed_buffer(f, 4096);
   hal_buffer_t* b = zeroed_buffer(f, 4096);
@@ -140,7 +140,7 @@ CTS_CASE(ExecutionBarriersOrderDependentOps) {
   hal_buffer_release(b);
 }
 
-CTS_CASE(ReusableSubmittedManyTimes) {
+CTS_CASE(CommandBuffer_ReusableSubmittedManyTimes) {
   fixture_t* f = *state;
   hal_buffer_t* counter = zeroed_buffer(f, 16);
   hal_buffer_t* scratch = zeroed_buffer(f, 16);
@@ -165,7 +165,7 @@ CTS_CASE(ReusableSubmittedManyTimes) {
   hal_buffer_release(scratch);
 }
 
-CTS_CASE(OneShotSubmittedTwiceIsAnError) {
+CTS_CASE(CommandBuffer_OneShotSubmittedTwiceIsAnError) {
   fixture_t* f = *state;
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
@@ -179,7 +179,7 @@ CTS_CASE(OneShotSubmittedTwiceIsAnError) {
   hal_command_buffer_release(cb);
 }
 
-CTS_CASE(RecordingStateMachine) {
+CTS_CASE(CommandBuffer_RecordingStateMachine) {
   fixture_t* f = *state;
   hal_buffer_t* buffer = zeroed_buffer(f, 16);
   hal_command_buffer_t* cb = NULL;
@@ -204,7 +204,7 @@ CTS_CASE(RecordingStateMachine) {
   hal_buffer_release(buffer);
 }
 
-CTS_CASE(OutOfRangeOpsAreRejected) {
+CTS_CASE(CommandBuffer_OutOfRangeOpsAreRejected) {
   fixture_t* f = *state;
   hal_buffer_t* buffer = zeroed_buffer(f, 16);
   hal_command_buffer_t* cb =
@@ -226,7 +226,7 @@ CTS_CASE(OutOfRangeOpsAreRejected) {
   hal_buffer_release(buffer);
 }
 
-CTS_CASE(CommandBufferOfAnotherDeviceIsRefused) {
+CTS_CASE(CommandBuffer_OfAnotherDeviceIsRefused) {
   fixture_t* f = *state;
   hal_device_t* other = cts_create_device(cts_context.device_count > 1 ? 1 : 0);
   hal_command_buffer_t* cb =
@@ -238,7 +238,7 @@ CTS_CASE(CommandBufferOfAnotherDeviceIsRefused) {
   hal_device_release(other);
 }
 
-CTS_CASE(ThousandsOfOps) {
+CTS_CASE(CommandBuffer_ThousandsOfOps) {
   fixture_t* f = *state;
   enum { kOps = 3000, kSize = 1024 };
   hal_buffer_t* buffer = zeroed_buffer(f, kSize);
@@ -436,7 +436,7 @@ static bool builds_native_graphs(fixture_t* f) {
 // created (UNIMPLEMENTED naming it), not at the end() of the first
 // dispatching command buffer. Stream drivers launch kernels directly and
 // still create.
-CTS_CASE(GraphDriverWithoutKernelNodesRefusedAtCreation) {
+CTS_CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation) {
   fixture_t* f = *state;
   const char* symbol = getenv("CTS_KERNEL_NODE_CALL");
   if (!symbol || !*symbol) {
@@ -477,19 +477,19 @@ CTS_CASE(GraphDriverWithoutKernelNodesRefusedAtCreation) {
 int main(void) {
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
-      CASE(FillPatterns),
-      CASE(UpdateCopiesAtRecordTime),
-      CASE(CopyBuffers),
-      CASE(ExecutionBarriersOrderDependentOps),
-      CASE(ReusableSubmittedManyTimes),
-      CASE(OneShotSubmittedTwiceIsAnError),
-      CASE(RecordingStateMachine),
-      CASE(OutOfRangeOpsAreRejected),
-      CASE(CommandBufferOfAnotherDeviceIsRefused),
-      CASE(ThousandsOfOps),
+      CASE(CommandBuffer_FillPatterns),
+      CASE(CommandBuffer_UpdateCopiesAtRecordTime),
+      CASE(CommandBuffer_CopyBuffers),
+      CASE(CommandBuffer_ExecutionBarriersOrderDependentOps),
+      CASE(CommandBuffer_ReusableSubmittedManyTimes),
+      CASE(CommandBuffer_OneShotSubmittedTwiceIsAnError),
+      CASE(CommandBuffer_RecordingStateMachine),
+      CASE(CommandBuffer_OutOfRangeOpsAreRejected),
+      CASE(CommandBuffer_OfAnotherDeviceIsRefused),
+      CASE(CommandBuffer_ThousandsOfOps),
       CASE(Q3_ReRecordWhileInFlightRefused),
       CASE(Q3_ReRecordWhileIssuedRefused),
-      CASE(GraphDriverWithoutKernelNodesRefusedAtCreation),
+      CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation),
   };
 #undef CASE
   return cts_main("command_buffer", tests, HAL_ARRAYSIZE(tests));

@@ -52,7 +52,7 @@ static hal_command_buffer_t* fill_cb(hal_device_t* device, hal_buffer_t* buffer,
 
 // The waiter's work is submitted first and must not run before the other
 // driver's work signals.
-CTS_CASE(WaitOnAnotherDriversSemaphore) {
+CTS_CASE(CrossDriver_WaitOnAnotherDriversSemaphore) {
   fixture_t* f = *state;
   hal_buffer_t* theirs =
       cts_allocate_buffer(f->signaler, HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
@@ -79,7 +79,7 @@ CTS_CASE(WaitOnAnotherDriversSemaphore) {
 }
 
 // A failure on the other driver's semaphore fails the waiter's signals.
-CTS_CASE(FailureCrossesDrivers) {
+CTS_CASE(CrossDriver_FailureCrossesDrivers) {
   fixture_t* f = *state;
   hal_semaphore_t* theirs = cts_create_semaphore(f->signaler, 0);
   hal_semaphore_t* ours = cts_create_semaphore(f->waiter, 0);
@@ -93,7 +93,7 @@ CTS_CASE(FailureCrossesDrivers) {
 }
 
 // Waiting on a list that mixes both drivers' semaphores.
-CTS_CASE(WaitAllAcrossDrivers) {
+CTS_CASE(CrossDriver_WaitAllAcrossDrivers) {
   fixture_t* f = *state;
   hal_semaphore_t* a = cts_create_semaphore(f->signaler, 0);
   hal_semaphore_t* b = cts_create_semaphore(f->waiter, 0);
@@ -112,9 +112,9 @@ CTS_CASE(WaitAllAcrossDrivers) {
 int main(void) {
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
-      CASE(WaitOnAnotherDriversSemaphore),
-      CASE(FailureCrossesDrivers),
-      CASE(WaitAllAcrossDrivers),
+      CASE(CrossDriver_WaitOnAnotherDriversSemaphore),
+      CASE(CrossDriver_FailureCrossesDrivers),
+      CASE(CrossDriver_WaitAllAcrossDrivers),
   };
 #undef CASE
   return cts_main("cross_driver", tests, HAL_ARRAYSIZE(tests));

@@ -51,7 +51,7 @@ static uint32_t f32_bits(float value) {
   return bits;
 }
 
-CTS_CASE(ExecutableListsItsEntryPoints) {
+CTS_CASE(Dispatch_ExecutableListsItsEntryPoints) {
   fixture_t* f = *state;
   assert_int_equal(hal_executable_entry_point_count(f->executable),
                    HAL_KERNEL_ENTRY_POINT_COUNT);
@@ -73,7 +73,7 @@ CTS_CASE(ExecutableListsItsEntryPoints) {
   assert_true(properties.max_workgroup_size >= 64);
 }
 
-CTS_CASE(DispatchFill) {
+CTS_CASE(Dispatch_Fill) {
   fixture_t* f = *state;
   enum { kCount = 1000 };
   hal_buffer_t* data = storage(f, kCount * 4);
@@ -96,7 +96,7 @@ CTS_CASE(DispatchFill) {
   hal_buffer_release(data);
 }
 
-CTS_CASE(DispatchSaxpy) {
+CTS_CASE(Dispatch_Saxpy) {
   fixture_t* f = *state;
   enum { kCount = 777 };
   float x[kCount], y[kCount];
@@ -133,7 +133,7 @@ CTS_CASE(DispatchSaxpy) {
   hal_buffer_release(yb);
 }
 
-CTS_CASE(Dispatch2DGridWithBindingOffset) {
+CTS_CASE(Dispatch_Dispatch2DGridWithBindingOffset) {
   fixture_t* f = *state;
   enum { kWidth = 40, kHeight = 24, kOffsetWords = 16 };
   const uint64_t size_bytes = (kWidth * kHeight + kOffsetWords) * 4;
@@ -169,7 +169,7 @@ CTS_CASE(Dispatch2DGridWithBindingOffset) {
 
 // Many dependent dispatches separated by barriers, mixed with transfers, in
 // a reusable command buffer submitted several times.
-CTS_CASE(ManyDispatchesWithBarriers) {
+CTS_CASE(Dispatch_ManyDispatchesWithBarriers) {
   fixture_t* f = *state;
   enum { kCount = 300, kDispatches = 40 };
   hal_buffer_t* data = storage(f, kCount * 4);
@@ -206,7 +206,7 @@ CTS_CASE(ManyDispatchesWithBarriers) {
   hal_buffer_release(copy);
 }
 
-CTS_CASE(BadExecutablesAreRejectedAtCreate) {
+CTS_CASE(Dispatch_BadExecutablesAreRejectedAtCreate) {
   fixture_t* f = *state;
   const hal_kernel_image_t* image = hal_kernel_image_for(f->device, NULL);
   assert_non_null(image);
@@ -296,7 +296,7 @@ CTS_CASE(BadExecutablesAreRejectedAtCreate) {
       hal_device_create_executable(f->device, &params, &executable));
 }
 
-CTS_CASE(BadDispatchesAreRejectedAtRecord) {
+CTS_CASE(Dispatch_BadDispatchesAreRejectedAtRecord) {
   fixture_t* f = *state;
   hal_buffer_t* data = storage(f, 256);
   hal_buffer_t* transfer_only = NULL;
@@ -364,7 +364,7 @@ CTS_CASE(BadDispatchesAreRejectedAtRecord) {
 
 // The executable outlives the caller's reference while a submission uses
 // it (Q3).
-CTS_CASE(ExecutableReleasedWhileInUse) {
+CTS_CASE(Dispatch_ExecutableReleasedWhileInUse) {
   fixture_t* f = *state;
   hal_executable_t* executable = NULL;
   HAL_ASSERT_OK(hal_kernel_create_executable(f->device, &executable));
@@ -398,14 +398,14 @@ CTS_CASE(ExecutableReleasedWhileInUse) {
 int main(void) {
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
-      CASE(ExecutableListsItsEntryPoints),
-      CASE(DispatchFill),
-      CASE(DispatchSaxpy),
-      CASE(Dispatch2DGridWithBindingOffset),
-      CASE(ManyDispatchesWithBarriers),
-      CASE(BadExecutablesAreRejectedAtCreate),
-      CASE(BadDispatchesAreRejectedAtRecord),
-      CASE(ExecutableReleasedWhileInUse),
+      CASE(Dispatch_ExecutableListsItsEntryPoints),
+      CASE(Dispatch_Fill),
+      CASE(Dispatch_Saxpy),
+      CASE(Dispatch_Dispatch2DGridWithBindingOffset),
+      CASE(Dispatch_ManyDispatchesWithBarriers),
+      CASE(Dispatch_BadExecutablesAreRejectedAtCreate),
+      CASE(Dispatch_BadDispatchesAreRejectedAtRecord),
+      CASE(Dispatch_ExecutableReleasedWhileInUse),
   };
 #undef CASE
   return cts_main("dispatch", tests, HAL_ARRAYSIZE(tests));

@@ -4,7 +4,7 @@
 
 #include "cts.h"
 
-CTS_CASE(EnumerateDrivers) {
+CTS_CASE(Driver_EnumerateDrivers) {
   size_t count = hal_driver_registry_plugin_count(cts_context.registry);
   bool found = false;
   for (size_t i = 0; i < count; ++i) {
@@ -23,7 +23,7 @@ CTS_CASE(EnumerateDrivers) {
                       cts_context.driver_name);
 }
 
-CTS_CASE(QueryDevices) {
+CTS_CASE(Driver_QueryDevices) {
   assert_true(cts_context.device_count >= 1);
   for (uint32_t i = 0; i < cts_context.device_count; ++i) {
     hal_device_info_t info;
@@ -35,7 +35,7 @@ CTS_CASE(QueryDevices) {
   }
 }
 
-CTS_CASE(CreateDeviceByIndexAndName) {
+CTS_CASE(Driver_CreateDeviceByIndexAndName) {
   hal_device_info_t info;
   uint32_t last = cts_context.device_count - 1;
   HAL_ASSERT_OK(hal_driver_query_device_info(cts_context.driver, last, &info));
@@ -61,7 +61,7 @@ CTS_CASE(CreateDeviceByIndexAndName) {
   hal_device_release(by_name);
 }
 
-CTS_CASE(BadIndexIsAClearError) {
+CTS_CASE(Driver_BadIndexIsAClearError) {
   hal_device_t* device = NULL;
   HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "out of range",
                     hal_driver_create_device_by_index(
@@ -75,7 +75,7 @@ CTS_CASE(BadIndexIsAClearError) {
 }
 
 // The vendor runtime missing: driver creation fails naming what was tried.
-CTS_CASE(MissingRuntimeNamesTheLibrary) {
+CTS_CASE(Driver_MissingRuntimeNamesTheLibrary) {
   const char* variable = getenv("CTS_RUNTIME_VARIABLE");
   if (!variable || !*variable) {
     printf("[  SKIP    ] no runtime variable for this driver\n");
@@ -104,7 +104,7 @@ CTS_CASE(MissingRuntimeNamesTheLibrary) {
 
 // Create and release devices (with work) in a loop: no leak (LSan), no
 // thread left behind, no hang (K2, K3).
-CTS_CASE(CreateReleaseLoop) {
+CTS_CASE(Driver_CreateReleaseLoop) {
   uint32_t rounds = cts_iterations(25);
   for (uint32_t i = 0; i < rounds; ++i) {
     hal_device_t* device = cts_create_device(i % cts_context.device_count);
@@ -130,13 +130,15 @@ CTS_CASE(CreateReleaseLoop) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(EnumerateDrivers),
-      cmocka_unit_test(QueryDevices),
-      cmocka_unit_test(CreateDeviceByIndexAndName),
-      cmocka_unit_test(BadIndexIsAClearError),
-      cmocka_unit_test(MissingRuntimeNamesTheLibrary),
-      cmocka_unit_test(CreateReleaseLoop),
+      CASE(Driver_EnumerateDrivers),
+      CASE(Driver_QueryDevices),
+      CASE(Driver_CreateDeviceByIndexAndName),
+      CASE(Driver_BadIndexIsAClearError),
+      CASE(Driver_MissingRuntimeNamesTheLibrary),
+      CASE(Driver_CreateReleaseLoop),
   };
+#undef CASE
   return cts_main("driver", tests, HAL_ARRAYSIZE(tests));
 }

@@ -78,7 +78,7 @@ static void expect_failure_naming_call(hal_status_t status) {
 
 // The first faulting call fails the first submission; its failure flows
 // down a chain on both queues; independent later work still runs.
-CTS_CASE(VendorErrorFailsDownstream) {
+CTS_CASE(Fault_VendorErrorFailsDownstream) {
   skip_unless_mode("error");
   hal_device_t* device = *state;
   uint32_t q1 = hal_device_info(device)->queue_count > 1 ? 1 : 0;
@@ -232,13 +232,12 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(VendorErrorFailsDownstream, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(K13_FailureReachesWorkWaitingOnTheDevice,
-                                      setup, teardown),
-      cmocka_unit_test_setup_teardown(K14_DeviceLossFailsEverySemaphoreAndWait,
-                                      setup, teardown),
+      CASE(Fault_VendorErrorFailsDownstream),
+      CASE(K13_FailureReachesWorkWaitingOnTheDevice),
+      CASE(K14_DeviceLossFailsEverySemaphoreAndWait),
   };
+#undef CASE
   return cts_main("fault", tests, HAL_ARRAYSIZE(tests));
 }

@@ -85,7 +85,7 @@ static hal_command_buffer_t* create_reusable(fixture_t* f) {
   return cb;
 }
 
-CTS_CASE(BuiltOnceLaunchedManyTimes) {
+CTS_CASE(Graph_BuiltOnceLaunchedManyTimes) {
   fixture_t* f = *state;
   hal_command_buffer_t* cb = create_reusable(f);
   record_fill_copy(f, cb, 0x0BADF00Du);
@@ -101,7 +101,7 @@ CTS_CASE(BuiltOnceLaunchedManyTimes) {
   hal_command_buffer_release(cb);
 }
 
-CTS_CASE(ReRecordSameTopologyUpdatesInPlace) {
+CTS_CASE(Graph_ReRecordSameTopologyUpdatesInPlace) {
   fixture_t* f = *state;
   hal_command_buffer_t* cb = create_reusable(f);
   record_fill_copy(f, cb, 0x11111111u);
@@ -122,7 +122,7 @@ CTS_CASE(ReRecordSameTopologyUpdatesInPlace) {
   hal_command_buffer_release(cb);
 }
 
-CTS_CASE(ReRecordNewTopologyRebuilds) {
+CTS_CASE(Graph_ReRecordNewTopologyRebuilds) {
   fixture_t* f = *state;
   hal_command_buffer_t* cb = create_reusable(f);
   record_fill_copy(f, cb, 0x33333333u);
@@ -147,7 +147,7 @@ CTS_CASE(ReRecordNewTopologyRebuilds) {
 
 // The same command buffer submitted to two queues at once: both launches
 // of the one executable graph run (serialized by the vendor) and finish.
-CTS_CASE(SameCommandBufferOnTwoQueuesAtOnce) {
+CTS_CASE(Graph_SameCommandBufferOnTwoQueuesAtOnce) {
   fixture_t* f = *state;
   hal_command_buffer_t* cb = create_reusable(f);
   record_fill_copy(f, cb, 0x55555555u);
@@ -168,7 +168,7 @@ CTS_CASE(SameCommandBufferOnTwoQueuesAtOnce) {
   hal_command_buffer_release(cb);
 }
 
-CTS_CASE(ThousandsOfNodes) {
+CTS_CASE(Graph_ThousandsOfNodes) {
   fixture_t* f = *state;
   enum { kOps = 4000 };
   hal_command_buffer_t* cb =
@@ -195,7 +195,7 @@ CTS_CASE(ThousandsOfNodes) {
   hal_command_buffer_release(cb);
 }
 
-CTS_CASE(EmptyCommandBufferBuildsNothing) {
+CTS_CASE(Graph_EmptyCommandBufferBuildsNothing) {
   fixture_t* f = *state;
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
@@ -209,12 +209,12 @@ CTS_CASE(EmptyCommandBufferBuildsNothing) {
 int main(void) {
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
-      CASE(BuiltOnceLaunchedManyTimes),
-      CASE(ReRecordSameTopologyUpdatesInPlace),
-      CASE(ReRecordNewTopologyRebuilds),
-      CASE(SameCommandBufferOnTwoQueuesAtOnce),
-      CASE(ThousandsOfNodes),
-      CASE(EmptyCommandBufferBuildsNothing),
+      CASE(Graph_BuiltOnceLaunchedManyTimes),
+      CASE(Graph_ReRecordSameTopologyUpdatesInPlace),
+      CASE(Graph_ReRecordNewTopologyRebuilds),
+      CASE(Graph_SameCommandBufferOnTwoQueuesAtOnce),
+      CASE(Graph_ThousandsOfNodes),
+      CASE(Graph_EmptyCommandBufferBuildsNothing),
   };
 #undef CASE
   return cts_main("graph", tests, HAL_ARRAYSIZE(tests));

@@ -77,7 +77,7 @@ static bool reached_now(hal_semaphore_t* semaphore, uint64_t value) {
              semaphore, value, hal_immediate_timeout())) == HAL_STATUS_OK;
 }
 
-CTS_CASE(SubmitWithNoCommandBuffers) {
+CTS_CASE(Submit_WithNoCommandBuffers) {
   fixture_t* f = *state;
   HAL_ASSERT_OK(hal_device_queue_barrier(f->device, f->q0, NULL, NULL));
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
@@ -86,7 +86,7 @@ CTS_CASE(SubmitWithNoCommandBuffers) {
   hal_semaphore_release(s);
 }
 
-CTS_CASE(SubmitAndSignal) {
+CTS_CASE(Submit_Signals) {
   fixture_t* f = *state;
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, 0x11), s, 1);
@@ -96,7 +96,7 @@ CTS_CASE(SubmitAndSignal) {
   hal_semaphore_release(s);
 }
 
-CTS_CASE(SubmitWithWait) {
+CTS_CASE(Submit_WithWait) {
   fixture_t* f = *state;
   hal_semaphore_t* w = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
@@ -112,7 +112,7 @@ CTS_CASE(SubmitWithWait) {
   hal_semaphore_release(s);
 }
 
-CTS_CASE(SubmitWithMultipleSemaphores) {
+CTS_CASE(Submit_WithMultipleSemaphores) {
   fixture_t* f = *state;
   hal_semaphore_t* w1 = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* w2 = cts_create_semaphore(f->device, 0);
@@ -145,7 +145,7 @@ CTS_CASE(SubmitWithMultipleSemaphores) {
   hal_semaphore_release(s2);
 }
 
-CTS_CASE(WaitAllHostAndDeviceSemaphores) {
+CTS_CASE(Submit_WaitAllHostAndDeviceSemaphores) {
   fixture_t* f = *state;
   hal_semaphore_t* host = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* dev = cts_create_semaphore(f->device, 0);
@@ -162,7 +162,7 @@ CTS_CASE(WaitAllHostAndDeviceSemaphores) {
   hal_semaphore_release(dev);
 }
 
-CTS_CASE(WaitAnyHostAndDeviceSemaphoresAndDeviceSignals) {
+CTS_CASE(Submit_WaitAnyHostAndDeviceSemaphoresAndDeviceSignals) {
   fixture_t* f = *state;
   hal_semaphore_t* host = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* dev = cts_create_semaphore(f->device, 0);
@@ -180,7 +180,7 @@ CTS_CASE(WaitAnyHostAndDeviceSemaphoresAndDeviceSignals) {
   hal_semaphore_release(dev);
 }
 
-CTS_CASE(WaitAnyHostAndDeviceSemaphoresAndHostSignals) {
+CTS_CASE(Submit_WaitAnyHostAndDeviceSemaphoresAndHostSignals) {
   fixture_t* f = *state;
   hal_semaphore_t* host = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* blocker = cts_create_semaphore(f->device, 0);
@@ -202,7 +202,7 @@ CTS_CASE(WaitAnyHostAndDeviceSemaphoresAndHostSignals) {
   hal_semaphore_release(dev);
 }
 
-CTS_CASE(IntermediateSemaphoreBetweenDeviceBatches) {
+CTS_CASE(Submit_IntermediateSemaphoreBetweenDeviceBatches) {
   fixture_t* f = *state;
   hal_semaphore_t* s1 = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* s2 = cts_create_semaphore(f->device, 0);
@@ -214,7 +214,7 @@ CTS_CASE(IntermediateSemaphoreBetweenDeviceBatches) {
   hal_semaphore_release(s2);
 }
 
-CTS_CASE(TwoBatchesWaitingOn1FormerBatchAmongst2) {
+CTS_CASE(Submit_TwoBatchesWaitingOn1FormerBatchAmongst2) {
   fixture_t* f = *state;
   hal_buffer_t* c =
       cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
@@ -238,7 +238,7 @@ CTS_CASE(TwoBatchesWaitingOn1FormerBatchAmongst2) {
   hal_buffer_release(c);
 }
 
-CTS_CASE(TwoBatchesWaitingOnDifferentSemaphoreValues) {
+CTS_CASE(Submit_TwoBatchesWaitingOnDifferentSemaphoreValues) {
   fixture_t* f = *state;
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* done1 = cts_create_semaphore(f->device, 0);
@@ -258,7 +258,7 @@ CTS_CASE(TwoBatchesWaitingOnDifferentSemaphoreValues) {
   hal_semaphore_release(done2);
 }
 
-CTS_CASE(BatchWaitingOnAnotherAndHostSignal) {
+CTS_CASE(Submit_BatchWaitingOnAnotherAndHostSignal) {
   fixture_t* f = *state;
   hal_semaphore_t* device_done = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* host = cts_create_semaphore(f->device, 0);
@@ -285,7 +285,7 @@ CTS_CASE(BatchWaitingOnAnotherAndHostSignal) {
   hal_semaphore_release(done);
 }
 
-CTS_CASE(DeviceBatchSignalAnotherAndHost) {
+CTS_CASE(Submit_DeviceBatchSignalAnotherAndHost) {
   fixture_t* f = *state;
   hal_semaphore_t* to_device = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* to_host = cts_create_semaphore(f->device, 0);
@@ -324,17 +324,17 @@ static void wait_on_smaller_value(fixture_t* f, bool signal_first,
   hal_semaphore_release(done);
 }
 
-CTS_CASE(BatchWaitingOnSmallerValueAfterSignaled) {
+CTS_CASE(Submit_BatchWaitingOnSmallerValueAfterSignaled) {
   wait_on_smaller_value(*state, /*signal_first=*/true, 0x51);
 }
 
-CTS_CASE(BatchWaitingOnSmallerValueBeforeSignaled) {
+CTS_CASE(Submit_BatchWaitingOnSmallerValueBeforeSignaled) {
   wait_on_smaller_value(*state, /*signal_first=*/false, 0x52);
 }
 
 // K4: the waiter is submitted before its signaler, on another queue; it must
 // observe the signaler's writes.
-CTS_CASE(WaitBeforeSignalAcrossQueues) {
+CTS_CASE(Submit_WaitBeforeSignalAcrossQueues) {
   fixture_t* f = *state;
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
@@ -350,7 +350,7 @@ CTS_CASE(WaitBeforeSignalAcrossQueues) {
 // A chain hopping between queues, submitted back to front (every hop waits
 // before its signal exists) and started by one host signal. Hop i writes
 // byte i; the data is checked at the end.
-CTS_CASE(ChainAcrossQueues) {
+CTS_CASE(Submit_ChainAcrossQueues) {
   fixture_t* f = *state;
   enum { kHops = 48 };
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
@@ -384,7 +384,7 @@ CTS_CASE(ChainAcrossQueues) {
 
 // K10: a failed semaphore mid-chain fails every downstream signal; every
 // waiter returns; no downstream work runs.
-CTS_CASE(FailurePropagates) {
+CTS_CASE(Submit_FailurePropagates) {
   fixture_t* f = *state;
   hal_semaphore_t* s1 = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* s2 = cts_create_semaphore(f->device, 0);
@@ -403,7 +403,7 @@ CTS_CASE(FailurePropagates) {
 }
 
 // Q3: the caller drops every reference it can right after submitting.
-CTS_CASE(ReleaseEverythingRightAfterSubmit) {
+CTS_CASE(Submit_ReleaseEverythingRightAfterSubmit) {
   fixture_t* f = *state;
   hal_buffer_t* source =
       cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
@@ -432,7 +432,7 @@ CTS_CASE(ReleaseEverythingRightAfterSubmit) {
 
 // Q4: releasing a device with parked work fails it with CANCELLED; issued
 // work completes; nothing hangs.
-CTS_CASE(DeviceReleasedWithWorkParked) {
+CTS_CASE(Submit_DeviceReleasedWithWorkParked) {
   hal_device_t* device = cts_create_device(0);
   hal_semaphore_t* never = NULL;
   HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
@@ -451,7 +451,7 @@ CTS_CASE(DeviceReleasedWithWorkParked) {
 // Q4 with resources: the parked work holds a command buffer, which holds a
 // buffer, which holds the device. The caller's release must still shut the
 // device down (no cycle, K3) and cancel the parked work.
-CTS_CASE(DeviceReleasedWithCommandBuffersParked) {
+CTS_CASE(Submit_DeviceReleasedWithCommandBuffersParked) {
   hal_device_t* device = cts_create_device(0);
   hal_semaphore_t* never = NULL;
   HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
@@ -492,7 +492,7 @@ static void release_device_callback(void* user_data, uint64_t value,
   hal_status_ignore(hal_semaphore_signal(job->ran, 1));
 }
 
-CTS_CASE(DeviceReleasedFromItsOwnCallback) {
+CTS_CASE(Submit_DeviceReleasedFromItsOwnCallback) {
   release_in_callback_t job = {cts_create_device(0), NULL};
   HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &job.ran));
   hal_semaphore_t* done = cts_create_semaphore(job.device, 0);
@@ -591,7 +591,7 @@ CTS_CASE(K15_DeviceReleasedFromCallbackInSameBatch) {
 }
 
 // K7: submissions with empty signal lists, then release the device.
-CTS_CASE(SubmitWithoutSignalsThenRelease) {
+CTS_CASE(Submit_WithoutSignalsThenRelease) {
   for (int i = 0; i < 8; ++i) {
     hal_device_t* device = cts_create_device(0);
     hal_buffer_t* buffer =
@@ -612,7 +612,7 @@ CTS_CASE(SubmitWithoutSignalsThenRelease) {
 // S6 across devices: a queue of device 1 waits on a semaphore signaled by a
 // queue of device 0 (parked on the host: events of another device are never
 // waited on natively). The data goes through the host between devices.
-CTS_CASE(CrossDeviceWait) {
+CTS_CASE(Submit_CrossDeviceWait) {
   if (cts_context.device_count < 2) {
     printf("[  SKIP    ] needs 2 devices, the driver has %u\n",
            cts_context.device_count);
@@ -645,7 +645,7 @@ CTS_CASE(CrossDeviceWait) {
   hal_device_release(other);
 }
 
-CTS_CASE(BadSubmissions) {
+CTS_CASE(Submit_BadSubmissions) {
   fixture_t* f = *state;
   uint32_t queue_count = hal_device_info(f->device)->queue_count;
   HAL_ASSERT_STATUS(
@@ -665,31 +665,31 @@ CTS_CASE(BadSubmissions) {
 int main(void) {
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
-      CASE(SubmitWithNoCommandBuffers),
-      CASE(SubmitAndSignal),
-      CASE(SubmitWithWait),
-      CASE(SubmitWithMultipleSemaphores),
-      CASE(WaitAllHostAndDeviceSemaphores),
-      CASE(WaitAnyHostAndDeviceSemaphoresAndDeviceSignals),
-      CASE(WaitAnyHostAndDeviceSemaphoresAndHostSignals),
-      CASE(IntermediateSemaphoreBetweenDeviceBatches),
-      CASE(TwoBatchesWaitingOn1FormerBatchAmongst2),
-      CASE(TwoBatchesWaitingOnDifferentSemaphoreValues),
-      CASE(BatchWaitingOnAnotherAndHostSignal),
-      CASE(DeviceBatchSignalAnotherAndHost),
-      CASE(BatchWaitingOnSmallerValueAfterSignaled),
-      CASE(BatchWaitingOnSmallerValueBeforeSignaled),
-      CASE(WaitBeforeSignalAcrossQueues),
-      CASE(ChainAcrossQueues),
-      CASE(FailurePropagates),
-      CASE(ReleaseEverythingRightAfterSubmit),
-      CASE(DeviceReleasedWithWorkParked),
-      CASE(DeviceReleasedWithCommandBuffersParked),
-      CASE(DeviceReleasedFromItsOwnCallback),
+      CASE(Submit_WithNoCommandBuffers),
+      CASE(Submit_Signals),
+      CASE(Submit_WithWait),
+      CASE(Submit_WithMultipleSemaphores),
+      CASE(Submit_WaitAllHostAndDeviceSemaphores),
+      CASE(Submit_WaitAnyHostAndDeviceSemaphoresAndDeviceSignals),
+      CASE(Submit_WaitAnyHostAndDeviceSemaphoresAndHostSignals),
+      CASE(Submit_IntermediateSemaphoreBetweenDeviceBatches),
+      CASE(Submit_TwoBatchesWaitingOn1FormerBatchAmongst2),
+      CASE(Submit_TwoBatchesWaitingOnDifferentSemaphoreValues),
+      CASE(Submit_BatchWaitingOnAnotherAndHostSignal),
+      CASE(Submit_DeviceBatchSignalAnotherAndHost),
+      CASE(Submit_BatchWaitingOnSmallerValueAfterSignaled),
+      CASE(Submit_BatchWaitingOnSmallerValueBeforeSignaled),
+      CASE(Submit_WaitBeforeSignalAcrossQueues),
+      CASE(Submit_ChainAcrossQueues),
+      CASE(Submit_FailurePropagates),
+      CASE(Submit_ReleaseEverythingRightAfterSubmit),
+      CASE(Submit_DeviceReleasedWithWorkParked),
+      CASE(Submit_DeviceReleasedWithCommandBuffersParked),
+      CASE(Submit_DeviceReleasedFromItsOwnCallback),
       CASE(K15_DeviceReleasedFromCallbackInSameBatch),
-      CASE(SubmitWithoutSignalsThenRelease),
-      CASE(CrossDeviceWait),
-      CASE(BadSubmissions),
+      CASE(Submit_WithoutSignalsThenRelease),
+      CASE(Submit_CrossDeviceWait),
+      CASE(Submit_BadSubmissions),
   };
 #undef CASE
   return cts_main("semaphore_submission", tests, HAL_ARRAYSIZE(tests));

@@ -196,7 +196,7 @@ static void run_random_dag(uint64_t stream, uint32_t submissions) {
   free(dag);
 }
 
-CTS_CASE(RandomSubmissionDag) {
+CTS_CASE(Stress_RandomSubmissionDag) {
   uint32_t rounds = cts_iterations(4);
   for (uint32_t round = 0; round < rounds; ++round) {
     run_random_dag(round + 1, 64);
@@ -241,7 +241,7 @@ static void* timeout_race_waiter(void* arg) {
   return NULL;
 }
 
-CTS_CASE(WaitTimeoutVersusSignalRace) {
+CTS_CASE(Stress_WaitTimeoutVersusSignalRace) {
   hal_device_t* device = cts_create_device(0);
   hal_semaphore_t* semaphore = cts_create_semaphore(device, 0);
   enum { kWaiters = 3 };
@@ -272,7 +272,7 @@ CTS_CASE(WaitTimeoutVersusSignalRace) {
 
 // K2/K7: create a device, submit chains (some parked, some with no
 // signals), release everything at once; thousands of times in a soak run.
-CTS_CASE(DestroyWhileBusy) {
+CTS_CASE(Stress_DestroyWhileBusy) {
   uint32_t rounds = cts_iterations(20);
   for (uint32_t round = 0; round < rounds; ++round) {
     hal_device_t* device = cts_create_device(round % cts_context.device_count);
@@ -303,10 +303,12 @@ CTS_CASE(DestroyWhileBusy) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(RandomSubmissionDag),
-      cmocka_unit_test(WaitTimeoutVersusSignalRace),
-      cmocka_unit_test(DestroyWhileBusy),
+      CASE(Stress_RandomSubmissionDag),
+      CASE(Stress_WaitTimeoutVersusSignalRace),
+      CASE(Stress_DestroyWhileBusy),
   };
+#undef CASE
   return cts_main("stress", tests, HAL_ARRAYSIZE(tests));
 }

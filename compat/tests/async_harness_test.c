@@ -153,7 +153,7 @@ static void emplace_token_task(void* token) {
   mlirAsyncRuntimeEmplaceToken(token);
 }
 
-static void TokenLifecycle(void** state) {
+static void Async_TokenLifecycle(void** state) {
   assert_true(mlirAsyncRuntimGetNumWorkerThreads() == 2);
   assert_true(mlirAsyncRuntimeGetNumWorkerThreads() == 2);
   for (int i = 0; i < 100; ++i) {
@@ -188,7 +188,7 @@ static void emplace_value_task(void* arg) {
   mlirAsyncRuntimeEmplaceValue(task->value);
 }
 
-static void ValueStorage(void** state) {
+static void Async_ValueStorage(void** state) {
   for (int i = 0; i < 64; ++i) {
     value_task_t task = {mlirAsyncRuntimeCreateValue(24), 1000 + i, i % 5 == 4};
     int64_t* storage = mlirAsyncRuntimeGetValueStorage(task.value);
@@ -284,7 +284,7 @@ static void* build_chain(uint64_t* rng, int64_t length, int64_t fail_at,
   return last;
 }
 
-static void AwaitAndExecuteChains(void** state) {
+static void Async_AwaitAndExecuteChains(void** state) {
   uint64_t rng = hal_test_seed("AwaitAndExecuteChains");
   uint64_t rounds = hal_test_iterations(20);
   for (uint64_t round = 0; round < rounds; ++round) {
@@ -302,7 +302,7 @@ static void AwaitAndExecuteChains(void** state) {
 
 // An error set mid-chain reaches the end through every await; the blocking
 // await of the last token returns and is-error reports it.
-static void ErrorsThroughAwaits(void** state) {
+static void Async_ErrorsThroughAwaits(void** state) {
   uint64_t rng = hal_test_seed("ErrorsThroughAwaits");
   uint64_t rounds = hal_test_iterations(10);
   for (uint64_t round = 0; round < rounds; ++round) {
@@ -360,7 +360,7 @@ static void group_waiter_resume(void* handle) {
   free(waiter);
 }
 
-static void GroupOfThousands(void** state) {
+static void Async_GroupOfThousands(void** state) {
   uint64_t rng = hal_test_seed("GroupOfThousands");
   uint64_t rounds = hal_test_iterations(4);
   for (uint64_t round = 0; round < rounds; ++round) {
@@ -427,7 +427,7 @@ static void race_emplace_task(void* arg) {
 // The group awaiter of the original runtime raced token emplace: adding a
 // token to a group while another thread emplaces it must count the token
 // exactly once, with its error, whichever side wins.
-static void GroupAddVsTokenEmplace(void** state) {
+static void Async_GroupAddVsTokenEmplace(void** state) {
   uint64_t rng = hal_test_seed("GroupAddVsTokenEmplace");
   uint64_t iterations = hal_test_iterations(2000);
   for (uint64_t i = 0; i < iterations; ++i) {
@@ -476,7 +476,7 @@ static void dropper_resume(void* handle) {
 // inside emplace. The awaiter (resumed inside emplace) and the caller drop
 // their references while the emplacing task still runs; ASan reports any
 // use of freed memory, TSan any unordered access.
-static void LastReferenceDroppedInsideEmplace(void** state) {
+static void Async_LastReferenceDroppedInsideEmplace(void** state) {
   uint64_t rng = hal_test_seed("LastReferenceDroppedInsideEmplace");
   uint64_t iterations = hal_test_iterations(3000);
   atomic_int resumed = 0;
@@ -558,7 +558,7 @@ static void late_resume(void* handle) {
 // runtime with tasks queued and running (which start more tasks) must wait
 // for all of them; a coroutine still suspended on a token emplaced after
 // the destroy runs on the emplacing thread.
-static void RuntimeUnloadedWithTasksPending(void** state) {
+static void Async_RuntimeUnloadedWithTasksPending(void** state) {
   uint64_t rng = hal_test_seed("RuntimeUnloadedWithTasksPending");
   uint64_t iterations = hal_test_iterations(100);
   hal_async_runtime_t* fixture = hal_async_runtime_exchange_default(NULL);
@@ -669,7 +669,7 @@ static void handoff_task(void* arg) {
   atomic_store(&shared->task_left, true);
 }
 
-static void HandoffsWaitForTheTaskToReturn(void** state) {
+static void Async_HandoffsWaitForTheTaskToReturn(void** state) {
   uint64_t iterations = hal_test_iterations(20);
   for (uint64_t i = 0; i < iterations; ++i) {
     handoff_state_t shared = {
@@ -714,26 +714,20 @@ static void HandoffsWaitForTheTaskToReturn(void** state) {
 }
 
 int main(void) {
+#define CASE(name) \
+  cmocka_unit_test_setup_teardown(name, runtime_setup, runtime_teardown)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(BadInput_MisuseIsCaught),
-      cmocka_unit_test_setup_teardown(TokenLifecycle, runtime_setup,
-                                      runtime_teardown),
-      cmocka_unit_test_setup_teardown(ValueStorage, runtime_setup,
-                                      runtime_teardown),
-      cmocka_unit_test_setup_teardown(AwaitAndExecuteChains, runtime_setup,
-                                      runtime_teardown),
-      cmocka_unit_test_setup_teardown(ErrorsThroughAwaits, runtime_setup,
-                                      runtime_teardown),
-      cmocka_unit_test_setup_teardown(GroupOfThousands, runtime_setup,
-                                      runtime_teardown),
-      cmocka_unit_test_setup_teardown(GroupAddVsTokenEmplace, runtime_setup,
-                                      runtime_teardown),
-      cmocka_unit_test_setup_teardown(LastReferenceDroppedInsideEmplace,
-                                      runtime_setup, runtime_teardown),
-      cmocka_unit_test_setup_teardown(RuntimeUnloadedWithTasksPending,
-                                      runtime_setup, runtime_teardown),
-      cmocka_unit_test_setup_teardown(HandoffsWaitForTheTaskToReturn,
-                                      runtime_setup, runtime_teardown),
+      CASE(Async_TokenLifecycle),
+      CASE(Async_ValueStorage),
+      CASE(Async_AwaitAndExecuteChains),
+      CASE(Async_ErrorsThroughAwaits),
+      CASE(Async_GroupOfThousands),
+      CASE(Async_GroupAddVsTokenEmplace),
+      CASE(Async_LastReferenceDroppedInsideEmplace),
+      CASE(Async_RuntimeUnloadedWithTasksPending),
+      CASE(Async_HandoffsWaitForTheTaskToReturn),
   };
+#undef CASE
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,7 +34,7 @@ static hal_allocator_t counting_allocator(counting_allocator_t* counter) {
   return allocator;
 }
 
-static void SystemAllocatorZeroFills(void** state) {
+static void Allocator_SystemAllocatorZeroFills(void** state) {
   unsigned char* bytes = NULL;
   HAL_ASSERT_OK(
       hal_allocator_malloc(hal_allocator_system(), 64, (void**)&bytes));
@@ -46,7 +46,7 @@ static void SystemAllocatorZeroFills(void** state) {
   hal_allocator_free(hal_allocator_system(), NULL);
 }
 
-static void HooksAreUsed(void** state) {
+static void Allocator_HooksAreUsed(void** state) {
   counting_allocator_t counter = {0, 0, -1};
   hal_allocator_t allocator = counting_allocator(&counter);
   void* a = NULL;
@@ -60,7 +60,7 @@ static void HooksAreUsed(void** state) {
   assert_int_equal(counter.live, 0);
 }
 
-static void ExhaustionIsResourceExhausted(void** state) {
+static void Allocator_ExhaustionIsResourceExhausted(void** state) {
   counting_allocator_t counter = {0, 0, 0};
   void* ptr = (void*)1;
   HAL_ASSERT_STATUS(
@@ -69,7 +69,7 @@ static void ExhaustionIsResourceExhausted(void** state) {
   assert_null(ptr);
 }
 
-static void OverflowIsRejectedBeforeAllocating(void** state) {
+static void Allocator_OverflowIsRejectedBeforeAllocating(void** state) {
   counting_allocator_t counter = {0, 0, -1};
   void* ptr = (void*)1;
   HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "overflows",
@@ -79,7 +79,7 @@ static void OverflowIsRejectedBeforeAllocating(void** state) {
   assert_int_equal(counter.total, 0);
 }
 
-static void BadArgumentsAreRejected(void** state) {
+static void Allocator_BadArgumentsAreRejected(void** state) {
   void* ptr = NULL;
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "zero-byte",
                     hal_allocator_malloc(hal_allocator_system(), 0, &ptr));
@@ -92,7 +92,7 @@ static void BadArgumentsAreRejected(void** state) {
                     hal_allocator_clone(hal_allocator_system(), NULL, 4, &ptr));
 }
 
-static void FailedReallocKeepsOriginal(void** state) {
+static void Allocator_FailedReallocKeepsOriginal(void** state) {
   counting_allocator_t counter = {0, 0, -1};
   hal_allocator_t allocator = counting_allocator(&counter);
   void* ptr = NULL;
@@ -106,13 +106,15 @@ static void FailedReallocKeepsOriginal(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(SystemAllocatorZeroFills),
-      cmocka_unit_test(HooksAreUsed),
-      cmocka_unit_test(ExhaustionIsResourceExhausted),
-      cmocka_unit_test(OverflowIsRejectedBeforeAllocating),
-      cmocka_unit_test(BadArgumentsAreRejected),
-      cmocka_unit_test(FailedReallocKeepsOriginal),
+      CASE(Allocator_SystemAllocatorZeroFills),
+      CASE(Allocator_HooksAreUsed),
+      CASE(Allocator_ExhaustionIsResourceExhausted),
+      CASE(Allocator_OverflowIsRejectedBeforeAllocating),
+      CASE(Allocator_BadArgumentsAreRejected),
+      CASE(Allocator_FailedReallocKeepsOriginal),
   };
+#undef CASE
   return cmocka_run_group_tests_name("core/allocator", tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@ static hal_buffer_t* allocate(hal_device_t* device, hal_memory_type_t type,
   return buffer;
 }
 
-static void SizesFromOneByte(void** state) {
+static void Buffer_SizesFromOneByte(void** state) {
   hal_device_t* device = hal_test_create_device();
   const uint64_t sizes[] = {1, 3, 4096, 65537, 1u << 20};
   for (size_t i = 0; i < HAL_ARRAYSIZE(sizes); ++i) {
@@ -32,7 +32,7 @@ static void SizesFromOneByte(void** state) {
   hal_device_release(device);
 }
 
-static void MapWriteReadBack(void** state) {
+static void Buffer_MapWriteReadBack(void** state) {
   hal_device_t* device = hal_test_create_device();
   hal_buffer_t* buffer =
       allocate(device, HAL_MEMORY_TYPE_HOST_VISIBLE,
@@ -65,7 +65,7 @@ static void MapWriteReadBack(void** state) {
   hal_device_release(device);
 }
 
-static void DeviceLocalReadWriteHelpers(void** state) {
+static void Buffer_DeviceLocalReadWriteHelpers(void** state) {
   hal_device_t* device = hal_test_create_device();
   hal_buffer_t* buffer = allocate(device, HAL_MEMORY_TYPE_DEVICE_LOCAL,
                                   HAL_BUFFER_USAGE_DEFAULT, 64);
@@ -82,7 +82,7 @@ static void DeviceLocalReadWriteHelpers(void** state) {
   hal_device_release(device);
 }
 
-static void OutOfRangeIsRejectedAndChangesNothing(void** state) {
+static void Buffer_OutOfRangeIsRejectedAndChangesNothing(void** state) {
   hal_device_t* device = hal_test_create_device();
   hal_buffer_t* buffer =
       allocate(device, HAL_MEMORY_TYPE_HOST_VISIBLE,
@@ -114,7 +114,7 @@ static void OutOfRangeIsRejectedAndChangesNothing(void** state) {
   hal_device_release(device);
 }
 
-static void BadParamsAreRejected(void** state) {
+static void Buffer_BadParamsAreRejected(void** state) {
   hal_device_t* device = hal_test_create_device();
   hal_buffer_t* buffer = (hal_buffer_t*)1;
   hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
@@ -153,7 +153,7 @@ static void BadParamsAreRejected(void** state) {
   hal_device_release(device);
 }
 
-static void MappingWithoutMappingUsageIsRefused(void** state) {
+static void Buffer_MappingWithoutMappingUsageIsRefused(void** state) {
   hal_device_t* device = hal_test_create_device();
   hal_buffer_t* buffer = allocate(device, HAL_MEMORY_TYPE_HOST_VISIBLE,
                                   HAL_BUFFER_USAGE_TRANSFER_SOURCE, 8);
@@ -168,7 +168,7 @@ static void MappingWithoutMappingUsageIsRefused(void** state) {
   hal_device_release(device);
 }
 
-static void MappingKeepsBufferAlive(void** state) {
+static void Buffer_MappingKeepsBufferAlive(void** state) {
   hal_device_t* device = hal_test_create_device();
   hal_buffer_t* buffer =
       allocate(device, HAL_MEMORY_TYPE_HOST_VISIBLE,
@@ -184,14 +184,16 @@ static void MappingKeepsBufferAlive(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(SizesFromOneByte),
-      cmocka_unit_test(MapWriteReadBack),
-      cmocka_unit_test(DeviceLocalReadWriteHelpers),
-      cmocka_unit_test(OutOfRangeIsRejectedAndChangesNothing),
-      cmocka_unit_test(BadParamsAreRejected),
-      cmocka_unit_test(MappingWithoutMappingUsageIsRefused),
-      cmocka_unit_test(MappingKeepsBufferAlive),
+      CASE(Buffer_SizesFromOneByte),
+      CASE(Buffer_MapWriteReadBack),
+      CASE(Buffer_DeviceLocalReadWriteHelpers),
+      CASE(Buffer_OutOfRangeIsRejectedAndChangesNothing),
+      CASE(Buffer_BadParamsAreRejected),
+      CASE(Buffer_MappingWithoutMappingUsageIsRefused),
+      CASE(Buffer_MappingKeepsBufferAlive),
   };
+#undef CASE
   return cmocka_run_group_tests_name("core/buffer", tests, NULL, NULL);
 }

@@ -52,7 +52,7 @@ static void read_all(hal_buffer_t* buffer, uint8_t* bytes) {
   HAL_ASSERT_OK(hal_buffer_read(buffer, 0, bytes, 64));
 }
 
-static void FillPatternsOfEachSize(void** state) {
+static void CommandBuffer_FillPatternsOfEachSize(void** state) {
   fixture_t* fixture = *state;
   hal_command_buffer_t* cb = create(fixture, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   HAL_ASSERT_OK(hal_command_buffer_begin(cb));
@@ -87,7 +87,7 @@ static void FillPatternsOfEachSize(void** state) {
   hal_command_buffer_release(cb);
 }
 
-static void FillRejectsMisalignedAndBadPatterns(void** state) {
+static void CommandBuffer_FillRejectsMisalignedAndBadPatterns(void** state) {
   fixture_t* fixture = *state;
   hal_command_buffer_t* cb = create(fixture, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   HAL_ASSERT_OK(hal_command_buffer_begin(cb));
@@ -112,7 +112,7 @@ static void FillRejectsMisalignedAndBadPatterns(void** state) {
   hal_command_buffer_release(cb);
 }
 
-static void UpdateCopiesHostDataAtRecordTime(void** state) {
+static void CommandBuffer_UpdateCopiesHostDataAtRecordTime(void** state) {
   fixture_t* fixture = *state;
   hal_command_buffer_t* cb = create(fixture, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   HAL_ASSERT_OK(hal_command_buffer_begin(cb));
@@ -129,7 +129,7 @@ static void UpdateCopiesHostDataAtRecordTime(void** state) {
   hal_command_buffer_release(cb);
 }
 
-static void UpdateRejectsTooLarge(void** state) {
+static void CommandBuffer_UpdateRejectsTooLarge(void** state) {
   fixture_t* fixture = *state;
   hal_command_buffer_t* cb = create(fixture, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   HAL_ASSERT_OK(hal_command_buffer_begin(cb));
@@ -145,7 +145,7 @@ static void UpdateRejectsTooLarge(void** state) {
   hal_command_buffer_release(cb);
 }
 
-static void CopyBetweenBuffersAndRejectOverlap(void** state) {
+static void CommandBuffer_CopyBetweenBuffersAndRejectOverlap(void** state) {
   fixture_t* fixture = *state;
   const char text[] = "copy me";
   HAL_ASSERT_OK(hal_buffer_write(fixture->other, 3, text, sizeof(text)));
@@ -174,7 +174,7 @@ static void CopyBetweenBuffersAndRejectOverlap(void** state) {
   hal_command_buffer_release(cb);
 }
 
-static void RecordingStateMachine(void** state) {
+static void CommandBuffer_RecordingStateMachine(void** state) {
   fixture_t* fixture = *state;
   hal_command_buffer_t* cb = create(fixture, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint8_t p = 1;
@@ -207,7 +207,8 @@ static void RecordingStateMachine(void** state) {
   hal_command_buffer_release(cb);
 }
 
-static void OneShotTwiceInOneSubmissionIsRefusedAndUnmarked(void** state) {
+static void CommandBuffer_OneShotTwiceInOneSubmissionIsRefusedAndUnmarked(
+    void** state) {
   fixture_t* fixture = *state;
   hal_command_buffer_t* cb = create(fixture, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   HAL_ASSERT_OK(hal_command_buffer_begin(cb));
@@ -221,7 +222,7 @@ static void OneShotTwiceInOneSubmissionIsRefusedAndUnmarked(void** state) {
   hal_command_buffer_release(cb);
 }
 
-static void ReusableRunsManyTimesAndReRecords(void** state) {
+static void CommandBuffer_ReusableRunsManyTimesAndReRecords(void** state) {
   fixture_t* fixture = *state;
   hal_command_buffer_t* cb = create(fixture, HAL_COMMAND_BUFFER_MODE_REUSABLE);
   HAL_ASSERT_OK(hal_command_buffer_begin(cb));
@@ -256,7 +257,8 @@ static void ReusableRunsManyTimesAndReRecords(void** state) {
 // (hal_command_buffer_retain/release_for_submission); begin() refuses to
 // re-record while any is, naming how many, and leaves the recording to run
 // as it was. The submission's reference outlives the caller's.
-static void ReRecordRefusedWhileSubmissionsInFlight(void** state) {
+static void CommandBuffer_ReRecordRefusedWhileSubmissionsInFlight(
+    void** state) {
   fixture_t* fixture = *state;
   hal_command_buffer_t* cb = create(fixture, HAL_COMMAND_BUFFER_MODE_REUSABLE);
   HAL_ASSERT_OK(hal_command_buffer_begin(cb));
@@ -295,7 +297,7 @@ static void ReRecordRefusedWhileSubmissionsInFlight(void** state) {
   hal_command_buffer_release_for_submission(cb);
 }
 
-static void BuffersFromAnotherDeviceAreRejected(void** state) {
+static void CommandBuffer_BuffersFromAnotherDeviceAreRejected(void** state) {
   fixture_t* fixture = *state;
   hal_device_t* other_device = hal_test_create_device();
   hal_buffer_t* foreign = NULL;
@@ -317,7 +319,7 @@ static void BuffersFromAnotherDeviceAreRejected(void** state) {
   hal_device_release(other_device);
 }
 
-static void UsageIsEnforced(void** state) {
+static void CommandBuffer_UsageIsEnforced(void** state) {
   fixture_t* fixture = *state;
   hal_buffer_t* read_only = NULL;
   hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
@@ -336,7 +338,7 @@ static void UsageIsEnforced(void** state) {
   hal_buffer_release(read_only);
 }
 
-static void ThousandsOfOps(void** state) {
+static void CommandBuffer_ThousandsOfOps(void** state) {
   fixture_t* fixture = *state;
   hal_command_buffer_t* cb = create(fixture, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   HAL_ASSERT_OK(hal_command_buffer_begin(cb));
@@ -360,7 +362,7 @@ static void ThousandsOfOps(void** state) {
   hal_command_buffer_release(cb);
 }
 
-static void BadSubmissionArguments(void** state) {
+static void CommandBuffer_BadSubmissionArguments(void** state) {
   fixture_t* fixture = *state;
   HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, "has 2 queue(s)",
@@ -394,27 +396,22 @@ static void BadSubmissionArguments(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(FillPatternsOfEachSize, setup, teardown),
-      cmocka_unit_test_setup_teardown(FillRejectsMisalignedAndBadPatterns,
-                                      setup, teardown),
-      cmocka_unit_test_setup_teardown(UpdateCopiesHostDataAtRecordTime, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(UpdateRejectsTooLarge, setup, teardown),
-      cmocka_unit_test_setup_teardown(CopyBetweenBuffersAndRejectOverlap, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(RecordingStateMachine, setup, teardown),
-      cmocka_unit_test_setup_teardown(
-          OneShotTwiceInOneSubmissionIsRefusedAndUnmarked, setup, teardown),
-      cmocka_unit_test_setup_teardown(ReusableRunsManyTimesAndReRecords, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(ReRecordRefusedWhileSubmissionsInFlight,
-                                      setup, teardown),
-      cmocka_unit_test_setup_teardown(BuffersFromAnotherDeviceAreRejected,
-                                      setup, teardown),
-      cmocka_unit_test_setup_teardown(UsageIsEnforced, setup, teardown),
-      cmocka_unit_test_setup_teardown(ThousandsOfOps, setup, teardown),
-      cmocka_unit_test_setup_teardown(BadSubmissionArguments, setup, teardown),
+      CASE(CommandBuffer_FillPatternsOfEachSize),
+      CASE(CommandBuffer_FillRejectsMisalignedAndBadPatterns),
+      CASE(CommandBuffer_UpdateCopiesHostDataAtRecordTime),
+      CASE(CommandBuffer_UpdateRejectsTooLarge),
+      CASE(CommandBuffer_CopyBetweenBuffersAndRejectOverlap),
+      CASE(CommandBuffer_RecordingStateMachine),
+      CASE(CommandBuffer_OneShotTwiceInOneSubmissionIsRefusedAndUnmarked),
+      CASE(CommandBuffer_ReusableRunsManyTimesAndReRecords),
+      CASE(CommandBuffer_ReRecordRefusedWhileSubmissionsInFlight),
+      CASE(CommandBuffer_BuffersFromAnotherDeviceAreRejected),
+      CASE(CommandBuffer_UsageIsEnforced),
+      CASE(CommandBuffer_ThousandsOfOps),
+      CASE(CommandBuffer_BadSubmissionArguments),
   };
+#undef CASE
   return cmocka_run_group_tests_name("core/command_buffer", tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
 
 #include "test_util.h"
 
-static void PropertiesMatchInfo(void** state) {
+static void Device_PropertiesMatchInfo(void** state) {
   hal_device_t* device = hal_test_create_device();
   hal_device_properties_t properties;
   HAL_ASSERT_OK(hal_device_query_properties(device, &properties));
@@ -22,7 +22,7 @@ static void PropertiesMatchInfo(void** state) {
   hal_device_release(device);
 }
 
-static void SemaphoreArgumentsAreValidatedFirst(void** state) {
+static void Device_SemaphoreArgumentsAreValidatedFirst(void** state) {
   hal_device_t* device = hal_test_create_device();
   hal_semaphore_t* semaphore = (hal_semaphore_t*)1;
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "failure range",
@@ -37,7 +37,7 @@ static void SemaphoreArgumentsAreValidatedFirst(void** state) {
   hal_device_release(device);
 }
 
-static void WaitValidation(void** state) {
+static void Device_WaitValidation(void** state) {
   hal_device_t* device = hal_test_create_device();
   hal_semaphore_list_t empty = hal_semaphore_list_empty();
   // Empty lists are satisfied at once, with every timeout form.
@@ -61,7 +61,7 @@ static void WaitValidation(void** state) {
   hal_device_release(device);
 }
 
-static void NullObjectsAreHarmless(void** state) {
+static void Device_NullObjectsAreHarmless(void** state) {
   hal_device_retain(NULL);
   hal_device_release(NULL);
   hal_buffer_release(NULL);
@@ -118,12 +118,14 @@ static void Q4_ShutdownRunsOnceWhenRetainedAfterRelease(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(PropertiesMatchInfo),
-      cmocka_unit_test(SemaphoreArgumentsAreValidatedFirst),
-      cmocka_unit_test(WaitValidation),
-      cmocka_unit_test(NullObjectsAreHarmless),
-      cmocka_unit_test(Q4_ShutdownRunsOnceWhenRetainedAfterRelease),
+      CASE(Device_PropertiesMatchInfo),
+      CASE(Device_SemaphoreArgumentsAreValidatedFirst),
+      CASE(Device_WaitValidation),
+      CASE(Device_NullObjectsAreHarmless),
+      CASE(Q4_ShutdownRunsOnceWhenRetainedAfterRelease),
   };
+#undef CASE
   return cmocka_run_group_tests_name("core/device", tests, NULL, NULL);
 }

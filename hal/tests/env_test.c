@@ -80,11 +80,13 @@ static void Registry_RefusesABadSetting(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(Uint_AcceptsDecimalsInRange),
-      cmocka_unit_test(Uint_RejectsEverythingElseNamingTheRange),
-      cmocka_unit_test(Flag_IsZeroOrOne),
-      cmocka_unit_test(Registry_RefusesABadSetting),
+      CASE(Uint_AcceptsDecimalsInRange),
+      CASE(Uint_RejectsEverythingElseNamingTheRange),
+      CASE(Flag_IsZeroOrOne),
+      CASE(Registry_RefusesABadSetting),
   };
+#undef CASE
   return cmocka_run_group_tests_name("core/env", tests, NULL, NULL);
 }

@@ -26,7 +26,7 @@ static const hal_plugin_record_t* find_record(hal_driver_registry_t* registry,
   return NULL;
 }
 
-static void FoundByDriverPathEnvironment(void** state) {
+static void Loader_FoundByDriverPathEnvironment(void** state) {
   setenv("HAL_DRIVER_PATH", hal_test_plugin_dir(), 1);
   hal_driver_registry_options_t options = {.skip_install_dir = true};
   hal_driver_registry_t* registry = NULL;
@@ -45,7 +45,7 @@ static void FoundByDriverPathEnvironment(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void CreatesDriverAndDevices(void** state) {
+static void Loader_CreatesDriverAndDevices(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   hal_driver_t* driver = NULL;
   HAL_ASSERT_OK(hal_driver_registry_create_driver(
@@ -91,7 +91,7 @@ static void CreatesDriverAndDevices(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void WrongAbiVersionIsRefusedNamingBoth(void** state) {
+static void Loader_WrongAbiVersionIsRefusedNamingBoth(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   const hal_plugin_record_t* record =
       find_record(registry, "test_wrong_abi", 0);
@@ -112,7 +112,7 @@ static void WrongAbiVersionIsRefusedNamingBoth(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void MissingEntryPointKeepsDlerror(void** state) {
+static void Loader_MissingEntryPointKeepsDlerror(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   const hal_plugin_record_t* record = find_record(registry, "test_no_entry", 0);
   assert_non_null(record);
@@ -124,7 +124,7 @@ static void MissingEntryPointKeepsDlerror(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void NotAnElfFileKeepsDlerror(void** state) {
+static void Loader_NotAnElfFileKeepsDlerror(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   const hal_plugin_record_t* record = find_record(registry, "test_not_elf", 0);
   assert_non_null(record);
@@ -143,7 +143,7 @@ static void NotAnElfFileKeepsDlerror(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void MisnamedPluginIsRefused(void** state) {
+static void Loader_MisnamedPluginIsRefused(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   const hal_plugin_record_t* record = find_record(registry, "test_misnamed", 0);
   assert_non_null(record);
@@ -154,7 +154,7 @@ static void MisnamedPluginIsRefused(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void NoDevicesIsAClearError(void** state) {
+static void Loader_NoDevicesIsAClearError(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   hal_driver_t* driver = NULL;
   HAL_ASSERT_OK(hal_driver_registry_create_driver(
@@ -170,7 +170,7 @@ static void NoDevicesIsAClearError(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void UnknownNameListsDriversAndDirectories(void** state) {
+static void Loader_UnknownNameListsDriversAndDirectories(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   hal_driver_t* driver = NULL;
   hal_status_t status = hal_driver_registry_create_driver(
@@ -257,7 +257,7 @@ static void make_plugin_dir(const char* scratch, const char* sub, char* dir,
 
 // Two plugin files of one name: the first on the path is used, the other
 // is listed as shadowed by it.
-static void DuplicateNamesFirstOnPathWins(void** state) {
+static void Loader_DuplicateNamesFirstOnPathWins(void** state) {
   char first[1024], second[1024], first_link[1024], second_link[1024];
   make_plugin_dir(*state, "first", first, first_link, sizeof(first));
   make_plugin_dir(*state, "second", second, second_link, sizeof(second));
@@ -290,7 +290,7 @@ static void DuplicateNamesFirstOnPathWins(void** state) {
 // HAL_DRIVER_PATH spellings of one directory: a trailing slash, "/.", a
 // doubled slash, a symlink to it. Searched once, at its first position, so
 // its plugins do not shadow themselves.
-static void OneDirectorySpelledManyWaysIsSearchedOnce(void** state) {
+static void Loader_OneDirectorySpelledManyWaysIsSearchedOnce(void** state) {
   char dir[1024], plugin[1024], alias[1024];
   make_plugin_dir(*state, "dir", dir, plugin, sizeof(dir));
   snprintf(alias, sizeof(alias), "%s/alias", (const char*)*state);
@@ -323,7 +323,7 @@ static void OneDirectorySpelledManyWaysIsSearchedOnce(void** state) {
 
 // One plugin file reached from two directories (the first holds a symlink
 // to the second's file) is one plugin, listed once, not its own shadow.
-static void OneFileReachedTwiceIsNotItsOwnShadow(void** state) {
+static void Loader_OneFileReachedTwiceIsNotItsOwnShadow(void** state) {
   char first[1024], second[1024], real_plugin[1024], link_path[1100];
   make_plugin_dir(*state, "real", second, real_plugin, sizeof(second));
   snprintf(first, sizeof(first), "%s/via", (const char*)*state);
@@ -375,7 +375,7 @@ static void add_cut(damaged_plugin_t* list, size_t* count, const char* name,
 // past its end and the host would die of SIGBUS; the registry must list
 // each as broken, saying where the file ends, and the good plugin must
 // still load.
-static void TruncatedPluginsAreBrokenNotFatal(void** state) {
+static void Loader_TruncatedPluginsAreBrokenNotFatal(void** state) {
   size_t size = 0;
   uint8_t* bytes = read_test_plugin(&size);
   ElfW(Ehdr) ehdr;
@@ -495,7 +495,7 @@ static void TruncatedPluginsAreBrokenNotFatal(void** state) {
 
 // ELF files made for another host are refused from their headers, naming
 // the mismatch, and never reach dlopen.
-static void ForeignElfFilesAreRefusedNamingWhy(void** state) {
+static void Loader_ForeignElfFilesAreRefusedNamingWhy(void** state) {
   size_t size = 0;
   uint8_t* bytes = read_test_plugin(&size);
   const char* dir = *state;
@@ -555,7 +555,7 @@ static void ForeignElfFilesAreRefusedNamingWhy(void** state) {
 
 // A named pipe named like a plugin is broken, and the registry does not
 // block opening it (dlopen would wait for a writer forever).
-static void NamedPipeIsBrokenNotBlocking(void** state) {
+static void Loader_NamedPipeIsBrokenNotBlocking(void** state) {
   char fifo[1100];
   snprintf(fifo, sizeof(fifo), "%s/hal-driver-fifo.so", (const char*)*state);
   assert_int_equal(mkfifo(fifo, 0600), 0);
@@ -573,7 +573,7 @@ static void NamedPipeIsBrokenNotBlocking(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void DriverOutlivesRegistry(void** state) {
+static void Loader_DriverOutlivesRegistry(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   hal_driver_t* driver = NULL;
   HAL_ASSERT_OK(hal_driver_registry_create_driver(
@@ -590,7 +590,7 @@ static void DriverOutlivesRegistry(void** state) {
   hal_device_release(device);
 }
 
-static void CreateFailureCarriesPluginStatus(void** state) {
+static void Loader_CreateFailureCarriesPluginStatus(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   setenv("HAL_TEST_PLUGIN_FAIL_CREATE", "1", 1);
   hal_driver_t* driver = NULL;
@@ -605,7 +605,7 @@ static void CreateFailureCarriesPluginStatus(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void MissingDirectoriesAreNotErrors(void** state) {
+static void Loader_MissingDirectoriesAreNotErrors(void** state) {
   hal_driver_registry_options_t options = {
       .search_path = "/nonexistent/hal/drivers", .skip_install_dir = true};
   hal_driver_registry_t* registry = NULL;
@@ -619,7 +619,7 @@ static void MissingDirectoriesAreNotErrors(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void InstallDirIsBesideLibhal(void** state) {
+static void Loader_InstallDirIsBesideLibhal(void** state) {
   const char* dir = hal_driver_registry_install_dir();
   assert_non_null(dir);
   size_t length = strlen(dir);
@@ -634,7 +634,7 @@ static void InstallDirIsBesideLibhal(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void BadArgumentsAreRejected(void** state) {
+static void Loader_BadArgumentsAreRejected(void** state) {
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, NULL,
       hal_driver_registry_create(NULL, hal_allocator_system(), NULL));
@@ -792,7 +792,7 @@ static void DeviceUri_NamesDriverAndIndexOrName(void** state) {
   hal_driver_registry_free(registry);
 }
 
-static void CreateReleaseLoop(void** state) {
+static void Loader_CreateReleaseLoop(void** state) {
   for (int i = 0; i < 100; ++i) {
     hal_device_t* device = hal_test_create_device();
     hal_buffer_t* buffer = NULL;
@@ -805,38 +805,42 @@ static void CreateReleaseLoop(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(FoundByDriverPathEnvironment),
-      cmocka_unit_test(CreatesDriverAndDevices),
-      cmocka_unit_test(WrongAbiVersionIsRefusedNamingBoth),
-      cmocka_unit_test(MissingEntryPointKeepsDlerror),
-      cmocka_unit_test(NotAnElfFileKeepsDlerror),
-      cmocka_unit_test(MisnamedPluginIsRefused),
-      cmocka_unit_test(NoDevicesIsAClearError),
-      cmocka_unit_test(UnknownNameListsDriversAndDirectories),
-      cmocka_unit_test_setup_teardown(DuplicateNamesFirstOnPathWins,
+      CASE(Loader_FoundByDriverPathEnvironment),
+      CASE(Loader_CreatesDriverAndDevices),
+      CASE(Loader_WrongAbiVersionIsRefusedNamingBoth),
+      CASE(Loader_MissingEntryPointKeepsDlerror),
+      CASE(Loader_NotAnElfFileKeepsDlerror),
+      CASE(Loader_MisnamedPluginIsRefused),
+      CASE(Loader_NoDevicesIsAClearError),
+      CASE(Loader_UnknownNameListsDriversAndDirectories),
+      cmocka_unit_test_setup_teardown(Loader_DuplicateNamesFirstOnPathWins,
                                       make_scratch_dir, remove_scratch_dir),
-      cmocka_unit_test_setup_teardown(OneDirectorySpelledManyWaysIsSearchedOnce,
+      cmocka_unit_test_setup_teardown(
+          Loader_OneDirectorySpelledManyWaysIsSearchedOnce, make_scratch_dir,
+          remove_scratch_dir),
+      cmocka_unit_test_setup_teardown(
+          Loader_OneFileReachedTwiceIsNotItsOwnShadow, make_scratch_dir,
+          remove_scratch_dir),
+      cmocka_unit_test_setup_teardown(Loader_TruncatedPluginsAreBrokenNotFatal,
                                       make_scratch_dir, remove_scratch_dir),
-      cmocka_unit_test_setup_teardown(OneFileReachedTwiceIsNotItsOwnShadow,
+      cmocka_unit_test_setup_teardown(Loader_ForeignElfFilesAreRefusedNamingWhy,
                                       make_scratch_dir, remove_scratch_dir),
-      cmocka_unit_test_setup_teardown(TruncatedPluginsAreBrokenNotFatal,
+      cmocka_unit_test_setup_teardown(Loader_NamedPipeIsBrokenNotBlocking,
                                       make_scratch_dir, remove_scratch_dir),
-      cmocka_unit_test_setup_teardown(ForeignElfFilesAreRefusedNamingWhy,
-                                      make_scratch_dir, remove_scratch_dir),
-      cmocka_unit_test_setup_teardown(NamedPipeIsBrokenNotBlocking,
-                                      make_scratch_dir, remove_scratch_dir),
-      cmocka_unit_test(DriverOutlivesRegistry),
-      cmocka_unit_test(CreateFailureCarriesPluginStatus),
-      cmocka_unit_test(MissingDirectoriesAreNotErrors),
-      cmocka_unit_test(InstallDirIsBesideLibhal),
-      cmocka_unit_test(BadArgumentsAreRejected),
-      cmocka_unit_test(DriversSelect_LoadsOnlyMatching),
-      cmocka_unit_test(DriversDisable_WinsOverSelect),
-      cmocka_unit_test(LoaderDebug_PrintsWhatItSearchedAndWhy),
-      cmocka_unit_test(LoaderDebug_BadValueIsRejected),
-      cmocka_unit_test(DeviceUri_NamesDriverAndIndexOrName),
-      cmocka_unit_test(CreateReleaseLoop),
+      CASE(Loader_DriverOutlivesRegistry),
+      CASE(Loader_CreateFailureCarriesPluginStatus),
+      CASE(Loader_MissingDirectoriesAreNotErrors),
+      CASE(Loader_InstallDirIsBesideLibhal),
+      CASE(Loader_BadArgumentsAreRejected),
+      CASE(DriversSelect_LoadsOnlyMatching),
+      CASE(DriversDisable_WinsOverSelect),
+      CASE(LoaderDebug_PrintsWhatItSearchedAndWhy),
+      CASE(LoaderDebug_BadValueIsRejected),
+      CASE(DeviceUri_NamesDriverAndIndexOrName),
+      CASE(Loader_CreateReleaseLoop),
   };
+#undef CASE
   return cmocka_run_group_tests_name("core/loader", tests, NULL, NULL);
 }

@@ -42,7 +42,7 @@ static test_object_t* test_object_create(hal_resource_t* parent, int* destroyed,
   return object;
 }
 
-static void LastReleaseDestroys(void** state) {
+static void Resource_LastReleaseDestroys(void** state) {
   int destroyed = 0;
   test_object_t* object = test_object_create(NULL, &destroyed, NULL, NULL, 1);
   assert_true(hal_resource_is(object, test_object_vtable));
@@ -55,7 +55,7 @@ static void LastReleaseDestroys(void** state) {
   hal_resource_release(NULL);  // no-op
 }
 
-static void ParentOutlivesChildAndGoesAfterIt(void** state) {
+static void Resource_ParentOutlivesChildAndGoesAfterIt(void** state) {
   int destroyed = 0;
   int order[4];
   int order_length = 0;
@@ -93,7 +93,7 @@ static void* release_race_thread(void* arg) {
 
 // Concurrent retain/release from several threads destroys exactly once,
 // after every thread's last use (TSan checks the ordering).
-static void ConcurrentReleaseDestroysOnce(void** state) {
+static void Resource_ConcurrentReleaseDestroysOnce(void** state) {
   for (int round = 0; round < 50; ++round) {
     int destroyed = 0;
     test_object_t* object = test_object_create(NULL, &destroyed, NULL, NULL, 1);
@@ -143,7 +143,7 @@ static void* release_in_defer_zone(void* arg) {
 
 // A last release inside a defer bracket destroys on libhal's release thread,
 // not on the releasing one; parents still go after their child.
-static void DeferredDestructionRunsElsewhere(void** state) {
+static void Resource_DeferredDestructionRunsElsewhere(void** state) {
   int destroyed = 0;
   int order[2];
   int order_length = 0;
@@ -174,7 +174,7 @@ static const hal_resource_destroy_fn_t other_vtable[1] = {
 };
 
 // The one cast: the right type passes through, NULL stays NULL.
-static void CastOfTheRightTypeIsThePointer(void** state) {
+static void Resource_CastOfTheRightTypeIsThePointer(void** state) {
   int destroyed = 0;
   test_object_t* object = test_object_create(NULL, &destroyed, NULL, NULL, 1);
   void* base = &object->resource;
@@ -195,7 +195,7 @@ static void cast_to_another_type(void) {
 
 // A cast of an object of another type aborts in assertion builds, with the
 // type named on stderr (the one answer every *_cast gives).
-static void CastOfAnotherTypeAbortsInAssertionBuilds(void** state) {
+static void Resource_CastOfAnotherTypeAbortsInAssertionBuilds(void** state) {
   int pipe_fds[2];
   assert_int_equal(pipe(pipe_fds), 0);
   fflush(NULL);
@@ -227,15 +227,17 @@ static void CastOfAnotherTypeAbortsInAssertionBuilds(void** state) {
 #endif  // NDEBUG
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(CastOfTheRightTypeIsThePointer),
+      CASE(Resource_CastOfTheRightTypeIsThePointer),
 #ifndef NDEBUG
-      cmocka_unit_test(CastOfAnotherTypeAbortsInAssertionBuilds),
+      CASE(Resource_CastOfAnotherTypeAbortsInAssertionBuilds),
 #endif
-      cmocka_unit_test(LastReleaseDestroys),
-      cmocka_unit_test(ParentOutlivesChildAndGoesAfterIt),
-      cmocka_unit_test(ConcurrentReleaseDestroysOnce),
-      cmocka_unit_test(DeferredDestructionRunsElsewhere),
+      CASE(Resource_LastReleaseDestroys),
+      CASE(Resource_ParentOutlivesChildAndGoesAfterIt),
+      CASE(Resource_ConcurrentReleaseDestroysOnce),
+      CASE(Resource_DeferredDestructionRunsElsewhere),
   };
+#undef CASE
   return cmocka_run_group_tests_name("core/resource", tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
 
 #include "test_util.h"
 
-static void OkIsNullAndCheap(void** state) {
+static void Status_OkIsNullAndCheap(void** state) {
   hal_status_t status = HAL_OK;
   assert_null(status);
   assert_true(hal_status_is_ok(status));
@@ -14,7 +14,7 @@ static void OkIsNullAndCheap(void** state) {
   hal_status_free(status);  // no-op
 }
 
-static void MessageCarriesCodeAndCallSite(void** state) {
+static void Status_MessageCarriesCodeAndCallSite(void** state) {
   hal_status_t status =
       hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "bad value %d", 42);
   assert_non_null(status);
@@ -42,7 +42,7 @@ static hal_status_t AnnotatingCaller(void) {
   return HAL_OK;
 }
 
-static void AnnotationsAppendInOrder(void** state) {
+static void Status_AnnotationsAppendInOrder(void** state) {
   hal_status_t status = AnnotatingCaller();
   status = hal_status_annotatef(status, "outermost");
   assert_int_equal(hal_status_code(status), HAL_STATUS_NOT_FOUND);
@@ -57,11 +57,11 @@ static void AnnotationsAppendInOrder(void** state) {
   hal_status_free(status);
 }
 
-static void AnnotateOkStaysOk(void** state) {
+static void Status_AnnotateOkStaysOk(void** state) {
   assert_null(hal_status_annotatef(HAL_OK, "never formatted %s", "x"));
 }
 
-static void CloneIsIndependent(void** state) {
+static void Status_CloneIsIndependent(void** state) {
   hal_status_t status = hal_make_status(HAL_STATUS_ABORTED, "original");
   hal_status_t clone = hal_status_clone(status);
   assert_ptr_not_equal(status, clone);
@@ -73,7 +73,7 @@ static void CloneIsIndependent(void** state) {
   assert_null(hal_status_clone(HAL_OK));
 }
 
-static void CodeStringsCoverEveryCode(void** state) {
+static void Status_CodeStringsCoverEveryCode(void** state) {
   for (int code = 0; code < HAL_STATUS_CODE_COUNT_; ++code) {
     const char* name = hal_status_code_string((hal_status_code_t)code);
     assert_non_null(name);
@@ -86,13 +86,13 @@ static void CodeStringsCoverEveryCode(void** state) {
                       "UNKNOWN");
 }
 
-static void OutOfRangeCodeBecomesUnknown(void** state) {
+static void Status_OutOfRangeCodeBecomesUnknown(void** state) {
   hal_status_t status = hal_make_status((hal_status_code_t)1234, "weird code");
   assert_int_equal(hal_status_code(status), HAL_STATUS_UNKNOWN);
   hal_status_free(status);
 }
 
-static void FormatTruncatesAndReportsLength(void** state) {
+static void Status_FormatTruncatesAndReportsLength(void** state) {
   hal_status_t status =
       hal_make_status(HAL_STATUS_INTERNAL, "%s", "a fairly long message text");
   char small[8];
@@ -102,7 +102,7 @@ static void FormatTruncatesAndReportsLength(void** state) {
   hal_status_free(status);
 }
 
-static void ConsumeCodeFrees(void** state) {
+static void Status_ConsumeCodeFrees(void** state) {
   assert_int_equal(
       hal_status_consume_code(hal_make_status(HAL_STATUS_CANCELLED, "x")),
       HAL_STATUS_CANCELLED);
@@ -115,24 +115,26 @@ static hal_status_t ReturnIfErrorPassesOk(int* reached) {
   return HAL_OK;
 }
 
-static void ReturnIfErrorContinuesOnOk(void** state) {
+static void Status_ReturnIfErrorContinuesOnOk(void** state) {
   int reached = 0;
   HAL_ASSERT_OK(ReturnIfErrorPassesOk(&reached));
   assert_int_equal(reached, 1);
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(OkIsNullAndCheap),
-      cmocka_unit_test(MessageCarriesCodeAndCallSite),
-      cmocka_unit_test(AnnotationsAppendInOrder),
-      cmocka_unit_test(AnnotateOkStaysOk),
-      cmocka_unit_test(CloneIsIndependent),
-      cmocka_unit_test(CodeStringsCoverEveryCode),
-      cmocka_unit_test(OutOfRangeCodeBecomesUnknown),
-      cmocka_unit_test(FormatTruncatesAndReportsLength),
-      cmocka_unit_test(ConsumeCodeFrees),
-      cmocka_unit_test(ReturnIfErrorContinuesOnOk),
+      CASE(Status_OkIsNullAndCheap),
+      CASE(Status_MessageCarriesCodeAndCallSite),
+      CASE(Status_AnnotationsAppendInOrder),
+      CASE(Status_AnnotateOkStaysOk),
+      CASE(Status_CloneIsIndependent),
+      CASE(Status_CodeStringsCoverEveryCode),
+      CASE(Status_OutOfRangeCodeBecomesUnknown),
+      CASE(Status_FormatTruncatesAndReportsLength),
+      CASE(Status_ConsumeCodeFrees),
+      CASE(Status_ReturnIfErrorContinuesOnOk),
   };
+#undef CASE
   return cmocka_run_group_tests_name("core/status", tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
 
 #include "test_util.h"
 
-static void NowIsMonotonic(void** state) {
+static void Time_NowIsMonotonic(void** state) {
   hal_time_t previous = hal_time_now();
   for (int i = 0; i < 1000; ++i) {
     hal_time_t now = hal_time_now();
@@ -11,7 +11,7 @@ static void NowIsMonotonic(void** state) {
   }
 }
 
-static void ImmediateAndInfiniteForms(void** state) {
+static void Time_ImmediateAndInfiniteForms(void** state) {
   assert_true(hal_timeout_is_immediate(hal_immediate_timeout()));
   assert_false(hal_timeout_is_infinite(hal_immediate_timeout()));
   assert_true(hal_timeout_is_infinite(hal_infinite_timeout()));
@@ -26,7 +26,7 @@ static void ImmediateAndInfiniteForms(void** state) {
                    HAL_TIME_INFINITE_FUTURE);
 }
 
-static void RelativeBecomesDeadlineFromNow(void** state) {
+static void Time_RelativeBecomesDeadlineFromNow(void** state) {
   hal_time_t before = hal_time_now();
   hal_time_t deadline =
       hal_timeout_as_deadline(hal_make_timeout_ns(1000000000ll));
@@ -38,7 +38,7 @@ static void RelativeBecomesDeadlineFromNow(void** state) {
   assert_int_equal(timeout.type, HAL_TIMEOUT_ABSOLUTE);
 }
 
-static void AdditionSaturates(void** state) {
+static void Time_AdditionSaturates(void** state) {
   assert_int_equal(hal_time_add_saturated(INT64_MAX - 10, 100),
                    HAL_TIME_INFINITE_FUTURE);
   assert_int_equal(hal_time_add_saturated(5, HAL_DURATION_INFINITE),
@@ -49,7 +49,7 @@ static void AdditionSaturates(void** state) {
                    HAL_TIME_INFINITE_FUTURE);
 }
 
-static void SleepUntilReachesDeadline(void** state) {
+static void Time_SleepUntilReachesDeadline(void** state) {
   hal_time_t deadline = hal_time_now() + 2000000;  // 2 ms
   hal_sleep_until(deadline);
   assert_true(hal_time_now() >= deadline);
@@ -57,12 +57,14 @@ static void SleepUntilReachesDeadline(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(NowIsMonotonic),
-      cmocka_unit_test(ImmediateAndInfiniteForms),
-      cmocka_unit_test(RelativeBecomesDeadlineFromNow),
-      cmocka_unit_test(AdditionSaturates),
-      cmocka_unit_test(SleepUntilReachesDeadline),
+      CASE(Time_NowIsMonotonic),
+      CASE(Time_ImmediateAndInfiniteForms),
+      CASE(Time_RelativeBecomesDeadlineFromNow),
+      CASE(Time_AdditionSaturates),
+      CASE(Time_SleepUntilReachesDeadline),
   };
+#undef CASE
   return cmocka_run_group_tests_name("core/time", tests, NULL, NULL);
 }

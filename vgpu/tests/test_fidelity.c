@@ -48,7 +48,7 @@ static void log_host_fn(void* arg) {
 }
 
 // Copies and memsets on one stream run in order; host functions too.
-static void t_stream_order(void** state) {
+static void Fidelity_StreamOrder(void** state) {
   (void)state;
   enum { N = 64 };
   void* s = NULL;
@@ -90,7 +90,7 @@ static void set_flag_host_fn(void* arg) {
 
 // A host function blocked on stream A does not hold up stream B: B's host
 // function opens A's gate. Serialized streams would time out.
-static void t_independent_streams_concurrent(void** state) {
+static void Fidelity_IndependentStreamsConcurrent(void** state) {
   (void)state;
   if (one_worker()) {
     printf(
@@ -118,7 +118,7 @@ static void t_independent_streams_concurrent(void** state) {
 
 // Record captures the work queued before it; query is not-ready until that
 // work is done; synchronize waits for it.
-static void t_event_record_query_sync(void** state) {
+static void Fidelity_EventRecordQuerySync(void** state) {
   (void)state;
   void *s = NULL, *e = NULL, *never = NULL;
   OK(api.stream_create(&s, true));
@@ -152,7 +152,7 @@ static void mark_ran(void* arg) {
 
 // Stream-wait-event waits for the record current at call time, not for a
 // later re-record of the same event.
-static void t_wait_event_uses_record_at_call_time(void** state) {
+static void Fidelity_WaitEventUsesRecordAtCallTime(void** state) {
   (void)state;
   if (one_worker()) {
     printf(
@@ -190,7 +190,7 @@ static void t_wait_event_uses_record_at_call_time(void** state) {
 
 // Waiting on an event that was never recorded does not block (T4: this is
 // why drivers must not do it).
-static void t_never_recorded_event_does_not_block(void** state) {
+static void Fidelity_NeverRecordedEventDoesNotBlock(void** state) {
   (void)state;
   void *s = NULL, *e = NULL;
   OK(api.stream_create(&s, true));
@@ -207,7 +207,7 @@ static void t_never_recorded_event_does_not_block(void** state) {
 }
 
 // Host nodes record their order; D depends on B and C, which depend on A.
-static void t_graph_dependency_order(void** state) {
+static void Fidelity_GraphDependencyOrder(void** state) {
   (void)state;
   void *s = NULL, *g = NULL, *exec = NULL, *dev = NULL;
   OK(api.stream_create(&s, true));
@@ -266,7 +266,7 @@ static void overlap_host_fn(void* arg) {
 }
 
 // Launches of one executable graph on different streams never overlap.
-static void t_graph_launches_serialized(void** state) {
+static void Fidelity_GraphLaunchesSerialized(void** state) {
   (void)state;
   void *a = NULL, *b = NULL, *g = NULL, *exec = NULL, *n = NULL;
   OK(api.stream_create(&a, true));
@@ -308,7 +308,7 @@ static void* make_fill_graph(void* dev, uint32_t* host, uint32_t v,
 
 // Update is accepted from a topologically identical graph (new parameters
 // apply to later launches) and refused otherwise.
-static void t_graph_update(void** state) {
+static void Fidelity_GraphUpdate(void** state) {
   (void)state;
   void *s = NULL, *dev = NULL, *exec = NULL;
   uint32_t host[4] = {0};
@@ -341,7 +341,7 @@ static void t_graph_update(void** state) {
 }
 
 // 8-, 16- and 32-bit memsets write exactly their elements, sync and async.
-static void t_memset_element_sizes(void** state) {
+static void Fidelity_MemsetElementSizes(void** state) {
   (void)state;
   void *s = NULL, *dev = NULL;
   OK(api.stream_create(&s, true));
@@ -381,7 +381,7 @@ static void t_memset_element_sizes(void** state) {
 
 // A kernel from a module image runs over the grid; arguments are captured
 // at launch; per-block kernels get dynamic shared memory; kernel nodes work.
-static void t_kernel_launch(void** state) {
+static void Fidelity_KernelLaunch(void** state) {
   (void)state;
   void* image = testutil_module_image();
   assert_non_null(image);
@@ -443,7 +443,7 @@ static void t_kernel_launch(void** state) {
 }
 
 // Invalid handles and values return the vendor codes, never crash.
-static void t_bad_input(void** state) {
+static void Fidelity_BadInput(void** state) {
   (void)state;
   void *s = NULL, *e = NULL, *dev = NULL;
   void* garbage = (void*)(uintptr_t)0xdeadbeef;
@@ -478,22 +478,20 @@ static void t_bad_input(void** state) {
 
 int main(int argc, char** argv) {
   const char* only = testutil_setup(argc, argv);
-  const struct CMUnitTest all[] = {
-      cmocka_unit_test_setup(t_stream_order, setup),
-      cmocka_unit_test_setup(t_independent_streams_concurrent, setup),
-      cmocka_unit_test_setup(t_event_record_query_sync, setup),
-      cmocka_unit_test_setup(t_wait_event_uses_record_at_call_time, setup),
-      cmocka_unit_test_setup(t_never_recorded_event_does_not_block, setup),
-      cmocka_unit_test_setup(t_graph_dependency_order, setup),
-      cmocka_unit_test_setup(t_graph_launches_serialized, setup),
-      cmocka_unit_test_setup(t_graph_update, setup),
-      cmocka_unit_test_setup(t_memset_element_sizes, setup),
-      cmocka_unit_test_setup(t_kernel_launch, setup),
-      cmocka_unit_test_setup(t_bad_input, setup),
+#define CASE(name) cmocka_unit_test_setup(name, setup)
+  const struct CMUnitTest tests[] = {
+      CASE(Fidelity_StreamOrder),
+      CASE(Fidelity_IndependentStreamsConcurrent),
+      CASE(Fidelity_EventRecordQuerySync),
+      CASE(Fidelity_WaitEventUsesRecordAtCallTime),
+      CASE(Fidelity_NeverRecordedEventDoesNotBlock),
+      CASE(Fidelity_GraphDependencyOrder),
+      CASE(Fidelity_GraphLaunchesSerialized),
+      CASE(Fidelity_GraphUpdate),
+      CASE(Fidelity_MemsetElementSizes),
+      CASE(Fidelity_KernelLaunch),
+      CASE(Fidelity_BadInput),
   };
-  if (only != NULL)
-    cmocka_set_test_filter(only);
-  int failed = cmocka_run_group_tests_name(api.name, all, NULL, NULL);
-  testutil_teardown();
-  return failed;
+#undef CASE
+  return testutil_run(api.name, tests, sizeof(tests) / sizeof(tests[0]), only);
 }

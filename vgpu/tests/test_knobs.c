@@ -53,7 +53,7 @@ static char* run_child(const char* env, const char* mode, int* status) {
   return out;
 }
 
-static void t_fault_nth(void** state) {
+static void Knob_FaultNth(void** state) {
   (void)state;
   void *a = NULL, *b = NULL, *c = NULL;
   OK(api.malloc(&a, 64));
@@ -63,7 +63,7 @@ static void t_fault_nth(void** state) {
   OK(api.free(c));
 }
 
-static void t_fault_prob(void** state) {
+static void Knob_FaultProb(void** state) {
   (void)state;
   void* s = NULL;
   OK(api.stream_create(&s, true));
@@ -103,7 +103,7 @@ static const char* pattern_of(const char* out) {
 }
 
 // Same seed, same decisions; another seed, other decisions.
-static void t_seed_reproducible(void** state) {
+static void Knob_SeedReproducible(void** state) {
   (void)state;
   const char* q =
       strcmp(api.name, "cuda") == 0 ? "cuStreamQuery" : "hipStreamQuery";
@@ -127,7 +127,7 @@ static void t_seed_reproducible(void** state) {
 
 // After a device-lost fault every call on that device fails with the
 // vendor's launch-failure code; other devices keep working.
-static void t_fault_lost(void** state) {
+static void Knob_FaultLost(void** state) {
   (void)state;
   void *s = NULL, *dev = NULL, *e = NULL;
   OK(api.stream_create(&s, true));
@@ -186,17 +186,17 @@ static void check_lost_sync_drains(const char* which) {
   gate_destroy(&g);
 }
 
-static void t_lost_event_sync_drains(void** state) {
+static void Knob_LostEventSyncDrains(void** state) {
   (void)state;
   check_lost_sync_drains("event");
 }
 
-static void t_lost_stream_sync_drains(void** state) {
+static void Knob_LostStreamSyncDrains(void** state) {
   (void)state;
   check_lost_sync_drains("stream");
 }
 
-static void t_lost_device_sync_drains(void** state) {
+static void Knob_LostDeviceSyncDrains(void** state) {
   (void)state;
   check_lost_sync_drains("device");
 }
@@ -319,7 +319,7 @@ static void check_bad_setting(const char* lib, const char* env,
   free(out);
 }
 
-static void t_bad_settings_are_fatal(void** state) {
+static void Knob_BadSettingsAreFatal(void** state) {
   (void)state;
   check_bad_setting(lib_path, "VGPU_DEVICES=1000",
                     "VGPU_DEVICES=1000: expected an integer in [0, ");
@@ -336,7 +336,7 @@ static void t_bad_settings_are_fatal(void** state) {
                     "VGPU_SEED=x1: expected an integer in [0, ");
 }
 
-static void t_fault_unknown_call(void** state) {
+static void Knob_FaultUnknownCall(void** state) {
   (void)state;
   check_fault_names(lib_path);
   if (legacy_path != NULL)
@@ -370,7 +370,7 @@ static int count_lines(const char* text, const char* line) {
 // VGPU_CALL_COUNTS=FILE appends "name count" for every call made, counted
 // as fault rules count (a call a rule failed counts), also when the process
 // ends through VGPU_FAIL_EXIT_CODE.
-static void t_call_counts(void** state) {
+static void Knob_CallCounts(void** state) {
   (void)state;
   bool cuda = strcmp(api.name, "cuda") == 0;
   const char* memset_name = cuda ? "cuMemsetD32Async" : "hipMemsetD32Async";
@@ -423,7 +423,7 @@ static void t_call_counts(void** state) {
 }
 
 // Jitter delays every operation: 100 operations take visibly longer.
-static void t_jitter(void** state) {
+static void Knob_Jitter(void** state) {
   (void)state;
   void *s = NULL, *dev = NULL;
   OK(api.stream_create(&s, true));
@@ -470,7 +470,7 @@ static void set_flag(void* arg) {
 
 // With one stream thread, independent streams are serialized: B's host
 // function cannot run while A's blocks.
-static void t_one_stream_thread(void** state) {
+static void Knob_OneStreamThread(void** state) {
   (void)state;
   void *a = NULL, *b = NULL;
   OK(api.stream_create(&a, true));
@@ -486,7 +486,7 @@ static void t_one_stream_thread(void** state) {
   OK(api.stream_destroy(b));
 }
 
-static void t_devices_and_memory(void** state) {
+static void Knob_DevicesAndMemory(void** state) {
   (void)state;
   int count = 0;
   void* p = NULL;
@@ -500,7 +500,7 @@ static void t_devices_and_memory(void** state) {
 }
 
 // A host wait that runs past VGPU_MAX_WAIT_MS fails instead of hanging.
-static void t_max_wait(void** state) {
+static void Knob_MaxWait(void** state) {
   (void)state;
   void* s = NULL;
   gate g;
@@ -522,7 +522,7 @@ static int misuse_child(void) {
   return 0;  // not aborted: the parent fails
 }
 
-static void t_abort_on_misuse(void** state) {
+static void Knob_AbortOnMisuse(void** state) {
   (void)state;
   int st = 0;
   char* out = run_child("VGPU_ABORT_ON_MISUSE=1", "misuse_child", &st);
@@ -545,7 +545,7 @@ static int leak_child(void) {
   return 0;
 }
 
-static void t_leak_report(void** state) {
+static void Knob_LeakReport(void** state) {
   (void)state;
   int st = 0;
   char* out = run_child("", "leak_child", &st);
@@ -562,7 +562,7 @@ static void t_leak_report(void** state) {
 #ifdef VGPU_TEST_CUDA
 // cuGetProcAddress: base names map to the versioned implementations,
 // VGPU_HIDE_SYMBOLS hides names, old versions are refused.
-static void t_hide_symbols(void** state) {
+static void Knob_HideSymbols(void** state) {
   (void)state;
   __typeof__(&cuGetProcAddress_v2) get = NULL;
   VAPI_LOAD(api.lib, get, "cuGetProcAddress_v2");
@@ -610,7 +610,7 @@ static void callback_fn(hipStream_t s, hipError_t status, void* user) {
 
 // libvgpu-hip-legacy.so has Debian 5.2.3's export set: no
 // hipLaunchHostFunc; hipStreamAddCallback is the fallback.
-static void t_hide_symbols(void** state) {
+static void Knob_HideSymbols(void** state) {
   (void)state;
   assert_non_null(dlsym(api.lib, "hipLaunchHostFunc"));
   assert_non_null(legacy_path);
@@ -668,33 +668,30 @@ int main(int argc, char** argv) {
     testutil_teardown();
     return rc;
   }
-  const struct CMUnitTest all[] = {
-      cmocka_unit_test_setup(t_fault_nth, setup),
-      cmocka_unit_test_setup(t_fault_prob, setup),
-      cmocka_unit_test_setup(t_fault_lost, setup),
-      cmocka_unit_test_setup(t_lost_event_sync_drains, setup),
-      cmocka_unit_test_setup(t_lost_stream_sync_drains, setup),
-      cmocka_unit_test_setup(t_lost_device_sync_drains, setup),
-      cmocka_unit_test_setup(t_fault_unknown_call, setup),
-      cmocka_unit_test_setup(t_bad_settings_are_fatal, setup),
-      cmocka_unit_test_setup(t_call_counts, setup),
-      cmocka_unit_test_setup(t_seed_reproducible, setup),
-      cmocka_unit_test_setup(t_jitter, setup),
-      cmocka_unit_test_setup(t_one_stream_thread, setup),
-      cmocka_unit_test_setup(t_devices_and_memory, setup),
-      cmocka_unit_test_setup(t_max_wait, setup),
-      cmocka_unit_test_setup(t_abort_on_misuse, setup),
-      cmocka_unit_test_setup(t_leak_report, setup),
-      cmocka_unit_test_setup(t_hide_symbols, setup),
+#define CASE(name) cmocka_unit_test_setup(name, setup)
+  const struct CMUnitTest tests[] = {
+      CASE(Knob_FaultNth),
+      CASE(Knob_FaultProb),
+      CASE(Knob_FaultLost),
+      CASE(Knob_LostEventSyncDrains),
+      CASE(Knob_LostStreamSyncDrains),
+      CASE(Knob_LostDeviceSyncDrains),
+      CASE(Knob_FaultUnknownCall),
+      CASE(Knob_BadSettingsAreFatal),
+      CASE(Knob_CallCounts),
+      CASE(Knob_SeedReproducible),
+      CASE(Knob_Jitter),
+      CASE(Knob_OneStreamThread),
+      CASE(Knob_DevicesAndMemory),
+      CASE(Knob_MaxWait),
+      CASE(Knob_AbortOnMisuse),
+      CASE(Knob_LeakReport),
+      CASE(Knob_HideSymbols),
   };
+#undef CASE
   if (only == NULL) {
     fprintf(stderr, "name one test: the knobs are set per test by meson\n");
     return 2;
   }
-  char filter[128];
-  snprintf(filter, sizeof(filter), "t_%s", only);
-  cmocka_set_test_filter(filter);
-  int failed = cmocka_run_group_tests_name(api.name, all, NULL, NULL);
-  testutil_teardown();
-  return failed;
+  return testutil_run(api.name, tests, sizeof(tests) / sizeof(tests[0]), only);
 }

@@ -40,7 +40,7 @@ static void k1_node_fn(void* arg) {
 }
 
 // K1: a vendor API call from a host function or host node.
-static void t_k1_call_in_host_function(void** state) {
+static void K1_CallInHostFunction(void** state) {
   (void)state;
   void *s = NULL, *other = NULL, *e = NULL, *g = NULL, *n = NULL, *x = NULL;
   OK(api.stream_create(&s, true));
@@ -64,7 +64,7 @@ static void t_k1_call_in_host_function(void** state) {
 }
 
 // Destroying a stream, an event or an executable graph with pending work.
-static void t_destroy_with_pending_work(void** state) {
+static void Strict_DestroyWithPendingWork(void** state) {
   (void)state;
   void *s = NULL, *e = NULL, *g = NULL, *n = NULL, *x = NULL;
   gate gs, gg;
@@ -120,7 +120,7 @@ static void* open_later(void* arg) {
 }
 
 // Freeing memory that queued work still uses.
-static void t_free_memory_in_use(void** state) {
+static void Strict_FreeMemoryInUse(void** state) {
   (void)state;
   void *s = NULL, *dev = NULL;
   gate g;
@@ -192,7 +192,7 @@ static void wait_round_event(void* e, round_wait wait, void* other) {
 // operation and the wait are drawn from the test seed; the jittered run
 // (VGPU_JITTER_US) also shakes the order of the runtime's threads. In lax
 // mode the destroys succeed anyway; the rounds still run.
-static void t_sync_then_destroy(void** state) {
+static void Strict_SyncThenDestroy(void** state) {
   (void)state;
   void *e = NULL, *dev = NULL, *g = NULL, *node = NULL, *g_host = NULL;
   void* other = NULL;
@@ -258,7 +258,7 @@ static void t_sync_then_destroy(void** state) {
 }
 
 // Out-of-bounds copies and memsets are refused in both modes.
-static void t_out_of_bounds(void** state) {
+static void Strict_OutOfBounds(void** state) {
   (void)state;
   void *s = NULL, *dev = NULL;
   uint8_t host[256] = {0};
@@ -279,7 +279,7 @@ static void t_out_of_bounds(void** state) {
 
 // Handles are checked, never trusted: garbage, destroyed and wrong-kind
 // handles return the vendor code.
-static void t_invalid_handles(void** state) {
+static void Strict_InvalidHandles(void** state) {
   (void)state;
   void *s = NULL, *e = NULL;
   OK(api.stream_create(&s, true));
@@ -307,18 +307,13 @@ int main(int argc, char** argv) {
   const char* only = testutil_setup(argc, argv);
   const char* env = getenv("VGPU_STRICT");
   strict = env == NULL || strcmp(env, "0") != 0;
-  const struct CMUnitTest all[] = {
-      cmocka_unit_test_setup(t_k1_call_in_host_function, setup),
-      cmocka_unit_test_setup(t_destroy_with_pending_work, setup),
-      cmocka_unit_test_setup(t_free_memory_in_use, setup),
-      cmocka_unit_test_setup(t_sync_then_destroy, setup),
-      cmocka_unit_test_setup(t_out_of_bounds, setup),
-      cmocka_unit_test_setup(t_invalid_handles, setup),
+#define CASE(name) cmocka_unit_test_setup(name, setup)
+  const struct CMUnitTest tests[] = {
+      CASE(K1_CallInHostFunction),  CASE(Strict_DestroyWithPendingWork),
+      CASE(Strict_FreeMemoryInUse), CASE(Strict_SyncThenDestroy),
+      CASE(Strict_OutOfBounds),     CASE(Strict_InvalidHandles),
   };
-  if (only != NULL)
-    cmocka_set_test_filter(only);
-  int failed =
-      cmocka_run_group_tests_name(strict ? "strict" : "lax", all, NULL, NULL);
-  testutil_teardown();
-  return failed;
+#undef CASE
+  return testutil_run(strict ? "strict" : "lax", tests,
+                      sizeof(tests) / sizeof(tests[0]), only);
 }

@@ -9,6 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
+// clang-format off
+#include <stdarg.h>
+#include <setjmp.h>
+#include <cmocka.h>
+// clang-format on
+
 #include "vgpu/vgpu_module.h"
 
 vapi api;
@@ -55,6 +61,24 @@ const char* testutil_setup(int argc, char** argv) {
     exit(1);
   }
   return argc > 3 ? argv[3] : NULL;
+}
+
+int testutil_run(const char* group, const struct CMUnitTest* tests,
+                 size_t count, const char* only) {
+  if (only != NULL) {
+    size_t i = 0;
+    while (i < count && strcmp(tests[i].name, only) != 0)
+      ++i;
+    if (i == count) {
+      fprintf(stderr, "no case named %s in %s\n", only, group);
+      testutil_teardown();
+      return 2;
+    }
+    cmocka_set_test_filter(only);
+  }
+  int failed = _cmocka_run_group_tests(group, tests, count, NULL, NULL);
+  testutil_teardown();
+  return failed;
 }
 
 void testutil_teardown(void) {

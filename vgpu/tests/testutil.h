@@ -17,6 +17,12 @@ extern vapi api;
 // the library. Returns the selected test name (or NULL for all).
 const char* testutil_setup(int argc, char** argv);
 void testutil_teardown(void);
+// Runs |tests| as |group| (only the case named |only| when not NULL: a name
+// that matches no case is an error, never a run of nothing), then tears
+// down. Returns the exit code.
+struct CMUnitTest;
+int testutil_run(const char* group, const struct CMUnitTest* tests,
+                 size_t count, const char* only);
 // The test seed: VGPU_SEED, else HAL_TEST_SEED, else time-based (printed).
 uint64_t testutil_seed(void);
 // Multiplier of stress loops' iteration counts: HAL_STRESS_ITERATIONS (a

@@ -16,7 +16,7 @@
 
 #include "hal/api.h"
 
-static void InfiniteWaitIsBounded(void** state) {
+static void MaxWait_InfiniteWaitIsBounded(void** state) {
   hal_semaphore_t* semaphore = NULL;
   assert_null(hal_semaphore_create_host(hal_allocator_system(), 0, &semaphore));
   hal_time_t start = hal_time_now();
@@ -40,7 +40,7 @@ static void InfiniteWaitIsBounded(void** state) {
 // Run with HAL_SYNC_MAX_WAIT_MS=100ms (not a number): a wait that would
 // block fails naming the setting instead of running unbounded; one that
 // needs no blocking still returns.
-static void MalformedBoundFailsBlockingWaits(void** state) {
+static void MaxWait_MalformedBoundFailsBlockingWaits(void** state) {
   hal_semaphore_t* semaphore = NULL;
   assert_null(hal_semaphore_create_host(hal_allocator_system(), 1, &semaphore));
   assert_null(hal_semaphore_wait(semaphore, 1, hal_infinite_timeout()));
@@ -59,8 +59,9 @@ static void MalformedBoundFailsBlockingWaits(void** state) {
 int main(void) {
   const char* bound = getenv("HAL_SYNC_MAX_WAIT_MS");
   if (bound && strcmp(bound, "100ms") == 0) {
+#define CASE(name) cmocka_unit_test(name)
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(MalformedBoundFailsBlockingWaits),
+        CASE(MaxWait_MalformedBoundFailsBlockingWaits),
     };
     return cmocka_run_group_tests_name("sync/max_wait_malformed", tests, NULL,
                                        NULL);
@@ -70,7 +71,8 @@ int main(void) {
     return 1;
   }
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(InfiniteWaitIsBounded),
+      CASE(MaxWait_InfiniteWaitIsBounded),
   };
+#undef CASE
   return cmocka_run_group_tests_name("sync/max_wait", tests, NULL, NULL);
 }

@@ -108,7 +108,7 @@ static void Q_SubmitAndSignal(void** state) {
 
 // Thread names fit the kernel's 15 characters and keep what tells queues
 // apart: the end of the queue's name, where device and queue indices are.
-static void ThreadNamesTellQueuesApart(void** state) {
+static void Queue_ThreadNamesTellQueuesApart(void** state) {
   fake_device_t device;
   fake_device_initialize(0, &device);
   fake_stream_t* streams[2] = {
@@ -894,24 +894,26 @@ static void K10_RandomDagWithInjectedFailure(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(Q_SubmitAndSignal),
-      cmocka_unit_test(Q_BadSubmissions),
-      cmocka_unit_test(K4_WaitBeforeSignalAcrossQueues),
-      cmocka_unit_test(T4_RecordedEventUsedForDeviceWait),
-      cmocka_unit_test(Q_RecordFailureOrphanedUntilQuiesced),
-      cmocka_unit_test(Q3_PayloadReleasedBeforeSignals),
-      cmocka_unit_test(K10_VendorErrorFailsDownstream),
-      cmocka_unit_test(K14_LossFailsIdleAndParkedSemaphores),
-      cmocka_unit_test(K14_LossRacesSemaphoreChurn),
-      cmocka_unit_test(K13_DeviceWaitOnSignalerThatFailsAtSynchronize),
-      cmocka_unit_test(K13_DeviceWaitOnSemaphoreFailedByHost),
-      cmocka_unit_test(S2_FailedWaitNeverRuns),
-      cmocka_unit_test(K2_CreateSubmitDestroyLoop),
-      cmocka_unit_test(ThreadNamesTellQueuesApart),
-      cmocka_unit_test(EventPool_BurstTrimmedWhenQueueIdles),
-      cmocka_unit_test(S6_RandomDagMatchesModel),
-      cmocka_unit_test(K10_RandomDagWithInjectedFailure),
+      CASE(Q_SubmitAndSignal),
+      CASE(Q_BadSubmissions),
+      CASE(K4_WaitBeforeSignalAcrossQueues),
+      CASE(T4_RecordedEventUsedForDeviceWait),
+      CASE(Q_RecordFailureOrphanedUntilQuiesced),
+      CASE(Q3_PayloadReleasedBeforeSignals),
+      CASE(K10_VendorErrorFailsDownstream),
+      CASE(K14_LossFailsIdleAndParkedSemaphores),
+      CASE(K14_LossRacesSemaphoreChurn),
+      CASE(K13_DeviceWaitOnSignalerThatFailsAtSynchronize),
+      CASE(K13_DeviceWaitOnSemaphoreFailedByHost),
+      CASE(S2_FailedWaitNeverRuns),
+      CASE(K2_CreateSubmitDestroyLoop),
+      CASE(Queue_ThreadNamesTellQueuesApart),
+      CASE(EventPool_BurstTrimmedWhenQueueIdles),
+      CASE(S6_RandomDagMatchesModel),
+      CASE(K10_RandomDagWithInjectedFailure),
   };
+#undef CASE
   return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
 }

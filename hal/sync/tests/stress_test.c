@@ -256,11 +256,13 @@ static void S3_ManySignalersAndWaiters(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(K6_WaitersWhileSignaledOneByOne),
-      cmocka_unit_test(K8_MultiWaitWhileSignaling),
-      cmocka_unit_test(K9_TimeoutVsSignal),
-      cmocka_unit_test(S3_ManySignalersAndWaiters),
+      CASE(K6_WaitersWhileSignaledOneByOne),
+      CASE(K8_MultiWaitWhileSignaling),
+      CASE(K9_TimeoutVsSignal),
+      CASE(S3_ManySignalersAndWaiters),
   };
+#undef CASE
   return cmocka_run_group_tests_name("stress", tests, NULL, NULL);
 }

@@ -425,21 +425,23 @@ static void K12_CallbackAndSignalerRaceLastRelease(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(T1_CallbackOnceOnReach),
-      cmocka_unit_test(T1_CallbackOnceOnFailure),
-      cmocka_unit_test(T1_CallbackOnceOnCancelAndDestroy),
-      cmocka_unit_test(T5_CancelThroughHandleAfterSemaphoreReleased),
-      cmocka_unit_test(T2_NoCallbackUnderLock),
-      cmocka_unit_test(T3_GenerationExposesRecycledTimepoint),
-      cmocka_unit_test(T3_WarmPoolsDoNotAllocate),
+      CASE(T1_CallbackOnceOnReach),
+      CASE(T1_CallbackOnceOnFailure),
+      CASE(T1_CallbackOnceOnCancelAndDestroy),
+      CASE(T5_CancelThroughHandleAfterSemaphoreReleased),
+      CASE(T2_NoCallbackUnderLock),
+      CASE(T3_GenerationExposesRecycledTimepoint),
+      CASE(T3_WarmPoolsDoNotAllocate),
 #ifndef NDEBUG
-      cmocka_unit_test(T3_StaleKeptPointersAbortInAssertionBuilds),
+      CASE(T3_StaleKeptPointersAbortInAssertionBuilds),
 #endif
-      cmocka_unit_test(T_SignalResolvesOnlyDueInValueOrder),
-      cmocka_unit_test(T5_CancelVsSignal),
-      cmocka_unit_test(K12_CallbackReleasesLastReference),
-      cmocka_unit_test(K12_CallbackAndSignalerRaceLastRelease),
+      CASE(T_SignalResolvesOnlyDueInValueOrder),
+      CASE(T5_CancelVsSignal),
+      CASE(K12_CallbackReleasesLastReference),
+      CASE(K12_CallbackAndSignalerRaceLastRelease),
   };
+#undef CASE
   return cmocka_run_group_tests_name("timepoint", tests, NULL, NULL);
 }

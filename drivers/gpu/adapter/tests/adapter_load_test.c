@@ -36,7 +36,7 @@ static int setup(void** state) {
   return 0;
 }
 
-static void test_bad_arguments(void** state) {
+static void Load_BadArguments(void** state) {
   gpu_adapter_t* adapter = (gpu_adapter_t*)1;
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "unknown GPU vendor 7",
                     gpu_adapter_create((gpu_adapter_vendor_t)7, NULL,
@@ -77,13 +77,13 @@ static void check_missing_library(gpu_adapter_vendor_t vendor,
 
 #if defined(GPU_ADAPTER_HAVE_CUDA)
 
-static void test_cuda_missing_library(void** state) {
+static void Cuda_MissingLibrary(void** state) {
   check_missing_library(GPU_ADAPTER_VENDOR_CUDA, "HAL_CUDA_LIBRARY");
 }
 
 // With no override the default libcuda.so.1 is tried: on a machine without
 // the driver the failure names it.
-static void test_cuda_default_library(void** state) {
+static void Cuda_DefaultLibrary(void** state) {
   gpu_adapter_t* adapter = NULL;
   hal_status_t status =
       create_adapter(GPU_ADAPTER_VENDOR_CUDA, NULL, NULL, &adapter);
@@ -97,7 +97,7 @@ static void test_cuda_default_library(void** state) {
 // The toolkit's stub libcuda.so answers every call with
 // CUDA_ERROR_STUB_LIBRARY, cuGetErrorName included: the name comes from
 // the adapter's table.
-static void test_cuda_stub_library(void** state) {
+static void Cuda_StubLibrary(void** state) {
   const char* stub = test_library("GPU_ADAPTER_TEST_CUDA_STUB");
   if (!stub)
     HAL_TEST_SKIP(
@@ -110,7 +110,7 @@ static void test_cuda_stub_library(void** state) {
   assert_null(adapter);
 }
 
-static void test_cuda_fake_loads(void** state) {
+static void Cuda_FakeLoads(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
   if (!fake)
     HAL_TEST_SKIP(
@@ -137,7 +137,7 @@ static void test_cuda_fake_loads(void** state) {
 // K16 for vendor runtimes: a truncated copy of a runtime named by path
 // (HAL_CUDA_LIBRARY=/some/file) is refused with the reason, never handed to
 // dlopen, which would die of SIGBUS mapping segments past the file's end.
-static void test_cuda_truncated_library_is_refused(void** state) {
+static void Cuda_TruncatedLibraryIsRefused(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
   if (!fake)
     HAL_TEST_SKIP(
@@ -176,7 +176,7 @@ static void test_cuda_truncated_library_is_refused(void** state) {
 // cuGetProcAddress says "not found" for a required symbol: every missing
 // one is named by its API name, also where cuda.h renames it
 // (cuMemAlloc -> cuMemAlloc_v2).
-static void test_cuda_fake_missing_required(void** state) {
+static void Cuda_FakeMissingRequired(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
   if (!fake)
     HAL_TEST_SKIP(
@@ -193,7 +193,7 @@ static void test_cuda_fake_missing_required(void** state) {
                     status);
 }
 
-static void test_cuda_fake_missing_optional(void** state) {
+static void Cuda_FakeMissingOptional(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
   if (!fake)
     HAL_TEST_SKIP(
@@ -229,7 +229,7 @@ static void test_cuda_fake_missing_optional(void** state) {
 }
 
 // Without graphs, no graph-dependent bit survives.
-static void test_cuda_fake_without_graphs(void** state) {
+static void Cuda_FakeWithoutGraphs(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
   if (!fake)
     HAL_TEST_SKIP(
@@ -253,14 +253,14 @@ static void test_cuda_fake_without_graphs(void** state) {
 
 #if defined(GPU_ADAPTER_HAVE_HIP)
 
-static void test_hip_missing_library(void** state) {
+static void Hip_MissingLibrary(void** state) {
   check_missing_library(GPU_ADAPTER_VENDOR_HIP, "HAL_HIP_LIBRARY");
 }
 
 // The real runtime, found through the default list (libamdhip64.so, then
 // the versioned names). With no AMD GPU it loads and reports no device
 // with the vendor's error names; Debian's 5.2.3 lacks hipLaunchHostFunc.
-static void test_hip_real_runtime(void** state) {
+static void Hip_RealRuntime(void** state) {
   gpu_adapter_t* adapter = NULL;
   hal_status_t status =
       create_adapter(GPU_ADAPTER_VENDOR_HIP, NULL, NULL, &adapter);
@@ -289,7 +289,7 @@ static void test_hip_real_runtime(void** state) {
   gpu_adapter_destroy(adapter);
 }
 
-static void test_hip_real_runtime_hidden_required(void** state) {
+static void Hip_RealRuntimeHiddenRequired(void** state) {
   gpu_adapter_t* adapter = NULL;
   hal_status_t status = create_adapter(GPU_ADAPTER_VENDOR_HIP, NULL,
                                        "hipStreamAddCallback", &adapter);
@@ -303,7 +303,7 @@ static void test_hip_real_runtime_hidden_required(void** state) {
                     status);
 }
 
-static void test_hip_fake_loads(void** state) {
+static void Hip_FakeLoads(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_HIP_FULL");
   if (!fake)
     HAL_TEST_SKIP(
@@ -319,7 +319,7 @@ static void test_hip_fake_loads(void** state) {
 }
 
 // Missing required symbols are all named (plain dlsym, no versioning).
-static void test_hip_fake_missing_required(void** state) {
+static void Hip_FakeMissingRequired(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_HIP_NO_REQUIRED");
   if (!fake)
     HAL_TEST_SKIP(
@@ -342,7 +342,7 @@ static void count_host_call(void* user_data) {
 // Missing optional symbols load fine with their capability off; the host
 // function falls back to hipStreamAddCallback (the fake runs callbacks at
 // once) and, as hipLaunchHostFunc, skips the function on a failed stream.
-static void test_hip_fake_missing_optional(void** state) {
+static void Hip_FakeMissingOptional(void** state) {
   const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_HIP_NO_OPTIONAL");
   if (!fake)
     HAL_TEST_SKIP(
@@ -371,26 +371,28 @@ static void test_hip_fake_missing_optional(void** state) {
 #endif  // GPU_ADAPTER_HAVE_HIP
 
 int main(void) {
+#define CASE(name) cmocka_unit_test_setup(name, setup)
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup(test_bad_arguments, setup),
+    CASE(Load_BadArguments),
 #if defined(GPU_ADAPTER_HAVE_CUDA)
-    cmocka_unit_test_setup(test_cuda_missing_library, setup),
-    cmocka_unit_test_setup(test_cuda_default_library, setup),
-    cmocka_unit_test_setup(test_cuda_stub_library, setup),
-    cmocka_unit_test_setup(test_cuda_fake_loads, setup),
-    cmocka_unit_test_setup(test_cuda_truncated_library_is_refused, setup),
-    cmocka_unit_test_setup(test_cuda_fake_missing_required, setup),
-    cmocka_unit_test_setup(test_cuda_fake_missing_optional, setup),
-    cmocka_unit_test_setup(test_cuda_fake_without_graphs, setup),
+    CASE(Cuda_MissingLibrary),
+    CASE(Cuda_DefaultLibrary),
+    CASE(Cuda_StubLibrary),
+    CASE(Cuda_FakeLoads),
+    CASE(Cuda_TruncatedLibraryIsRefused),
+    CASE(Cuda_FakeMissingRequired),
+    CASE(Cuda_FakeMissingOptional),
+    CASE(Cuda_FakeWithoutGraphs),
 #endif
 #if defined(GPU_ADAPTER_HAVE_HIP)
-    cmocka_unit_test_setup(test_hip_missing_library, setup),
-    cmocka_unit_test_setup(test_hip_real_runtime, setup),
-    cmocka_unit_test_setup(test_hip_real_runtime_hidden_required, setup),
-    cmocka_unit_test_setup(test_hip_fake_loads, setup),
-    cmocka_unit_test_setup(test_hip_fake_missing_required, setup),
-    cmocka_unit_test_setup(test_hip_fake_missing_optional, setup),
+    CASE(Hip_MissingLibrary),
+    CASE(Hip_RealRuntime),
+    CASE(Hip_RealRuntimeHiddenRequired),
+    CASE(Hip_FakeLoads),
+    CASE(Hip_FakeMissingRequired),
+    CASE(Hip_FakeMissingOptional),
 #endif
   };
+#undef CASE
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,7 +72,7 @@ static void check_unknown_code(const gpu_adapter_vendor_desc_t* vendor,
 }
 
 #if defined(GPU_ADAPTER_HAVE_CUDA)
-static void test_cuda_codes(void** state) {
+static void Cuda_Codes(void** state) {
   static const expected_status_t rows[] = {
       EXPECT(CUDA_ERROR_OUT_OF_MEMORY, HAL_STATUS_RESOURCE_EXHAUSTED, false),
       EXPECT(CUDA_ERROR_INVALID_VALUE, HAL_STATUS_INVALID_ARGUMENT, false),
@@ -96,7 +96,7 @@ static void test_cuda_codes(void** state) {
 #endif
 
 #if defined(GPU_ADAPTER_HAVE_HIP)
-static void test_hip_codes(void** state) {
+static void Hip_Codes(void** state) {
   static const expected_status_t rows[] = {
       EXPECT(hipErrorOutOfMemory, HAL_STATUS_RESOURCE_EXHAUSTED, false),
       EXPECT(hipErrorInvalidValue, HAL_STATUS_INVALID_ARGUMENT, false),
@@ -125,7 +125,7 @@ static hal_status_t failing_call(const gpu_adapter_base_t* base,
   return HAL_OK;
 }
 
-static void test_return_if_error(void** state) {
+static void Status_ReturnIfError(void** state) {
   gpu_adapter_vendor_desc_t vendor;
   memset(&vendor, 0, sizeof(vendor));
   vendor.name = "TEST";
@@ -142,7 +142,7 @@ static void test_return_if_error(void** state) {
 // status from elsewhere that quotes a loss message (annotated with one, or
 // cloned from another device's failure text) does not mark a device lost;
 // the converted status stays a loss through annotations and clones.
-static void test_Q5_device_loss_is_a_code_not_a_message(void** state) {
+static void Q5_DeviceLossIsACodeNotAMessage(void** state) {
   hal_status_t quoted = hal_status_annotatef(
       hal_make_status(HAL_STATUS_INTERNAL,
                       "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED "
@@ -176,7 +176,7 @@ static void test_Q5_device_loss_is_a_code_not_a_message(void** state) {
   hal_status_free(bad);
 }
 
-static void test_name_list(void** state) {
+static void Status_NameList(void** state) {
   assert_true(gpu_adapter_name_in_list("a, bc,d", "bc"));
   assert_true(gpu_adapter_name_in_list("a, bc,d", "d"));
   assert_false(gpu_adapter_name_in_list("a, bc,d", "b"));
@@ -185,7 +185,7 @@ static void test_name_list(void** state) {
   assert_false(gpu_adapter_name_in_list("", "a"));
 }
 
-static void test_text_truncates(void** state) {
+static void Status_TextTruncates(void** state) {
   gpu_adapter_text_t text = {0};
   for (int i = 0; i < 1000; ++i)
     gpu_adapter_text_append(&text, "%d,", i);
@@ -195,17 +195,19 @@ static void test_text_truncates(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
 #if defined(GPU_ADAPTER_HAVE_CUDA)
-    cmocka_unit_test(test_cuda_codes),
+    CASE(Cuda_Codes),
 #endif
 #if defined(GPU_ADAPTER_HAVE_HIP)
-    cmocka_unit_test(test_hip_codes),
+    CASE(Hip_Codes),
 #endif
-    cmocka_unit_test(test_return_if_error),
-    cmocka_unit_test(test_Q5_device_loss_is_a_code_not_a_message),
-    cmocka_unit_test(test_name_list),
-    cmocka_unit_test(test_text_truncates),
+    CASE(Status_ReturnIfError),
+    CASE(Q5_DeviceLossIsACodeNotAMessage),
+    CASE(Status_NameList),
+    CASE(Status_TextTruncates),
   };
+#undef CASE
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,7 +68,7 @@ static int teardown(void** state) {
   return 0;
 }
 
-static void test_devices(void** state) {
+static void Vgpu_Devices(void** state) {
   fixture_t* f = *state;
   gpu_adapter_t* a = f->adapter;
   int count = 0;
@@ -92,7 +92,7 @@ static void test_devices(void** state) {
 
 // memset (8/16/32-bit), copies, an event, a host function, a second stream
 // waiting on the event.
-static void test_stream_round_trip(void** state) {
+static void Vgpu_StreamRoundTrip(void** state) {
   fixture_t* f = *state;
   gpu_adapter_t* a = f->adapter;
   gpu_device_ptr_t d = f->device_memory;
@@ -147,7 +147,7 @@ static void test_stream_round_trip(void** state) {
 }
 
 // memset -> memcpy -> host node, launched twice; exec update in place.
-static void test_graph_round_trip(void** state) {
+static void Vgpu_GraphRoundTrip(void** state) {
   fixture_t* f = *state;
   gpu_adapter_t* a = f->adapter;
   uint32_t needed = GPU_ADAPTER_CAP_GRAPH | GPU_ADAPTER_CAP_GRAPH_MEMSET_NODE |
@@ -187,10 +187,12 @@ static void test_graph_round_trip(void** state) {
 }
 
 int main(void) {
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_devices),
-      cmocka_unit_test(test_stream_round_trip),
-      cmocka_unit_test(test_graph_round_trip),
+      CASE(Vgpu_Devices),
+      CASE(Vgpu_StreamRoundTrip),
+      CASE(Vgpu_GraphRoundTrip),
   };
+#undef CASE
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "hal/api.h"
-#include "status_assert.h"
+#include "hal_test.h"
 
 //===----------------------------------------------------------------------===//
 // The driver under test

@@ -19,7 +19,7 @@
 // Each test runs on a runtime of its own, destroyed in the teardown (which
 // waits for every task), after which no token/value/group may be alive.
 
-#include "sync_test_util.h"
+#include "hal_test.h"
 
 #include <signal.h>
 #include <sys/wait.h>

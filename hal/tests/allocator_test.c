@@ -1,6 +1,6 @@
 // Copyright 2026 The HAL Authors.
 
-#include "test_util.h"
+#include "hal_test.h"
 
 // Counts allocations and can be told to fail.
 typedef struct counting_allocator_t {

@@ -3,7 +3,7 @@
 // Buffers and the device allocator through the test plugin: memory types,
 // usage, mapping, read/write helpers and range validation.
 
-#include "test_util.h"
+#include "hal_test.h"
 
 static hal_buffer_t* allocate(hal_device_t* device, hal_memory_type_t type,
                               hal_buffer_usage_t usage, uint64_t size) {

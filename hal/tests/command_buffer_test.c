@@ -4,7 +4,7 @@
 // plugin's host executor: the state machine, fill/update/copy semantics and
 // every rejection.
 
-#include "test_util.h"
+#include "hal_test.h"
 
 typedef struct fixture_t {
   hal_device_t* device;

@@ -3,7 +3,7 @@
 // Device-level wrappers: properties, argument validation before any driver
 // code runs.
 
-#include "test_util.h"
+#include "hal_test.h"
 
 static void Device_PropertiesMatchInfo(void** state) {
   hal_device_t* device = hal_test_create_device();

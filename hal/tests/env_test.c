@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "hal/env.h"
-#include "test_util.h"
+#include "hal_test.h"
 
 static void Uint_AcceptsDecimalsInRange(void** state) {
   uint64_t value = 7;

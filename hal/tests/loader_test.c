@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "hal/plugin.h"
-#include "test_util.h"
+#include "hal_test.h"
 
 static const hal_plugin_record_t* find_record(hal_driver_registry_t* registry,
                                               const char* name,

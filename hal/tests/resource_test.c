@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test_util.h"
+#include "hal_test.h"
 
 typedef struct test_object_t {
   hal_resource_t resource;

@@ -1,6 +1,6 @@
 // Copyright 2026 The HAL Authors.
 
-#include "test_util.h"
+#include "hal_test.h"
 
 static void Status_OkIsNullAndCheap(void** state) {
   hal_status_t status = HAL_OK;

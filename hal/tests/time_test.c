@@ -1,6 +1,6 @@
 // Copyright 2026 The HAL Authors.
 
-#include "test_util.h"
+#include "hal_test.h"
 
 static void Time_NowIsMonotonic(void** state) {
   hal_time_t previous = hal_time_now();

@@ -6,7 +6,7 @@
 
 #include "fake_device.h"
 #include "queue_impl.h"
-#include "sync_test_util.h"
+#include "hal_test.h"
 
 // A payload that records that it ran and checks, when it runs, that the
 // writes of the work it waits on are visible (S6).

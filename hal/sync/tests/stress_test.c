@@ -4,7 +4,7 @@
 // timeouts. Regressions K5, K6, K8, K9 and rule S3/S5 under load.
 // HAL_STRESS_ITERATIONS scales the rounds; HAL_TEST_SEED fixes the seed.
 
-#include "sync_test_util.h"
+#include "hal_test.h"
 
 //===----------------------------------------------------------------------===//
 // K6: many threads waiting on values while another signals them one by one

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 
 #include "semaphore_impl.h"
-#include "sync_test_util.h"
+#include "hal_test.h"
 
 typedef struct callback_record_t {
   _Atomic int calls;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "adapter.h"
-#include "test_util.h"
+#include "hal_test.h"
 
 // A library path from the environment, or NULL (the test then skips).
 static const char* test_library(const char* variable) {

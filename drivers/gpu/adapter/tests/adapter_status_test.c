@@ -5,7 +5,7 @@
 // come from the adapters' own tables, as with the CUDA stub library).
 
 #include "adapter_impl.h"
-#include "test_util.h"
+#include "hal_test.h"
 
 #if defined(GPU_ADAPTER_HAVE_CUDA)
 #include <cuda.h>

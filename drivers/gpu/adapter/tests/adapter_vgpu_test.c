@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "adapter.h"
-#include "test_util.h"
+#include "hal_test.h"
 
 enum { kElements = 1024, kBytes = kElements * 4 };
 

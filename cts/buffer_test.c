@@ -155,8 +155,10 @@ CTS_CASE(Buffer_ReleasedWhileInUseStaysAlive) {
   hal_semaphore_release(done);
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Buffer_AllocateSizes),
       CASE(Buffer_MapWriteReadBackUnaligned),
@@ -165,6 +167,5 @@ int main(void) {
       CASE(Buffer_BadUsageIsRejected),
       CASE(Buffer_ReleasedWhileInUseStaysAlive),
   };
-#undef CASE
   return cts_main("buffer", tests, HAL_ARRAYSIZE(tests));
 }

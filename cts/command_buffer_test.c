@@ -5,47 +5,11 @@
 
 #include "cts.h"
 
-typedef struct fixture_t {
-  hal_device_t* device;
-  hal_semaphore_t* timeline;
-  uint64_t next_value;
-} fixture_t;
-
-static int setup(void** state) {
-  fixture_t* f = calloc(1, sizeof(*f));
-  f->device = cts_create_device(0);
-  f->timeline = cts_create_semaphore(f->device, 0);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void** state) {
-  fixture_t* f = *state;
-  hal_semaphore_release(f->timeline);
-  hal_device_release(f->device);
-  free(f);
-  return 0;
-}
-
-// Submits |cb| on queue 0 and waits for it.
-static void run(fixture_t* f, hal_command_buffer_t* cb) {
-  uint64_t value = ++f->next_value;
-  HAL_ASSERT_OK(cts_submit(f->device, 0, NULL, 0, cb, f->timeline, value));
-  HAL_ASSERT_OK(cts_wait(f->timeline, value));
-}
-
-static hal_buffer_t* zeroed_buffer(fixture_t* f, uint64_t size) {
-  hal_buffer_t* buffer =
-      cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, size);
-  uint8_t* zeros = calloc(1, (size_t)size);
-  HAL_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, size));
-  free(zeros);
-  return buffer;
-}
+typedef cts_fixture_t fixture_t;
 
 CTS_CASE(CommandBuffer_FillPatterns) {
   fixture_t* f = *state;
-  hal_buffer_t* buffer = zeroed_buffer(f, 64);
+  hal_buffer_t* buffer = cts_zeroed_buffer(f->device, 64);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint8_t p8 = 0xA1;
@@ -60,7 +24,7 @@ CTS_CASE(CommandBuffer_FillPatterns) {
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
                     hal_command_buffer_fill_buffer(cb, buffer, 4, 6, &p32, 4));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   uint8_t bytes[64];
   HAL_ASSERT_OK(hal_buffer_read(buffer, 0, bytes, 64));
   uint8_t expected[64] = {0};
@@ -76,7 +40,7 @@ CTS_CASE(CommandBuffer_FillPatterns) {
 
 CTS_CASE(CommandBuffer_UpdateCopiesAtRecordTime) {
   fixture_t* f = *state;
-  hal_buffer_t* buffer = zeroed_buffer(f, 32);
+  hal_buffer_t* buffer = cts_zeroed_buffer(f->device, 32);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   char* host = strdup("..inline data");
@@ -84,7 +48,7 @@ CTS_CASE(CommandBuffer_UpdateCopiesAtRecordTime) {
   memset(host, '#', strlen(host));
   free(host);
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   char bytes[11];
   HAL_ASSERT_OK(hal_buffer_read(buffer, 3, bytes, 11));
   assert_memory_equal(bytes, "inline data", 11);
@@ -94,8 +58,8 @@ CTS_CASE(CommandBuffer_UpdateCopiesAtRecordTime) {
 
 CTS_CASE(CommandBuffer_CopyBuffers) {
   fixture_t* f = *state;
-  hal_buffer_t* a = zeroed_buffer(f, 128);
-  hal_buffer_t* b = zeroed_buffer(f, 128);
+  hal_buffer_t* a = cts_zeroed_buffer(f->device, 128);
+  hal_buffer_t* b = cts_zeroed_buffer(f->device, 128);
   uint8_t pattern[100];
   for (int i = 0; i < 100; ++i)
     pattern[i] = (uint8_t)(i * 7 + 1);
@@ -106,7 +70,7 @@ CTS_CASE(CommandBuffer_CopyBuffers) {
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "overlaps",
                     hal_command_buffer_copy_buffer(cb, a, 0, a, 10, 20));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   uint8_t bytes[100];
   HAL_ASSERT_OK(hal_buffer_read(b, 17, bytes, 100));
   assert_memory_equal(bytes, pattern, 100);
@@ -120,8 +84,8 @@ CTS_CASE(CommandBuffer_CopyBuffers) {
 // sees the one before the barrier.
 CTS_CASE(CommandBuffer_ExecutionBarriersOrderDependentOps) {
   fixture_t* f = *state;
-  hal_buffer_t* a = zeroed_buffer(f, 4096);
-  hal_buffer_t* b = zeroed_buffer(f, 4096);
+  hal_buffer_t* a = cts_zeroed_buffer(f->device, 4096);
+  hal_buffer_t* b = cts_zeroed_buffer(f->device, 4096);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint8_t first = 0x11, second = 0x22;
@@ -131,7 +95,7 @@ CTS_CASE(CommandBuffer_ExecutionBarriersOrderDependentOps) {
   HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
   HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, a, 0, 2048, &second, 1));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   cts_expect_bytes(b, 0, 4096, 0x11);
   cts_expect_bytes(a, 0, 2048, 0x22);
   cts_expect_bytes(a, 2048, 2048, 0x11);
@@ -142,8 +106,8 @@ CTS_CASE(CommandBuffer_ExecutionBarriersOrderDependentOps) {
 
 CTS_CASE(CommandBuffer_ReusableSubmittedManyTimes) {
   fixture_t* f = *state;
-  hal_buffer_t* counter = zeroed_buffer(f, 16);
-  hal_buffer_t* scratch = zeroed_buffer(f, 16);
+  hal_buffer_t* counter = cts_zeroed_buffer(f->device, 16);
+  hal_buffer_t* scratch = cts_zeroed_buffer(f->device, 16);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
   // Each run: scratch = counter; counter = 0x5 fill over scratch's copy.
@@ -156,7 +120,7 @@ CTS_CASE(CommandBuffer_ReusableSubmittedManyTimes) {
     uint8_t marker[16];
     memset(marker, i, sizeof(marker));
     HAL_ASSERT_OK(hal_buffer_write(counter, 0, marker, 16));
-    run(f, cb);
+    cts_fixture_run(f, 0, cb);
     cts_expect_bytes(scratch, 0, 16, (uint8_t)i);
     cts_expect_bytes(counter, 0, 16, 0x5);
   }
@@ -170,7 +134,7 @@ CTS_CASE(CommandBuffer_OneShotSubmittedTwiceIsAnError) {
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   uint64_t before = cts_query(f->timeline);
   HAL_ASSERT_STATUS(
       HAL_STATUS_FAILED_PRECONDITION, "already submitted",
@@ -181,7 +145,7 @@ CTS_CASE(CommandBuffer_OneShotSubmittedTwiceIsAnError) {
 
 CTS_CASE(CommandBuffer_RecordingStateMachine) {
   fixture_t* f = *state;
-  hal_buffer_t* buffer = zeroed_buffer(f, 16);
+  hal_buffer_t* buffer = cts_zeroed_buffer(f->device, 16);
   hal_command_buffer_t* cb = NULL;
   HAL_ASSERT_OK(hal_device_create_command_buffer(
       f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb));
@@ -199,14 +163,14 @@ CTS_CASE(CommandBuffer_RecordingStateMachine) {
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
   HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, NULL,
                     hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   hal_command_buffer_release(cb);
   hal_buffer_release(buffer);
 }
 
 CTS_CASE(CommandBuffer_OutOfRangeOpsAreRejected) {
   fixture_t* f = *state;
-  hal_buffer_t* buffer = zeroed_buffer(f, 16);
+  hal_buffer_t* buffer = cts_zeroed_buffer(f->device, 16);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint32_t value = 1;
@@ -220,7 +184,7 @@ CTS_CASE(CommandBuffer_OutOfRangeOpsAreRejected) {
       HAL_STATUS_OUT_OF_RANGE, NULL,
       hal_command_buffer_copy_buffer(cb, buffer, 0, buffer, 12, 8));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   cts_expect_bytes(buffer, 0, 16, 0);  // nothing was recorded
   hal_command_buffer_release(cb);
   hal_buffer_release(buffer);
@@ -241,7 +205,7 @@ CTS_CASE(CommandBuffer_OfAnotherDeviceIsRefused) {
 CTS_CASE(CommandBuffer_ThousandsOfOps) {
   fixture_t* f = *state;
   enum { kOps = 3000, kSize = 1024 };
-  hal_buffer_t* buffer = zeroed_buffer(f, kSize);
+  hal_buffer_t* buffer = cts_zeroed_buffer(f->device, kSize);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   for (uint32_t i = 0; i < kOps; ++i) {
@@ -253,7 +217,7 @@ CTS_CASE(CommandBuffer_ThousandsOfOps) {
     }
   }
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   uint8_t bytes[kSize];
   HAL_ASSERT_OK(hal_buffer_read(buffer, 0, bytes, kSize));
   for (uint32_t j = 0; j < kSize; ++j) {
@@ -307,8 +271,8 @@ CTS_CASE(Q3_ReRecordWhileInFlightRefused) {
   uint8_t first[kRecordSize], second[kRecordSize];
   random_bytes(&random, first, kRecordSize);
   random_bytes(&random, second, kRecordSize);
-  hal_buffer_t* updated = zeroed_buffer(f, kRecordSize);
-  hal_buffer_t* filled = zeroed_buffer(f, kRecordSize);
+  hal_buffer_t* updated = cts_zeroed_buffer(f->device, kRecordSize);
+  hal_buffer_t* filled = cts_zeroed_buffer(f->device, kRecordSize);
   hal_command_buffer_t* cb = NULL;
   HAL_ASSERT_OK(hal_device_create_command_buffer(
       f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
@@ -339,7 +303,7 @@ CTS_CASE(Q3_ReRecordWhileInFlightRefused) {
 
   // Completed: re-recording is allowed and the new recording runs.
   record_update_fill(cb, updated, second, filled, 0x5A);
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   expect_recorded(updated, second, filled, 0x5A);
 
   hal_semaphore_release(done[0]);
@@ -363,8 +327,8 @@ CTS_CASE(Q3_ReRecordWhileIssuedRefused) {
   uint8_t first[kRecordSize], second[kRecordSize];
   random_bytes(&random, first, kRecordSize);
   random_bytes(&random, second, kRecordSize);
-  hal_buffer_t* updated = zeroed_buffer(f, kRecordSize);
-  hal_buffer_t* filled = zeroed_buffer(f, kRecordSize);
+  hal_buffer_t* updated = cts_zeroed_buffer(f->device, kRecordSize);
+  hal_buffer_t* filled = cts_zeroed_buffer(f->device, kRecordSize);
   hal_buffer_t* source =
       cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, kCopySize);
   hal_buffer_t* target =
@@ -403,7 +367,7 @@ CTS_CASE(Q3_ReRecordWhileIssuedRefused) {
     record_update_fill(cb, updated, second, filled, 0x3C);
   }
   expect_recorded(updated, first, filled, fill);
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   uint8_t bytes[kRecordSize];
   HAL_ASSERT_OK(hal_buffer_read(updated, 0, bytes, kRecordSize));
   assert_memory_equal(bytes, second, kRecordSize);
@@ -418,7 +382,7 @@ CTS_CASE(Q3_ReRecordWhileIssuedRefused) {
 // Whether the driver under test builds a native graph from a recording
 // (the graph strategy); stream drivers report no builds.
 static bool builds_native_graphs(fixture_t* f) {
-  hal_buffer_t* buffer = zeroed_buffer(f, 16);
+  hal_buffer_t* buffer = cts_zeroed_buffer(f->device, 16);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint8_t value = 1;
@@ -474,8 +438,11 @@ CTS_CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation) {
   }
 }
 
+// The test list: CASE binds this program's fixture.
+#define CASE(name) \
+  cmocka_unit_test_setup_teardown(name, cts_setup, cts_teardown)
+
 int main(void) {
-#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
       CASE(CommandBuffer_FillPatterns),
       CASE(CommandBuffer_UpdateCopiesAtRecordTime),
@@ -491,6 +458,5 @@ int main(void) {
       CASE(Q3_ReRecordWhileIssuedRefused),
       CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation),
   };
-#undef CASE
   return cts_main("command_buffer", tests, HAL_ARRAYSIZE(tests));
 }

@@ -109,13 +109,14 @@ CTS_CASE(CrossDriver_WaitAllAcrossDrivers) {
   hal_semaphore_release(b);
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(CrossDriver_WaitOnAnotherDriversSemaphore),
       CASE(CrossDriver_FailureCrossesDrivers),
       CASE(CrossDriver_WaitAllAcrossDrivers),
   };
-#undef CASE
   return cts_main("cross_driver", tests, HAL_ARRAYSIZE(tests));
 }

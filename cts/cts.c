@@ -97,6 +97,47 @@ hal_status_t cts_submit(hal_device_t* device, uint32_t queue,
                                   command_buffer ? 1 : 0, &command_buffer);
 }
 
+hal_buffer_t* cts_zeroed_buffer(hal_device_t* device, uint64_t size) {
+  hal_buffer_t* buffer =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, size);
+  uint8_t* zeros = calloc(1, size ? (size_t)size : 1);
+  assert_non_null(zeros);
+  HAL_ASSERT_OK(hal_buffer_write(buffer, 0, zeros, size));
+  free(zeros);
+  return buffer;
+}
+
+int cts_setup(void** state) {
+  cts_fixture_t* f = calloc(1, sizeof(*f));
+  assert_non_null(f);
+  f->device = cts_create_device(0);
+  f->q1 = hal_device_info(f->device)->queue_count > 1 ? 1 : 0;
+  f->timeline = cts_create_semaphore(f->device, 0);
+  f->a = cts_zeroed_buffer(f->device, CTS_FIXTURE_BUFFER_SIZE);
+  f->b = cts_zeroed_buffer(f->device, CTS_FIXTURE_BUFFER_SIZE);
+  *state = f;
+  return 0;
+}
+
+int cts_teardown(void** state) {
+  cts_fixture_t* f = *state;
+  hal_executable_release(f->executable);
+  hal_buffer_release(f->a);
+  hal_buffer_release(f->b);
+  hal_semaphore_release(f->timeline);
+  hal_device_release(f->device);
+  free(f);
+  return 0;
+}
+
+void cts_fixture_run(cts_fixture_t* f, uint32_t queue,
+                     hal_command_buffer_t* command_buffer) {
+  uint64_t value = ++f->next_value;
+  HAL_ASSERT_OK(cts_submit(f->device, queue, NULL, 0, command_buffer,
+                           f->timeline, value));
+  HAL_ASSERT_OK(cts_wait(f->timeline, value));
+}
+
 void cts_expect_bytes(hal_buffer_t* buffer, uint64_t offset, uint64_t length,
                       uint8_t expected) {
   uint8_t* bytes = malloc(length ? (size_t)length : 1);

@@ -97,6 +97,31 @@ hal_status_t cts_submit(hal_device_t* device, uint32_t queue,
                         hal_command_buffer_t* command_buffer,
                         hal_semaphore_t* signal, uint64_t signal_value);
 
+// The fixture most suites share (cmocka setup/teardown; *state points at
+// it): device 0 of the driver, two queues (the same one when the device has
+// one), a timeline for cts_fixture_run, two zeroed device-local buffers.
+#define CTS_FIXTURE_BUFFER_SIZE 4096
+typedef struct cts_fixture_t {
+  hal_device_t* device;
+  uint32_t q0, q1;
+  hal_semaphore_t* timeline;
+  uint64_t next_value;  // the timeline's last value
+  hal_buffer_t* a;      // CTS_FIXTURE_BUFFER_SIZE bytes each
+  hal_buffer_t* b;
+  hal_executable_t* executable;  // NULL unless the suite's setup makes one;
+                                 // teardown releases it
+} cts_fixture_t;
+int cts_setup(void** state);
+int cts_teardown(void** state);
+
+// Submits |command_buffer| on |queue| signaling the fixture's timeline, and
+// waits for it.
+void cts_fixture_run(cts_fixture_t* f, uint32_t queue,
+                     hal_command_buffer_t* command_buffer);
+
+// A device-local buffer of |size| bytes, zeroed.
+hal_buffer_t* cts_zeroed_buffer(hal_device_t* device, uint64_t size);
+
 // Reads |length| bytes of |buffer| at |offset| and checks each equals
 // |expected| (failing with the first mismatch).
 void cts_expect_bytes(hal_buffer_t* buffer, uint64_t offset, uint64_t length,

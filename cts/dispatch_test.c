@@ -10,35 +10,14 @@
 #include "cts.h"
 #include "kernel_images.h"
 
-typedef struct fixture_t {
-  hal_device_t* device;
-  hal_executable_t* executable;
-  hal_semaphore_t* timeline;
-  uint64_t next_value;
-} fixture_t;
+typedef cts_fixture_t fixture_t;
 
+// The shared fixture plus the kernels' executable.
 static int setup(void** state) {
-  fixture_t* f = calloc(1, sizeof(*f));
-  f->device = cts_create_device(0);
-  HAL_ASSERT_OK(hal_kernel_create_executable(f->device, &f->executable));
-  f->timeline = cts_create_semaphore(f->device, 0);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void** state) {
+  cts_setup(state);
   fixture_t* f = *state;
-  hal_semaphore_release(f->timeline);
-  hal_executable_release(f->executable);
-  hal_device_release(f->device);
-  free(f);
+  HAL_ASSERT_OK(hal_kernel_create_executable(f->device, &f->executable));
   return 0;
-}
-
-static void run(fixture_t* f, hal_command_buffer_t* cb) {
-  uint64_t value = ++f->next_value;
-  HAL_ASSERT_OK(cts_submit(f->device, 0, NULL, 0, cb, f->timeline, value));
-  HAL_ASSERT_OK(cts_wait(f->timeline, value));
 }
 
 static hal_buffer_t* storage(fixture_t* f, uint64_t size) {
@@ -87,7 +66,7 @@ CTS_CASE(Dispatch_Fill) {
                                             HAL_KERNEL_FILL_U32, count, size,
                                             constants, 2, &binding, 1));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   uint32_t words[kCount];
   HAL_ASSERT_OK(hal_buffer_read(data, 0, words, sizeof(words)));
   for (int i = 0; i < kCount; ++i)
@@ -119,7 +98,7 @@ CTS_CASE(Dispatch_Saxpy) {
                                             count, size, constants, 2, bindings,
                                             2));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   float out[kCount];
   HAL_ASSERT_OK(hal_buffer_read(yb, 0, out, sizeof(out)));
   for (int i = 0; i < kCount; ++i) {
@@ -151,7 +130,7 @@ CTS_CASE(Dispatch_Dispatch2DGridWithBindingOffset) {
                                             HAL_KERNEL_IOTA_2D, count, size,
                                             constants, 3, &binding, 1));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, cb);
+  cts_fixture_run(f, 0, cb);
   uint32_t* words = malloc(size_bytes);
   HAL_ASSERT_OK(hal_buffer_read(data, 0, words, size_bytes));
   for (int i = 0; i < kOffsetWords; ++i)
@@ -194,7 +173,7 @@ CTS_CASE(Dispatch_ManyDispatchesWithBarriers) {
       hal_command_buffer_copy_buffer(cb, data, 0, copy, 0, kCount * 4));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
   for (int round = 0; round < 3; ++round) {
-    run(f, cb);
+    cts_fixture_run(f, 0, cb);
     uint32_t words[kCount];
     HAL_ASSERT_OK(hal_buffer_read(copy, 0, words, sizeof(words)));
     for (int i = 0; i < kCount; ++i) {
@@ -395,8 +374,10 @@ CTS_CASE(Dispatch_ExecutableReleasedWhileInUse) {
   hal_buffer_release(data);
 }
 
+// The test list: CASE binds this program's fixture.
+#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, cts_teardown)
+
 int main(void) {
-#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
       CASE(Dispatch_ExecutableListsItsEntryPoints),
       CASE(Dispatch_Fill),
@@ -407,6 +388,5 @@ int main(void) {
       CASE(Dispatch_BadDispatchesAreRejectedAtRecord),
       CASE(Dispatch_ExecutableReleasedWhileInUse),
   };
-#undef CASE
   return cts_main("dispatch", tests, HAL_ARRAYSIZE(tests));
 }

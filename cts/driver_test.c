@@ -129,8 +129,10 @@ CTS_CASE(Driver_CreateReleaseLoop) {
   }
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Driver_EnumerateDrivers),
       CASE(Driver_QueryDevices),
@@ -139,6 +141,5 @@ int main(void) {
       CASE(Driver_MissingRuntimeNamesTheLibrary),
       CASE(Driver_CreateReleaseLoop),
   };
-#undef CASE
   return cts_main("driver", tests, HAL_ARRAYSIZE(tests));
 }

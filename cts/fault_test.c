@@ -231,13 +231,14 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   hal_buffer_release(a);
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Fault_VendorErrorFailsDownstream),
       CASE(K13_FailureReachesWorkWaitingOnTheDevice),
       CASE(K14_DeviceLossFailsEverySemaphoreAndWait),
   };
-#undef CASE
   return cts_main("fault", tests, HAL_ARRAYSIZE(tests));
 }

@@ -11,41 +11,9 @@
 
 #include "cts.h"
 
-#define SIZE 4096
+#define SIZE CTS_FIXTURE_BUFFER_SIZE
 
-typedef struct fixture_t {
-  hal_device_t* device;
-  hal_semaphore_t* timeline;
-  uint64_t next_value;
-  hal_buffer_t* a;
-  hal_buffer_t* b;
-} fixture_t;
-
-static int setup(void** state) {
-  fixture_t* f = calloc(1, sizeof(*f));
-  f->device = cts_create_device(0);
-  f->timeline = cts_create_semaphore(f->device, 0);
-  f->a = cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
-  f->b = cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void** state) {
-  fixture_t* f = *state;
-  hal_buffer_release(f->a);
-  hal_buffer_release(f->b);
-  hal_semaphore_release(f->timeline);
-  hal_device_release(f->device);
-  free(f);
-  return 0;
-}
-
-static void run(fixture_t* f, uint32_t queue, hal_command_buffer_t* cb) {
-  uint64_t value = ++f->next_value;
-  HAL_ASSERT_OK(cts_submit(f->device, queue, NULL, 0, cb, f->timeline, value));
-  HAL_ASSERT_OK(cts_wait(f->timeline, value));
-}
+typedef cts_fixture_t fixture_t;
 
 static hal_command_buffer_info_t info_of(hal_command_buffer_t* cb) {
   hal_command_buffer_info_t info;
@@ -92,7 +60,8 @@ CTS_CASE(Graph_BuiltOnceLaunchedManyTimes) {
   for (int i = 0; i < 40; ++i) {
     uint32_t zeros[SIZE / 4] = {0};
     HAL_ASSERT_OK(hal_buffer_write(f->b, 0, zeros, SIZE));
-    run(f, (uint32_t)i % hal_device_info(f->device)->queue_count, cb);
+    cts_fixture_run(f, (uint32_t)i % hal_device_info(f->device)->queue_count,
+                    cb);
     expect_words(f->b, 0x0BADF00Du);
   }
   hal_command_buffer_info_t info = info_of(cb);
@@ -105,10 +74,10 @@ CTS_CASE(Graph_ReRecordSameTopologyUpdatesInPlace) {
   fixture_t* f = *state;
   hal_command_buffer_t* cb = create_reusable(f);
   record_fill_copy(f, cb, 0x11111111u);
-  run(f, 0, cb);
+  cts_fixture_run(f, 0, cb);
   expect_words(f->b, 0x11111111u);
   record_fill_copy(f, cb, 0x22222222u);  // same shape, new parameters
-  run(f, 0, cb);
+  cts_fixture_run(f, 0, cb);
   expect_words(f->b, 0x22222222u);
   hal_command_buffer_info_t info = info_of(cb);
   if (update_expected()) {
@@ -126,7 +95,7 @@ CTS_CASE(Graph_ReRecordNewTopologyRebuilds) {
   fixture_t* f = *state;
   hal_command_buffer_t* cb = create_reusable(f);
   record_fill_copy(f, cb, 0x33333333u);
-  run(f, 0, cb);
+  cts_fixture_run(f, 0, cb);
   // A different shape: three independent fills.
   HAL_ASSERT_OK(hal_command_buffer_begin(cb));
   uint32_t value = 0x44444444u;
@@ -136,7 +105,7 @@ CTS_CASE(Graph_ReRecordNewTopologyRebuilds) {
   HAL_ASSERT_OK(
       hal_command_buffer_fill_buffer(cb, f->b, SIZE / 2, SIZE / 2, &value, 4));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, 0, cb);
+  cts_fixture_run(f, 0, cb);
   expect_words(f->a, 0x44444444u);
   expect_words(f->b, 0x44444444u);
   hal_command_buffer_info_t info = info_of(cb);
@@ -184,7 +153,7 @@ CTS_CASE(Graph_ThousandsOfNodes) {
     }
   }
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, 0, cb);
+  cts_fixture_run(f, 0, cb);
   uint32_t words[SIZE / 4];
   HAL_ASSERT_OK(hal_buffer_read(f->a, 0, words, SIZE));
   for (uint32_t j = 0; j < SIZE / 4; ++j) {
@@ -201,13 +170,16 @@ CTS_CASE(Graph_EmptyCommandBufferBuildsNothing) {
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  run(f, 0, cb);
+  cts_fixture_run(f, 0, cb);
   assert_int_equal(info_of(cb).native_build_count, 0);
   hal_command_buffer_release(cb);
 }
 
+// The test list: CASE binds this program's fixture.
+#define CASE(name) \
+  cmocka_unit_test_setup_teardown(name, cts_setup, cts_teardown)
+
 int main(void) {
-#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
       CASE(Graph_BuiltOnceLaunchedManyTimes),
       CASE(Graph_ReRecordSameTopologyUpdatesInPlace),
@@ -216,6 +188,5 @@ int main(void) {
       CASE(Graph_ThousandsOfNodes),
       CASE(Graph_EmptyCommandBufferBuildsNothing),
   };
-#undef CASE
   return cts_main("graph", tests, HAL_ARRAYSIZE(tests));
 }

@@ -6,39 +6,9 @@
 
 #include "cts.h"
 
-typedef struct fixture_t {
-  hal_device_t* device;
-  uint32_t q0, q1;  // two queues (the same one if the device has one)
-  hal_buffer_t* a;  // 256 bytes each, device-local, zeroed
-  hal_buffer_t* b;
-} fixture_t;
+typedef cts_fixture_t fixture_t;
 
 #define BUFFER_SIZE 256
-
-static int setup(void** state) {
-  fixture_t* f = calloc(1, sizeof(*f));
-  f->device = cts_create_device(0);
-  f->q0 = 0;
-  f->q1 = hal_device_info(f->device)->queue_count > 1 ? 1 : 0;
-  f->a =
-      cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
-  f->b =
-      cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
-  uint8_t zeros[BUFFER_SIZE] = {0};
-  HAL_ASSERT_OK(hal_buffer_write(f->a, 0, zeros, BUFFER_SIZE));
-  HAL_ASSERT_OK(hal_buffer_write(f->b, 0, zeros, BUFFER_SIZE));
-  *state = f;
-  return 0;
-}
-
-static int teardown(void** state) {
-  fixture_t* f = *state;
-  hal_buffer_release(f->a);
-  hal_buffer_release(f->b);
-  hal_device_release(f->device);
-  free(f);
-  return 0;
-}
 
 // A one-shot command buffer filling |buffer| with |value|.
 static hal_command_buffer_t* fill_cb(fixture_t* f, hal_buffer_t* buffer,
@@ -662,8 +632,11 @@ CTS_CASE(Submit_BadSubmissions) {
   hal_semaphore_release(s);
 }
 
+// The test list: CASE binds this program's fixture.
+#define CASE(name) \
+  cmocka_unit_test_setup_teardown(name, cts_setup, cts_teardown)
+
 int main(void) {
-#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
       CASE(Submit_WithNoCommandBuffers),
       CASE(Submit_Signals),
@@ -691,6 +664,5 @@ int main(void) {
       CASE(Submit_CrossDeviceWait),
       CASE(Submit_BadSubmissions),
   };
-#undef CASE
   return cts_main("semaphore_submission", tests, HAL_ARRAYSIZE(tests));
 }

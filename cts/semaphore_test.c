@@ -603,8 +603,10 @@ CTS_CASE(K8_SimultaneousMultiWaitAll) {
   release_all(kSemaphores, semaphores);
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(S1_NoOp),
       CASE(S1_NormalSignaling),
@@ -632,6 +634,5 @@ int main(void) {
       CASE(K6_ManyWaitersSignaledOneByOne),
       CASE(K8_SimultaneousMultiWaitAll),
   };
-#undef CASE
   return cts_main("semaphore", tests, HAL_ARRAYSIZE(tests));
 }

@@ -302,13 +302,14 @@ CTS_CASE(Stress_DestroyWhileBusy) {
   }
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Stress_RandomSubmissionDag),
       CASE(Stress_WaitTimeoutVersusSignalRace),
       CASE(Stress_DestroyWhileBusy),
   };
-#undef CASE
   return cts_main("stress", tests, HAL_ARRAYSIZE(tests));
 }

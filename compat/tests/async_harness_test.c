@@ -30,7 +30,7 @@
 // Fixture and helpers
 //===----------------------------------------------------------------------===//
 
-static int runtime_setup(void** state) {
+static int setup(void** state) {
   hal_async_runtime_t* runtime = NULL;
   HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 2, &runtime));
   hal_async_runtime_t* previous = hal_async_runtime_exchange_default(runtime);
@@ -39,7 +39,7 @@ static int runtime_setup(void** state) {
   return 0;
 }
 
-static int runtime_teardown(void** state) {
+static int teardown(void** state) {
   hal_async_runtime_t* runtime = hal_async_runtime_exchange_default(NULL);
   assert_ptr_equal(runtime, *state);
   hal_async_runtime_destroy(runtime);
@@ -713,9 +713,10 @@ static void Async_HandoffsWaitForTheTaskToReturn(void** state) {
   }
 }
 
+// The test list: CASE binds this program's fixture.
+#define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
 int main(void) {
-#define CASE(name) \
-  cmocka_unit_test_setup_teardown(name, runtime_setup, runtime_teardown)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(BadInput_MisuseIsCaught),
       CASE(Async_TokenLifecycle),
@@ -728,6 +729,5 @@ int main(void) {
       CASE(Async_RuntimeUnloadedWithTasksPending),
       CASE(Async_HandoffsWaitForTheTaskToReturn),
   };
-#undef CASE
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -105,8 +105,10 @@ static void Allocator_FailedReallocKeepsOriginal(void** state) {
   assert_int_equal(counter.live, 0);
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Allocator_SystemAllocatorZeroFills),
       CASE(Allocator_HooksAreUsed),
@@ -115,6 +117,5 @@ int main(void) {
       CASE(Allocator_BadArgumentsAreRejected),
       CASE(Allocator_FailedReallocKeepsOriginal),
   };
-#undef CASE
   return cmocka_run_group_tests_name("core/allocator", tests, NULL, NULL);
 }

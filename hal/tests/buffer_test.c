@@ -183,8 +183,10 @@ static void Buffer_MappingKeepsBufferAlive(void** state) {
   hal_buffer_unmap(&mapping);  // second unmap of a cleared mapping: no-op
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Buffer_SizesFromOneByte),
       CASE(Buffer_MapWriteReadBack),
@@ -194,6 +196,5 @@ int main(void) {
       CASE(Buffer_MappingWithoutMappingUsageIsRefused),
       CASE(Buffer_MappingKeepsBufferAlive),
   };
-#undef CASE
   return cmocka_run_group_tests_name("core/buffer", tests, NULL, NULL);
 }

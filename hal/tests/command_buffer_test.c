@@ -395,8 +395,10 @@ static void CommandBuffer_BadSubmissionArguments(void** state) {
   HAL_ASSERT_OK(hal_device_queue_barrier(fixture->device, 1, NULL, NULL));
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(CommandBuffer_FillPatternsOfEachSize),
       CASE(CommandBuffer_FillRejectsMisalignedAndBadPatterns),
@@ -412,6 +414,5 @@ int main(void) {
       CASE(CommandBuffer_ThousandsOfOps),
       CASE(CommandBuffer_BadSubmissionArguments),
   };
-#undef CASE
   return cmocka_run_group_tests_name("core/command_buffer", tests, NULL, NULL);
 }

@@ -117,8 +117,10 @@ static void Q4_ShutdownRunsOnceWhenRetainedAfterRelease(void** state) {
   assert_int_equal(atomic_load(&counting_shutdowns), 1);
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Device_PropertiesMatchInfo),
       CASE(Device_SemaphoreArgumentsAreValidatedFirst),
@@ -126,6 +128,5 @@ int main(void) {
       CASE(Device_NullObjectsAreHarmless),
       CASE(Q4_ShutdownRunsOnceWhenRetainedAfterRelease),
   };
-#undef CASE
   return cmocka_run_group_tests_name("core/device", tests, NULL, NULL);
 }

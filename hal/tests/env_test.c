@@ -79,14 +79,15 @@ static void Registry_RefusesABadSetting(void** state) {
   HAL_ASSERT_OK(hal_env_check());
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Uint_AcceptsDecimalsInRange),
       CASE(Uint_RejectsEverythingElseNamingTheRange),
       CASE(Flag_IsZeroOrOne),
       CASE(Registry_RefusesABadSetting),
   };
-#undef CASE
   return cmocka_run_group_tests_name("core/env", tests, NULL, NULL);
 }

@@ -804,8 +804,10 @@ static void Loader_CreateReleaseLoop(void** state) {
   }
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Loader_FoundByDriverPathEnvironment),
       CASE(Loader_CreatesDriverAndDevices),
@@ -841,6 +843,5 @@ int main(void) {
       CASE(DeviceUri_NamesDriverAndIndexOrName),
       CASE(Loader_CreateReleaseLoop),
   };
-#undef CASE
   return cmocka_run_group_tests_name("core/loader", tests, NULL, NULL);
 }

@@ -226,8 +226,10 @@ static void Resource_CastOfAnotherTypeAbortsInAssertionBuilds(void** state) {
 }
 #endif  // NDEBUG
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Resource_CastOfTheRightTypeIsThePointer),
 #ifndef NDEBUG
@@ -238,6 +240,5 @@ int main(void) {
       CASE(Resource_ConcurrentReleaseDestroysOnce),
       CASE(Resource_DeferredDestructionRunsElsewhere),
   };
-#undef CASE
   return cmocka_run_group_tests_name("core/resource", tests, NULL, NULL);
 }

@@ -121,8 +121,10 @@ static void Status_ReturnIfErrorContinuesOnOk(void** state) {
   assert_int_equal(reached, 1);
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Status_OkIsNullAndCheap),
       CASE(Status_MessageCarriesCodeAndCallSite),
@@ -135,6 +137,5 @@ int main(void) {
       CASE(Status_ConsumeCodeFrees),
       CASE(Status_ReturnIfErrorContinuesOnOk),
   };
-#undef CASE
   return cmocka_run_group_tests_name("core/status", tests, NULL, NULL);
 }

@@ -56,8 +56,10 @@ static void Time_SleepUntilReachesDeadline(void** state) {
   hal_sleep_until(HAL_TIME_INFINITE_PAST);  // returns at once
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Time_NowIsMonotonic),
       CASE(Time_ImmediateAndInfiniteForms),
@@ -65,6 +67,5 @@ int main(void) {
       CASE(Time_AdditionSaturates),
       CASE(Time_SleepUntilReachesDeadline),
   };
-#undef CASE
   return cmocka_run_group_tests_name("core/time", tests, NULL, NULL);
 }

@@ -476,9 +476,11 @@ static void Fidelity_BadInput(void** state) {
   assert_string_not_equal(api.error_name(api.invalid_handle), "?");
 }
 
+// The test list: CASE binds this program's fixture.
+#define CASE(name) cmocka_unit_test_setup(name, setup)
+
 int main(int argc, char** argv) {
   const char* only = testutil_setup(argc, argv);
-#define CASE(name) cmocka_unit_test_setup(name, setup)
   const struct CMUnitTest tests[] = {
       CASE(Fidelity_StreamOrder),
       CASE(Fidelity_IndependentStreamsConcurrent),
@@ -492,6 +494,5 @@ int main(int argc, char** argv) {
       CASE(Fidelity_KernelLaunch),
       CASE(Fidelity_BadInput),
   };
-#undef CASE
   return testutil_run(api.name, tests, sizeof(tests) / sizeof(tests[0]), only);
 }

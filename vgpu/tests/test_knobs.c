@@ -650,6 +650,9 @@ static void Knob_HideSymbols(void** state) {
 }
 #endif
 
+// The test list: CASE binds this program's fixture.
+#define CASE(name) cmocka_unit_test_setup(name, setup)
+
 int main(int argc, char** argv) {
   self_path = argv[0];
   const char* only = testutil_setup(argc, argv);
@@ -668,7 +671,6 @@ int main(int argc, char** argv) {
     testutil_teardown();
     return rc;
   }
-#define CASE(name) cmocka_unit_test_setup(name, setup)
   const struct CMUnitTest tests[] = {
       CASE(Knob_FaultNth),
       CASE(Knob_FaultProb),
@@ -688,7 +690,6 @@ int main(int argc, char** argv) {
       CASE(Knob_LeakReport),
       CASE(Knob_HideSymbols),
   };
-#undef CASE
   if (only == NULL) {
     fprintf(stderr, "name one test: the knobs are set per test by meson\n");
     return 2;

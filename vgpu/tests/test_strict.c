@@ -303,17 +303,18 @@ static void Strict_InvalidHandles(void** state) {
   assert_int_equal(api.host_fn(s, gate_host_fn, NULL), api.invalid_handle);
 }
 
+// The test list: CASE binds this program's fixture.
+#define CASE(name) cmocka_unit_test_setup(name, setup)
+
 int main(int argc, char** argv) {
   const char* only = testutil_setup(argc, argv);
   const char* env = getenv("VGPU_STRICT");
   strict = env == NULL || strcmp(env, "0") != 0;
-#define CASE(name) cmocka_unit_test_setup(name, setup)
   const struct CMUnitTest tests[] = {
       CASE(K1_CallInHostFunction),  CASE(Strict_DestroyWithPendingWork),
       CASE(Strict_FreeMemoryInUse), CASE(Strict_SyncThenDestroy),
       CASE(Strict_OutOfBounds),     CASE(Strict_InvalidHandles),
   };
-#undef CASE
   return testutil_run(strict ? "strict" : "lax", tests,
                       sizeof(tests) / sizeof(tests[0]), only);
 }

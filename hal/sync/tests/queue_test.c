@@ -5,8 +5,8 @@
 // queues checked against a host reference model.
 
 #include "fake_device.h"
-#include "queue_impl.h"
 #include "hal_test.h"
+#include "queue_impl.h"
 
 // A payload that records that it ran and checks, when it runs, that the
 // writes of the work it waits on are visible (S6).
@@ -893,8 +893,10 @@ static void K10_RandomDagWithInjectedFailure(void** state) {
   }
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Q_SubmitAndSignal),
       CASE(Q_BadSubmissions),
@@ -914,6 +916,5 @@ int main(void) {
       CASE(S6_RandomDagMatchesModel),
       CASE(K10_RandomDagWithInjectedFailure),
   };
-#undef CASE
   return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
 }

@@ -255,14 +255,15 @@ static void S3_ManySignalersAndWaiters(void** state) {
   hal_semaphore_release(race.semaphore);
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(K6_WaitersWhileSignaledOneByOne),
       CASE(K8_MultiWaitWhileSignaling),
       CASE(K9_TimeoutVsSignal),
       CASE(S3_ManySignalersAndWaiters),
   };
-#undef CASE
   return cmocka_run_group_tests_name("stress", tests, NULL, NULL);
 }

@@ -7,8 +7,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "semaphore_impl.h"
 #include "hal_test.h"
+#include "semaphore_impl.h"
 
 typedef struct callback_record_t {
   _Atomic int calls;
@@ -424,8 +424,10 @@ static void K12_CallbackAndSignalerRaceLastRelease(void** state) {
   }
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(T1_CallbackOnceOnReach),
       CASE(T1_CallbackOnceOnFailure),
@@ -442,6 +444,5 @@ int main(void) {
       CASE(K12_CallbackReleasesLastReference),
       CASE(K12_CallbackAndSignalerRaceLastRelease),
   };
-#undef CASE
   return cmocka_run_group_tests_name("timepoint", tests, NULL, NULL);
 }

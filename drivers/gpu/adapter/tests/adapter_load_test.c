@@ -370,8 +370,10 @@ static void Hip_FakeMissingOptional(void** state) {
 
 #endif  // GPU_ADAPTER_HAVE_HIP
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup(name, setup)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
     CASE(Load_BadArguments),
 #if defined(GPU_ADAPTER_HAVE_CUDA)
@@ -393,6 +395,5 @@ int main(void) {
     CASE(Hip_FakeMissingOptional),
 #endif
   };
-#undef CASE
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

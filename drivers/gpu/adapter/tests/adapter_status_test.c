@@ -194,8 +194,10 @@ static void Status_TextTruncates(void** state) {
   assert_string_equal(text.data + sizeof(text.data) - 4, "...");
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
 #if defined(GPU_ADAPTER_HAVE_CUDA)
     CASE(Cuda_Codes),
@@ -208,6 +210,5 @@ int main(void) {
     CASE(Status_NameList),
     CASE(Status_TextTruncates),
   };
-#undef CASE
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -186,13 +186,14 @@ static void Vgpu_GraphRoundTrip(void** state) {
   a->ops->graph_destroy(a, graph);
 }
 
-int main(void) {
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
+
+int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Vgpu_Devices),
       CASE(Vgpu_StreamRoundTrip),
       CASE(Vgpu_GraphRoundTrip),
   };
-#undef CASE
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -274,54 +274,8 @@ static hal_status_t workload_pipeline(hal_device_t* device) {
 // Independent of everything the workload made: a fill and a copy on each
 // queue, each waited for and read back.
 static hal_status_t after_check(hal_device_t* device) {
-  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
-                                HAL_BUFFER_USAGE_DEFAULT};
-  hal_buffer_t* a = NULL;
-  hal_buffer_t* b = NULL;
-  hal_semaphore_t* done = NULL;
-  uint8_t* expected = malloc(SWEEP_BYTES);
-  hal_status_t status =
-      expected ? HAL_OK
-               : hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "after");
-  if (!status)
-    status = hal_device_allocate_buffer(device, params, SWEEP_BYTES, &a);
-  if (!status)
-    status = hal_device_allocate_buffer(device, params, SWEEP_BYTES, &b);
-  if (!status)
-    status = hal_device_create_semaphore(device, 0, &done);
-  uint32_t queues = hal_device_info(device)->queue_count;
-  for (uint32_t q = 0; q < queues && !status; ++q) {
-    uint8_t pattern = (uint8_t)(0xA5 + q);
-    hal_command_buffer_t* cb = NULL;
-    status = hal_device_create_command_buffer(
-        device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb);
-    if (!status)
-      status = hal_command_buffer_begin(cb);
-    if (!status) {
-      status =
-          hal_command_buffer_fill_buffer(cb, a, 0, SWEEP_BYTES, &pattern, 1);
-    }
-    if (!status)
-      status = hal_command_buffer_execution_barrier(cb);
-    if (!status)
-      status = hal_command_buffer_copy_buffer(cb, a, 0, b, 0, SWEEP_BYTES);
-    if (!status)
-      status = hal_command_buffer_end(cb);
-    if (!status)
-      status = sweep_submit(device, q, NULL, 0, done, q + 1, cb);
-    hal_command_buffer_release(cb);
-    if (!status)
-      status = sweep_wait(done, q + 1);
-    if (!status) {
-      memset(expected, pattern, SWEEP_BYTES);
-      status = sweep_check_bytes(b, expected, SWEEP_BYTES, "after");
-    }
-  }
-  hal_semaphore_release(done);
-  hal_buffer_release(a);
-  hal_buffer_release(b);
-  free(expected);
-  return status;
+  return hal_pipeline_probe(device, SWEEP_BYTES,
+                            hal_make_timeout_ns(SWEEP_TIMEOUT_NS));
 }
 
 // ----------------------------------------------------------------- main

@@ -421,3 +421,64 @@ hal_status_t hal_pipeline_run(hal_device_t* device,
   pipeline_release(&p);
   return status;
 }
+
+hal_status_t hal_pipeline_probe(hal_device_t* device, uint64_t size,
+                                hal_timeout_t timeout) {
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_buffer_t* a = NULL;
+  hal_buffer_t* b = NULL;
+  hal_semaphore_t* done = NULL;
+  uint8_t* bytes = malloc(size ? (size_t)size : 1);
+  hal_status_t status =
+      bytes ? HAL_OK
+            : hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "probe readback");
+  if (!status)
+    status = hal_device_allocate_buffer(device, params, size, &a);
+  if (!status)
+    status = hal_device_allocate_buffer(device, params, size, &b);
+  if (!status)
+    status = hal_device_create_semaphore(device, 0, &done);
+  uint32_t queues = hal_device_info(device)->queue_count;
+  for (uint32_t q = 0; q < queues && !status; ++q) {
+    uint8_t pattern = (uint8_t)(0xA5 + q);
+    hal_command_buffer_t* cb = NULL;
+    status = hal_device_create_command_buffer(
+        device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb);
+    if (!status)
+      status = hal_command_buffer_begin(cb);
+    if (!status)
+      status = hal_command_buffer_fill_buffer(cb, a, 0, size, &pattern, 1);
+    if (!status)
+      status = hal_command_buffer_execution_barrier(cb);
+    if (!status)
+      status = hal_command_buffer_copy_buffer(cb, a, 0, b, 0, size);
+    if (!status)
+      status = hal_command_buffer_end(cb);
+    uint64_t value = q + 1;
+    if (!status) {
+      hal_semaphore_list_t none = {0, NULL, NULL};
+      hal_semaphore_list_t signals = {1, &done, &value};
+      status = hal_device_queue_execute(device, q, &none, &signals, 1, &cb);
+    }
+    hal_command_buffer_release(cb);
+    if (!status)
+      status = hal_semaphore_wait(done, value, timeout);
+    if (!status)
+      status = hal_buffer_read(b, 0, bytes, size);
+    for (uint64_t i = 0; i < size && !status; ++i) {
+      if (bytes[i] != pattern) {
+        status = hal_make_status(HAL_STATUS_DATA_LOSS,
+                                 "probe on queue %u: byte %" PRIu64
+                                 " is 0x%02x, the fill wrote "
+                                 "0x%02x",
+                                 q, i, bytes[i], pattern);
+      }
+    }
+  }
+  hal_semaphore_release(done);
+  hal_buffer_release(a);
+  hal_buffer_release(b);
+  free(bytes);
+  return status;
+}

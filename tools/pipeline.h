@@ -31,4 +31,12 @@ hal_status_t hal_pipeline_run(hal_device_t* device,
                               const hal_pipeline_options_t* options,
                               bool verbose, hal_pipeline_result_t* out_result);
 
+// A fresh submission that depends on nothing else on |device|: on each
+// queue, a fill of a new buffer, a barrier and a copy into another, waited
+// for (until |timeout|) and read back. DATA_LOSS names the first wrong
+// byte. The fault sweep and the soak run it after a workload to check that
+// the device still works (or, after a loss, that it does not).
+hal_status_t hal_pipeline_probe(hal_device_t* device, uint64_t size,
+                                hal_timeout_t timeout);
+
 #endif  // TOOLS_PIPELINE_H_

@@ -60,6 +60,7 @@
 
 #include "hal/api.h"
 #include "kernel_images.h"
+#include "pipeline.h"
 
 #define SOAK_MAX_NODES 48
 #define SOAK_MAX_DEPS 3
@@ -638,50 +639,11 @@ static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
 }
 
 // After the round, a fresh submission on device |d| that depends on
-// nothing: a fill of its own buffer, read back. Returns DEVICE_LOST for a
-// lost device; any other failure is a mismatch (unless faults are on).
+// nothing (hal_pipeline_probe). Returns DEVICE_LOST for a lost device; any
+// other failure is a mismatch (unless faults are on).
 static hal_status_code_t soak_probe_device(soak_round_t* round, uint32_t d) {
-  hal_device_t* device = round->devices[d];
-  hal_buffer_t* buffer = NULL;
-  hal_semaphore_t* done = NULL;
-  hal_command_buffer_t* cb = NULL;
-  const uint8_t pattern = 0x5A;
-  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
-                                HAL_BUFFER_USAGE_DEFAULT};
-  hal_status_t status =
-      hal_device_allocate_buffer(device, params, SOAK_REGION, &buffer);
-  if (!status)
-    status = hal_device_create_semaphore(device, 0, &done);
-  if (!status) {
-    status = hal_device_create_command_buffer(
-        device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb);
-  }
-  if (!status)
-    status = hal_command_buffer_begin(cb);
-  if (!status) {
-    status =
-        hal_command_buffer_fill_buffer(cb, buffer, 0, SOAK_REGION, &pattern, 1);
-  }
-  if (!status)
-    status = hal_command_buffer_end(cb);
-  if (!status) {
-    uint64_t one = 1;
-    hal_semaphore_list_t none = {0, NULL, NULL};
-    hal_semaphore_list_t signals = {1, &done, &one};
-    status = hal_device_queue_execute(device, 0, &none, &signals, 1, &cb);
-  }
-  if (!status)
-    status = hal_semaphore_wait(done, 1, hal_make_timeout_ns(SOAK_WAIT_NS));
-  uint8_t bytes[SOAK_REGION];
-  if (!status)
-    status = hal_buffer_read(buffer, 0, bytes, SOAK_REGION);
-  for (uint32_t b = 0; b < SOAK_REGION && !status; ++b) {
-    if (bytes[b] != pattern) {
-      status = hal_make_status(HAL_STATUS_DATA_LOSS,
-                               "byte %u is 0x%02x, the fill wrote 0x%02x", b,
-                               bytes[b], pattern);
-    }
-  }
+  hal_status_t status = hal_pipeline_probe(round->devices[d], SOAK_REGION,
+                                           hal_make_timeout_ns(SOAK_WAIT_NS));
   hal_status_code_t code = hal_status_code(status);
   if (status && code != HAL_STATUS_DEVICE_LOST) {
     char text[512];
@@ -696,9 +658,6 @@ static hal_status_code_t soak_probe_device(soak_round_t* round, uint32_t d) {
     }
   }
   hal_status_free(status);
-  hal_command_buffer_release(cb);
-  hal_semaphore_release(done);
-  hal_buffer_release(buffer);
   return code;
 }
 

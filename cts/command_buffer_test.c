@@ -407,20 +407,9 @@ CTS_CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation) {
     HAL_TEST_SKIP("CTS_KERNEL_NODE_CALL names no kernel-node entry point");
   }
   bool graph = builds_native_graphs(f);
-  const char* variable = "HAL_GPU_ADAPTER_HIDE_SYMBOLS";
-  const char* saved = getenv(variable);
-  char* saved_copy = saved ? strdup(saved) : NULL;
-  setenv(variable, symbol, 1);
   hal_driver_t* driver = NULL;
-  hal_status_t status = hal_driver_registry_create_driver(
-      cts_context.registry, cts_context.driver_name, hal_allocator_system(),
-      &driver);
-  if (saved_copy) {
-    setenv(variable, saved_copy, 1);
-    free(saved_copy);
-  } else {
-    unsetenv(variable);
-  }
+  hal_status_t status = cts_create_driver_with_env(
+      "HAL_GPU_ADAPTER_HIDE_SYMBOLS", symbol, &driver);
   if (graph) {
     if (driver) {
       hal_driver_release(driver);

@@ -138,6 +138,23 @@ void cts_fixture_run(cts_fixture_t* f, uint32_t queue,
   HAL_ASSERT_OK(cts_wait(f->timeline, value));
 }
 
+hal_status_t cts_create_driver_with_env(const char* variable, const char* value,
+                                        hal_driver_t** out_driver) {
+  const char* saved = getenv(variable);
+  char* saved_copy = saved ? strdup(saved) : NULL;
+  setenv(variable, value, 1);
+  hal_status_t status = hal_driver_registry_create_driver(
+      cts_context.registry, cts_context.driver_name, hal_allocator_system(),
+      out_driver);
+  if (saved_copy) {
+    setenv(variable, saved_copy, 1);
+    free(saved_copy);
+  } else {
+    unsetenv(variable);
+  }
+  return status;
+}
+
 void cts_expect_bytes(hal_buffer_t* buffer, uint64_t offset, uint64_t length,
                       uint8_t expected) {
   uint8_t* bytes = malloc(length ? (size_t)length : 1);

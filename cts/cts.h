@@ -122,6 +122,11 @@ void cts_fixture_run(cts_fixture_t* f, uint32_t queue,
 // A device-local buffer of |size| bytes, zeroed.
 hal_buffer_t* cts_zeroed_buffer(hal_device_t* device, uint64_t size);
 
+// Creates another instance of the driver under test with environment
+// |variable| set to |value| for the creation only (restored after).
+hal_status_t cts_create_driver_with_env(const char* variable, const char* value,
+                                        hal_driver_t** out_driver);
+
 // Reads |length| bytes of |buffer| at |offset| and checks each equals
 // |expected| (failing with the first mismatch).
 void cts_expect_bytes(hal_buffer_t* buffer, uint64_t offset, uint64_t length,

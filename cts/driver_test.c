@@ -81,19 +81,9 @@ CTS_CASE(Driver_MissingRuntimeNamesTheLibrary) {
     printf("[  SKIP    ] no runtime variable for this driver\n");
     skip();
   }
-  const char* saved = getenv(variable);
-  char* saved_copy = saved ? strdup(saved) : NULL;
-  setenv(variable, "/nonexistent/libruntime-for-cts.so", 1);
   hal_driver_t* driver = NULL;
-  hal_status_t status = hal_driver_registry_create_driver(
-      cts_context.registry, cts_context.driver_name, hal_allocator_system(),
-      &driver);
-  if (saved_copy) {
-    setenv(variable, saved_copy, 1);
-    free(saved_copy);
-  } else {
-    unsetenv(variable);
-  }
+  hal_status_t status = cts_create_driver_with_env(
+      variable, "/nonexistent/libruntime-for-cts.so", &driver);
   assert_null(driver);
   assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
   bool named = strstr(hal_status_message(status),

@@ -67,14 +67,20 @@ static double pipeline_ms(hal_time_t start, hal_time_t end) {
   return (double)(end - start) / 1e6;
 }
 
-static hal_status_t pipeline_submit(pipeline_t* p, uint32_t queue,
-                                    hal_semaphore_list_t waits,
+// Ends |command_buffer| unless |status| (its recording's) failed, submits
+// it, and releases it either way.
+static hal_status_t pipeline_submit(pipeline_t* p, hal_status_t status,
+                                    uint32_t queue, hal_semaphore_list_t waits,
                                     hal_semaphore_t* signal,
                                     uint64_t signal_value,
                                     hal_command_buffer_t* command_buffer) {
   hal_semaphore_list_t signals = {1, &signal, &signal_value};
-  hal_status_t status = hal_device_queue_execute(
-      p->device, queue % p->queue_count, &waits, &signals, 1, &command_buffer);
+  if (!status)
+    status = hal_command_buffer_end(command_buffer);
+  if (!status) {
+    status = hal_device_queue_execute(p->device, queue % p->queue_count, &waits,
+                                      &signals, 1, &command_buffer);
+  }
   // The queue keeps what it needs (Q3): drop ours at once.
   hal_command_buffer_release(command_buffer);
   if (status == HAL_OK)
@@ -115,16 +121,11 @@ static hal_status_t pipeline_submit_hop(pipeline_t* p, uint32_t hop) {
     status = hal_command_buffer_copy_buffer(cb, p->buffers[A], slot - 4,
                                             p->buffers[C], slot - 4, 4);
   }
-  if (!status)
-    status = hal_command_buffer_end(cb);
-  if (status) {
-    hal_command_buffer_release(cb);
-    return status;
-  }
   hal_semaphore_t* wait = p->timeline;
   uint64_t wait_value = (uint64_t)hop + 1;
   hal_semaphore_list_t waits = {1, &wait, &wait_value};
-  return pipeline_submit(p, hop, waits, p->timeline, (uint64_t)hop + 2, cb);
+  return pipeline_submit(p, status, hop, waits, p->timeline, (uint64_t)hop + 2,
+                         cb);
 }
 
 static hal_status_t pipeline_submit_fan(pipeline_t* p, uint32_t width,
@@ -137,36 +138,22 @@ static hal_status_t pipeline_submit_fan(pipeline_t* p, uint32_t width,
     uint8_t pattern = fan_pattern(i);
     hal_status_t status = hal_command_buffer_fill_buffer(
         cb, p->buffers[D], slice * i, slice, &pattern, 1);
-    if (!status)
-      status = hal_command_buffer_end(cb);
-    if (status) {
-      hal_command_buffer_release(cb);
-      return status;
-    }
     hal_semaphore_t* wait = p->timeline;
     hal_semaphore_list_t waits = {1, &wait, &chain_end};
-    HAL_RETURN_IF_ERROR(pipeline_submit(p, i, waits, p->fan[i], 1, cb));
+    HAL_RETURN_IF_ERROR(pipeline_submit(p, status, i, waits, p->fan[i], 1, cb));
   }
   // Fan-in: waits for every slice, then copies D to E.
   hal_command_buffer_t* cb = NULL;
   HAL_RETURN_IF_ERROR(pipeline_begin(p, &cb));
   hal_status_t status = hal_command_buffer_copy_buffer(
       cb, p->buffers[D], 0, p->buffers[E], 0, buffer_size);
-  if (!status)
-    status = hal_command_buffer_end(cb);
-  if (status) {
-    hal_command_buffer_release(cb);
-    return status;
-  }
   uint64_t* ones = calloc(width, sizeof(uint64_t));
-  if (!ones) {
-    hal_command_buffer_release(cb);
-    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "fan-in list");
-  }
-  for (uint32_t i = 0; i < width; ++i)
+  if (!ones && !status)
+    status = hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "fan-in list");
+  for (uint32_t i = 0; ones && i < width; ++i)
     ones[i] = 1;
   hal_semaphore_list_t waits = {width, p->fan, ones};
-  status = pipeline_submit(p, 0, waits, p->fan[width], 1, cb);
+  status = pipeline_submit(p, status, 0, waits, p->fan[width], 1, cb);
   free(ones);
   return status;
 }
@@ -212,15 +199,9 @@ static hal_status_t pipeline_submit_compute(pipeline_t* p,
   uint32_t size[3] = {256, 1, 1};
   status = hal_command_buffer_dispatch(cb, p->executable, HAL_KERNEL_SAXPY,
                                        count, size, constants, 2, bindings, 2);
-  if (!status)
-    status = hal_command_buffer_end(cb);
-  if (status) {
-    hal_command_buffer_release(cb);
-    return status;
-  }
   uint64_t one = 1;
   hal_semaphore_list_t waits = {1, &after, &one};
-  return pipeline_submit(p, 1, waits, p->computed, 1, cb);
+  return pipeline_submit(p, status, 1, waits, p->computed, 1, cb);
 }
 
 static hal_status_t pipeline_verify_compute(pipeline_t* p,

@@ -38,10 +38,11 @@ static int setup(void** state) {
 
 // Runs this program as "API LIB MODE" with |env| prepended; returns its
 // combined output (malloc'd) and its wait status.
-static char* run_child(const char* env, const char* mode, int* status) {
+static char* run_child_on(const char* lib, const char* env, const char* mode,
+                          int* status) {
   char cmd[4096];
   snprintf(cmd, sizeof(cmd), "env %s %s %s %s %s 2>&1", env, self_path,
-           api.name, lib_path, mode);
+           api.name, lib, mode);
   FILE* p = popen(cmd, "r");
   assert_non_null(p);
   size_t cap = 1 << 16, len = 0;
@@ -51,6 +52,10 @@ static char* run_child(const char* env, const char* mode, int* status) {
     len += n;
   *status = pclose(p);
   return out;
+}
+
+static char* run_child(const char* env, const char* mode, int* status) {
+  return run_child_on(lib_path, env, mode, status);
 }
 
 static void Knob_FaultNth(void** state) {
@@ -217,21 +222,6 @@ static int memset_child(void) {
   return 0;
 }
 
-// Runs memset_child on |lib| with |env|; returns its output (malloc'd).
-static char* run_memset_child(const char* lib, const char* env, int* status) {
-  char cmd[4096];
-  snprintf(cmd, sizeof(cmd), "env %s %s %s %s memset_child 2>&1", env,
-           self_path, api.name, lib);
-  FILE* p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t cap = 1 << 16, len = 0;
-  char* out = calloc(1, cap);
-  size_t n;
-  while ((n = fread(out + len, 1, cap - 1 - len, p)) > 0)
-    len += n;
-  *status = pclose(p);
-  return out;
-}
 
 // The documented fatal configuration error: exit status 78 (EX_CONFIG) at
 // load, before any call ran, with a message naming the variable and |what|.
@@ -257,7 +247,7 @@ static void check_fault_names(const char* lib) {
   int st = 0;
 
   snprintf(env, sizeof(env), "VGPU_FAULTS=%s:nth=1", good);
-  char* out = run_memset_child(lib, env, &st);
+  char* out = run_child_on(lib, env, "memset_child", &st);
   if (st != 0)
     fprintf(stderr, "child output:\n%s\n", out);
   assert_int_equal(st, 0);
@@ -268,7 +258,7 @@ static void check_fault_names(const char* lib) {
 
   snprintf(typo, sizeof(typo), "%sc", good);
   snprintf(env, sizeof(env), "VGPU_FAULTS=%s:nth=1", typo);
-  out = run_memset_child(lib, env, &st);
+  out = run_child_on(lib, env, "memset_child", &st);
   expect_config_error(out, st, typo);
   char closest[128];
   snprintf(closest, sizeof(closest), "closest: %s", good);
@@ -278,25 +268,25 @@ static void check_fault_names(const char* lib) {
   // The second rule is bad: the first does not save it.
   snprintf(env, sizeof(env), "VGPU_FAULTS='%s:nth=5;%s:nth=1:lost'", good,
            other);
-  out = run_memset_child(lib, env, &st);
+  out = run_child_on(lib, env, "memset_child", &st);
   expect_config_error(out, st, other);
   free(out);
 
   // Independent of VGPU_FAIL_EXIT_CODE and strict mode.
   snprintf(env, sizeof(env),
            "VGPU_FAIL_EXIT_CODE=70 VGPU_STRICT=0 VGPU_FAULTS=%s:always", typo);
-  out = run_memset_child(lib, env, &st);
+  out = run_child_on(lib, env, "memset_child", &st);
   expect_config_error(out, st, typo);
   free(out);
 
   // A malformed rule injects nothing either.
   snprintf(env, sizeof(env), "VGPU_FAULTS=%s:nht=1", good);
-  out = run_memset_child(lib, env, &st);
+  out = run_child_on(lib, env, "memset_child", &st);
   expect_config_error(out, st, "nht=1");
   free(out);
 
   // '*' names every call.
-  out = run_memset_child(lib, "VGPU_FAULTS='*:nth=1000000'", &st);
+  out = run_child_on(lib, "VGPU_FAULTS='*:nth=1000000'", "memset_child", &st);
   assert_int_equal(st, 0);
   assert_non_null(strstr(out, "memset32_async=0"));
   free(out);
@@ -308,7 +298,7 @@ static void check_fault_names(const char* lib) {
 static void check_bad_setting(const char* lib, const char* env,
                               const char* what) {
   int st = 0;
-  char* out = run_memset_child(lib, env, &st);
+  char* out = run_child_on(lib, env, "memset_child", &st);
   if (!(WIFEXITED(st) && WEXITSTATUS(st) == 78))
     fprintf(stderr, "child status 0x%x, output:\n%s\n", st, out);
   assert_true(WIFEXITED(st));
@@ -384,7 +374,7 @@ static void Knob_CallCounts(void** state) {
   snprintf(env, sizeof(env), "VGPU_CALL_COUNTS=%s VGPU_FAULTS=%s:nth=1", path,
            memset_name);
   int st = 0;
-  char* out = run_memset_child(lib_path, env, &st);
+  char* out = run_child_on(lib_path, env, "memset_child", &st);
   assert_int_equal(st, 0);
   char expect[64];
   snprintf(expect, sizeof(expect), "memset32_async=%d", api.unknown);

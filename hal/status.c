@@ -101,23 +101,43 @@ static const char* hal_status_trim_file(const char* file) {
   return file;
 }
 
+// One part of a message, "SEPARATOR FILE:LINE: BODY": its two lengths
+// (prefix, body), false when either cannot be formatted. A NULL format
+// reads as an empty body; the callers pass "" for it rather than choose
+// at each call, so no call formats with a literal "" (clang warns).
+HAL_PRINTF_LIKE(4, 0)
+static bool hal_status_part_measure(const char* separator, const char* file,
+                                    int line, const char* format, va_list args,
+                                    int lengths[2]) {
+  va_list args_copy;
+  va_copy(args_copy, args);
+  lengths[0] = snprintf(NULL, 0, "%s%s:%d: ", separator, file, line);
+  lengths[1] = vsnprintf(NULL, 0, format, args_copy);
+  va_end(args_copy);
+  return lengths[0] >= 0 && lengths[1] >= 0;
+}
+
+// Writes the part measured into |out| (lengths[0] + lengths[1] + 1 bytes).
+HAL_PRINTF_LIKE(5, 0)
+static void hal_status_part_write(char* out, const char* separator,
+                                  const char* file, int line,
+                                  const char* format, va_list args,
+                                  const int lengths[2]) {
+  snprintf(out, (size_t)lengths[0] + 1, "%s%s:%d: ", separator, file, line);
+  vsnprintf(out + lengths[0], (size_t)lengths[1] + 1, format, args);
+}
+
 HAL_API hal_status_t hal_status_allocatev(hal_status_code_t code,
                                           const char* file, int line,
                                           const char* format, va_list args) {
   code = hal_status_code_sanitize(code);
   file = hal_status_trim_file(file);
-  // A NULL format reads as an empty message. Assigned rather than chosen
-  // at each call so no call formats with a literal "" (clang warns).
   if (!format)
     format = "";
-  va_list args_copy;
-  va_copy(args_copy, args);
-  int prefix_length = snprintf(NULL, 0, "%s:%d: ", file, line);
-  int body_length = vsnprintf(NULL, 0, format, args_copy);
-  va_end(args_copy);
-  if (prefix_length < 0 || body_length < 0)
+  int lengths[2];
+  if (!hal_status_part_measure("", file, line, format, args, lengths))
     return hal_status_static(code);
-  size_t length = (size_t)prefix_length + (size_t)body_length;
+  size_t length = (size_t)lengths[0] + (size_t)lengths[1];
   struct hal_status_storage_t* storage = malloc(sizeof(*storage) + length + 1);
   if (!storage)
     return hal_status_static(code);
@@ -125,9 +145,8 @@ HAL_API hal_status_t hal_status_allocatev(hal_status_code_t code,
   storage->is_static = false;
   storage->length = length;
   storage->message = (char*)(storage + 1);
-  snprintf(storage->message, (size_t)prefix_length + 1, "%s:%d: ", file, line);
-  vsnprintf(storage->message + prefix_length, (size_t)body_length + 1, format,
-            args);
+  hal_status_part_write(storage->message, "", file, line, format, args,
+                        lengths);
   return storage;
 }
 
@@ -148,37 +167,26 @@ HAL_API hal_status_t hal_status_annotate(hal_status_t status, const char* file,
   if (status->is_static)
     return status;  // nothing more can be said
   file = hal_status_trim_file(file);
-  va_list args;
-  va_start(args, format);
-  // A NULL format reads as an empty message. Assigned rather than chosen
-  // at each call so no call formats with a literal "" (clang warns).
   if (!format)
     format = "";
-  va_list args_copy;
-  va_copy(args_copy, args);
-  int prefix_length = snprintf(NULL, 0, "; %s:%d: ", file, line);
-  int body_length = vsnprintf(NULL, 0, format, args_copy);
-  va_end(args_copy);
-  if (prefix_length < 0 || body_length < 0) {
-    va_end(args);
-    return status;
+  va_list args;
+  va_start(args, format);
+  int lengths[2];
+  struct hal_status_storage_t* grown = NULL;
+  if (hal_status_part_measure("; ", file, line, format, args, lengths)) {
+    size_t old_length = status->length;
+    size_t new_length = old_length + (size_t)lengths[0] + (size_t)lengths[1];
+    // On failure the original message is kept rather than lost.
+    grown = realloc(status, sizeof(*status) + new_length + 1);
+    if (grown) {
+      grown->message = (char*)(grown + 1);
+      hal_status_part_write(grown->message + old_length, "; ", file, line,
+                            format, args, lengths);
+      grown->length = new_length;
+    }
   }
-  size_t old_length = status->length;
-  size_t new_length = old_length + (size_t)prefix_length + (size_t)body_length;
-  struct hal_status_storage_t* grown =
-      realloc(status, sizeof(*status) + new_length + 1);
-  if (!grown) {
-    va_end(args);
-    return status;  // keep the original message rather than lose it
-  }
-  grown->message = (char*)(grown + 1);
-  snprintf(grown->message + old_length, (size_t)prefix_length + 1,
-           "; %s:%d: ", file, line);
-  vsnprintf(grown->message + old_length + prefix_length,
-            (size_t)body_length + 1, format, args);
   va_end(args);
-  grown->length = new_length;
-  return grown;
+  return grown ? grown : status;
 }
 
 HAL_API hal_status_t hal_status_clone(hal_status_t status) {

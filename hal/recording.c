@@ -72,8 +72,9 @@ static void hal_recording_reset(hal_recording_command_buffer_t* recording) {
   }
 }
 
+// Appends |op|; the caller retains what it names once this succeeds.
 static hal_status_t hal_recording_append(
-    hal_recording_command_buffer_t* recording, hal_op_t** out_op) {
+    hal_recording_command_buffer_t* recording, hal_op_t op) {
   if (recording->op_count == recording->op_capacity) {
     size_t capacity = recording->op_capacity ? recording->op_capacity * 2 : 16;
     HAL_RETURN_IF_ERROR(hal_allocator_realloc(recording->host_allocator,
@@ -81,9 +82,7 @@ static hal_status_t hal_recording_append(
                                               (void**)&recording->ops));
     recording->op_capacity = capacity;
   }
-  hal_op_t* op = &recording->ops[recording->op_count++];
-  memset(op, 0, sizeof(*op));
-  *out_op = op;
+  recording->ops[recording->op_count++] = op;
   return HAL_OK;
 }
 
@@ -149,10 +148,7 @@ static hal_status_t hal_recording_barrier(
       recording->ops[recording->op_count - 1].kind == HAL_OP_BARRIER) {
     return HAL_OK;
   }
-  hal_op_t* op = NULL;
-  HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
-  op->kind = HAL_OP_BARRIER;
-  return HAL_OK;
+  return hal_recording_append(recording, (hal_op_t){.kind = HAL_OP_BARRIER});
 }
 
 static hal_status_t hal_recording_fill(hal_command_buffer_t* command_buffer,
@@ -160,16 +156,11 @@ static hal_status_t hal_recording_fill(hal_command_buffer_t* command_buffer,
                                        uint64_t target_offset, uint64_t length,
                                        uint32_t pattern,
                                        size_t pattern_length) {
-  hal_recording_command_buffer_t* recording =
-      hal_recording_cast(command_buffer);
-  hal_op_t* op = NULL;
-  HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
-  op->kind = HAL_OP_FILL;
-  op->fill.target = target;
-  op->fill.target_offset = target_offset;
-  op->fill.length = length;
-  op->fill.pattern = pattern;
-  op->fill.pattern_length = (uint32_t)pattern_length;
+  HAL_RETURN_IF_ERROR(hal_recording_append(
+      hal_recording_cast(command_buffer),
+      (hal_op_t){.kind = HAL_OP_FILL,
+                 .fill = {target, target_offset, length, pattern,
+                          (uint32_t)pattern_length}}));
   hal_buffer_retain(target);
   return HAL_OK;
 }
@@ -184,14 +175,10 @@ static hal_status_t hal_recording_update(hal_command_buffer_t* command_buffer,
   const void* copy = NULL;
   HAL_RETURN_IF_ERROR(
       hal_recording_copy_data(recording, source, (size_t)length, &copy));
-  hal_op_t* op = NULL;
   // On failure the copied bytes stay in the chunk until reset: harmless.
-  HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
-  op->kind = HAL_OP_UPDATE;
-  op->update.data = copy;
-  op->update.target = target;
-  op->update.target_offset = target_offset;
-  op->update.length = length;
+  HAL_RETURN_IF_ERROR(hal_recording_append(
+      recording, (hal_op_t){.kind = HAL_OP_UPDATE,
+                            .update = {copy, target, target_offset, length}}));
   hal_buffer_retain(target);
   return HAL_OK;
 }
@@ -202,16 +189,11 @@ static hal_status_t hal_recording_copy(hal_command_buffer_t* command_buffer,
                                        hal_buffer_t* target,
                                        uint64_t target_offset,
                                        uint64_t length) {
-  hal_recording_command_buffer_t* recording =
-      hal_recording_cast(command_buffer);
-  hal_op_t* op = NULL;
-  HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
-  op->kind = HAL_OP_COPY;
-  op->copy.source = source;
-  op->copy.source_offset = source_offset;
-  op->copy.target = target;
-  op->copy.target_offset = target_offset;
-  op->copy.length = length;
+  HAL_RETURN_IF_ERROR(hal_recording_append(
+      hal_recording_cast(command_buffer),
+      (hal_op_t){
+          .kind = HAL_OP_COPY,
+          .copy = {source, source_offset, target, target_offset, length}}));
   hal_buffer_retain(source);
   hal_buffer_retain(target);
   return HAL_OK;
@@ -237,19 +219,18 @@ static hal_status_t hal_recording_dispatch(
         recording, bindings, binding_count * sizeof(hal_dispatch_binding_t),
         &bindings_copy));
   }
-  hal_op_t* op = NULL;
-  HAL_RETURN_IF_ERROR(hal_recording_append(recording, &op));
-  op->kind = HAL_OP_DISPATCH;
-  op->dispatch.executable = executable;
-  op->dispatch.entry_point = (uint32_t)entry_point;
+  hal_op_t op = {.kind = HAL_OP_DISPATCH};
+  op.dispatch.executable = executable;
+  op.dispatch.entry_point = (uint32_t)entry_point;
   for (int i = 0; i < 3; ++i) {
-    op->dispatch.workgroup_count[i] = workgroup_count[i];
-    op->dispatch.workgroup_size[i] = workgroup_size[i];
+    op.dispatch.workgroup_count[i] = workgroup_count[i];
+    op.dispatch.workgroup_size[i] = workgroup_size[i];
   }
-  op->dispatch.constant_count = (uint32_t)constant_count;
-  op->dispatch.binding_count = (uint32_t)binding_count;
-  op->dispatch.constants = constants_copy;
-  op->dispatch.bindings = bindings_copy;
+  op.dispatch.constant_count = (uint32_t)constant_count;
+  op.dispatch.binding_count = (uint32_t)binding_count;
+  op.dispatch.constants = constants_copy;
+  op.dispatch.bindings = bindings_copy;
+  HAL_RETURN_IF_ERROR(hal_recording_append(recording, op));
   hal_executable_retain(executable);
   for (size_t i = 0; i < binding_count; ++i) {
     hal_buffer_retain(bindings[i].buffer);

@@ -15,7 +15,7 @@
 #
 # Ends with one line "total: N passed, N failed, N skipped" over all builds.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 builds=${HAL_TEST_BUILDS:-"plain asan tsan fuzz"}
 jobs=${HAL_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 status=0

@@ -357,8 +357,8 @@ hal_semaphore_add_callback(hal_semaphore_t* base_semaphore, uint64_t value,
         "timepoint value %" PRIu64 " is in the reserved failure range", value);
   }
   if (!hal_sync_semaphore_is_sync(base_semaphore)) {
-    return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
-                           "callbacks need a sync-module semaphore");
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "timepoint target is not a semaphore");
   }
   hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);
   // Acquired before the lock: the pool is not touched under it here.

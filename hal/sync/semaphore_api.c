@@ -12,6 +12,20 @@ static const hal_semaphore_vtable_t* hal_semaphore_vtable(
   return (const hal_semaphore_vtable_t*)semaphore->resource.vtable;
 }
 
+// NULL, or an object of another type passed as a semaphore: the same
+// answer as in a list (hal_semaphore_list_validate), never a call through
+// a vtable that is not a semaphore's.
+static hal_status_t hal_semaphore_check(const hal_semaphore_t* semaphore) {
+  if (!semaphore) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "semaphore is NULL");
+  }
+  if (!hal_sync_semaphore_is_sync(semaphore)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%p is not a semaphore",
+                           (const void*)semaphore);
+  }
+  return HAL_OK;
+}
+
 HAL_API void hal_semaphore_retain(hal_semaphore_t* semaphore) {
   if (semaphore)
     hal_resource_retain(&semaphore->resource);
@@ -36,6 +50,12 @@ HAL_API hal_status_t hal_semaphore_list_validate(hal_semaphore_list_t list,
       return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                              "%s list entry %zu is NULL", what, i);
     }
+    // The sync module's semaphore is the only implementation: anything
+    // else in a list is a wrong pointer, not another kind of semaphore.
+    if (!hal_sync_semaphore_is_sync(list.semaphores[i])) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "%s list entry %zu is not a semaphore", what, i);
+    }
     if (list.payload_values[i] > HAL_SEMAPHORE_MAX_VALUE) {
       return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                              "%s list entry %zu has value %" PRIu64
@@ -53,14 +73,13 @@ HAL_API hal_status_t hal_semaphore_query(hal_semaphore_t* semaphore,
                            "semaphore or out_value is NULL");
   }
   *out_value = 0;
+  HAL_RETURN_IF_ERROR(hal_semaphore_check(semaphore));
   return hal_semaphore_vtable(semaphore)->query(semaphore, out_value);
 }
 
 HAL_API hal_status_t hal_semaphore_signal(hal_semaphore_t* semaphore,
                                           uint64_t new_value) {
-  if (!semaphore) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "semaphore is NULL");
-  }
+  HAL_RETURN_IF_ERROR(hal_semaphore_check(semaphore));
   if (new_value > HAL_SEMAPHORE_MAX_VALUE) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "signal value %" PRIu64
@@ -73,7 +92,9 @@ HAL_API hal_status_t hal_semaphore_signal(hal_semaphore_t* semaphore,
 
 HAL_API void hal_semaphore_fail(hal_semaphore_t* semaphore,
                                 hal_status_t status) {
-  if (!semaphore) {
+  hal_status_t check = hal_semaphore_check(semaphore);
+  if (check) {
+    hal_status_free(check);
     hal_status_free(status);
     return;
   }
@@ -82,9 +103,7 @@ HAL_API void hal_semaphore_fail(hal_semaphore_t* semaphore,
 
 HAL_API hal_status_t hal_semaphore_wait(hal_semaphore_t* semaphore,
                                         uint64_t value, hal_timeout_t timeout) {
-  if (!semaphore) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "semaphore is NULL");
-  }
+  HAL_RETURN_IF_ERROR(hal_semaphore_check(semaphore));
   if (value > HAL_SEMAPHORE_MAX_VALUE) {
     return hal_make_status(
         HAL_STATUS_INVALID_ARGUMENT,
@@ -105,24 +124,6 @@ HAL_API hal_status_t hal_semaphore_list_wait(hal_wait_mode_t mode,
   if (list.count == 0)
     return HAL_OK;
   HAL_RETURN_IF_ERROR(hal_semaphore_list_validate(list, "wait"));
-  bool all_sync = true;
-  for (size_t i = 0; i < list.count; ++i) {
-    if (!hal_sync_semaphore_is_sync(list.semaphores[i]))
-      all_sync = false;
-  }
-  if (all_sync) {
-    return hal_sync_semaphore_wait_list(mode, list.count, list.semaphores,
-                                        list.payload_values, deadline_ns);
-  }
-  if (mode == HAL_WAIT_MODE_ANY) {
-    return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
-                           "wait ANY over semaphores that are not the sync "
-                           "module's");
-  }
-  for (size_t i = 0; i < list.count; ++i) {
-    HAL_RETURN_IF_ERROR(hal_semaphore_wait(list.semaphores[i],
-                                           list.payload_values[i],
-                                           hal_make_deadline(deadline_ns)));
-  }
-  return HAL_OK;
+  return hal_sync_semaphore_wait_list(mode, list.count, list.semaphores,
+                                      list.payload_values, deadline_ns);
 }

@@ -178,15 +178,7 @@ static hal_status_t hal_sync_queue_validate_list(hal_semaphore_list_t list,
                                                  const char* what,
                                                  bool reject_duplicates) {
   HAL_RETURN_IF_ERROR(hal_semaphore_list_validate(list, what));
-  for (size_t i = 0; i < list.count; ++i) {
-    if (!hal_sync_semaphore_is_sync(list.semaphores[i])) {
-      return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
-                             "%s list entry %zu is not a sync-module "
-                             "semaphore",
-                             what, i);
-    }
-    if (!reject_duplicates)
-      continue;
+  for (size_t i = 0; i < list.count && reject_duplicates; ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (list.semaphores[j] == list.semaphores[i]) {
         return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,

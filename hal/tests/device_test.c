@@ -61,6 +61,57 @@ static void Device_WaitValidation(void** state) {
   hal_device_release(device);
 }
 
+// Another object passed as a semaphore (a caller's wrong pointer) gets one
+// answer on every path, alone or in a list: INVALID_ARGUMENT, never a call
+// through the other object's vtable.
+static void Device_ObjectOfAnotherTypeIsNotASemaphore(void** state) {
+  hal_device_t* device = hal_test_create_device();
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_HOST_VISIBLE,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_buffer_t* buffer = NULL;
+  HAL_ASSERT_OK(hal_device_allocate_buffer(device, params, 64, &buffer));
+  hal_semaphore_t* wrong = (hal_semaphore_t*)buffer;
+  hal_semaphore_t* real = NULL;
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 1, &real));
+  uint64_t value = 7;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is not a semaphore",
+                    hal_semaphore_query(wrong, &value));
+  assert_int_equal(value, 0);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is not a semaphore",
+                    hal_semaphore_signal(wrong, 2));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is not a semaphore",
+                    hal_semaphore_wait(wrong, 1, hal_immediate_timeout()));
+  hal_semaphore_fail(wrong, hal_make_status(HAL_STATUS_ABORTED, "ignored"));
+
+  hal_semaphore_t* semaphores[2] = {real, wrong};
+  uint64_t values[2] = {1, 1};
+  hal_semaphore_list_t list = {2, semaphores, values};
+  const hal_wait_mode_t modes[2] = {HAL_WAIT_MODE_ALL, HAL_WAIT_MODE_ANY};
+  for (int i = 0; i < 2; ++i) {
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_INVALID_ARGUMENT, "wait list entry 1 is not a semaphore",
+        hal_semaphore_list_wait(modes[i], list, hal_immediate_timeout()));
+    HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT,
+                      "wait list entry 1 is not a semaphore",
+                      hal_device_wait_semaphores(device, modes[i], &list,
+                                                 hal_immediate_timeout()));
+  }
+  hal_semaphore_list_t empty = hal_semaphore_list_empty();
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "wait list entry 1 is not a semaphore",
+      hal_device_queue_execute(device, 0, &list, &empty, 0, NULL));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "signal list entry 1 is not a semaphore",
+      hal_device_queue_execute(device, 0, &empty, &list, 0, NULL));
+  // Nothing happened to either object.
+  HAL_ASSERT_OK(hal_semaphore_query(real, &value));
+  assert_int_equal(value, 1);
+  HAL_ASSERT_OK(hal_buffer_write(buffer, 0, &value, sizeof(value)));
+  hal_semaphore_release(real);
+  hal_buffer_release(buffer);
+  hal_device_release(device);
+}
+
 static void Device_NullObjectsAreHarmless(void** state) {
   hal_device_retain(NULL);
   hal_device_release(NULL);
@@ -125,6 +176,7 @@ int main(void) {
       CASE(Device_PropertiesMatchInfo),
       CASE(Device_SemaphoreArgumentsAreValidatedFirst),
       CASE(Device_WaitValidation),
+      CASE(Device_ObjectOfAnotherTypeIsNotASemaphore),
       CASE(Device_NullObjectsAreHarmless),
       CASE(Q4_ShutdownRunsOnceWhenRetainedAfterRelease),
   };

@@ -108,7 +108,8 @@ static bool parse_fault_rule(char* text, const vgpu_facade* facade,
       if (*end != '\0')
         return false;
     } else if (strcmp(f, "error") == 0 && value != NULL) {
-      if (!facade->code_from_name(value, &rule->code))
+      if (!vgpu_code_from_name(facade->codes, facade->code_count, value,
+                               &rule->code))
         return false;
     } else if (strcmp(f, "lost") == 0) {
       rule->lost = true;
@@ -397,6 +398,15 @@ void vgpu_jitter(uint64_t a, uint64_t b) {
   struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
+}
+
+const char* vgpu_name_of_code(const vgpu_code_name* table, size_t count,
+                              int code) {
+  for (size_t i = 0; i < count; ++i) {
+    if (table[i].code == code)
+      return table[i].name;
+  }
+  return NULL;
 }
 
 bool vgpu_code_from_name(const vgpu_code_name* table, size_t count,

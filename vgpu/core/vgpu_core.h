@@ -59,12 +59,19 @@ typedef enum vgpu_status {
 
 // --- lifetime, configuration, diagnostics (lifetime.c, config.c, report.c)
 
+// A vendor error code and its name (the facades' generated tables).
+typedef struct vgpu_code_name {
+  int code;
+  const char* name;
+} vgpu_code_name;
+
 // What a facade tells the core about itself, at load time.
 typedef struct vgpu_facade {
   const char* vendor;  // "cuda" or "hip", used in messages
-  // Vendor error code for a name ("CUDA_ERROR_OUT_OF_MEMORY") or a number;
-  // false if unknown. Used to parse VGPU_FAULTS.
-  bool (*code_from_name)(const char* name, int* code);
+  // The vendor's error codes and names (generated from its header): what
+  // a VGPU_FAULTS rule may name besides a number.
+  const struct vgpu_code_name* codes;
+  size_t code_count;
   int lost_code;     // vendor code of a lost device
   int unknown_code;  // default code of an injected fault
   // Every name the facade passes to vgpu_api_enter, sorted by strcmp
@@ -77,6 +84,33 @@ typedef struct vgpu_facade {
 // Called from each facade's constructor and destructor.
 void vgpu_library_load(const vgpu_facade* facade);
 void vgpu_library_unload(void);
+
+// Defines a facade from its generated tables (ERRORS and CALLS are the
+// X-macros of the vendor's error enum and of the facade's entry points)
+// and registers it with the core for the library's lifetime: loaded by the
+// library's constructor, unloaded by its destructor.
+#define VGPU_FACADE_NAME_ENTRY_(n) {(int)(n), #n},
+#define VGPU_FACADE_CALL_ENTRY_(n) n,
+#define VGPU_FACADE_DEFINE(vendor_name, ERRORS, CALLS, lost, unknown)         \
+  static const vgpu_code_name vgpu_facade_codes[] = {                         \
+      ERRORS(VGPU_FACADE_NAME_ENTRY_)};                                       \
+  static const char* const vgpu_facade_calls[] = {                            \
+      CALLS(VGPU_FACADE_CALL_ENTRY_)};                                        \
+  static const vgpu_facade vgpu_facade_self = {                               \
+      .vendor = (vendor_name),                                                \
+      .codes = vgpu_facade_codes,                                             \
+      .code_count = sizeof(vgpu_facade_codes) / sizeof(vgpu_facade_codes[0]), \
+      .lost_code = (lost),                                                    \
+      .unknown_code = (unknown),                                              \
+      .calls = vgpu_facade_calls,                                             \
+      .call_count = sizeof(vgpu_facade_calls) / sizeof(vgpu_facade_calls[0]), \
+  };                                                                          \
+  __attribute__((constructor)) static void vgpu_facade_load(void) {           \
+    vgpu_library_load(&vgpu_facade_self);                                     \
+  }                                                                           \
+  __attribute__((destructor)) static void vgpu_facade_unload(void) {          \
+    vgpu_library_unload();                                                    \
+  }
 
 // Every exported entry point starts here. Records |call| for messages, then
 //   - returns VGPU_ERR_NOT_PERMITTED when called from inside a host function
@@ -273,14 +307,12 @@ vgpu_status vgpu_graph_exec_update(uint64_t exec, uint64_t graph,
 vgpu_status vgpu_graph_launch(uint64_t exec, uint64_t stream, int ordinal);
 vgpu_status vgpu_graph_exec_destroy(uint64_t exec);
 
-// A vendor error code and its name (the facades' generated tables).
-typedef struct vgpu_code_name {
-  int code;
-  const char* name;
-} vgpu_code_name;
 // The code named |name| in |table|, or |name| read as a number; false if
 // neither.
 bool vgpu_code_from_name(const vgpu_code_name* table, size_t count,
                          const char* name, int* code);
+// The name of |code| in |table|, or NULL.
+const char* vgpu_name_of_code(const vgpu_code_name* table, size_t count,
+                              int code);
 
 #endif  // VGPU_CORE_H_

@@ -9,10 +9,6 @@
 
 static atomic_bool initialized;
 
-#define VGPU_CODE_NAME(n) {(int)(n), #n},
-static const vgpu_code_name code_names[] = {VGPU_CUDA_ERRORS(VGPU_CODE_NAME)};
-#undef VGPU_CODE_NAME
-
 static const struct {
   CUresult code;
   const char* text;
@@ -89,31 +85,8 @@ CUresult vgpu_cu_result(vgpu_status st) {
   return CUDA_ERROR_UNKNOWN;
 }
 
-static bool cu_code_from_name(const char* name, int* code) {
-  return vgpu_code_from_name(
-      code_names, sizeof(code_names) / sizeof(code_names[0]), name, code);
-}
-
-#define VGPU_CALL_NAME(n) n,
-static const char* const call_names[] = {VGPU_CUDA_CALLS(VGPU_CALL_NAME)};
-#undef VGPU_CALL_NAME
-
-static const vgpu_facade cuda_facade = {
-    .vendor = "cuda",
-    .code_from_name = cu_code_from_name,
-    .lost_code = CUDA_ERROR_LAUNCH_FAILED,
-    .unknown_code = CUDA_ERROR_UNKNOWN,
-    .calls = call_names,
-    .call_count = sizeof(call_names) / sizeof(call_names[0]),
-};
-
-__attribute__((constructor)) static void vgpu_cuda_load(void) {
-  vgpu_library_load(&cuda_facade);
-}
-
-__attribute__((destructor)) static void vgpu_cuda_unload(void) {
-  vgpu_library_unload();
-}
+VGPU_FACADE_DEFINE("cuda", VGPU_CUDA_ERRORS, VGPU_CUDA_CALLS,
+                   CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_UNKNOWN)
 
 bool vgpu_cu_initialized(void) {
   return atomic_load_explicit(&initialized, memory_order_acquire);
@@ -152,14 +125,9 @@ VGPU_EXPORT CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
 VGPU_EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char** pStr) {
   if (pStr == NULL)
     return CUDA_ERROR_INVALID_VALUE;
-  for (size_t i = 0; i < sizeof(code_names) / sizeof(code_names[0]); ++i) {
-    if (code_names[i].code == (int)error) {
-      *pStr = code_names[i].name;
-      return CUDA_SUCCESS;
-    }
-  }
-  *pStr = NULL;
-  return CUDA_ERROR_INVALID_VALUE;
+  *pStr = vgpu_name_of_code(vgpu_facade_self.codes, vgpu_facade_self.code_count,
+                            (int)error);
+  return *pStr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 VGPU_EXPORT CUresult CUDAAPI cuGetErrorString(CUresult error,

@@ -8,10 +8,6 @@
 
 static _Thread_local hipError_t tls_last_error;
 
-#define VGPU_CODE_NAME(n) {(int)(n), #n},
-static const vgpu_code_name code_names[] = {VGPU_HIP_ERRORS(VGPU_CODE_NAME)};
-#undef VGPU_CODE_NAME
-
 static const struct {
   hipError_t code;
   const char* text;
@@ -87,31 +83,8 @@ hipError_t vgpu_hip_record(hipError_t e) {
   return e;
 }
 
-static bool hip_code_from_name(const char* name, int* code) {
-  return vgpu_code_from_name(
-      code_names, sizeof(code_names) / sizeof(code_names[0]), name, code);
-}
-
-#define VGPU_CALL_NAME(n) n,
-static const char* const call_names[] = {VGPU_HIP_CALLS(VGPU_CALL_NAME)};
-#undef VGPU_CALL_NAME
-
-static const vgpu_facade hip_facade = {
-    .vendor = "hip",
-    .code_from_name = hip_code_from_name,
-    .lost_code = hipErrorLaunchFailure,
-    .unknown_code = hipErrorUnknown,
-    .calls = call_names,
-    .call_count = sizeof(call_names) / sizeof(call_names[0]),
-};
-
-__attribute__((constructor)) static void vgpu_hip_load(void) {
-  vgpu_library_load(&hip_facade);
-}
-
-__attribute__((destructor)) static void vgpu_hip_unload(void) {
-  vgpu_library_unload();
-}
+VGPU_FACADE_DEFINE("hip", VGPU_HIP_ERRORS, VGPU_HIP_CALLS,
+                   hipErrorLaunchFailure, hipErrorUnknown)
 
 VGPU_EXPORT hipError_t hipInit(unsigned int flags) {
   VGPU_HIP_ENTER("hipInit");
@@ -140,11 +113,9 @@ VGPU_EXPORT hipError_t hipRuntimeGetVersion(int* runtimeVersion) {
 
 // Pure lookups: allowed anywhere, even inside host functions.
 VGPU_EXPORT const char* hipGetErrorName(hipError_t hip_error) {
-  for (size_t i = 0; i < sizeof(code_names) / sizeof(code_names[0]); ++i) {
-    if (code_names[i].code == (int)hip_error)
-      return code_names[i].name;
-  }
-  return "hipErrorUnknown";
+  const char* name = vgpu_name_of_code(
+      vgpu_facade_self.codes, vgpu_facade_self.code_count, (int)hip_error);
+  return name ? name : "hipErrorUnknown";
 }
 
 VGPU_EXPORT const char* hipGetErrorString(hipError_t hipError) {

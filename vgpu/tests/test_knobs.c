@@ -222,7 +222,6 @@ static int memset_child(void) {
   return 0;
 }
 
-
 // The documented fatal configuration error: exit status 78 (EX_CONFIG) at
 // load, before any call ran, with a message naming the variable and |what|.
 static void expect_config_error(const char* out, int status, const char* what) {

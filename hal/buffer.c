@@ -18,6 +18,7 @@ HAL_API void hal_buffer_initialize(const hal_buffer_vtable_t* vtable,
                                    hal_buffer_t* out_buffer) {
   hal_resource_initialize(vtable, device ? &device->resource : NULL,
                           &out_buffer->resource);
+  out_buffer->resource.kind = HAL_RESOURCE_KIND_BUFFER;
   out_buffer->device = device;
   out_buffer->memory_type = params.memory_type;
   out_buffer->usage = params.usage;
@@ -33,27 +34,32 @@ HAL_API void hal_buffer_release(hal_buffer_t* buffer) {
 }
 
 HAL_API uint64_t hal_buffer_byte_length(const hal_buffer_t* buffer) {
-  return buffer ? buffer->byte_length : 0;
+  return hal_resource_is_kind(buffer, HAL_RESOURCE_KIND_BUFFER)
+             ? buffer->byte_length
+             : 0;
 }
 
 HAL_API hal_memory_type_t hal_buffer_memory_type(const hal_buffer_t* buffer) {
-  return buffer ? buffer->memory_type : 0;
+  return hal_resource_is_kind(buffer, HAL_RESOURCE_KIND_BUFFER)
+             ? buffer->memory_type
+             : 0;
 }
 
 HAL_API hal_buffer_usage_t hal_buffer_usage(const hal_buffer_t* buffer) {
-  return buffer ? buffer->usage : 0;
+  return hal_resource_is_kind(buffer, HAL_RESOURCE_KIND_BUFFER) ? buffer->usage
+                                                                : 0;
 }
 
 HAL_API hal_device_t* hal_buffer_device(const hal_buffer_t* buffer) {
-  return buffer ? buffer->device : NULL;
+  return hal_resource_is_kind(buffer, HAL_RESOURCE_KIND_BUFFER) ? buffer->device
+                                                                : NULL;
 }
 
 HAL_API hal_status_t hal_buffer_validate_range(const hal_buffer_t* buffer,
                                                uint64_t offset, uint64_t length,
                                                uint64_t* out_length) {
-  if (!buffer) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "buffer is NULL");
-  }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(buffer, HAL_RESOURCE_KIND_BUFFER, "buffer"));
   uint64_t size = buffer->byte_length;
   if (offset > size) {
     return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
@@ -85,9 +91,8 @@ HAL_API hal_status_t hal_buffer_map_range(hal_buffer_t* buffer,
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_mapping is NULL");
   }
   memset(out_mapping, 0, sizeof(*out_mapping));
-  if (!buffer) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "buffer is NULL");
-  }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(buffer, HAL_RESOURCE_KIND_BUFFER, "buffer"));
   if (access == 0 || (access & ~(hal_mapping_access_t)3u)) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "mapping access 0x%x is not READ, WRITE or both",
@@ -130,9 +135,8 @@ HAL_API void hal_buffer_unmap(hal_buffer_mapping_t* mapping) {
 static hal_status_t hal_buffer_validate_host_transfer(
     hal_buffer_t* buffer, uint64_t offset, const void* host, uint64_t length,
     hal_buffer_usage_t required_usage, const char* verb) {
-  if (!buffer) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "buffer is NULL");
-  }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(buffer, HAL_RESOURCE_KIND_BUFFER, "buffer"));
   if (length == HAL_WHOLE_BUFFER) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "%s needs an explicit length (the host memory's "

@@ -32,6 +32,7 @@ HAL_API void hal_command_buffer_initialize(
     hal_command_buffer_mode_t mode, hal_command_buffer_t* out_command_buffer) {
   hal_resource_initialize(vtable, device ? &device->resource : NULL,
                           &out_command_buffer->resource);
+  out_command_buffer->resource.kind = HAL_RESOURCE_KIND_COMMAND_BUFFER;
   out_command_buffer->device = device;
   out_command_buffer->mode = mode;
   out_command_buffer->state = HAL_COMMAND_BUFFER_STATE_INITIAL;
@@ -50,14 +51,16 @@ HAL_API void hal_command_buffer_release(hal_command_buffer_t* command_buffer) {
 
 HAL_API hal_command_buffer_mode_t
 hal_command_buffer_mode(const hal_command_buffer_t* command_buffer) {
-  return command_buffer ? command_buffer->mode
-                        : HAL_COMMAND_BUFFER_MODE_ONE_SHOT;
+  return hal_resource_is_kind(command_buffer, HAL_RESOURCE_KIND_COMMAND_BUFFER)
+             ? command_buffer->mode
+             : HAL_COMMAND_BUFFER_MODE_ONE_SHOT;
 }
 
 HAL_API hal_command_buffer_state_t
 hal_command_buffer_state(const hal_command_buffer_t* command_buffer) {
-  return command_buffer ? command_buffer->state
-                        : HAL_COMMAND_BUFFER_STATE_INITIAL;
+  return hal_resource_is_kind(command_buffer, HAL_RESOURCE_KIND_COMMAND_BUFFER)
+             ? command_buffer->state
+             : HAL_COMMAND_BUFFER_STATE_INITIAL;
 }
 
 // Every recording op starts here: non-NULL, RECORDING.
@@ -67,6 +70,10 @@ static hal_status_t hal_command_buffer_require_recording(
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "%s: command buffer is NULL", op);
   }
+  HAL_RETURN_AND_ANNOTATE_IF_ERROR(
+      hal_resource_check_kind(command_buffer, HAL_RESOURCE_KIND_COMMAND_BUFFER,
+                              "command buffer"),
+      "%s", op);
   if (command_buffer->state != HAL_COMMAND_BUFFER_STATE_RECORDING) {
     return hal_make_status(
         HAL_STATUS_FAILED_PRECONDITION,
@@ -83,6 +90,8 @@ hal_command_buffer_query_info(const hal_command_buffer_t* command_buffer,
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "command_buffer and out_info must not be NULL");
   }
+  HAL_RETURN_IF_ERROR(hal_resource_check_kind(
+      command_buffer, HAL_RESOURCE_KIND_COMMAND_BUFFER, "command buffer"));
   memset(out_info, 0, sizeof(*out_info));
   const hal_command_buffer_vtable_t* vtable =
       (const hal_command_buffer_vtable_t*)command_buffer->resource.vtable;
@@ -98,6 +107,10 @@ hal_command_buffer_begin(hal_command_buffer_t* command_buffer) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "begin: command buffer is NULL");
   }
+  HAL_RETURN_AND_ANNOTATE_IF_ERROR(
+      hal_resource_check_kind(command_buffer, HAL_RESOURCE_KIND_COMMAND_BUFFER,
+                              "command buffer"),
+      "begin");
   bool may_begin =
       command_buffer->state == HAL_COMMAND_BUFFER_STATE_INITIAL ||
       (command_buffer->state == HAL_COMMAND_BUFFER_STATE_EXECUTABLE &&
@@ -157,6 +170,9 @@ static hal_status_t hal_command_buffer_validate_buffer(
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%s: %s buffer is NULL",
                            op, role);
   }
+  HAL_RETURN_AND_ANNOTATE_IF_ERROR(
+      hal_resource_check_kind(buffer, HAL_RESOURCE_KIND_BUFFER, "buffer"),
+      "%s: %s buffer", op, role);
   if (buffer->device != command_buffer->device) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "%s: %s buffer belongs to another device", op, role);
@@ -335,6 +351,10 @@ HAL_API hal_status_t hal_command_buffer_dispatch(
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "dispatch: executable is NULL");
   }
+  HAL_RETURN_AND_ANNOTATE_IF_ERROR(
+      hal_resource_check_kind(executable, HAL_RESOURCE_KIND_EXECUTABLE,
+                              "executable"),
+      "dispatch");
   if (executable->device != command_buffer->device) {
     return hal_make_status(
         HAL_STATUS_INVALID_ARGUMENT,
@@ -417,6 +437,8 @@ hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "command buffer is NULL");
   }
+  HAL_RETURN_IF_ERROR(hal_resource_check_kind(
+      command_buffer, HAL_RESOURCE_KIND_COMMAND_BUFFER, "command buffer"));
   if (command_buffer->state != HAL_COMMAND_BUFFER_STATE_EXECUTABLE) {
     return hal_make_status(
         HAL_STATUS_FAILED_PRECONDITION,

@@ -16,6 +16,7 @@ HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
                                    hal_device_t* out_device) {
   hal_resource_initialize(vtable, driver ? &driver->resource : NULL,
                           &out_device->resource);
+  out_device->resource.kind = HAL_RESOURCE_KIND_DEVICE;
   out_device->driver = driver;
   if (info) {
     out_device->info = *info;
@@ -28,7 +29,7 @@ HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
 }
 
 HAL_API void hal_device_retain(hal_device_t* device) {
-  if (!device)
+  if (!hal_resource_is_kind(device, HAL_RESOURCE_KIND_DEVICE))
     return;
   atomic_fetch_add_explicit(&device->external_ref_count, 1,
                             memory_order_relaxed);
@@ -44,7 +45,9 @@ static void hal_device_run_deferred_shutdown(hal_deferred_node_t* node) {
 }
 
 HAL_API void hal_device_release(hal_device_t* device) {
-  if (!device)
+  // NULL, or another kind of object: its release would run a shutdown
+  // through a vtable that is not a device's.
+  if (!hal_resource_is_kind(device, HAL_RESOURCE_KIND_DEVICE))
     return;
   intptr_t previous = atomic_fetch_sub_explicit(&device->external_ref_count, 1,
                                                 memory_order_acq_rel);
@@ -72,11 +75,13 @@ HAL_API void hal_device_release(hal_device_t* device) {
 }
 
 HAL_API const hal_device_info_t* hal_device_info(const hal_device_t* device) {
-  return device ? &device->info : NULL;
+  return hal_resource_is_kind(device, HAL_RESOURCE_KIND_DEVICE) ? &device->info
+                                                                : NULL;
 }
 
 HAL_API hal_driver_t* hal_device_driver(const hal_device_t* device) {
-  return device ? device->driver : NULL;
+  return hal_resource_is_kind(device, HAL_RESOURCE_KIND_DEVICE) ? device->driver
+                                                                : NULL;
 }
 
 HAL_API hal_status_t hal_device_query_properties(
@@ -85,22 +90,26 @@ HAL_API hal_status_t hal_device_query_properties(
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "device and out_properties must not be NULL");
   }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
   memset(out_properties, 0, sizeof(*out_properties));
   return hal_device_vtable(device)->query_properties(device, out_properties);
 }
 
 HAL_API hal_device_allocator_t* hal_device_allocator(hal_device_t* device) {
-  return device ? hal_device_vtable(device)->allocator(device) : NULL;
+  return hal_resource_is_kind(device, HAL_RESOURCE_KIND_DEVICE)
+             ? hal_device_vtable(device)->allocator(device)
+             : NULL;
 }
 
 HAL_API hal_status_t hal_device_allocate_buffer(hal_device_t* device,
                                                 hal_buffer_params_t params,
                                                 uint64_t byte_length,
                                                 hal_buffer_t** out_buffer) {
-  if (!device) {
+  if (!hal_resource_is_kind(device, HAL_RESOURCE_KIND_DEVICE)) {
     if (out_buffer)
       *out_buffer = NULL;
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
+    return hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device");
   }
   return hal_device_allocator_allocate_buffer(hal_device_allocator(device),
                                               params, byte_length, out_buffer);
@@ -114,9 +123,8 @@ hal_device_create_semaphore(hal_device_t* device, uint64_t initial_value,
                            "out_semaphore is NULL");
   }
   *out_semaphore = NULL;
-  if (!device) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
-  }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
   if (initial_value > HAL_SEMAPHORE_MAX_VALUE) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "initial value %" PRIu64
@@ -136,9 +144,8 @@ HAL_API hal_status_t hal_device_create_command_buffer(
                            "out_command_buffer is NULL");
   }
   *out_command_buffer = NULL;
-  if (!device) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
-  }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
   if (mode != HAL_COMMAND_BUFFER_MODE_ONE_SHOT &&
       mode != HAL_COMMAND_BUFFER_MODE_REUSABLE) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
@@ -175,9 +182,8 @@ HAL_API hal_status_t hal_device_queue_execute(
     const hal_semaphore_list_t* wait_semaphores,
     const hal_semaphore_list_t* signal_semaphores, size_t command_buffer_count,
     hal_command_buffer_t* const* command_buffers) {
-  if (!device) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
-  }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
   if (queue_index >= device->info.queue_count) {
     return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
                            "queue index %u is out of range: device '%s' has "
@@ -245,9 +251,8 @@ hal_device_queue_barrier(hal_device_t* device, uint32_t queue_index,
 HAL_API hal_status_t hal_device_wait_semaphores(
     hal_device_t* device, hal_wait_mode_t wait_mode,
     const hal_semaphore_list_t* semaphore_list, hal_timeout_t timeout) {
-  if (!device) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
-  }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
   if (wait_mode != HAL_WAIT_MODE_ALL && wait_mode != HAL_WAIT_MODE_ANY) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "unknown wait mode %d",
                            (int)wait_mode);

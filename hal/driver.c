@@ -12,6 +12,7 @@ HAL_API void hal_driver_initialize(const hal_driver_vtable_t* vtable,
                                    hal_allocator_t host_allocator,
                                    hal_driver_t* out_driver) {
   hal_resource_initialize(vtable, NULL, &out_driver->resource);
+  out_driver->resource.kind = HAL_RESOURCE_KIND_DRIVER;
   snprintf(out_driver->name, sizeof(out_driver->name), "%s", name ? name : "");
   out_driver->host_allocator = host_allocator;
 }
@@ -29,7 +30,8 @@ static const hal_driver_vtable_t* hal_driver_vtable(hal_driver_t* driver) {
 }
 
 HAL_API const char* hal_driver_name(const hal_driver_t* driver) {
-  return driver ? driver->name : "";
+  return hal_resource_is_kind(driver, HAL_RESOURCE_KIND_DRIVER) ? driver->name
+                                                                : "";
 }
 
 HAL_API hal_status_t hal_driver_query_device_count(hal_driver_t* driver,
@@ -38,6 +40,8 @@ HAL_API hal_status_t hal_driver_query_device_count(hal_driver_t* driver,
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "driver and out_count must not be NULL");
   }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(driver, HAL_RESOURCE_KIND_DRIVER, "driver"));
   *out_count = 0;
   return hal_driver_vtable(driver)->query_device_count(driver, out_count);
 }
@@ -49,6 +53,8 @@ HAL_API hal_status_t hal_driver_query_device_info(hal_driver_t* driver,
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "driver and out_info must not be NULL");
   }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(driver, HAL_RESOURCE_KIND_DRIVER, "driver"));
   memset(out_info, 0, sizeof(*out_info));
   uint32_t count = 0;
   HAL_RETURN_IF_ERROR(hal_driver_query_device_count(driver, &count));
@@ -68,9 +74,8 @@ HAL_API hal_status_t hal_driver_create_device_by_index(
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_device is NULL");
   }
   *out_device = NULL;
-  if (!driver) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "driver is NULL");
-  }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(driver, HAL_RESOURCE_KIND_DRIVER, "driver"));
   uint32_t count = 0;
   HAL_RETURN_IF_ERROR(hal_driver_query_device_count(driver, &count));
   if (count == 0) {
@@ -98,6 +103,8 @@ HAL_API hal_status_t hal_driver_create_device_by_name(
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "driver and name must not be NULL");
   }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(driver, HAL_RESOURCE_KIND_DRIVER, "driver"));
   uint32_t count = 0;
   HAL_RETURN_IF_ERROR(hal_driver_query_device_count(driver, &count));
   char names[512] = "";

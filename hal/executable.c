@@ -74,6 +74,8 @@ HAL_API hal_status_t hal_device_create_executable(
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "device and params must not be NULL");
   }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
   if (!params->format || !params->data || params->data_size == 0) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "an executable needs a format and non-empty data");
@@ -112,6 +114,7 @@ HAL_API hal_status_t hal_executable_initialize(
     entries[i].constant_count = entry->constant_count;
   }
   hal_resource_initialize(vtable, &device->resource, &out_executable->resource);
+  out_executable->resource.kind = HAL_RESOURCE_KIND_EXECUTABLE;
   out_executable->device = device;
   out_executable->entry_point_count = params->entry_point_count;
   out_executable->entry_points = entries;
@@ -134,13 +137,17 @@ HAL_API void hal_executable_release(hal_executable_t* executable) {
 
 HAL_API size_t
 hal_executable_entry_point_count(const hal_executable_t* executable) {
-  return executable ? executable->entry_point_count : 0;
+  return hal_resource_is_kind(executable, HAL_RESOURCE_KIND_EXECUTABLE)
+             ? executable->entry_point_count
+             : 0;
 }
 
 HAL_API const hal_entry_point_info_t* hal_executable_entry_point_info(
     const hal_executable_t* executable, size_t index) {
-  if (!executable || index >= executable->entry_point_count)
+  if (!hal_resource_is_kind(executable, HAL_RESOURCE_KIND_EXECUTABLE) ||
+      index >= executable->entry_point_count) {
     return NULL;
+  }
   return &executable->entry_points[index];
 }
 
@@ -150,6 +157,8 @@ HAL_API hal_status_t hal_executable_lookup_entry_point(
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "executable, name and out_index must not be NULL");
   }
+  HAL_RETURN_IF_ERROR(hal_resource_check_kind(
+      executable, HAL_RESOURCE_KIND_EXECUTABLE, "executable"));
   for (size_t i = 0; i < executable->entry_point_count; ++i) {
     if (strcmp(executable->entry_points[i].name, name) == 0) {
       *out_index = i;

@@ -268,9 +268,8 @@ HAL_API hal_status_t hal_recording_command_buffer_create(
                            "out_command_buffer is NULL");
   }
   *out_command_buffer = NULL;
-  if (!device) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "device is NULL");
-  }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
   hal_recording_command_buffer_t* recording = NULL;
   HAL_RETURN_IF_ERROR(hal_allocator_malloc(
       device->host_allocator, sizeof(*recording), (void**)&recording));

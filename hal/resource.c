@@ -8,17 +8,53 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "hal/status.h"
 #include "hal/time.h"
 
 HAL_API void hal_resource_initialize(const void* vtable, hal_resource_t* parent,
                                      hal_resource_t* out_resource) {
   atomic_init(&out_resource->ref_count, 1);
   out_resource->vtable = vtable;
+  out_resource->kind = HAL_RESOURCE_KIND_OTHER;
   out_resource->parent = parent;
   out_resource->deferred.next = NULL;
   out_resource->deferred.run = NULL;
   if (parent)
     hal_resource_retain(parent);
+}
+
+// The kind with its article, for messages.
+static const char* hal_resource_kind_name(hal_resource_kind_t kind) {
+  switch (kind) {
+    case HAL_RESOURCE_KIND_DRIVER:
+      return "a driver";
+    case HAL_RESOURCE_KIND_DEVICE:
+      return "a device";
+    case HAL_RESOURCE_KIND_BUFFER:
+      return "a buffer";
+    case HAL_RESOURCE_KIND_SEMAPHORE:
+      return "a semaphore";
+    case HAL_RESOURCE_KIND_COMMAND_BUFFER:
+      return "a command buffer";
+    case HAL_RESOURCE_KIND_EXECUTABLE:
+      return "an executable";
+    case HAL_RESOURCE_KIND_OTHER:
+      break;
+  }
+  return "a resource of no public kind";
+}
+
+HAL_API hal_status_t hal_resource_check_kind(const void* resource,
+                                             hal_resource_kind_t kind,
+                                             const char* what) {
+  if (!resource)
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%s is NULL", what);
+  hal_resource_kind_t actual = ((const hal_resource_t*)resource)->kind;
+  if (actual == kind)
+    return HAL_OK;
+  return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%s %p is %s, not %s",
+                         what, resource, hal_resource_kind_name(actual),
+                         hal_resource_kind_name(kind));
 }
 
 HAL_API void hal_resource_cast_failed(const void* resource, const void* vtable,

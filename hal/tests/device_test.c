@@ -112,6 +112,95 @@ static void Device_ObjectOfAnotherTypeIsNotASemaphore(void** state) {
   hal_device_release(device);
 }
 
+// The sibling of the case above for every kind: an object passed where
+// another kind is expected is refused, named by what it is; getters give
+// their NULL answer; a device release of a non-device does nothing.
+static void Device_ObjectOfAnotherKindIsRefusedEverywhere(void** state) {
+  hal_driver_registry_t* registry = hal_test_create_registry();
+  hal_driver_t* driver = NULL;
+  HAL_ASSERT_OK(hal_driver_registry_create_driver(
+      registry, "test", hal_allocator_system(), &driver));
+  hal_device_t* device = NULL;
+  HAL_ASSERT_OK(hal_driver_create_device_by_index(
+      driver, 0, hal_allocator_system(), &device));
+  hal_buffer_params_t params = {
+      HAL_MEMORY_TYPE_HOST_VISIBLE,
+      HAL_BUFFER_USAGE_DEFAULT | HAL_BUFFER_USAGE_MAPPING};
+  hal_buffer_t* buffer = NULL;
+  HAL_ASSERT_OK(hal_device_allocate_buffer(device, params, 64, &buffer));
+  hal_semaphore_t* semaphore = NULL;
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &semaphore));
+  hal_command_buffer_t* cb = NULL;
+  HAL_ASSERT_OK(hal_device_create_command_buffer(
+      device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb));
+
+  // Buffers.
+  hal_buffer_t* not_buffer = (hal_buffer_t*)semaphore;
+  uint8_t bytes[8] = {0};
+  const char* want = "is a semaphore, not a buffer";
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, want,
+                    hal_buffer_read(not_buffer, 0, bytes, 8));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, want,
+                    hal_buffer_write(not_buffer, 0, bytes, 8));
+  hal_buffer_mapping_t mapping;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, want,
+                    hal_buffer_map_range(not_buffer, HAL_MAPPING_ACCESS_READ, 0,
+                                         8, &mapping));
+  assert_int_equal(hal_buffer_byte_length(not_buffer), 0);
+  assert_null(hal_buffer_device(not_buffer));
+
+  // Command buffers, and the objects their ops name.
+  hal_command_buffer_t* not_cb = (hal_command_buffer_t*)buffer;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT,
+                    "is a buffer, not a command buffer",
+                    hal_command_buffer_begin(not_cb));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT,
+                    "is a buffer, not a command buffer",
+                    hal_command_buffer_end(not_cb));
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  uint32_t pattern = 0;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, want,
+      hal_command_buffer_fill_buffer(cb, not_buffer, 0, 8, &pattern, 4));
+  uint32_t count[3] = {1, 1, 1};
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "is a buffer, not an executable",
+      hal_command_buffer_dispatch(cb, (hal_executable_t*)buffer, 0, count,
+                                  count, NULL, 0, NULL, 0));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_semaphore_list_t empty = hal_semaphore_list_empty();
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "is a buffer, not a command buffer",
+      hal_device_queue_execute(device, 0, &empty, &empty, 1, &not_cb));
+  assert_int_equal(hal_executable_entry_point_count((hal_executable_t*)buffer),
+                   0);
+
+  // Devices and drivers.
+  hal_device_t* not_device = (hal_device_t*)buffer;
+  hal_semaphore_t* created = NULL;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is a buffer, not a device",
+                    hal_device_create_semaphore(not_device, 0, &created));
+  assert_null(created);
+  assert_null(hal_device_info(not_device));
+  hal_device_release(not_device);  // no shutdown through a buffer
+  hal_driver_t* not_driver = (hal_driver_t*)device;
+  uint32_t devices = 7;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is a device, not a driver",
+                    hal_driver_query_device_count(not_driver, &devices));
+  assert_string_equal(hal_driver_name(not_driver), "");
+
+  // Everything still works.
+  HAL_ASSERT_OK(hal_buffer_write(buffer, 0, bytes, 8));
+  HAL_ASSERT_OK(hal_driver_query_device_count(driver, &devices));
+  hal_command_buffer_release(cb);
+  hal_semaphore_release(semaphore);
+  hal_buffer_release(buffer);
+  hal_device_release(device);
+  hal_driver_release(driver);
+  hal_driver_registry_free(registry);
+}
+
 static void Device_NullObjectsAreHarmless(void** state) {
   hal_device_retain(NULL);
   hal_device_release(NULL);
@@ -177,6 +266,7 @@ int main(void) {
       CASE(Device_SemaphoreArgumentsAreValidatedFirst),
       CASE(Device_WaitValidation),
       CASE(Device_ObjectOfAnotherTypeIsNotASemaphore),
+      CASE(Device_ObjectOfAnotherKindIsRefusedEverywhere),
       CASE(Device_NullObjectsAreHarmless),
       CASE(Q4_ShutdownRunsOnceWhenRetainedAfterRelease),
   };

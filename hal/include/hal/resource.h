@@ -30,6 +30,7 @@
 #include <assert.h>
 
 #include "hal/base.h"
+#include "hal/status.h"
 
 HAL_EXTERN_C_BEGIN
 
@@ -46,19 +47,47 @@ struct hal_deferred_node_t {
 // The first member of every vtable.
 typedef void (*hal_resource_destroy_fn_t)(hal_resource_t* resource);
 
+// What a resource is. Each kind's initializer (hal_buffer_initialize, ...)
+// stamps it, and the public entry points check it: an object of another
+// kind passed in (a caller's wrong pointer) is refused with
+// INVALID_ARGUMENT, never called through a vtable that is not its kind's.
+typedef enum hal_resource_kind_e {
+  HAL_RESOURCE_KIND_OTHER = 0,  // hal_resource_initialize alone
+  HAL_RESOURCE_KIND_DRIVER,
+  HAL_RESOURCE_KIND_DEVICE,
+  HAL_RESOURCE_KIND_BUFFER,
+  HAL_RESOURCE_KIND_SEMAPHORE,
+  HAL_RESOURCE_KIND_COMMAND_BUFFER,
+  HAL_RESOURCE_KIND_EXECUTABLE,
+} hal_resource_kind_t;
+
 struct hal_resource_t {
   HAL_ATOMIC(intptr_t) ref_count;
   // Points to a vtable whose first member is a hal_resource_destroy_fn_t.
   const void* vtable;
+  hal_resource_kind_t kind;
   // Released after this resource is destroyed; may be NULL.
   hal_resource_t* parent;
   // Used when the last release is deferred (see below).
   hal_deferred_node_t deferred;
 };
 
-// Sets the count to 1. Retains |parent| (may be NULL).
+// Sets the count to 1 and the kind to OTHER. Retains |parent| (may be NULL).
 HAL_API void hal_resource_initialize(const void* vtable, hal_resource_t* parent,
                                      hal_resource_t* out_resource);
+
+// True when |resource| is not NULL and of |kind|.
+static inline bool hal_resource_is_kind(const void* resource,
+                                        hal_resource_kind_t kind) {
+  return resource && ((const hal_resource_t*)resource)->kind == kind;
+}
+
+// OK when |resource| is of |kind|; else INVALID_ARGUMENT: "|what| is NULL",
+// or "|what| <pointer> is a <its kind>, not a <kind>" (with "an" where
+// English wants it).
+HAL_API hal_status_t hal_resource_check_kind(const void* resource,
+                                             hal_resource_kind_t kind,
+                                             const char* what);
 
 HAL_API void hal_resource_retain(hal_resource_t* resource);
 

@@ -273,9 +273,9 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_queue_create(
 // owns |payload| (release_payload is called exactly once); errors found
 // later are reported through the signal semaphores. On error nothing was
 // submitted and |payload| is still the caller's.
-// INVALID_ARGUMENT: a NULL array in a non-empty list, a NULL semaphore, a
-// value > HAL_SEMAPHORE_MAX_VALUE, the same semaphore twice in |signals|.
-// UNIMPLEMENTED: a semaphore that is not the sync module's.
+// INVALID_ARGUMENT: a NULL array in a non-empty list, a NULL semaphore or
+// an object that is not one, a value > HAL_SEMAPHORE_MAX_VALUE, the same
+// semaphore twice in |signals|.
 // FAILED_PRECONDITION: the queue is being destroyed. The domain's loss
 // (DEVICE_LOST, typically): the queue's loss domain failed.
 HAL_API HAL_MUST_USE_RESULT hal_status_t

@@ -58,8 +58,7 @@ typedef void (*hal_timepoint_callback_fn_t)(void* user_data, uint64_t value,
 // call returns. |out_timepoint| (optional) receives a reference, released
 // with hal_timepoint_release(), to cancel with; it is set even when the
 // callback already ran. On error nothing was registered and the callback
-// never runs. The semaphore must be the sync module's (any HAL semaphore
-// is); others get UNIMPLEMENTED.
+// never runs. An object that is not a semaphore gets INVALID_ARGUMENT.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_semaphore_add_callback(hal_semaphore_t* semaphore, uint64_t value,
                            hal_timepoint_callback_fn_t callback,

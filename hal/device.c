@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "sync_queue.h"
+
 static const hal_device_vtable_t* hal_device_vtable(hal_device_t* device) {
   return (const hal_device_vtable_t*)device->resource.vtable;
 }
@@ -26,6 +28,7 @@ HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
   out_device->host_allocator = host_allocator;
   atomic_init(&out_device->external_ref_count, 1);
   atomic_init(&out_device->shutdown_claimed, false);
+  atomic_init(&out_device->host_executor, NULL);
 }
 
 HAL_API void hal_device_retain(hal_device_t* device) {
@@ -36,11 +39,20 @@ HAL_API void hal_device_retain(hal_device_t* device) {
   hal_resource_retain(&device->resource);
 }
 
+// The shutdown (Q4): host calls first (one running may still use the
+// device), then the driver's queues.
+static void hal_device_shutdown(hal_device_t* device) {
+  hal_sync_host_executor_shutdown(atomic_exchange_explicit(
+      &device->host_executor, NULL, memory_order_acq_rel));
+  if (hal_device_vtable(device)->shutdown)
+    hal_device_vtable(device)->shutdown(device);
+}
+
 // Release thread: a shutdown that could not run where it was asked for.
 static void hal_device_run_deferred_shutdown(hal_deferred_node_t* node) {
   hal_device_t* device =
       (hal_device_t*)((char*)node - offsetof(hal_device_t, shutdown_node));
-  hal_device_vtable(device)->shutdown(device);
+  hal_device_shutdown(device);
   hal_resource_release(&device->resource);
 }
 
@@ -53,9 +65,8 @@ HAL_API void hal_device_release(hal_device_t* device) {
                                                 memory_order_acq_rel);
   // A retain after the count reached zero (through a pointer an object of
   // the device still holds) revives it; the shutdown still runs only once.
-  if (previous == 1 && hal_device_vtable(device)->shutdown &&
-      !atomic_exchange_explicit(&device->shutdown_claimed, true,
-                                memory_order_acq_rel)) {
+  if (previous == 1 && !atomic_exchange_explicit(&device->shutdown_claimed,
+                                                 true, memory_order_acq_rel)) {
     if (hal_resource_shutdown_deferred_here()) {
       // On a queue thread, or inside a timepoint callback (T2): the
       // shutdown joins the queue threads and waits for parked work that
@@ -69,7 +80,7 @@ HAL_API void hal_device_release(hal_device_t* device) {
     // The caller's last reference: stop the queues now, while every object
     // the device made is still alive. Their own references then let the
     // device's memory go when they do.
-    hal_device_vtable(device)->shutdown(device);
+    hal_device_shutdown(device);
   }
   hal_resource_release(&device->resource);
 }
@@ -246,6 +257,137 @@ hal_device_queue_barrier(hal_device_t* device, uint32_t queue_index,
                          const hal_semaphore_list_t* signal_semaphores) {
   return hal_device_queue_execute(device, queue_index, wait_semaphores,
                                   signal_semaphores, 0, NULL);
+}
+
+// A ONE_SHOT command buffer of |device|, begun, for one queue op.
+static hal_status_t hal_device_begin_one_op(hal_device_t* device,
+                                            hal_command_buffer_t** out_cb) {
+  HAL_RETURN_IF_ERROR(hal_device_create_command_buffer(
+      device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, out_cb));
+  hal_status_t status = hal_command_buffer_begin(*out_cb);
+  if (status) {
+    hal_command_buffer_release(*out_cb);
+    *out_cb = NULL;
+  }
+  return status;
+}
+
+// Ends |cb| unless recording its op failed (|status|), submits it, and
+// drops the caller's reference (the queue keeps its own, Q3).
+static hal_status_t hal_device_submit_one_op(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_command_buffer_t* cb,
+    hal_status_t status) {
+  if (!status)
+    status = hal_command_buffer_end(cb);
+  if (!status) {
+    status = hal_device_queue_execute(device, queue_index, wait_semaphores,
+                                      signal_semaphores, 1, &cb);
+  }
+  hal_command_buffer_release(cb);
+  return status;
+}
+
+HAL_API hal_status_t hal_device_queue_fill(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* target,
+    uint64_t target_offset, uint64_t length, const void* pattern,
+    size_t pattern_length) {
+  hal_command_buffer_t* cb = NULL;
+  HAL_RETURN_IF_ERROR(hal_device_begin_one_op(device, &cb));
+  return hal_device_submit_one_op(
+      device, queue_index, wait_semaphores, signal_semaphores, cb,
+      hal_command_buffer_fill_buffer(cb, target, target_offset, length, pattern,
+                                     pattern_length));
+}
+
+HAL_API hal_status_t hal_device_queue_update(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, const void* source,
+    size_t source_offset, hal_buffer_t* target, uint64_t target_offset,
+    uint64_t length) {
+  hal_command_buffer_t* cb = NULL;
+  HAL_RETURN_IF_ERROR(hal_device_begin_one_op(device, &cb));
+  return hal_device_submit_one_op(
+      device, queue_index, wait_semaphores, signal_semaphores, cb,
+      hal_command_buffer_update_buffer(cb, source, source_offset, target,
+                                       target_offset, length));
+}
+
+HAL_API hal_status_t hal_device_queue_copy(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* source,
+    uint64_t source_offset, hal_buffer_t* target, uint64_t target_offset,
+    uint64_t length) {
+  hal_command_buffer_t* cb = NULL;
+  HAL_RETURN_IF_ERROR(hal_device_begin_one_op(device, &cb));
+  return hal_device_submit_one_op(
+      device, queue_index, wait_semaphores, signal_semaphores, cb,
+      hal_command_buffer_copy_buffer(cb, source, source_offset, target,
+                                     target_offset, length));
+}
+
+HAL_API hal_status_t
+hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
+                           const hal_semaphore_list_t* wait_semaphores,
+                           const hal_semaphore_list_t* signal_semaphores,
+                           hal_host_call_fn_t fn, void* user_data) {
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
+  if (queue_index >= device->info.queue_count) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "queue index %u is out of range: device '%s' has "
+                           "%u queue(s)",
+                           queue_index, device->info.name,
+                           device->info.queue_count);
+  }
+  if (!fn) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "host call function is NULL");
+  }
+  HAL_RETURN_IF_ERROR(
+      hal_device_validate_semaphore_list(wait_semaphores, "wait"));
+  HAL_RETURN_IF_ERROR(
+      hal_device_validate_semaphore_list(signal_semaphores, "signal"));
+  for (size_t i = 0; signal_semaphores && i < signal_semaphores->count; ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (signal_semaphores->semaphores[j] ==
+          signal_semaphores->semaphores[i]) {
+        return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                               "signal list names semaphore %p twice "
+                               "(entries %zu and %zu)",
+                               (void*)signal_semaphores->semaphores[i], j, i);
+      }
+    }
+  }
+  if (atomic_load_explicit(&device->shutdown_claimed, memory_order_acquire)) {
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "host call: device '%s' is shut down",
+                           device->info.name);
+  }
+  hal_sync_host_executor_t* executor =
+      atomic_load_explicit(&device->host_executor, memory_order_acquire);
+  if (!executor) {
+    // The first host call starts the thread; of two racing, one wins.
+    hal_sync_host_executor_t* created = NULL;
+    HAL_RETURN_IF_ERROR(
+        hal_sync_host_executor_create(device->info.name, &created));
+    if (atomic_compare_exchange_strong_explicit(
+            &device->host_executor, &executor, created, memory_order_acq_rel,
+            memory_order_acquire)) {
+      executor = created;
+    } else {
+      hal_sync_host_executor_shutdown(created);
+    }
+  }
+  hal_semaphore_list_t none = hal_semaphore_list_empty();
+  return hal_sync_host_executor_submit(
+      executor, wait_semaphores ? *wait_semaphores : none,
+      signal_semaphores ? *signal_semaphores : none, fn, user_data);
 }
 
 HAL_API hal_status_t hal_device_wait_semaphores(

@@ -53,6 +53,7 @@
 
 #include "hal/allocator.h"
 #include "hal/base.h"
+#include "hal/device.h"
 #include "hal/resource.h"
 #include "hal/semaphore.h"
 #include "hal/status.h"
@@ -284,6 +285,32 @@ hal_sync_queue_submit(hal_sync_queue_t* queue, hal_semaphore_list_t waits,
 
 // Tears the queue down (Q4, see above) and frees it.
 HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue);
+
+//===----------------------------------------------------------------------===//
+// Host calls
+//===----------------------------------------------------------------------===//
+
+// The executor of a device's host calls (host_call.c): one thread, the
+// calls not finished, the ones ready to run. libhal's device code owns it
+// (hal_device_queue_host_call); drivers do not see it.
+typedef struct hal_sync_host_executor_t hal_sync_host_executor_t;
+
+// Starts the executor's thread; |name| (the device's) names it.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_host_executor_create(
+    const char* name, hal_sync_host_executor_t** out_executor);
+
+// Submits one host call (hal_host_call_fn_t has the contract); the lists
+// are validated by the caller, copied, and their semaphores retained until
+// the call finishes. FAILED_PRECONDITION once shut down.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_host_executor_submit(
+    hal_sync_host_executor_t* executor, hal_semaphore_list_t waits,
+    hal_semaphore_list_t signals, hal_host_call_fn_t fn, void* user_data);
+
+// Cancels every call still waiting (CANCELLED), waits for the one running
+// and the ready ones (cancelled too), joins the thread and frees the
+// executor. Never from the executor's own thread. NULL: nothing.
+HAL_API void hal_sync_host_executor_shutdown(
+    hal_sync_host_executor_t* executor);
 
 HAL_EXTERN_C_END
 

@@ -81,6 +81,9 @@ struct hal_device_t {
   // reference is dropped on a thread that must not run it (a queue thread
   // running a user callback: shutdown would join it).
   hal_deferred_node_t shutdown_node;
+  // The host call thread and its calls (hal_device_queue_host_call),
+  // started by the first one; shut down before the driver's shutdown.
+  HAL_ATOMIC(struct hal_sync_host_executor_t*) host_executor;
 };
 HAL_RESOURCE_ASSERT_LAYOUT(hal_device_t, resource);
 
@@ -124,6 +127,62 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_device_queue_barrier(hal_device_t* device, uint32_t queue_index,
                          const hal_semaphore_list_t* wait_semaphores,
                          const hal_semaphore_list_t* signal_semaphores);
+
+// The three transfer ops without a command buffer: each records a ONE_SHOT
+// command buffer holding the one op and submits it as
+// hal_device_queue_execute does (the same validation as the op and the
+// submission; on error nothing was submitted). update copies |source| at
+// the call, so the caller may reuse it at once.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_fill(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* target,
+    uint64_t target_offset, uint64_t length, const void* pattern,
+    size_t pattern_length);
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_update(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, const void* source,
+    size_t source_offset, hal_buffer_t* target, uint64_t target_offset,
+    uint64_t length);
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_copy(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* source,
+    uint64_t source_offset, hal_buffer_t* target, uint64_t target_offset,
+    uint64_t length);
+
+// The function of a host call (hal_device_queue_host_call), called exactly
+// once, on a HAL-owned thread (never inside a vendor callback, Q1):
+//  - with |status| OK once every wait was reached: it does its work and its
+//    return decides the signals (OK signals them all; an error, owned by the
+//    HAL, fails them all with it);
+//  - or with the failure of a wait, or CANCELLED when the device shut down
+//    before the call could run: it must not do its work, only release what
+//    |user_data| holds; its return is ignored and the signals fail with
+//    |status|.
+// |status| is borrowed for the call. The function may call any HAL
+// function, including submitting more work, host calls and waits, and
+// releasing the device's last reference (the shutdown then runs on
+// libhal's release thread). One thread per device runs its host calls in
+// the order they became ready, so a function must not wait for its own
+// signals nor for anything that only another host call of the same device
+// would signal: that wait could never end.
+typedef hal_status_t (*hal_host_call_fn_t)(void* user_data,
+                                           hal_status_t status);
+
+// Runs |fn| after every wait of |wait_semaphores| is reached and before any
+// signal of |signal_semaphores| is made, like a command buffer submitted to
+// |queue_index| would (ordered by its semaphores only, as every
+// submission). A failed wait decides it at once (S2). Returns at once; on
+// error |fn| is never called and no semaphore changed. Releasing the device
+// with host calls waiting cancels them (Q4): |fn| gets CANCELLED, their
+// signals fail with it; one running is waited for.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
+                           const hal_semaphore_list_t* wait_semaphores,
+                           const hal_semaphore_list_t* signal_semaphores,
+                           hal_host_call_fn_t fn, void* user_data);
 
 // Blocks until ALL/ANY of |semaphore_list| reached their values, one failed
 // (its status is returned), or |timeout| passed (DEADLINE_EXCEEDED). An

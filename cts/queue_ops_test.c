@@ -1,0 +1,467 @@
+// Copyright 2026 The HAL Authors.
+//
+// CTS suite "queue_ops": the queue operations beside command buffers, on
+// the driver's device.
+//
+// hal_device_queue_fill/update/copy: one transfer op each, ordered by their
+// semaphores, validated as the command-buffer op and the submission are.
+//
+// hal_device_queue_host_call: runs after its waits and before its signals, on a
+// HAL-owned thread, exactly once (with OK, or with the reason it never ran);
+// its failure and its waits' failures reach its signals; it may re-enter the
+// HAL; the device's release cancels the ones still waiting (Q4).
+
+#include "cts.h"
+
+typedef cts_fixture_t fixture_t;
+
+// What one host call saw.
+typedef struct record_t {
+  atomic_int calls;          // times fn was called (must end at 1)
+  hal_status_code_t status;  // the status fn was called with
+  pthread_t thread;          // where it ran
+  hal_semaphore_t* watched;  // optional: its value when fn ran
+  uint64_t watched_value;
+  hal_buffer_t* buffer;  // optional: its first byte when fn ran
+  uint8_t byte;
+  hal_status_code_t result;  // what fn returns when it runs
+} record_t;
+
+static hal_status_t record_fn(void* user_data, hal_status_t status) {
+  record_t* record = user_data;
+  record->status = hal_status_code(status);
+  record->thread = pthread_self();
+  if (status == HAL_OK && record->watched) {
+    hal_status_ignore(
+        hal_semaphore_query(record->watched, &record->watched_value));
+  }
+  if (status == HAL_OK && record->buffer) {
+    hal_status_ignore(hal_buffer_read(record->buffer, 0, &record->byte, 1));
+  }
+  atomic_fetch_add(&record->calls, 1);
+  if (record->result != HAL_STATUS_OK)
+    return hal_make_status(record->result, "the host call failed on purpose");
+  return HAL_OK;
+}
+
+static hal_status_t host_call(hal_device_t* device, uint32_t queue,
+                              hal_semaphore_t* wait, uint64_t wait_value,
+                              hal_semaphore_t* signal, uint64_t signal_value,
+                              record_t* record) {
+  hal_semaphore_list_t waits = {wait ? 1 : 0, &wait, &wait_value};
+  hal_semaphore_list_t signals = {signal ? 1 : 0, &signal, &signal_value};
+  return hal_device_queue_host_call(device, queue, &waits, &signals, record_fn,
+                                    record);
+}
+
+// Runs after its wait (not before: the host signals it later), before its
+// signal, once, off the caller's thread.
+CTS_CASE(HostCall_RunsAfterWaitsBeforeSignals) {
+  fixture_t* f = *state;
+  hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  record_t record = {.watched = gate};
+  HAL_ASSERT_OK(host_call(f->device, f->q1, gate, 2, done, 5, &record));
+  hal_sleep_until(hal_time_now() + 5 * 1000 * 1000);
+  assert_int_equal(atomic_load(&record.calls), 0);
+  assert_int_equal(cts_query(done), 0);
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 3));
+  HAL_ASSERT_OK(cts_wait(done, 5));
+  assert_int_equal(atomic_load(&record.calls), 1);
+  assert_int_equal(record.status, HAL_STATUS_OK);
+  assert_true(record.watched_value >= 2);
+  assert_false(pthread_equal(record.thread, pthread_self()));
+  hal_semaphore_release(gate);
+  hal_semaphore_release(done);
+}
+
+// In order with device work both ways: it sees what a fill before it wrote,
+// and a copy after it waits for its signal.
+CTS_CASE(HostCall_OrderedWithDeviceWork) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_command_buffer_t* fill =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint8_t pattern = 0x5C;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(
+      fill, f->a, 0, CTS_FIXTURE_BUFFER_SIZE, &pattern, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(fill));
+  hal_command_buffer_t* copy =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(copy, f->a, 0, f->b, 0,
+                                               CTS_FIXTURE_BUFFER_SIZE));
+  HAL_ASSERT_OK(hal_command_buffer_end(copy));
+  record_t record = {.buffer = f->a};
+  // Submitted back to front: the copy first, then the host call, then the
+  // fill that starts the chain (wait-before-signal all the way, S4).
+  HAL_ASSERT_OK(cts_submit(f->device, f->q0, s, 2, copy, s, 3));
+  HAL_ASSERT_OK(host_call(f->device, f->q1, s, 1, s, 2, &record));
+  HAL_ASSERT_OK(cts_submit(f->device, f->q0, NULL, 0, fill, s, 1));
+  hal_command_buffer_release(fill);
+  hal_command_buffer_release(copy);
+  HAL_ASSERT_OK(cts_wait(s, 3));
+  assert_int_equal(atomic_load(&record.calls), 1);
+  assert_int_equal(record.byte, pattern);
+  cts_expect_bytes(f->b, 0, CTS_FIXTURE_BUFFER_SIZE, pattern);
+  hal_semaphore_release(s);
+}
+
+// A failing host call fails its signals with its status, and work waiting
+// for them fails too, naming it.
+CTS_CASE(HostCall_FailureFailsSignalsAndDownstream) {
+  fixture_t* f = *state;
+  hal_semaphore_t* failed = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* after = cts_create_semaphore(f->device, 0);
+  record_t record = {.result = HAL_STATUS_DATA_LOSS};
+  HAL_ASSERT_OK(host_call(f->device, f->q0, NULL, 0, failed, 1, &record));
+  HAL_ASSERT_OK(cts_submit(f->device, f->q1, failed, 1, NULL, after, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "failed on purpose",
+                    cts_wait(failed, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "failed on purpose",
+                    cts_wait(after, 1));
+  assert_int_equal(atomic_load(&record.calls), 1);
+  hal_semaphore_release(failed);
+  hal_semaphore_release(after);
+}
+
+// A failed wait decides it at once, even with another wait never reached:
+// fn is called once with the failure (and does no work), the signals fail
+// with it.
+CTS_CASE(S2_HostCallFailedWaitNeverRuns) {
+  fixture_t* f = *state;
+  hal_semaphore_t* never = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* broken = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  record_t record = {0};
+  hal_semaphore_t* waits[2] = {never, broken};
+  uint64_t wait_values[2] = {1, 1};
+  hal_semaphore_list_t wait_list = {2, waits, wait_values};
+  uint64_t one = 1;
+  hal_semaphore_list_t signal_list = {1, &done, &one};
+  HAL_ASSERT_OK(hal_device_queue_host_call(f->device, f->q0, &wait_list,
+                                           &signal_list, record_fn, &record));
+  hal_semaphore_fail(broken,
+                     hal_make_status(HAL_STATUS_ABORTED, "upstream broke"));
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream broke", cts_wait(done, 1));
+  // fn's call comes before the signals fail; the count settles with them.
+  assert_int_equal(atomic_load(&record.calls), 1);
+  assert_int_equal(record.status, HAL_STATUS_ABORTED);
+  hal_semaphore_release(never);
+  hal_semaphore_release(broken);
+  hal_semaphore_release(done);
+}
+
+// Re-entrant: a host call that submits device work and another host call,
+// and waits for the device work.
+typedef struct reentrant_t {
+  hal_device_t* device;
+  hal_buffer_t* buffer;
+  hal_semaphore_t* inner;
+  record_t inner_record;
+  hal_status_code_t inner_wait;
+} reentrant_t;
+
+static hal_status_t reentrant_fn(void* user_data, hal_status_t status) {
+  reentrant_t* r = user_data;
+  if (status != HAL_OK)
+    return HAL_OK;
+  hal_command_buffer_t* cb = NULL;
+  HAL_RETURN_IF_ERROR(hal_device_create_command_buffer(
+      r->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb));
+  uint8_t pattern = 0x3D;
+  hal_status_t result = hal_command_buffer_begin(cb);
+  if (!result) {
+    result = hal_command_buffer_fill_buffer(
+        cb, r->buffer, 0, CTS_FIXTURE_BUFFER_SIZE, &pattern, 1);
+  }
+  if (!result)
+    result = hal_command_buffer_end(cb);
+  if (!result)
+    result = cts_submit(r->device, 0, NULL, 0, cb, r->inner, 1);
+  hal_command_buffer_release(cb);
+  if (!result)
+    result =
+        host_call(r->device, 0, r->inner, 1, r->inner, 2, &r->inner_record);
+  // Waiting for device work from a host call is fine; waiting for another
+  // host call of the device is not (one thread runs them: documented).
+  if (!result)
+    r->inner_wait = hal_status_consume_code(cts_wait(r->inner, 1));
+  return result;
+}
+
+CTS_CASE(HostCall_ReEntersTheHal) {
+  fixture_t* f = *state;
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  reentrant_t r = {.device = f->device,
+                   .buffer = f->a,
+                   .inner = cts_create_semaphore(f->device, 0),
+                   .inner_record = {.buffer = f->a},
+                   .inner_wait = HAL_STATUS_UNKNOWN};
+  uint64_t one = 1;
+  hal_semaphore_list_t signals = {1, &done, &one};
+  HAL_ASSERT_OK(hal_device_queue_host_call(f->device, f->q0, NULL, &signals,
+                                           reentrant_fn, &r));
+  HAL_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(cts_wait(r.inner, 2));
+  assert_int_equal(r.inner_wait, HAL_STATUS_OK);
+  assert_int_equal(atomic_load(&r.inner_record.calls), 1);
+  assert_int_equal(r.inner_record.byte, 0x3D);
+  hal_semaphore_release(r.inner);
+  hal_semaphore_release(done);
+}
+
+// Q4: releasing the device with host calls waiting on a semaphore nobody
+// signals cancels them: fn gets CANCELLED once, the signals fail with it,
+// nothing hangs.
+CTS_CASE(Q4_HostCallsWaitingAreCancelledAtRelease) {
+  enum { kCalls = 8 };
+  hal_device_t* device = cts_create_device(0);
+  hal_semaphore_t* never = cts_create_semaphore(device, 0);
+  hal_semaphore_t* signals[kCalls];
+  record_t records[kCalls];
+  memset(records, 0, sizeof(records));
+  for (int i = 0; i < kCalls; ++i) {
+    signals[i] = cts_create_semaphore(device, 0);
+    HAL_ASSERT_OK(host_call(device, 0, never, 1, signals[i], 1, &records[i]));
+  }
+  hal_device_release(device);
+  for (int i = 0; i < kCalls; ++i) {
+    assert_int_equal(atomic_load(&records[i].calls), 1);
+    assert_int_equal(records[i].status, HAL_STATUS_CANCELLED);
+    HAL_ASSERT_STATUS(HAL_STATUS_CANCELLED, "shut down",
+                      cts_wait(signals[i], 1));
+    hal_semaphore_release(signals[i]);
+  }
+  hal_semaphore_release(never);
+}
+
+// A host call may drop the device's last reference from inside: no
+// deadlock (the shutdown runs on libhal's release thread).
+static hal_status_t release_device_fn(void* user_data, hal_status_t status) {
+  hal_device_release(user_data);
+  return HAL_OK;
+}
+
+// The call runs at once (no waits), so the shutdown may start while the
+// submitting call is still inside hal_device_queue_host_call: repeated to
+// make that race likely (a use after free of the executor under ASan/TSan).
+CTS_CASE(HostCall_ReleasesTheLastDeviceReference) {
+  uint32_t rounds = cts_iterations(20);
+  for (uint32_t round = 0; round < rounds; ++round) {
+    hal_device_t* device = cts_create_device(0);
+    hal_semaphore_t* done = cts_create_semaphore(device, 0);
+    uint64_t one = 1;
+    hal_semaphore_list_t signals = {1, &done, &one};
+    HAL_ASSERT_OK(hal_device_queue_host_call(device, 0, NULL, &signals,
+                                             release_device_fn, device));
+    HAL_ASSERT_OK(cts_wait(done, 1));
+    hal_semaphore_release(done);
+  }
+}
+
+// The same while the submitter is still registering: the first wait has
+// failed, so the call runs (with the failure) and drops the device while
+// hal_device_queue_host_call registers the 2000 waits after it.
+CTS_CASE(HostCall_ReleasesTheDeviceWhileItsSubmitterRegisters) {
+  enum { kWaits = 2001 };
+  hal_semaphore_t** waits = calloc(kWaits, sizeof(*waits));
+  uint64_t* values = calloc(kWaits, sizeof(*values));
+  uint32_t rounds = cts_iterations(10);
+  for (uint32_t round = 0; round < rounds; ++round) {
+    hal_device_t* device = cts_create_device(0);
+    hal_semaphore_t* failed = cts_create_semaphore(device, 0);
+    hal_semaphore_t* reached = cts_create_semaphore(device, 1);
+    hal_semaphore_t* done = cts_create_semaphore(device, 0);
+    hal_semaphore_fail(failed,
+                       hal_make_status(HAL_STATUS_ABORTED, "failed first"));
+    waits[0] = failed;
+    values[0] = 1;
+    for (int i = 1; i < kWaits; ++i) {
+      waits[i] = reached;
+      values[i] = 1;
+    }
+    hal_semaphore_list_t wait_list = {kWaits, waits, values};
+    uint64_t one = 1;
+    hal_semaphore_list_t signals = {1, &done, &one};
+    HAL_ASSERT_OK(hal_device_queue_host_call(device, 0, &wait_list, &signals,
+                                             release_device_fn, device));
+    HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "failed first", cts_wait(done, 1));
+    hal_semaphore_release(failed);
+    hal_semaphore_release(reached);
+    hal_semaphore_release(done);
+  }
+  free(waits);
+  free(values);
+}
+
+// Many calls in a chain across both queues, each waiting for the one
+// before: each runs once, in order.
+typedef struct chain_link_t {
+  atomic_int* counter;
+  int index;
+  int seen;
+} chain_link_t;
+
+static hal_status_t chain_fn(void* user_data, hal_status_t status) {
+  chain_link_t* link = user_data;
+  if (status == HAL_OK)
+    link->seen = atomic_fetch_add(link->counter, 1);
+  return HAL_OK;
+}
+
+CTS_CASE(HostCall_LongChainRunsInOrder) {
+  fixture_t* f = *state;
+  uint32_t count = cts_iterations(200);
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  chain_link_t* links = calloc(count, sizeof(*links));
+  atomic_int counter = 0;
+  // Submitted last to first: every call parks before its signaler exists.
+  for (uint32_t i = count; i-- > 0;) {
+    links[i] = (chain_link_t){&counter, (int)i, -1};
+    uint64_t wait_value = i;
+    uint64_t signal_value = (uint64_t)i + 1;
+    hal_semaphore_list_t waits = {1, &s, &wait_value};
+    hal_semaphore_list_t signals = {1, &s, &signal_value};
+    HAL_ASSERT_OK(hal_device_queue_host_call(f->device, i % 2 ? f->q1 : f->q0,
+                                             i ? &waits : NULL, &signals,
+                                             chain_fn, &links[i]));
+  }
+  HAL_ASSERT_OK(cts_wait(s, count));
+  for (uint32_t i = 0; i < count; ++i)
+    assert_int_equal(links[i].seen, (int)i);
+  free(links);
+  hal_semaphore_release(s);
+}
+
+CTS_CASE(HostCall_BadArgumentsCallNothing) {
+  fixture_t* f = *state;
+  record_t record = {0};
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint32_t queues = hal_device_info(f->device)->queue_count;
+  HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "queue index",
+                    host_call(f->device, queues, NULL, 0, s, 1, &record));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "device is NULL",
+                    host_call(NULL, 0, NULL, 0, s, 1, &record));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "function is NULL",
+      hal_device_queue_host_call(f->device, 0, NULL, NULL, NULL, &record));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "failure range",
+                    host_call(f->device, 0, s, HAL_SEMAPHORE_FAILURE_VALUE,
+                              NULL, 0, &record));
+  hal_semaphore_list_t broken = {1, NULL, NULL};
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "NULL array",
+                    hal_device_queue_host_call(f->device, 0, &broken, NULL,
+                                               record_fn, &record));
+  hal_semaphore_t* twice[2] = {s, s};
+  uint64_t values[2] = {1, 2};
+  hal_semaphore_list_t duplicated = {2, twice, values};
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "twice",
+                    hal_device_queue_host_call(f->device, 0, NULL, &duplicated,
+                                               record_fn, &record));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not a device",
+                    host_call((hal_device_t*)s, 0, NULL, 0, NULL, 0, &record));
+  assert_int_equal(atomic_load(&record.calls), 0);
+  assert_int_equal(cts_query(s), 0);
+  hal_semaphore_release(s);
+}
+
+//===----------------------------------------------------------------------===//
+// fill / update / copy
+//===----------------------------------------------------------------------===//
+
+static hal_semaphore_list_t one_entry(hal_semaphore_t** semaphore,
+                                      uint64_t* value) {
+  hal_semaphore_list_t list = {*semaphore ? 1 : 0, semaphore, value};
+  return list;
+}
+
+// A chain across both queues submitted back to front: fill a, update the
+// middle of b, copy the head of a over b's head; b then reads
+// [a's pattern][update][zeros].
+CTS_CASE(QueueOps_FillUpdateCopyInOrder) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1, v2 = 2, v3 = 3;
+  hal_semaphore_list_t wait1 = one_entry(&s, &v1);
+  hal_semaphore_list_t wait2 = one_entry(&s, &v2);
+  hal_semaphore_list_t signal1 = one_entry(&s, &v1);
+  hal_semaphore_list_t signal2 = one_entry(&s, &v2);
+  hal_semaphore_list_t signal3 = one_entry(&s, &v3);
+  uint8_t update[100];
+  for (int i = 0; i < 100; ++i)
+    update[i] = (uint8_t)(0x80 + i);
+  HAL_ASSERT_OK(hal_device_queue_copy(f->device, f->q0, &wait2, &signal3, f->a,
+                                      0, f->b, 0, 64));
+  HAL_ASSERT_OK(hal_device_queue_update(f->device, f->q1, &wait1, &signal2,
+                                        update, 0, f->b, 64, 100));
+  // The source is copied at the call: scribbling on it changes nothing.
+  memset(update, 0xEE, sizeof(update));
+  uint16_t pattern = 0x1234;
+  HAL_ASSERT_OK(hal_device_queue_fill(f->device, f->q0, NULL, &signal1, f->a, 0,
+                                      CTS_FIXTURE_BUFFER_SIZE, &pattern, 2));
+  HAL_ASSERT_OK(cts_wait(s, 3));
+  uint8_t bytes[256];
+  HAL_ASSERT_OK(hal_buffer_read(f->b, 0, bytes, sizeof(bytes)));
+  for (int i = 0; i < 64; ++i)
+    assert_int_equal(bytes[i], i % 2 ? 0x12 : 0x34);
+  for (int i = 0; i < 100; ++i)
+    assert_int_equal(bytes[64 + i], (uint8_t)(0x80 + i));
+  for (int i = 164; i < 256; ++i)
+    assert_int_equal(bytes[i], 0);
+  hal_semaphore_release(s);
+}
+
+// Bad ops are refused before anything is submitted: the signal semaphore
+// never moves.
+CTS_CASE(QueueOps_BadTransfersSubmitNothing) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t one = 1;
+  hal_semaphore_list_t signal = one_entry(&s, &one);
+  uint32_t pattern = 0;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, NULL,
+      hal_device_queue_fill(f->device, 0, NULL, &signal, f->a,
+                            CTS_FIXTURE_BUFFER_SIZE - 4, 8, &pattern, 4));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+                    hal_device_queue_fill(f->device, 0, NULL, &signal, f->a, 0,
+                                          8, &pattern, 3));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+                    hal_device_queue_update(f->device, 0, NULL, &signal, NULL,
+                                            0, f->a, 0, 8));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "overlap",
+      hal_device_queue_copy(f->device, 0, NULL, &signal, f->a, 0, f->a, 4, 8));
+  uint32_t queues = hal_device_info(f->device)->queue_count;
+  HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "queue index",
+                    hal_device_queue_copy(f->device, queues, NULL, &signal,
+                                          f->a, 0, f->b, 0, 8));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not a buffer",
+                    hal_device_queue_copy(f->device, 0, NULL, &signal,
+                                          (hal_buffer_t*)s, 0, f->b, 0, 8));
+  assert_int_equal(cts_query(s), 0);
+  cts_expect_bytes(f->a, 0, CTS_FIXTURE_BUFFER_SIZE, 0);
+  hal_semaphore_release(s);
+}
+
+// The test list: CASE binds this program's fixture.
+#define CASE(name) \
+  cmocka_unit_test_setup_teardown(name, cts_setup, cts_teardown)
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      CASE(QueueOps_FillUpdateCopyInOrder),
+      CASE(QueueOps_BadTransfersSubmitNothing),
+      CASE(HostCall_RunsAfterWaitsBeforeSignals),
+      CASE(HostCall_OrderedWithDeviceWork),
+      CASE(HostCall_FailureFailsSignalsAndDownstream),
+      CASE(S2_HostCallFailedWaitNeverRuns),
+      CASE(HostCall_ReEntersTheHal),
+      CASE(Q4_HostCallsWaitingAreCancelledAtRelease),
+      CASE(HostCall_ReleasesTheLastDeviceReference),
+      CASE(HostCall_ReleasesTheDeviceWhileItsSubmitterRegisters),
+      CASE(HostCall_LongChainRunsInOrder),
+      CASE(HostCall_BadArgumentsCallNothing),
+  };
+  return cts_main("queue_ops", tests, HAL_ARRAYSIZE(tests));
+}

@@ -1,0 +1,389 @@
+// Copyright 2026 The HAL Authors.
+//
+// Host calls (hal_device_queue_host_call): a function run on a HAL-owned
+// thread after its waits, before its signals, built on timepoints.
+//
+// One executor per device, started by the first host call: a thread, the
+// calls it has not finished, and a FIFO of calls ready to run.
+//
+// A call's life:
+//  1. submit: copied lists, semaphores retained, listed in |live|; one
+//     timepoint callback registered per wait. |unresolved| counts the waits
+//     not yet resolved plus a registration token held by the submitter.
+//  2. a wait resolves (on its signaler's thread, T2): a failure is noted
+//     and dispatches the call at once (S2: a failed wait decides it);
+//     otherwise the last resolution dispatches it. Dispatch happens once
+//     (|dispatched| exchange) and only appends to the FIFO: callbacks stay
+//     short.
+//  3. the executor thread runs fn with OK, or calls it with the failure
+//     (fn must not do its work then, only release what user_data holds),
+//     then signals or fails every signal semaphore.
+//  4. the timepoints still pending are cancelled (T5), by whichever of the
+//     executor and the submitter comes second, so that no callback keeps a
+//     finished call (and the semaphore retained by its handle) alive.
+//  5. the last reference (one per unresolved timepoint, one for the
+//     submitter, one for the executor) frees it; each call holds the
+//     executor's memory (not its thread) until then.
+//
+// Shutdown (Q4), from the device's last release: every call not yet
+// dispatched is dispatched with CANCELLED, the executor runs the FIFO dry
+// (calls never run then get CANCELLED too), and the thread is joined. A host
+// call that releases the device's last reference from fn defers the
+// shutdown to libhal's release thread (the executor cannot join itself).
+//
+// Lock order: executor mutex, then nothing (timepoint calls, fn and
+// signals run with it dropped).
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hal/device.h"
+#include "hal/timepoint.h"
+#include "semaphore_impl.h"
+#include "sync_queue.h"
+#include "wake.h"
+
+typedef struct hal_sync_host_call_t hal_sync_host_call_t;
+
+struct hal_sync_host_executor_t {
+  // The device's reference and one per call not yet freed: a call's
+  // callbacks and its submitter use the mutex until the call is freed,
+  // which may come after the thread stopped (the submitter of a call whose
+  // function dropped the device's last reference may still be registering).
+  atomic_int refs;
+  hal_sync_mutex_t mutex;
+  pthread_cond_t cond;  // the FIFO gained a call, or stopping
+  pthread_t thread;
+  bool stopping;  // guarded by mutex
+  // Calls submitted and not yet finished (guarded by mutex): shutdown
+  // cancels those not dispatched.
+  hal_sync_host_call_t* live;
+  // Calls dispatched and not yet run, oldest first (guarded by mutex).
+  hal_sync_host_call_t* ready_head;
+  hal_sync_host_call_t* ready_tail;
+};
+
+struct hal_sync_host_call_t {
+  hal_sync_host_executor_t* executor;
+  hal_host_call_fn_t fn;
+  void* user_data;
+  size_t wait_count;
+  size_t signal_count;
+  hal_semaphore_t** semaphores;  // waits, then signals (retained)
+  uint64_t* values;
+  hal_timepoint_t** timepoints;  // one handle per wait (NULL: none)
+  atomic_int refs;
+  atomic_int unresolved;
+  atomic_bool dispatched;
+  // The first failure among the waits, or CANCELLED (guarded by the
+  // executor's mutex until dispatched; the executor's afterwards).
+  hal_status_t failure;
+  // Which of the submitter and the executor finished second cancels the
+  // pending timepoints (both guarded by the executor's mutex).
+  bool registered;
+  bool executed;
+  hal_sync_host_call_t* live_prev;  // guarded by the executor's mutex
+  hal_sync_host_call_t* live_next;
+  hal_sync_host_call_t* ready_next;
+};
+
+static void hal_sync_host_executor_unref(hal_sync_host_executor_t* executor) {
+  if (atomic_fetch_sub_explicit(&executor->refs, 1, memory_order_acq_rel) !=
+      1) {
+    return;
+  }
+  pthread_cond_destroy(&executor->cond);
+  hal_sync_mutex_deinitialize(&executor->mutex);
+  free(executor);
+}
+
+static void hal_sync_host_call_unref(hal_sync_host_call_t* call) {
+  if (atomic_fetch_sub_explicit(&call->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  for (size_t i = 0; i < call->wait_count; ++i)
+    hal_timepoint_release(call->timepoints[i]);
+  for (size_t i = 0; i < call->wait_count + call->signal_count; ++i)
+    hal_semaphore_release(call->semaphores[i]);
+  hal_status_free(call->failure);
+  hal_sync_host_executor_t* executor = call->executor;
+  free(call);
+  hal_sync_host_executor_unref(executor);
+}
+
+// Appends |call| to the FIFO unless it was dispatched before.
+static void hal_sync_host_call_dispatch(hal_sync_host_call_t* call) {
+  if (atomic_exchange_explicit(&call->dispatched, true, memory_order_acq_rel))
+    return;
+  hal_sync_host_executor_t* executor = call->executor;
+  hal_sync_mutex_lock(&executor->mutex);
+  call->ready_next = NULL;
+  if (executor->ready_tail)
+    executor->ready_tail->ready_next = call;
+  else
+    executor->ready_head = call;
+  executor->ready_tail = call;
+  pthread_cond_signal(&executor->cond);
+  hal_sync_mutex_unlock(&executor->mutex);
+}
+
+// Records |status| (borrowed) as the call's failure unless one is noted.
+static void hal_sync_host_call_note_failure(hal_sync_host_call_t* call,
+                                            hal_status_t status) {
+  hal_sync_host_executor_t* executor = call->executor;
+  hal_sync_mutex_lock(&executor->mutex);
+  if (call->failure == HAL_OK)
+    call->failure = hal_status_clone(status);
+  hal_sync_mutex_unlock(&executor->mutex);
+}
+
+// One wait of |call| or its registration token resolved.
+static void hal_sync_host_call_resolve(hal_sync_host_call_t* call) {
+  if (atomic_fetch_sub_explicit(&call->unresolved, 1, memory_order_acq_rel) ==
+      1) {
+    hal_sync_host_call_dispatch(call);
+  }
+}
+
+// Timepoint callback of one wait (T2: the signaler's thread, no lock held).
+static void hal_sync_host_call_on_wait(void* user_data, uint64_t value,
+                                       hal_status_t status) {
+  (void)value;
+  hal_sync_host_call_t* call = user_data;
+  if (status != HAL_OK) {
+    hal_sync_host_call_note_failure(call, status);
+    hal_sync_host_call_dispatch(call);
+  }
+  hal_sync_host_call_resolve(call);
+  hal_sync_host_call_unref(call);
+}
+
+static void hal_sync_host_call_cancel_waits(hal_sync_host_call_t* call) {
+  for (size_t i = 0; i < call->wait_count; ++i) {
+    if (call->timepoints[i])
+      (void)hal_timepoint_cancel(call->timepoints[i]);
+  }
+}
+
+// Marks one of the two sides (registration, execution) done; the second
+// one cancels the pending timepoints.
+static void hal_sync_host_call_finish_side(hal_sync_host_call_t* call,
+                                           bool* side) {
+  hal_sync_host_executor_t* executor = call->executor;
+  hal_sync_mutex_lock(&executor->mutex);
+  *side = true;
+  bool both = call->registered && call->executed;
+  hal_sync_mutex_unlock(&executor->mutex);
+  if (both)
+    hal_sync_host_call_cancel_waits(call);
+}
+
+// Executor thread: runs (or cancels) |call| and settles its signals.
+static void hal_sync_host_call_execute(hal_sync_host_call_t* call) {
+  hal_status_t result;
+  if (call->failure != HAL_OK) {
+    // Never runs: fn only learns why (to release user_data).
+    hal_status_free(call->fn(call->user_data, call->failure));
+    result = hal_status_clone(call->failure);
+  } else {
+    result = call->fn(call->user_data, HAL_OK);
+  }
+  hal_semaphore_t** signals = call->semaphores + call->wait_count;
+  uint64_t* values = call->values + call->wait_count;
+  for (size_t i = 0; i < call->signal_count; ++i) {
+    if (result == HAL_OK) {
+      // A queue signal, as a submission's: "at least" (S1), no-op on a
+      // failed semaphore.
+      hal_sync_semaphore_advance(hal_sync_semaphore_cast(signals[i]),
+                                 values[i]);
+    } else {
+      hal_semaphore_fail(signals[i], hal_status_clone(result));
+    }
+  }
+  hal_status_free(result);
+  hal_sync_host_call_finish_side(call, &call->executed);
+}
+
+static void* hal_sync_host_executor_main(void* arg) {
+  hal_sync_host_executor_t* executor = arg;
+  // A host call may drop the device's last reference: its shutdown (which
+  // joins this thread) then runs on libhal's release thread.
+  hal_resource_defer_shutdown_enter();
+  hal_sync_mutex_lock(&executor->mutex);
+  for (;;) {
+    hal_sync_host_call_t* call = executor->ready_head;
+    if (!call) {
+      if (executor->stopping && !executor->live)
+        break;
+      hal_sync_cond_wait(&executor->cond, &executor->mutex,
+                         HAL_TIME_INFINITE_FUTURE);
+      continue;
+    }
+    executor->ready_head = call->ready_next;
+    if (!executor->ready_head)
+      executor->ready_tail = NULL;
+    if (executor->stopping && call->failure == HAL_OK) {
+      // Ready but not started when the device shut down: parked work (Q4).
+      call->failure = hal_make_status(HAL_STATUS_CANCELLED,
+                                      "host call cancelled: the device shut "
+                                      "down before it ran");
+    }
+    hal_sync_mutex_unlock(&executor->mutex);
+    hal_sync_host_call_execute(call);
+    hal_sync_mutex_lock(&executor->mutex);
+    // Off the live list; the executor's reference goes.
+    if (call->live_prev)
+      call->live_prev->live_next = call->live_next;
+    else
+      executor->live = call->live_next;
+    if (call->live_next)
+      call->live_next->live_prev = call->live_prev;
+    hal_sync_mutex_unlock(&executor->mutex);
+    hal_sync_host_call_unref(call);
+    hal_sync_mutex_lock(&executor->mutex);
+  }
+  hal_sync_mutex_unlock(&executor->mutex);
+  hal_resource_defer_shutdown_exit();
+  return NULL;
+}
+
+HAL_API hal_status_t hal_sync_host_executor_create(
+    const char* name, hal_sync_host_executor_t** out_executor) {
+  *out_executor = NULL;
+  hal_sync_host_executor_t* executor = calloc(1, sizeof(*executor));
+  if (!executor) {
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                           "host call executor of %s", name);
+  }
+  atomic_init(&executor->refs, 1);
+  hal_sync_mutex_initialize(&executor->mutex);
+  hal_sync_cond_initialize(&executor->cond);
+  int error = pthread_create(&executor->thread, NULL,
+                             hal_sync_host_executor_main, executor);
+  if (error) {
+    pthread_cond_destroy(&executor->cond);
+    hal_sync_mutex_deinitialize(&executor->mutex);
+    free(executor);
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                           "cannot start the host call thread of %s: %s", name,
+                           strerror(error));
+  }
+  // 15 characters: "hc-" and the end of the device's name, where its index
+  // is, so that two devices' threads stay apart.
+  char thread_name[16];
+  size_t length = strlen(name);
+  snprintf(thread_name, sizeof(thread_name), "hc-%s",
+           length > 12 ? name + (length - 12) : name);
+  pthread_setname_np(executor->thread, thread_name);
+  *out_executor = executor;
+  return HAL_OK;
+}
+
+HAL_API hal_status_t hal_sync_host_executor_submit(
+    hal_sync_host_executor_t* executor, hal_semaphore_list_t waits,
+    hal_semaphore_list_t signals, hal_host_call_fn_t fn, void* user_data) {
+  size_t count = waits.count + signals.count;
+  size_t size = sizeof(hal_sync_host_call_t) +
+                count * (sizeof(hal_semaphore_t*) + sizeof(uint64_t)) +
+                waits.count * sizeof(hal_timepoint_t*);
+  hal_sync_host_call_t* call = calloc(1, size);
+  if (!call) {
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                           "host call with %zu semaphores", count);
+  }
+  call->executor = executor;
+  atomic_fetch_add_explicit(&executor->refs, 1, memory_order_relaxed);
+  call->fn = fn;
+  call->user_data = user_data;
+  call->wait_count = waits.count;
+  call->signal_count = signals.count;
+  call->semaphores = (hal_semaphore_t**)(call + 1);
+  call->values = (uint64_t*)(call->semaphores + count);
+  call->timepoints = (hal_timepoint_t**)(call->values + count);
+  for (size_t i = 0; i < waits.count; ++i) {
+    call->semaphores[i] = waits.semaphores[i];
+    call->values[i] = waits.payload_values[i];
+  }
+  for (size_t i = 0; i < signals.count; ++i) {
+    call->semaphores[waits.count + i] = signals.semaphores[i];
+    call->values[waits.count + i] = signals.payload_values[i];
+  }
+  for (size_t i = 0; i < count; ++i)
+    hal_semaphore_retain(call->semaphores[i]);
+  // One reference per wait's callback, the submitter's, the executor's.
+  atomic_init(&call->refs, (int)waits.count + 2);
+  atomic_init(&call->unresolved, (int)waits.count + 1);
+  atomic_init(&call->dispatched, false);
+
+  hal_sync_mutex_lock(&executor->mutex);
+  if (executor->stopping) {
+    hal_sync_mutex_unlock(&executor->mutex);
+    atomic_store_explicit(&call->refs, 1, memory_order_relaxed);
+    call->wait_count = 0;  // no timepoint handles to release
+    hal_sync_host_call_unref(call);
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "host call: the device is shut down");
+  }
+  call->live_next = executor->live;
+  if (executor->live)
+    executor->live->live_prev = call;
+  executor->live = call;
+  hal_sync_mutex_unlock(&executor->mutex);
+
+  for (size_t i = 0; i < waits.count; ++i) {
+    hal_status_t status = hal_semaphore_add_callback(
+        call->semaphores[i], call->values[i], hal_sync_host_call_on_wait, call,
+        &call->timepoints[i]);
+    if (status != HAL_OK) {
+      // Not registered (the lists were validated: resources ran out): this
+      // wait counts as failed and its callback reference goes here.
+      hal_sync_host_call_note_failure(call, status);
+      hal_status_free(status);
+      hal_sync_host_call_dispatch(call);
+      hal_sync_host_call_resolve(call);
+      hal_sync_host_call_unref(call);
+    }
+  }
+  hal_sync_host_call_resolve(call);
+  hal_sync_host_call_finish_side(call, &call->registered);
+  hal_sync_host_call_unref(call);
+  return HAL_OK;
+}
+
+HAL_API void hal_sync_host_executor_shutdown(
+    hal_sync_host_executor_t* executor) {
+  if (!executor)
+    return;
+  hal_sync_mutex_lock(&executor->mutex);
+  executor->stopping = true;
+  pthread_cond_signal(&executor->cond);
+  hal_sync_mutex_unlock(&executor->mutex);
+  // Every call not dispatched yet is cancelled. Dispatch takes the mutex,
+  // so each is found with it held, kept alive by a reference, and cancelled
+  // with it dropped (shutdown is not a hot path).
+  hal_status_t cancelled =
+      hal_make_status(HAL_STATUS_CANCELLED,
+                      "host call cancelled: the device shut down while it "
+                      "waited");
+  for (;;) {
+    hal_sync_mutex_lock(&executor->mutex);
+    hal_sync_host_call_t* call = executor->live;
+    while (call &&
+           atomic_load_explicit(&call->dispatched, memory_order_acquire)) {
+      call = call->live_next;
+    }
+    if (call)
+      atomic_fetch_add_explicit(&call->refs, 1, memory_order_relaxed);
+    hal_sync_mutex_unlock(&executor->mutex);
+    if (!call)
+      break;
+    hal_sync_host_call_note_failure(call, cancelled);
+    hal_sync_host_call_dispatch(call);
+    hal_sync_host_call_unref(call);
+  }
+  hal_status_free(cancelled);
+  pthread_join(executor->thread, NULL);
+  hal_sync_host_executor_unref(executor);
+}

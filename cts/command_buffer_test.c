@@ -428,8 +428,7 @@ CTS_CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation) {
 }
 
 // The test list: CASE binds this program's fixture.
-#define CASE(name) \
-  cmocka_unit_test_setup_teardown(name, cts_setup, cts_teardown)
+#define CASE(name) CTS_ON_FIXTURE(name)
 
 int main(void) {
   const struct CMUnitTest tests[] = {

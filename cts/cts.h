@@ -113,6 +113,9 @@ typedef struct cts_fixture_t {
 } cts_fixture_t;
 int cts_setup(void** state);
 int cts_teardown(void** state);
+// A test-list entry of a case on the shared fixture.
+#define CTS_ON_FIXTURE(name) \
+  cmocka_unit_test_setup_teardown(name, cts_setup, cts_teardown)
 
 // Submits |command_buffer| on |queue| signaling the fixture's timeline, and
 // waits for it.

@@ -176,8 +176,7 @@ CTS_CASE(Graph_EmptyCommandBufferBuildsNothing) {
 }
 
 // The test list: CASE binds this program's fixture.
-#define CASE(name) \
-  cmocka_unit_test_setup_teardown(name, cts_setup, cts_teardown)
+#define CASE(name) CTS_ON_FIXTURE(name)
 
 int main(void) {
   const struct CMUnitTest tests[] = {

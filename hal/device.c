@@ -129,13 +129,9 @@ HAL_API hal_status_t hal_device_allocate_buffer(hal_device_t* device,
 HAL_API hal_status_t
 hal_device_create_semaphore(hal_device_t* device, uint64_t initial_value,
                             hal_semaphore_t** out_semaphore) {
-  if (!out_semaphore) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "out_semaphore is NULL");
-  }
-  *out_semaphore = NULL;
   HAL_RETURN_IF_ERROR(
-      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
+      hal_resource_check_create(device, HAL_RESOURCE_KIND_DEVICE, "device",
+                                (void**)out_semaphore, "out_semaphore"));
   if (initial_value > HAL_SEMAPHORE_MAX_VALUE) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "initial value %" PRIu64
@@ -150,13 +146,9 @@ hal_device_create_semaphore(hal_device_t* device, uint64_t initial_value,
 HAL_API hal_status_t hal_device_create_command_buffer(
     hal_device_t* device, hal_command_buffer_mode_t mode,
     hal_command_buffer_t** out_command_buffer) {
-  if (!out_command_buffer) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "out_command_buffer is NULL");
-  }
-  *out_command_buffer = NULL;
-  HAL_RETURN_IF_ERROR(
-      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
+  HAL_RETURN_IF_ERROR(hal_resource_check_create(
+      device, HAL_RESOURCE_KIND_DEVICE, "device", (void**)out_command_buffer,
+      "out_command_buffer"));
   if (mode != HAL_COMMAND_BUFFER_MODE_ONE_SHOT &&
       mode != HAL_COMMAND_BUFFER_MODE_REUSABLE) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,

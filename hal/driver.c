@@ -70,12 +70,9 @@ HAL_API hal_status_t hal_driver_query_device_info(hal_driver_t* driver,
 HAL_API hal_status_t hal_driver_create_device_by_index(
     hal_driver_t* driver, uint32_t index, hal_allocator_t host_allocator,
     hal_device_t** out_device) {
-  if (!out_device) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_device is NULL");
-  }
-  *out_device = NULL;
   HAL_RETURN_IF_ERROR(
-      hal_resource_check_kind(driver, HAL_RESOURCE_KIND_DRIVER, "driver"));
+      hal_resource_check_create(driver, HAL_RESOURCE_KIND_DRIVER, "driver",
+                                (void**)out_device, "out_device"));
   uint32_t count = 0;
   HAL_RETURN_IF_ERROR(hal_driver_query_device_count(driver, &count));
   if (count == 0) {

@@ -263,13 +263,9 @@ HAL_API hal_status_t hal_recording_command_buffer_create(
     hal_device_t* device, hal_command_buffer_mode_t mode,
     const hal_recording_hooks_t* hooks, void* user,
     hal_command_buffer_t** out_command_buffer) {
-  if (!out_command_buffer) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "out_command_buffer is NULL");
-  }
-  *out_command_buffer = NULL;
-  HAL_RETURN_IF_ERROR(
-      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
+  HAL_RETURN_IF_ERROR(hal_resource_check_create(
+      device, HAL_RESOURCE_KIND_DEVICE, "device", (void**)out_command_buffer,
+      "out_command_buffer"));
   hal_recording_command_buffer_t* recording = NULL;
   HAL_RETURN_IF_ERROR(hal_allocator_malloc(
       device->host_allocator, sizeof(*recording), (void**)&recording));

@@ -57,6 +57,16 @@ HAL_API hal_status_t hal_resource_check_kind(const void* resource,
                          hal_resource_kind_name(kind));
 }
 
+HAL_API hal_status_t hal_resource_check_create(const void* parent,
+                                               hal_resource_kind_t kind,
+                                               const char* what, void** out,
+                                               const char* out_name) {
+  if (!out)
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%s is NULL", out_name);
+  *out = NULL;
+  return hal_resource_check_kind(parent, kind, what);
+}
+
 HAL_API void hal_resource_cast_failed(const void* resource, const void* vtable,
                                       const char* type_name) {
   fprintf(stderr,

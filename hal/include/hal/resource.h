@@ -89,6 +89,14 @@ HAL_API hal_status_t hal_resource_check_kind(const void* resource,
                                              hal_resource_kind_t kind,
                                              const char* what);
 
+// The prologue of a create call: INVALID_ARGUMENT "|out_name| is NULL" when
+// |out| is NULL; else clears *|out| and checks |parent| as
+// hal_resource_check_kind does.
+HAL_API hal_status_t hal_resource_check_create(const void* parent,
+                                               hal_resource_kind_t kind,
+                                               const char* what, void** out,
+                                               const char* out_name);
+
 HAL_API void hal_resource_retain(hal_resource_t* resource);
 
 // Takes a reference only if |resource| still has one (its count is above

@@ -80,25 +80,19 @@ CTS_CASE(HostCall_RunsAfterWaitsBeforeSignals) {
 CTS_CASE(HostCall_OrderedWithDeviceWork) {
   fixture_t* f = *state;
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
-  hal_command_buffer_t* fill =
-      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint64_t v1 = 1, v2 = 2, v3 = 3;
+  hal_semaphore_list_t wait2 = {1, &s, &v2};
+  hal_semaphore_list_t signal1 = {1, &s, &v1};
+  hal_semaphore_list_t signal3 = {1, &s, &v3};
   uint8_t pattern = 0x5C;
-  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(
-      fill, f->a, 0, CTS_FIXTURE_BUFFER_SIZE, &pattern, 1));
-  HAL_ASSERT_OK(hal_command_buffer_end(fill));
-  hal_command_buffer_t* copy =
-      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(copy, f->a, 0, f->b, 0,
-                                               CTS_FIXTURE_BUFFER_SIZE));
-  HAL_ASSERT_OK(hal_command_buffer_end(copy));
   record_t record = {.buffer = f->a};
   // Submitted back to front: the copy first, then the host call, then the
   // fill that starts the chain (wait-before-signal all the way, S4).
-  HAL_ASSERT_OK(cts_submit(f->device, f->q0, s, 2, copy, s, 3));
+  HAL_ASSERT_OK(hal_device_queue_copy(f->device, f->q0, &wait2, &signal3, f->a,
+                                      0, f->b, 0, CTS_FIXTURE_BUFFER_SIZE));
   HAL_ASSERT_OK(host_call(f->device, f->q1, s, 1, s, 2, &record));
-  HAL_ASSERT_OK(cts_submit(f->device, f->q0, NULL, 0, fill, s, 1));
-  hal_command_buffer_release(fill);
-  hal_command_buffer_release(copy);
+  HAL_ASSERT_OK(hal_device_queue_fill(f->device, f->q0, NULL, &signal1, f->a, 0,
+                                      CTS_FIXTURE_BUFFER_SIZE, &pattern, 1));
   HAL_ASSERT_OK(cts_wait(s, 3));
   assert_int_equal(atomic_load(&record.calls), 1);
   assert_int_equal(record.byte, pattern);

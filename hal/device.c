@@ -158,6 +158,17 @@ HAL_API hal_status_t hal_device_create_command_buffer(
                                                           out_command_buffer);
 }
 
+static hal_status_t hal_device_check_queue(const hal_device_t* device,
+                                           uint32_t queue_index) {
+  if (queue_index < device->info.queue_count)
+    return HAL_OK;
+  return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                         "queue index %u is out of range: device '%s' has "
+                         "%u queue(s)",
+                         queue_index, device->info.name,
+                         device->info.queue_count);
+}
+
 // Checks one wait or signal list of a submission (NULL: empty).
 static hal_status_t hal_device_validate_semaphore_list(
     const hal_semaphore_list_t* list, const char* what) {
@@ -187,13 +198,7 @@ HAL_API hal_status_t hal_device_queue_execute(
     hal_command_buffer_t* const* command_buffers) {
   HAL_RETURN_IF_ERROR(
       hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
-  if (queue_index >= device->info.queue_count) {
-    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
-                           "queue index %u is out of range: device '%s' has "
-                           "%u queue(s)",
-                           queue_index, device->info.name,
-                           device->info.queue_count);
-  }
+  HAL_RETURN_IF_ERROR(hal_device_check_queue(device, queue_index));
   HAL_RETURN_IF_ERROR(
       hal_device_validate_semaphore_list(wait_semaphores, "wait"));
   HAL_RETURN_IF_ERROR(
@@ -330,13 +335,7 @@ hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
                            hal_host_call_fn_t fn, void* user_data) {
   HAL_RETURN_IF_ERROR(
       hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
-  if (queue_index >= device->info.queue_count) {
-    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
-                           "queue index %u is out of range: device '%s' has "
-                           "%u queue(s)",
-                           queue_index, device->info.name,
-                           device->info.queue_count);
-  }
+  HAL_RETURN_IF_ERROR(hal_device_check_queue(device, queue_index));
   if (!fn) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "host call function is NULL");

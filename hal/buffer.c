@@ -16,9 +16,9 @@ HAL_API void hal_buffer_initialize(const hal_buffer_vtable_t* vtable,
                                    hal_buffer_params_t params,
                                    uint64_t byte_length,
                                    hal_buffer_t* out_buffer) {
-  hal_resource_initialize(vtable, device ? &device->resource : NULL,
-                          &out_buffer->resource);
-  out_buffer->resource.kind = HAL_RESOURCE_KIND_BUFFER;
+  hal_resource_initialize_kind(HAL_RESOURCE_KIND_BUFFER, vtable,
+                               device ? &device->resource : NULL,
+                               &out_buffer->resource);
   out_buffer->device = device;
   out_buffer->memory_type = params.memory_type;
   out_buffer->usage = params.usage;

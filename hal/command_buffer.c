@@ -30,9 +30,9 @@ static const char* hal_command_buffer_state_name(
 HAL_API void hal_command_buffer_initialize(
     const hal_command_buffer_vtable_t* vtable, hal_device_t* device,
     hal_command_buffer_mode_t mode, hal_command_buffer_t* out_command_buffer) {
-  hal_resource_initialize(vtable, device ? &device->resource : NULL,
-                          &out_command_buffer->resource);
-  out_command_buffer->resource.kind = HAL_RESOURCE_KIND_COMMAND_BUFFER;
+  hal_resource_initialize_kind(HAL_RESOURCE_KIND_COMMAND_BUFFER, vtable,
+                               device ? &device->resource : NULL,
+                               &out_command_buffer->resource);
   out_command_buffer->device = device;
   out_command_buffer->mode = mode;
   out_command_buffer->state = HAL_COMMAND_BUFFER_STATE_INITIAL;

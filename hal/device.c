@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "hal/recording.h"
 #include "sync_queue.h"
 
 static const hal_device_vtable_t* hal_device_vtable(hal_device_t* device) {
@@ -16,9 +17,9 @@ HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
                                    const hal_device_info_t* info,
                                    hal_allocator_t host_allocator,
                                    hal_device_t* out_device) {
-  hal_resource_initialize(vtable, driver ? &driver->resource : NULL,
-                          &out_device->resource);
-  out_device->resource.kind = HAL_RESOURCE_KIND_DEVICE;
+  hal_resource_initialize_kind(HAL_RESOURCE_KIND_DEVICE, vtable,
+                               driver ? &driver->resource : NULL,
+                               &out_device->resource);
   out_device->driver = driver;
   if (info) {
     out_device->info = *info;
@@ -256,26 +257,50 @@ hal_device_queue_barrier(hal_device_t* device, uint32_t queue_index,
                                   signal_semaphores, 0, NULL);
 }
 
-// A ONE_SHOT command buffer of |device|, begun, for one queue op.
-static hal_status_t hal_device_begin_one_op(hal_device_t* device,
-                                            hal_command_buffer_t** out_cb) {
-  HAL_RETURN_IF_ERROR(hal_device_create_command_buffer(
-      device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, out_cb));
-  hal_status_t status = hal_command_buffer_begin(*out_cb);
-  if (status) {
-    hal_command_buffer_release(*out_cb);
-    *out_cb = NULL;
-  }
-  return status;
-}
+// One transfer op of the queue-op calls (fill, update or copy).
+typedef struct hal_device_one_op_t {
+  hal_op_kind_t kind;
+  hal_buffer_t* source;     // copy
+  const void* host_source;  // update
+  uint64_t source_offset;   // copy, update
+  hal_buffer_t* target;
+  uint64_t target_offset;
+  uint64_t length;
+  const void* pattern;  // fill
+  size_t pattern_length;
+} hal_device_one_op_t;
 
-// Ends |cb| unless recording its op failed (|status|), submits it, and
-// drops the caller's reference (the queue keeps its own, Q3).
-static hal_status_t hal_device_submit_one_op(
+// Records |op| into a ONE_SHOT command buffer of |device|, submits it, and
+// drops the caller's reference (the queue keeps its own, Q3). The op's and
+// the submission's validation apply; on error nothing was submitted.
+static hal_status_t hal_device_queue_one_op(
     hal_device_t* device, uint32_t queue_index,
     const hal_semaphore_list_t* wait_semaphores,
-    const hal_semaphore_list_t* signal_semaphores, hal_command_buffer_t* cb,
-    hal_status_t status) {
+    const hal_semaphore_list_t* signal_semaphores,
+    const hal_device_one_op_t* op) {
+  hal_command_buffer_t* cb = NULL;
+  HAL_RETURN_IF_ERROR(hal_device_create_command_buffer(
+      device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb));
+  hal_status_t status = hal_command_buffer_begin(cb);
+  if (!status) {
+    switch (op->kind) {
+      case HAL_OP_FILL:
+        status = hal_command_buffer_fill_buffer(
+            cb, op->target, op->target_offset, op->length, op->pattern,
+            op->pattern_length);
+        break;
+      case HAL_OP_UPDATE:
+        status = hal_command_buffer_update_buffer(
+            cb, op->host_source, (size_t)op->source_offset, op->target,
+            op->target_offset, op->length);
+        break;
+      default:
+        status = hal_command_buffer_copy_buffer(cb, op->source,
+                                                op->source_offset, op->target,
+                                                op->target_offset, op->length);
+        break;
+    }
+  }
   if (!status)
     status = hal_command_buffer_end(cb);
   if (!status) {
@@ -292,12 +317,14 @@ HAL_API hal_status_t hal_device_queue_fill(
     const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* target,
     uint64_t target_offset, uint64_t length, const void* pattern,
     size_t pattern_length) {
-  hal_command_buffer_t* cb = NULL;
-  HAL_RETURN_IF_ERROR(hal_device_begin_one_op(device, &cb));
-  return hal_device_submit_one_op(
-      device, queue_index, wait_semaphores, signal_semaphores, cb,
-      hal_command_buffer_fill_buffer(cb, target, target_offset, length, pattern,
-                                     pattern_length));
+  hal_device_one_op_t op = {.kind = HAL_OP_FILL,
+                            .target = target,
+                            .target_offset = target_offset,
+                            .length = length,
+                            .pattern = pattern,
+                            .pattern_length = pattern_length};
+  return hal_device_queue_one_op(device, queue_index, wait_semaphores,
+                                 signal_semaphores, &op);
 }
 
 HAL_API hal_status_t hal_device_queue_update(
@@ -306,12 +333,14 @@ HAL_API hal_status_t hal_device_queue_update(
     const hal_semaphore_list_t* signal_semaphores, const void* source,
     size_t source_offset, hal_buffer_t* target, uint64_t target_offset,
     uint64_t length) {
-  hal_command_buffer_t* cb = NULL;
-  HAL_RETURN_IF_ERROR(hal_device_begin_one_op(device, &cb));
-  return hal_device_submit_one_op(
-      device, queue_index, wait_semaphores, signal_semaphores, cb,
-      hal_command_buffer_update_buffer(cb, source, source_offset, target,
-                                       target_offset, length));
+  hal_device_one_op_t op = {.kind = HAL_OP_UPDATE,
+                            .host_source = source,
+                            .source_offset = source_offset,
+                            .target = target,
+                            .target_offset = target_offset,
+                            .length = length};
+  return hal_device_queue_one_op(device, queue_index, wait_semaphores,
+                                 signal_semaphores, &op);
 }
 
 HAL_API hal_status_t hal_device_queue_copy(
@@ -320,12 +349,14 @@ HAL_API hal_status_t hal_device_queue_copy(
     const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* source,
     uint64_t source_offset, hal_buffer_t* target, uint64_t target_offset,
     uint64_t length) {
-  hal_command_buffer_t* cb = NULL;
-  HAL_RETURN_IF_ERROR(hal_device_begin_one_op(device, &cb));
-  return hal_device_submit_one_op(
-      device, queue_index, wait_semaphores, signal_semaphores, cb,
-      hal_command_buffer_copy_buffer(cb, source, source_offset, target,
-                                     target_offset, length));
+  hal_device_one_op_t op = {.kind = HAL_OP_COPY,
+                            .source = source,
+                            .source_offset = source_offset,
+                            .target = target,
+                            .target_offset = target_offset,
+                            .length = length};
+  return hal_device_queue_one_op(device, queue_index, wait_semaphores,
+                                 signal_semaphores, &op);
 }
 
 HAL_API hal_status_t

@@ -11,8 +11,8 @@ HAL_API void hal_driver_initialize(const hal_driver_vtable_t* vtable,
                                    const char* name,
                                    hal_allocator_t host_allocator,
                                    hal_driver_t* out_driver) {
-  hal_resource_initialize(vtable, NULL, &out_driver->resource);
-  out_driver->resource.kind = HAL_RESOURCE_KIND_DRIVER;
+  hal_resource_initialize_kind(HAL_RESOURCE_KIND_DRIVER, vtable, NULL,
+                               &out_driver->resource);
   snprintf(out_driver->name, sizeof(out_driver->name), "%s", name ? name : "");
   out_driver->host_allocator = host_allocator;
 }

@@ -113,8 +113,8 @@ HAL_API hal_status_t hal_executable_initialize(
     entries[i].binding_count = entry->binding_count;
     entries[i].constant_count = entry->constant_count;
   }
-  hal_resource_initialize(vtable, &device->resource, &out_executable->resource);
-  out_executable->resource.kind = HAL_RESOURCE_KIND_EXECUTABLE;
+  hal_resource_initialize_kind(HAL_RESOURCE_KIND_EXECUTABLE, vtable,
+                               &device->resource, &out_executable->resource);
   out_executable->device = device;
   out_executable->entry_point_count = params->entry_point_count;
   out_executable->entry_points = entries;

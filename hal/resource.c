@@ -44,6 +44,14 @@ static const char* hal_resource_kind_name(hal_resource_kind_t kind) {
   return "a resource of no public kind";
 }
 
+HAL_API void hal_resource_initialize_kind(hal_resource_kind_t kind,
+                                          const void* vtable,
+                                          hal_resource_t* parent,
+                                          hal_resource_t* out_resource) {
+  hal_resource_initialize(vtable, parent, out_resource);
+  out_resource->kind = kind;
+}
+
 HAL_API hal_status_t hal_resource_check_kind(const void* resource,
                                              hal_resource_kind_t kind,
                                              const char* what) {

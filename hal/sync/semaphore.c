@@ -48,9 +48,9 @@ HAL_API hal_status_t hal_sync_semaphore_create(
   hal_sync_semaphore_t* semaphore = NULL;
   HAL_RETURN_IF_ERROR(
       hal_allocator_malloc(allocator, sizeof(*semaphore), (void**)&semaphore));
-  hal_resource_initialize(&hal_sync_semaphore_vtable, NULL,
-                          &semaphore->base.resource);
-  semaphore->base.resource.kind = HAL_RESOURCE_KIND_SEMAPHORE;
+  hal_resource_initialize_kind(HAL_RESOURCE_KIND_SEMAPHORE,
+                               &hal_sync_semaphore_vtable, NULL,
+                               &semaphore->base.resource);
   semaphore->allocator = allocator;
   hal_sync_mutex_initialize(&semaphore->mutex);
   atomic_init(&semaphore->value, initial_value);

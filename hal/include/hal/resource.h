@@ -76,6 +76,13 @@ struct hal_resource_t {
 HAL_API void hal_resource_initialize(const void* vtable, hal_resource_t* parent,
                                      hal_resource_t* out_resource);
 
+// hal_resource_initialize, then the kind: what each kind's initializer
+// (hal_buffer_initialize, ...) calls.
+HAL_API void hal_resource_initialize_kind(hal_resource_kind_t kind,
+                                          const void* vtable,
+                                          hal_resource_t* parent,
+                                          hal_resource_t* out_resource);
+
 // True when |resource| is not NULL and of |kind|.
 static inline bool hal_resource_is_kind(const void* resource,
                                         hal_resource_kind_t kind) {

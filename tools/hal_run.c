@@ -168,8 +168,15 @@ static void hal_run_find_paths(hal_run_paths_t* paths) {
   }
 }
 
-static hal_status_t hal_run_create_registry(const hal_run_paths_t* paths,
-                                            hal_driver_registry_t** out) {
+static void hal_run_print_status(const char* prefix, hal_status_t status) {
+  fprintf(stderr, "hal-run: %s", prefix);
+  hal_status_fprint(stderr, status);
+}
+
+// The registry every command uses, or NULL after printing why there is
+// none.
+static hal_driver_registry_t* hal_run_open_registry(
+    const hal_run_paths_t* paths) {
   hal_driver_registry_options_t options = {
       .search_path = NULL,  // HAL_DRIVER_PATH
       .extra_search_path = paths->drivers[0] ? paths->drivers : NULL,
@@ -177,12 +184,14 @@ static hal_status_t hal_run_create_registry(const hal_run_paths_t* paths,
       // installed ones.
       .skip_install_dir = paths->in_build_tree,
   };
-  return hal_driver_registry_create(&options, hal_allocator_system(), out);
-}
-
-static void hal_run_print_status(const char* prefix, hal_status_t status) {
-  fprintf(stderr, "hal-run: %s", prefix);
-  hal_status_fprint(stderr, status);
+  hal_driver_registry_t* registry = NULL;
+  hal_status_t status =
+      hal_driver_registry_create(&options, hal_allocator_system(), &registry);
+  if (status) {
+    hal_run_print_status("", status);
+    hal_status_free(status);
+  }
+  return registry;
 }
 
 static void hal_run_print_directories(FILE* stream,
@@ -199,13 +208,9 @@ static void hal_run_print_directories(FILE* stream,
 }
 
 static int hal_run_list_drivers(const hal_run_paths_t* paths) {
-  hal_driver_registry_t* registry = NULL;
-  hal_status_t status = hal_run_create_registry(paths, &registry);
-  if (status) {
-    hal_run_print_status("", status);
-    hal_status_free(status);
+  hal_driver_registry_t* registry = hal_run_open_registry(paths);
+  if (!registry)
     return HAL_RUN_EXIT_FAILURE;
-  }
   size_t count = hal_driver_registry_plugin_count(registry);
   if (hal_run_json)
     printf("{\"drivers\": [");
@@ -529,13 +534,10 @@ static hal_status_t hal_run_list_driver_devices(const hal_run_paths_t* paths,
 // driver that fails is reported and the listing goes on).
 static int hal_run_list_devices(const hal_run_paths_t* paths,
                                 const char* driver_name, bool dump) {
-  hal_driver_registry_t* registry = NULL;
-  hal_status_t status = hal_run_create_registry(paths, &registry);
-  if (status) {
-    hal_run_print_status("", status);
-    hal_status_free(status);
+  hal_driver_registry_t* registry = hal_run_open_registry(paths);
+  if (!registry)
     return HAL_RUN_EXIT_FAILURE;
-  }
+  hal_status_t status = HAL_OK;
   if (hal_run_json)
     printf("{\"drivers\": [");
   int exit_code = HAL_RUN_EXIT_OK;
@@ -629,13 +631,10 @@ static hal_status_t hal_run_pipeline_on(const hal_run_paths_t* paths,
 
 static int hal_run_pipeline(const hal_run_paths_t* paths,
                             const char* driver_name) {
-  hal_driver_registry_t* registry = NULL;
-  hal_status_t status = hal_run_create_registry(paths, &registry);
-  if (status) {
-    hal_run_print_status("", status);
-    hal_status_free(status);
+  hal_driver_registry_t* registry = hal_run_open_registry(paths);
+  if (!registry)
     return HAL_RUN_EXIT_FAILURE;
-  }
+  hal_status_t status = HAL_OK;
   int exit_code = HAL_RUN_EXIT_OK;
   if (strcmp(driver_name, "all") != 0) {
     status = hal_run_pipeline_on(paths, registry, driver_name);

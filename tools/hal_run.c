@@ -173,6 +173,18 @@ static void hal_run_print_status(const char* prefix, hal_status_t status) {
   hal_status_fprint(stderr, status);
 }
 
+// The exit code of one command's |status|: OK, or FAILURE after printing it
+// with |prefix| (not in a JSON listing, whose document must stay whole) and
+// freeing it.
+static int hal_run_report(const char* prefix, hal_status_t status) {
+  if (!status)
+    return HAL_RUN_EXIT_OK;
+  if (!hal_run_json)
+    hal_run_print_status(prefix, status);
+  hal_status_free(status);
+  return HAL_RUN_EXIT_FAILURE;
+}
+
 // The registry every command uses, or NULL after printing why there is
 // none.
 static hal_driver_registry_t* hal_run_open_registry(
@@ -542,14 +554,9 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
     printf("{\"drivers\": [");
   int exit_code = HAL_RUN_EXIT_OK;
   if (driver_name) {
-    status =
-        hal_run_list_driver_devices(paths, registry, driver_name, dump, true);
-    if (status) {
-      if (!hal_run_json)
-        hal_run_print_status("", status);
-      hal_status_free(status);
-      exit_code = HAL_RUN_EXIT_FAILURE;
-    }
+    exit_code = hal_run_report(
+        "",
+        hal_run_list_driver_devices(paths, registry, driver_name, dump, true));
   } else {
     const char* names[64];
     size_t count = hal_run_usable_drivers(registry, names, 64);
@@ -637,12 +644,8 @@ static int hal_run_pipeline(const hal_run_paths_t* paths,
   hal_status_t status = HAL_OK;
   int exit_code = HAL_RUN_EXIT_OK;
   if (strcmp(driver_name, "all") != 0) {
-    status = hal_run_pipeline_on(paths, registry, driver_name);
-    if (status) {
-      hal_run_print_status("pipeline failed: ", status);
-      hal_status_free(status);
-      exit_code = HAL_RUN_EXIT_FAILURE;
-    }
+    exit_code = hal_run_report(
+        "pipeline failed: ", hal_run_pipeline_on(paths, registry, driver_name));
   } else {
     const char* names[64];
     size_t count = hal_run_usable_drivers(registry, names, 64);

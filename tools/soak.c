@@ -106,16 +106,30 @@ typedef enum soak_kind_e {
   SOAK_HOST_SIGNAL,
   SOAK_HOST_SHARED,  // 2-3 host threads signal one semaphore concurrently
   SOAK_HOST_FAIL,
+  SOAK_HOST_CALL,       // hal_device_queue_host_call: checks its waits
+  SOAK_HOST_CALL_FAIL,  // the same, returning an error
 } soak_kind_t;
 
 static const char* const soak_kind_names[] = {
-    "fill",    "update",      "copy",        "dispatch-fill", "dispatch-add",
-    "barrier", "host-signal", "host-shared", "host-fail",
+    "fill",         "update",    "copy",           "dispatch-fill",
+    "dispatch-add", "barrier",   "host-signal",    "host-shared",
+    "host-fail",    "host-call", "host-call-fail",
 };
 
 static bool soak_is_host(soak_kind_t kind) {
   return kind == SOAK_HOST_SIGNAL || kind == SOAK_HOST_SHARED ||
          kind == SOAK_HOST_FAIL;
+}
+
+// Host calls are submitted to a device queue like device nodes, but run on
+// the host and write no region.
+static bool soak_is_host_call(soak_kind_t kind) {
+  return kind == SOAK_HOST_CALL || kind == SOAK_HOST_CALL_FAIL;
+}
+
+// Kinds that write a region of their device's buffer.
+static bool soak_has_region(soak_kind_t kind) {
+  return !soak_is_host(kind) && !soak_is_host_call(kind);
 }
 
 // Kinds that read an ancestor's region (of the same device).
@@ -130,12 +144,14 @@ typedef struct soak_node_t {
   uint32_t dep_count;
   uint32_t deps[SOAK_MAX_DEPS];
   uint64_t dep_values[SOAK_MAX_DEPS];
-  uint32_t copy_from;    // SOAK_COPY, SOAK_DISPATCH_ADD: a device ancestor
-  uint8_t pattern;       // SOAK_FILL
-  uint32_t word;         // SOAK_DISPATCH_*: the value written or added
-  uint32_t group_size;   // SOAK_DISPATCH_*: threads per workgroup
-  uint64_t value;        // what the node's semaphore reaches
-  uint32_t signalers;    // SOAK_HOST_SHARED: threads; they signal 1..value
+  uint32_t copy_from;   // SOAK_COPY, SOAK_DISPATCH_ADD: a device ancestor
+  uint8_t pattern;      // SOAK_FILL
+  uint32_t word;        // SOAK_DISPATCH_*: the value written or added
+  uint32_t group_size;  // SOAK_DISPATCH_*: threads per workgroup
+  uint64_t value;       // what the node's semaphore reaches
+  uint32_t signalers;   // SOAK_HOST_SHARED: threads; they signal 1..value
+  bool queue_op;  // SOAK_FILL/UPDATE/COPY: hal_device_queue_fill/... instead
+                  // of a command buffer
   int semaphore_device;  // the device that made its semaphore, -1: host
   hal_semaphore_t* semaphore;
   // The model.
@@ -267,15 +283,18 @@ static void soak_generate(soak_round_t* round) {
     soak_node_t* node = &round->nodes[i];
     memset(node, 0, sizeof(*node));
     uint32_t roll = soak_below(random, 100);
-    node->kind = roll < 20   ? SOAK_FILL
-                 : roll < 35 ? SOAK_UPDATE
-                 : roll < 50 ? SOAK_COPY
-                 : roll < 60 ? SOAK_DISPATCH_FILL
-                 : roll < 70 ? SOAK_DISPATCH_ADD
-                 : roll < 78 ? SOAK_BARRIER
-                 : roll < 90 ? SOAK_HOST_SIGNAL
-                 : roll < 95 ? SOAK_HOST_SHARED
-                             : SOAK_HOST_FAIL;
+    node->kind = roll < 18   ? SOAK_FILL
+                 : roll < 31 ? SOAK_UPDATE
+                 : roll < 44 ? SOAK_COPY
+                 : roll < 53 ? SOAK_DISPATCH_FILL
+                 : roll < 62 ? SOAK_DISPATCH_ADD
+                 : roll < 69 ? SOAK_BARRIER
+                 : roll < 80 ? SOAK_HOST_SIGNAL
+                 : roll < 85 ? SOAK_HOST_SHARED
+                 : roll < 89 ? SOAK_HOST_FAIL
+                 : roll < 97 ? SOAK_HOST_CALL
+                             : SOAK_HOST_CALL_FAIL;
+    node->queue_op = soak_chance(random, 33);
     node->device = soak_below(random, round->device_count);
     node->queue = soak_below(random, round->queue_count);
     node->value = 1 + soak_below(random, 3);
@@ -313,7 +332,7 @@ static void soak_generate(soak_round_t* round) {
       node->kind = reader == SOAK_COPY ? SOAK_FILL : SOAK_DISPATCH_FILL;
       for (uint32_t e = 0; e < node->dep_count; ++e) {
         soak_node_t* dep = &round->nodes[node->deps[e]];
-        if (!soak_is_host(dep->kind) && dep->device == node->device) {
+        if (soak_has_region(dep->kind) && dep->device == node->device) {
           node->kind = reader;
           node->copy_from = node->deps[e];
           break;
@@ -321,10 +340,11 @@ static void soak_generate(soak_round_t* round) {
       }
     }
     // The model (deps come first, so their verdicts are known).
-    node->must_fail = node->kind == SOAK_HOST_FAIL;
+    node->must_fail =
+        node->kind == SOAK_HOST_FAIL || node->kind == SOAK_HOST_CALL_FAIL;
     for (uint32_t e = 0; e < node->dep_count; ++e)
       node->must_fail |= round->nodes[node->deps[e]].must_fail;
-    if (soak_is_host(node->kind))
+    if (!soak_has_region(node->kind))
       continue;
     node->region_known = !node->must_fail;
     switch (node->kind) {
@@ -481,6 +501,83 @@ static hal_status_t soak_record_dispatch(soak_round_t* round, soak_node_t* node,
                                      &binding, 1);
 }
 
+// The function of a host-call node: with OK, every dependency must hold its
+// value already (the call runs after its waits); the failing kind then
+// returns an error, which must reach the node's semaphore and dependents.
+typedef struct soak_host_call_t {
+  soak_round_t* round;
+  uint32_t index;
+} soak_host_call_t;
+
+static hal_status_t soak_host_call_main(void* user_data, hal_status_t status) {
+  soak_host_call_t* call = user_data;
+  soak_round_t* round = call->round;
+  soak_node_t* node = &round->nodes[call->index];
+  uint32_t index = call->index;
+  free(call);
+  if (status != HAL_OK)
+    return HAL_OK;  // never ran: nothing to release but |call|
+  for (uint32_t e = 0; e < node->dep_count; ++e) {
+    uint64_t value = 0;
+    hal_status_t query =
+        hal_semaphore_query(round->nodes[node->deps[e]].semaphore, &value);
+    if (query == HAL_OK && value < node->dep_values[e]) {
+      soak_mismatch(round,
+                    "host call %u ran with its dependency %u at %" PRIu64
+                    ", below the %" PRIu64 " it waited for",
+                    index, node->deps[e], value, node->dep_values[e]);
+    }
+    hal_status_free(query);
+  }
+  soak_trace(round, "host call: node %u ran", index);
+  if (node->kind == SOAK_HOST_CALL_FAIL) {
+    soak_count(round, &round->faults_injected);
+    return hal_make_status(HAL_STATUS_ABORTED,
+                           "soak: host call %u failed on purpose", index);
+  }
+  return HAL_OK;
+}
+
+static hal_status_t soak_submit_host_call(soak_round_t* round, uint32_t index,
+                                          hal_semaphore_list_t waits,
+                                          hal_semaphore_list_t signals) {
+  soak_host_call_t* call = malloc(sizeof(*call));
+  if (!call)
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "soak host call");
+  *call = (soak_host_call_t){round, index};
+  soak_node_t* node = &round->nodes[index];
+  hal_status_t status =
+      hal_device_queue_host_call(round->devices[node->device], node->queue,
+                                 &waits, &signals, soak_host_call_main, call);
+  if (status)
+    free(call);
+  return status;
+}
+
+// A fill, update or copy node as one queue op (no command buffer).
+static hal_status_t soak_submit_queue_op(soak_round_t* round, uint32_t index,
+                                         hal_semaphore_list_t waits,
+                                         hal_semaphore_list_t signals) {
+  soak_node_t* node = &round->nodes[index];
+  hal_device_t* device = round->devices[node->device];
+  hal_buffer_t* buffer = round->buffers[node->device];
+  uint64_t offset = (uint64_t)index * SOAK_REGION;
+  switch (node->kind) {
+    case SOAK_FILL:
+      return hal_device_queue_fill(device, node->queue, &waits, &signals,
+                                   buffer, offset, SOAK_REGION, &node->pattern,
+                                   1);
+    case SOAK_UPDATE:
+      return hal_device_queue_update(device, node->queue, &waits, &signals,
+                                     node->region, 0, buffer, offset,
+                                     SOAK_REGION);
+    default:
+      return hal_device_queue_copy(
+          device, node->queue, &waits, &signals, buffer,
+          (uint64_t)node->copy_from * SOAK_REGION, buffer, offset, SOAK_REGION);
+  }
+}
+
 // Submits device node |index|. When it cannot be made (faults on), its
 // semaphore is failed, with the code of the step that failed, so that
 // dependents still resolve.
@@ -491,6 +588,32 @@ static void soak_submit(soak_round_t* round, uint32_t index) {
   uint64_t offset = (uint64_t)index * SOAK_REGION;
   uint64_t source = (uint64_t)node->copy_from * SOAK_REGION;
   hal_status_code_t failed = HAL_STATUS_OK;
+  hal_semaphore_t* dep_semaphores[SOAK_MAX_DEPS];
+  hal_semaphore_list_t dep_waits = soak_dep_list(round, node, dep_semaphores);
+  hal_semaphore_list_t node_signals = {1, &node->semaphore, &node->value};
+  bool one_call = soak_is_host_call(node->kind) ||
+                  (node->queue_op &&
+                   (node->kind == SOAK_FILL || node->kind == SOAK_UPDATE ||
+                    node->kind == SOAK_COPY));
+  if (one_call) {
+    soak_trace(round, "submit node %u (%s%s) on device %u queue %u", index,
+               soak_kind_names[node->kind],
+               soak_is_host_call(node->kind) ? "" : ", queue op", node->device,
+               node->queue);
+    hal_status_t status =
+        soak_is_host_call(node->kind)
+            ? soak_submit_host_call(round, index, dep_waits, node_signals)
+            : soak_submit_queue_op(round, index, dep_waits, node_signals);
+    if (soak_step(round, status, "queue op", &failed)) {
+      soak_count(round, &round->submissions);
+    } else {
+      hal_semaphore_fail(
+          node->semaphore,
+          hal_make_status(failed, "soak: node %u was not submitted", index));
+    }
+    soak_count(round, &round->ops);
+    return;
+  }
   hal_command_buffer_t* cb = NULL;
   bool made = soak_step(round,
                         hal_device_create_command_buffer(
@@ -535,9 +658,8 @@ static void soak_submit(soak_round_t* round, uint32_t index) {
     made = soak_step(round, status, "record", &failed) &&
            soak_step(round, hal_command_buffer_end(cb), "end", &failed);
   }
-  hal_semaphore_t* semaphores[SOAK_MAX_DEPS];
-  hal_semaphore_list_t waits = soak_dep_list(round, node, semaphores);
-  hal_semaphore_list_t signals = {1, &node->semaphore, &node->value};
+  hal_semaphore_list_t waits = dep_waits;
+  hal_semaphore_list_t signals = node_signals;
   if (made) {
     soak_trace(round, "submit node %u (%s) on device %u queue %u", index,
                soak_kind_names[node->kind], node->device, node->queue);
@@ -616,7 +738,7 @@ static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
                   index, soak_kind_names[node->kind], node->value, value);
   }
   hal_status_free(query);
-  if (soak_is_host(node->kind) || !round->buffers[node->device])
+  if (!soak_has_region(node->kind) || !round->buffers[node->device])
     return;
   uint8_t bytes[SOAK_REGION];
   hal_status_t read =
@@ -715,7 +837,7 @@ static void soak_run_round(soak_round_t* round) {
   for (uint32_t i = 0; i < round->node_count; ++i) {
     soak_node_t* node = &round->nodes[i];
     hal_status_t status;
-    if (soak_is_host(node->kind) && soak_chance(random, 50)) {
+    if (!soak_has_region(node->kind) && soak_chance(random, 50)) {
       node->semaphore_device = -1;
       status = hal_semaphore_create_host(hal_allocator_system(), 0,
                                          &node->semaphore);

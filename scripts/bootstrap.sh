@@ -20,6 +20,10 @@ command -v ninja >/dev/null 2>&1 || missing="$missing ninja-build"
 command -v clang-format >/dev/null 2>&1 || missing="$missing clang-format"
 command -v nm >/dev/null 2>&1 || missing="$missing binutils"
 have_pkg libcmocka-dev || missing="$missing libcmocka-dev"
+# Google Benchmark (hal-bench, docs/performance.md).
+have_pkg libbenchmark-dev || missing="$missing libbenchmark-dev"
+# Its plots (tools/bench/plot_bench.py).
+have_pkg python3-matplotlib || missing="$missing python3-matplotlib"
 # HIP headers (the HIP drivers build against them; the runtime is dlopen'd).
 [ -f /usr/include/hip/hip_runtime_api.h ] || missing="$missing libamdhip64-dev"
 # MLIR 14 (suite mlir_async: mlir-opt and mlir-cpu-runner compile and run the

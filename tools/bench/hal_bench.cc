@@ -1,0 +1,801 @@
+// Copyright 2026 The HAL Authors.
+//
+// hal-bench: every performance figure of the project, each a HAL case and
+// its baseline measured in the same run, with Google Benchmark.
+//
+// Repetitions of all cases are interleaved at random (A B B A ...), 15 by
+// default after Google Benchmark's own warm-up, so that a drift of the
+// machine hits both sides of a ratio alike. For each figure the program
+// reports the median, min and max of both sides and the ratio of medians,
+// and flags the ratio as noisy when the per-repetition ratios spread by more
+// than kNoisySpread (their 10th to 90th percentile, over the median).
+//
+//   hal-bench [--json=FILE] [--list] [--repetitions=N] [--driver=NAME]
+//             [--graph-driver=NAME] [Google Benchmark flags...]
+//
+// The devices come from HAL_DRIVER_PATH (the stream and graph drivers of one
+// vendor, cuda_stream and cuda_graph by default); the vendor baselines call
+// the runtime those drivers load (HAL_CUDA_LIBRARY, else libcuda.so.1)
+// directly. On the virtual GPU every figure is host work; on a real GPU the
+// same program measures the real runtime.
+//
+// JSON (--json): {"ratios": {key: value}, "counts": {key: value},
+// "figures": {case: {"median_ns", "min_ns", "max_ns"}}, "noisy": [keys],
+// "targets": {key: {"target", "met"}}, plus the date and the drivers}.
+
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hal/api.h"
+
+namespace {
+
+constexpr double kNoisySpread = 0.25;
+constexpr int kDefaultRepetitions = 15;
+constexpr uint32_t kParked = 100000;
+
+[[noreturn]] void Die(const char* what, hal_status_t status) {
+  std::fprintf(stderr, "hal-bench: %s: ", what);
+  hal_status_fprint(stderr, status);
+  std::exit(1);
+}
+
+void Check(hal_status_t status, const char* what) {
+  if (status)
+    Die(what, status);
+}
+
+//===----------------------------------------------------------------------===//
+// Counting heap allocations (warm_submit_allocations)
+//===----------------------------------------------------------------------===//
+
+std::atomic<bool> g_counting{false};
+std::atomic<uint64_t> g_allocations{0};
+
+}  // namespace
+
+// glibc's allocator under the program's malloc: every thread's allocations
+// are counted while g_counting is set (the queue threads' too).
+extern "C" void* __libc_malloc(size_t size);
+extern "C" void* __libc_calloc(size_t count, size_t size);
+extern "C" void* __libc_realloc(void* pointer, size_t size);
+extern "C" void* malloc(size_t size) {
+  if (g_counting.load(std::memory_order_relaxed))
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(size);
+}
+extern "C" void* calloc(size_t count, size_t size) {
+  if (g_counting.load(std::memory_order_relaxed))
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(count, size);
+}
+extern "C" void* realloc(void* pointer, size_t size) {
+  if (g_counting.load(std::memory_order_relaxed))
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(pointer, size);
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The devices and the vendor runtime
+//===----------------------------------------------------------------------===//
+
+struct Hal {
+  std::string stream_driver = "cuda_stream";
+  std::string graph_driver = "cuda_graph";
+  hal_driver_registry_t* registry = nullptr;
+  hal_device_t* stream = nullptr;  // the stream driver's device 0
+  hal_device_t* graph = nullptr;   // the graph driver's device 0
+};
+Hal g_hal;
+
+hal_device_t* CreateDevice(const std::string& name) {
+  hal_driver_t* driver = nullptr;
+  Check(hal_driver_registry_create_driver(g_hal.registry, name.c_str(),
+                                          hal_allocator_system(), &driver),
+        name.c_str());
+  hal_device_t* device = nullptr;
+  hal_status_t status = hal_driver_create_device_by_index(
+      driver, 0, hal_allocator_system(), &device);
+  hal_driver_release(driver);
+  Check(status, name.c_str());
+  return device;
+}
+
+// The CUDA driver API entry points a baseline calls, from the library the
+// drivers load.
+struct Vendor {
+  void* library = nullptr;
+  int (*cuInit)(unsigned) = nullptr;
+  int (*cuDeviceGet)(int*, int) = nullptr;
+  int (*cuDevicePrimaryCtxRetain)(void**, int) = nullptr;
+  int (*cuCtxSetCurrent)(void*) = nullptr;
+  int (*cuStreamCreate)(void**, unsigned) = nullptr;
+  int (*cuEventCreate)(void**, unsigned) = nullptr;
+  int (*cuEventRecord)(void*, void*) = nullptr;
+  int (*cuEventSynchronize)(void*) = nullptr;
+  int (*cuMemAlloc)(uint64_t*, size_t) = nullptr;
+  int (*cuMemsetD32Async)(uint64_t, unsigned, size_t, void*) = nullptr;
+  int (*cuStreamSynchronize)(void*) = nullptr;
+  int (*cuStreamDestroy)(void*) = nullptr;
+  int (*cuEventDestroy)(void*) = nullptr;
+  int (*cuMemFree)(uint64_t) = nullptr;
+  int (*cuDevicePrimaryCtxRelease)(int) = nullptr;
+  void* context = nullptr;
+  void* stream = nullptr;
+  void* event = nullptr;
+  uint64_t memory = 0;
+};
+Vendor g_vendor;
+
+template <typename T>
+void Load(T* fn, const char* name, const char* versioned = nullptr) {
+  void* symbol = versioned ? dlsym(g_vendor.library, versioned) : nullptr;
+  if (!symbol)
+    symbol = dlsym(g_vendor.library, name);
+  if (!symbol) {
+    std::fprintf(stderr, "hal-bench: the vendor runtime lacks %s\n", name);
+    std::exit(1);
+  }
+  *fn = reinterpret_cast<T>(symbol);
+}
+
+void VendorCheck(int result, const char* call) {
+  if (result != 0) {
+    std::fprintf(stderr, "hal-bench: %s failed: %d\n", call, result);
+    std::exit(1);
+  }
+}
+
+void OpenVendor() {
+  const char* path = std::getenv("HAL_CUDA_LIBRARY");
+  if (!path || !*path)
+    path = "libcuda.so.1";
+  g_vendor.library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!g_vendor.library) {
+    std::fprintf(stderr, "hal-bench: cannot load %s: %s\n", path, dlerror());
+    std::exit(1);
+  }
+  Load(&g_vendor.cuInit, "cuInit");
+  Load(&g_vendor.cuDeviceGet, "cuDeviceGet");
+  Load(&g_vendor.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  Load(&g_vendor.cuCtxSetCurrent, "cuCtxSetCurrent");
+  Load(&g_vendor.cuStreamCreate, "cuStreamCreate");
+  Load(&g_vendor.cuEventCreate, "cuEventCreate");
+  Load(&g_vendor.cuEventRecord, "cuEventRecord");
+  Load(&g_vendor.cuEventSynchronize, "cuEventSynchronize");
+  Load(&g_vendor.cuMemAlloc, "cuMemAlloc", "cuMemAlloc_v2");
+  Load(&g_vendor.cuMemsetD32Async, "cuMemsetD32Async");
+  Load(&g_vendor.cuStreamSynchronize, "cuStreamSynchronize");
+  Load(&g_vendor.cuStreamDestroy, "cuStreamDestroy", "cuStreamDestroy_v2");
+  Load(&g_vendor.cuEventDestroy, "cuEventDestroy", "cuEventDestroy_v2");
+  Load(&g_vendor.cuMemFree, "cuMemFree", "cuMemFree_v2");
+  Load(&g_vendor.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease",
+       "cuDevicePrimaryCtxRelease_v2");
+  VendorCheck(g_vendor.cuInit(0), "cuInit");
+  int device = 0;
+  VendorCheck(g_vendor.cuDeviceGet(&device, 0), "cuDeviceGet");
+  VendorCheck(g_vendor.cuDevicePrimaryCtxRetain(&g_vendor.context, device),
+              "cuDevicePrimaryCtxRetain");
+  VendorCheck(g_vendor.cuCtxSetCurrent(g_vendor.context), "cuCtxSetCurrent");
+  VendorCheck(g_vendor.cuStreamCreate(&g_vendor.stream, 1), "cuStreamCreate");
+  VendorCheck(g_vendor.cuEventCreate(&g_vendor.event, 2), "cuEventCreate");
+  VendorCheck(g_vendor.cuMemAlloc(&g_vendor.memory, 4096), "cuMemAlloc");
+}
+
+// The vendor's context is per thread: benchmarks run on the main thread,
+// but make it current each time for the peer-less baselines.
+void VendorCurrent() {
+  VendorCheck(g_vendor.cuCtxSetCurrent(g_vendor.context), "cuCtxSetCurrent");
+}
+
+void CloseVendor() {
+  VendorCurrent();
+  VendorCheck(g_vendor.cuMemFree(g_vendor.memory), "cuMemFree");
+  VendorCheck(g_vendor.cuEventDestroy(g_vendor.event), "cuEventDestroy");
+  VendorCheck(g_vendor.cuStreamDestroy(g_vendor.stream), "cuStreamDestroy");
+  VendorCheck(g_vendor.cuDevicePrimaryCtxRelease(0),
+              "cuDevicePrimaryCtxRelease");
+  dlclose(g_vendor.library);
+}
+
+//===----------------------------------------------------------------------===//
+// signal_wake_vs_futex
+//===----------------------------------------------------------------------===//
+
+void BM_SignalWake_Hal(benchmark::State& state) {
+  hal_semaphore_t* ping = nullptr;
+  hal_semaphore_t* pong = nullptr;
+  Check(hal_semaphore_create_host(hal_allocator_system(), 0, &ping), "ping");
+  Check(hal_semaphore_create_host(hal_allocator_system(), 0, &pong), "pong");
+  std::atomic<bool> stop{false};
+  std::thread peer([&] {
+    for (uint64_t v = 1;; ++v) {
+      Check(hal_semaphore_wait(ping, v, hal_infinite_timeout()), "peer wait");
+      if (stop.load(std::memory_order_acquire))
+        return;
+      Check(hal_semaphore_signal(pong, v), "peer signal");
+    }
+  });
+  uint64_t value = 0;
+  for (auto _ : state) {
+    ++value;
+    Check(hal_semaphore_signal(ping, value), "signal");
+    Check(hal_semaphore_wait(pong, value, hal_infinite_timeout()), "wait");
+  }
+  stop.store(true, std::memory_order_release);
+  Check(hal_semaphore_signal(ping, value + 1), "stop");
+  peer.join();
+  hal_semaphore_release(ping);
+  hal_semaphore_release(pong);
+}
+
+long Futex(std::atomic<uint32_t>* word, int op, uint32_t value) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value,
+                 nullptr, nullptr, 0);
+}
+
+// The raw baseline: two futex words counting up, each side sleeping on the
+// other's word until it reaches the round (FUTEX_WAIT only when behind).
+void FutexSignal(std::atomic<uint32_t>* word, uint32_t value) {
+  word->store(value, std::memory_order_release);
+  Futex(word, FUTEX_WAKE_PRIVATE, INT32_MAX);
+}
+
+void FutexWait(std::atomic<uint32_t>* word, uint32_t value) {
+  for (;;) {
+    uint32_t seen = word->load(std::memory_order_acquire);
+    if (seen >= value)
+      return;
+    Futex(word, FUTEX_WAIT_PRIVATE, seen);
+  }
+}
+
+void BM_SignalWake_Futex(benchmark::State& state) {
+  std::atomic<uint32_t> ping{0}, pong{0};
+  std::atomic<bool> stop{false};
+  std::thread peer([&] {
+    for (uint32_t v = 1;; ++v) {
+      FutexWait(&ping, v);
+      if (stop.load(std::memory_order_acquire))
+        return;
+      FutexSignal(&pong, v);
+    }
+  });
+  uint32_t value = 0;
+  for (auto _ : state) {
+    ++value;
+    FutexSignal(&ping, value);
+    FutexWait(&pong, value);
+  }
+  stop.store(true, std::memory_order_release);
+  FutexSignal(&ping, value + 1);
+  peer.join();
+}
+
+//===----------------------------------------------------------------------===//
+// Submissions
+//===----------------------------------------------------------------------===//
+
+// A submission with no command buffer and one signal, then a host wait.
+void EmptySubmit(hal_device_t* device, hal_semaphore_t* timeline,
+                 uint64_t* value) {
+  ++*value;
+  hal_semaphore_list_t signals = {1, &timeline, value};
+  Check(hal_device_queue_execute(device, 0, nullptr, &signals, 0, nullptr),
+        "queue_execute");
+  Check(hal_semaphore_wait(timeline, *value, hal_infinite_timeout()), "wait");
+}
+
+void BM_EmptySubmit_Hal(benchmark::State& state) {
+  hal_semaphore_t* timeline = nullptr;
+  Check(hal_device_create_semaphore(g_hal.stream, 0, &timeline), "semaphore");
+  uint64_t value = 0;
+  for (auto _ : state)
+    EmptySubmit(g_hal.stream, timeline, &value);
+  hal_semaphore_release(timeline);
+}
+
+void BM_EmptySubmit_Vendor(benchmark::State& state) {
+  VendorCurrent();
+  for (auto _ : state) {
+    VendorCheck(g_vendor.cuEventRecord(g_vendor.event, g_vendor.stream),
+                "cuEventRecord");
+    VendorCheck(g_vendor.cuEventSynchronize(g_vendor.event),
+                "cuEventSynchronize");
+  }
+}
+
+// A REUSABLE command buffer of |ops| 4-byte fills of |buffer|.
+hal_command_buffer_t* FillCommandBuffer(hal_device_t* device,
+                                        hal_buffer_t* buffer, uint32_t ops) {
+  hal_command_buffer_t* cb = nullptr;
+  Check(hal_device_create_command_buffer(device,
+                                         HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb),
+        "command buffer");
+  Check(hal_command_buffer_begin(cb), "begin");
+  for (uint32_t i = 0; i < ops; ++i) {
+    Check(hal_command_buffer_fill_buffer(cb, buffer, uint64_t{i} * 4, 4, &i, 4),
+          "fill");
+  }
+  Check(hal_command_buffer_end(cb), "end");
+  return cb;
+}
+
+hal_buffer_t* DeviceBuffer(hal_device_t* device, uint64_t size) {
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_buffer_t* buffer = nullptr;
+  Check(hal_device_allocate_buffer(device, params, size, &buffer), "buffer");
+  return buffer;
+}
+
+// Back-to-back submissions of a one-fill command buffer, each signaling;
+// the last iteration also waits for all of them, inside the timed loop, so
+// the figure is the rate the device completes them, not only the enqueue.
+void BM_SubmitThroughput_Hal(benchmark::State& state) {
+  hal_buffer_t* buffer = DeviceBuffer(g_hal.stream, 4096);
+  hal_command_buffer_t* cb = FillCommandBuffer(g_hal.stream, buffer, 1);
+  hal_semaphore_t* timeline = nullptr;
+  Check(hal_device_create_semaphore(g_hal.stream, 0, &timeline), "semaphore");
+  uint64_t value = 0;
+  for (auto _ : state) {
+    ++value;
+    hal_semaphore_list_t signals = {1, &timeline, &value};
+    Check(hal_device_queue_execute(g_hal.stream, 0, nullptr, &signals, 1, &cb),
+          "queue_execute");
+    if (value == static_cast<uint64_t>(state.max_iterations)) {
+      Check(hal_semaphore_wait(timeline, value, hal_infinite_timeout()),
+            "wait");
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  hal_semaphore_release(timeline);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(buffer);
+}
+
+void BM_SubmitThroughput_Vendor(benchmark::State& state) {
+  VendorCurrent();
+  uint64_t count = 0;
+  for (auto _ : state) {
+    VendorCheck(
+        g_vendor.cuMemsetD32Async(g_vendor.memory, 7, 1, g_vendor.stream),
+        "cuMemsetD32Async");
+    VendorCheck(g_vendor.cuEventRecord(g_vendor.event, g_vendor.stream),
+                "cuEventRecord");
+    if (++count == static_cast<uint64_t>(state.max_iterations)) {
+      VendorCheck(g_vendor.cuStreamSynchronize(g_vendor.stream),
+                  "cuStreamSynchronize");
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// A reused 256-op command buffer, submitted and waited for.
+void Submit256(benchmark::State& state, hal_device_t* device) {
+  hal_buffer_t* buffer = DeviceBuffer(device, 256 * 4);
+  hal_command_buffer_t* cb = FillCommandBuffer(device, buffer, 256);
+  hal_semaphore_t* timeline = nullptr;
+  Check(hal_device_create_semaphore(device, 0, &timeline), "semaphore");
+  uint64_t value = 0;
+  for (auto _ : state) {
+    ++value;
+    hal_semaphore_list_t signals = {1, &timeline, &value};
+    Check(hal_device_queue_execute(device, 0, nullptr, &signals, 1, &cb),
+          "queue_execute");
+    Check(hal_semaphore_wait(timeline, value, hal_infinite_timeout()), "wait");
+  }
+  hal_semaphore_release(timeline);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(buffer);
+}
+
+void BM_Submit256_Graph(benchmark::State& state) {
+  Submit256(state, g_hal.graph);
+}
+void BM_Submit256_Stream(benchmark::State& state) {
+  Submit256(state, g_hal.stream);
+}
+
+// Submissions parked on a gate nobody signals until the end of the run, on
+// the queue the measured submissions go to.
+struct Parked {
+  hal_semaphore_t* gate = nullptr;
+  hal_semaphore_t* done = nullptr;
+  bool made = false;
+};
+Parked g_parked;
+
+void ParkSubmissions() {
+  Check(hal_device_create_semaphore(g_hal.stream, 0, &g_parked.gate), "gate");
+  Check(hal_device_create_semaphore(g_hal.stream, 0, &g_parked.done), "done");
+  const uint32_t queue = 0;
+  for (uint32_t i = 0; i < kParked; ++i) {
+    uint64_t one = 1;
+    uint64_t value = uint64_t{i} + 1;
+    hal_semaphore_list_t waits = {1, &g_parked.gate, &one};
+    hal_semaphore_list_t signals = {1, &g_parked.done, &value};
+    Check(hal_device_queue_execute(g_hal.stream, queue, &waits, &signals, 0,
+                                   nullptr),
+          "park");
+  }
+  g_parked.made = true;
+}
+
+void UnparkSubmissions() {
+  if (!g_parked.made)
+    return;
+  Check(hal_semaphore_signal(g_parked.gate, 1), "unpark");
+  Check(hal_semaphore_wait(g_parked.done, kParked, hal_infinite_timeout()),
+        "drain");
+  hal_semaphore_release(g_parked.gate);
+  hal_semaphore_release(g_parked.done);
+}
+
+// Both sides run on the same device; the parked side's submissions are made
+// once, before the first repetition of either (they stay parked across the
+// interleaved repetitions of both), so the two differ only in the state.
+hal_device_t* g_unparked_device = nullptr;
+
+void BM_SubmitParked_100k(benchmark::State& state) {
+  hal_semaphore_t* timeline = nullptr;
+  Check(hal_device_create_semaphore(g_hal.stream, 0, &timeline), "semaphore");
+  uint64_t value = 0;
+  for (auto _ : state)
+    EmptySubmit(g_hal.stream, timeline, &value);
+  hal_semaphore_release(timeline);
+}
+
+void BM_SubmitParked_0(benchmark::State& state) {
+  hal_semaphore_t* timeline = nullptr;
+  Check(hal_device_create_semaphore(g_unparked_device, 0, &timeline),
+        "semaphore");
+  uint64_t value = 0;
+  for (auto _ : state)
+    EmptySubmit(g_unparked_device, timeline, &value);
+  hal_semaphore_release(timeline);
+}
+
+//===----------------------------------------------------------------------===//
+// Figures
+//===----------------------------------------------------------------------===//
+
+struct Figure {
+  const char* key;
+  const char* hal_case;
+  const char* baseline_case;
+  const char* what;
+  bool higher_is_better;  // the ratio is baseline time / HAL time
+  double target;          // the ratio must be <= (or >= when higher) this
+};
+
+const Figure kFigures[] = {
+    {"signal_wake_vs_futex", "BM_SignalWake_Hal", "BM_SignalWake_Futex",
+     "host signal -> waiter woken round trip / raw futex ping-pong", false,
+     1.1},
+    {"empty_submit_vs_vendor", "BM_EmptySubmit_Hal", "BM_EmptySubmit_Vendor",
+     "queue_execute (no command buffer, one signal) + host wait / "
+     "cuEventRecord + cuEventSynchronize",
+     false, 1.5},
+    {"submit_throughput_vs_vendor", "BM_SubmitThroughput_Hal",
+     "BM_SubmitThroughput_Vendor",
+     "one-fill submissions per second / cuMemsetD32Async + cuEventRecord per "
+     "second",
+     true, 0.5},
+    {"graph_vs_stream_256", "BM_Submit256_Graph", "BM_Submit256_Stream",
+     "reused 256-op command buffer: graph driver / stream driver", false, 0.1},
+    {"parked_100k_vs_0", "BM_SubmitParked_100k", "BM_SubmitParked_0",
+     "empty submit + wait with 100 000 submissions parked / with none", false,
+     1.5},
+};
+
+// Every repetition's time per iteration (ns) of each case, in run order.
+std::map<std::string, std::vector<double>> g_samples;
+
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred)
+        continue;
+      double ns = run.GetAdjustedRealTime() *
+                  (1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit));
+      std::string name = run.run_name.function_name;
+      g_samples[name].push_back(ns);
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+double Percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  if (values.empty())
+    return NAN;
+  double index = p * static_cast<double>(values.size() - 1);
+  size_t low = static_cast<size_t>(index);
+  size_t high = std::min(low + 1, values.size() - 1);
+  double fraction = index - static_cast<double>(low);
+  return values[low] * (1 - fraction) + values[high] * fraction;
+}
+
+struct Stats {
+  double median = NAN, min = NAN, max = NAN;
+};
+
+Stats StatsOf(const std::vector<double>& values) {
+  Stats stats;
+  if (values.empty())
+    return stats;
+  stats.median = Percentile(values, 0.5);
+  stats.min = *std::min_element(values.begin(), values.end());
+  stats.max = *std::max_element(values.begin(), values.end());
+  return stats;
+}
+
+void JsonNumber(FILE* out, double value) {
+  if (std::isfinite(value))
+    std::fprintf(out, "%.6g", value);
+  else
+    std::fprintf(out, "null");
+}
+
+int Report(const char* json_path, uint64_t warm_allocations,
+           uint32_t warm_submits) {
+  std::printf("\n%-28s %12s %12s %12s %12s %8s %8s  %s\n", "figure",
+              "HAL median", "HAL min-max", "base median", "base min-max",
+              "ratio", "target", "verdict");
+  struct Row {
+    const Figure* figure;
+    Stats hal, base;
+    double ratio;
+    bool noisy, met;
+  };
+  std::vector<Row> rows;
+  for (const Figure& figure : kFigures) {
+    const std::vector<double>& hal = g_samples[figure.hal_case];
+    const std::vector<double>& base = g_samples[figure.baseline_case];
+    Row row{&figure, StatsOf(hal), StatsOf(base), NAN, false, false};
+    if (hal.empty() || base.empty()) {
+      rows.push_back(row);
+      continue;
+    }
+    row.ratio = figure.higher_is_better ? row.base.median / row.hal.median
+                                        : row.hal.median / row.base.median;
+    // The repetitions pair up in run order (interleaved, so the i-th of
+    // each ran close together).
+    std::vector<double> ratios;
+    for (size_t i = 0; i < std::min(hal.size(), base.size()); ++i) {
+      ratios.push_back(figure.higher_is_better ? base[i] / hal[i]
+                                               : hal[i] / base[i]);
+    }
+    double spread = (Percentile(ratios, 0.9) - Percentile(ratios, 0.1)) /
+                    Percentile(ratios, 0.5);
+    row.noisy = spread > kNoisySpread;
+    row.met = figure.higher_is_better ? row.ratio >= figure.target
+                                      : row.ratio <= figure.target;
+    rows.push_back(row);
+  }
+  for (const Row& row : rows) {
+    char hal_range[32], base_range[32];
+    std::snprintf(hal_range, sizeof(hal_range), "%.0f-%.0f", row.hal.min,
+                  row.hal.max);
+    std::snprintf(base_range, sizeof(base_range), "%.0f-%.0f", row.base.min,
+                  row.base.max);
+    std::printf("%-28s %10.0fns %12s %10.0fns %12s %8.3f %s%7.2f  %s%s\n",
+                row.figure->key, row.hal.median, hal_range, row.base.median,
+                base_range, row.ratio, row.figure->higher_is_better ? ">" : "<",
+                row.figure->target, row.met ? "met" : "MISSED",
+                row.noisy ? " (noisy)" : "");
+  }
+  double per_submit =
+      warm_submits ? static_cast<double>(warm_allocations) / warm_submits : 0;
+  std::printf("%-28s %.2f heap allocations per warm submission (%u counted)\n",
+              "warm_submit_allocations", per_submit, warm_submits);
+  if (!json_path)
+    return 0;
+  FILE* out = std::fopen(json_path, "w");
+  if (!out) {
+    std::fprintf(stderr, "hal-bench: cannot write %s\n", json_path);
+    return 1;
+  }
+  time_t now = time(nullptr);
+  char date[32];
+  strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  std::fprintf(out, "{\n  \"date\": \"%s\",\n", date);
+  std::fprintf(out, "  \"drivers\": {\"stream\": \"%s\", \"graph\": \"%s\"},\n",
+               g_hal.stream_driver.c_str(), g_hal.graph_driver.c_str());
+  std::fprintf(out, "  \"ratios\": {");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::fprintf(out, "%s\n    \"%s\": ", i ? "," : "", rows[i].figure->key);
+    JsonNumber(out, rows[i].ratio);
+  }
+  std::fprintf(out,
+               "\n  },\n  \"counts\": {\n    \"warm_submit_allocations\": ");
+  JsonNumber(out, per_submit);
+  std::fprintf(out, "\n  },\n  \"targets\": {");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::fprintf(out,
+                 "%s\n    \"%s\": {\"target\": %g, \"higher_is_better\": "
+                 "%s, \"met\": %s}",
+                 i ? "," : "", rows[i].figure->key, rows[i].figure->target,
+                 rows[i].figure->higher_is_better ? "true" : "false",
+                 rows[i].met ? "true" : "false");
+  }
+  std::fprintf(out, "\n  },\n  \"noisy\": [");
+  bool first = true;
+  for (const Row& row : rows) {
+    if (row.noisy) {
+      std::fprintf(out, "%s\"%s\"", first ? "" : ", ", row.figure->key);
+      first = false;
+    }
+  }
+  std::fprintf(out, "],\n  \"figures\": {");
+  first = true;
+  for (const auto& [name, samples] : g_samples) {
+    Stats stats = StatsOf(samples);
+    std::fprintf(out, "%s\n    \"%s\": {\"median_ns\": ", first ? "" : ",",
+                 name.c_str());
+    JsonNumber(out, stats.median);
+    std::fprintf(out, ", \"min_ns\": ");
+    JsonNumber(out, stats.min);
+    std::fprintf(out, ", \"max_ns\": ");
+    JsonNumber(out, stats.max);
+    std::fprintf(out, ", \"samples_ns\": [");
+    for (size_t i = 0; i < samples.size(); ++i)
+      std::fprintf(out, "%s%.1f", i ? ", " : "", samples[i]);
+    std::fprintf(out, "]}");
+    first = false;
+  }
+  std::fprintf(out, "\n  }\n}\n");
+  std::fclose(out);
+  std::printf("hal-bench: wrote %s\n", json_path);
+  return 0;
+}
+
+// Heap allocations of |count| warm empty submissions (after as many to warm
+// the pools), every thread's counted.
+uint64_t CountWarmAllocations(uint32_t count) {
+  hal_semaphore_t* timeline = nullptr;
+  Check(hal_device_create_semaphore(g_hal.stream, 0, &timeline), "semaphore");
+  uint64_t value = 0;
+  for (uint32_t i = 0; i < count; ++i)
+    EmptySubmit(g_hal.stream, timeline, &value);
+  g_allocations.store(0);
+  g_counting.store(true);
+  for (uint32_t i = 0; i < count; ++i)
+    EmptySubmit(g_hal.stream, timeline, &value);
+  g_counting.store(false);
+  hal_semaphore_release(timeline);
+  return g_allocations.load();
+}
+
+void Usage(FILE* out) {
+  std::fprintf(out,
+               "usage: hal-bench [--json=FILE] [--list] [--repetitions=N]\n"
+               "                 [--driver=NAME] [--graph-driver=NAME] "
+               "[--benchmark_*...]\n"
+               "  --json          write every figure, ratio and count to FILE\n"
+               "  --list          name the figures and exit\n"
+               "  --repetitions   interleaved repetitions of each case "
+               "(default %d)\n"
+               "  --driver        the stream driver (default cuda_stream)\n"
+               "  --graph-driver  the graph driver (default cuda_graph)\n"
+               "Other --benchmark_* flags go to Google Benchmark.\n",
+               kDefaultRepetitions);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* json_path = nullptr;
+  int repetitions = kDefaultRepetitions;
+  std::vector<char*> args = {argv[0]};
+  std::string repetitions_flag, interleave_flag =
+                                    "--benchmark_enable_random_"
+                                    "interleaving=true";
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--json=", 0) == 0) {
+      json_path = argv[i] + 7;
+    } else if (arg == "--list") {
+      for (const Figure& figure : kFigures) {
+        std::printf("%-28s %s (%s %g)\n", figure.key, figure.what,
+                    figure.higher_is_better ? ">=" : "<=", figure.target);
+      }
+      std::printf("%-28s heap allocations per warm submission (0)\n",
+                  "warm_submit_allocations");
+      return 0;
+    } else if (arg.rfind("--repetitions=", 0) == 0) {
+      repetitions = std::atoi(argv[i] + 14);
+      if (repetitions < 1) {
+        std::fprintf(stderr, "hal-bench: --repetitions needs a count >= 1\n");
+        return 2;
+      }
+    } else if (arg.rfind("--driver=", 0) == 0) {
+      g_hal.stream_driver = argv[i] + 9;
+    } else if (arg.rfind("--graph-driver=", 0) == 0) {
+      g_hal.graph_driver = argv[i] + 15;
+    } else if (arg == "--help" || arg == "-h") {
+      Usage(stdout);
+      return 0;
+    } else if (arg.rfind("--benchmark_", 0) == 0) {
+      args.push_back(argv[i]);
+    } else {
+      std::fprintf(stderr, "hal-bench: unknown argument %s\n", argv[i]);
+      Usage(stderr);
+      return 2;
+    }
+  }
+  repetitions_flag = "--benchmark_repetitions=" + std::to_string(repetitions);
+  args.push_back(repetitions_flag.data());
+  args.push_back(interleave_flag.data());
+  // 0.1 s a repetition unless asked otherwise: 15 interleaved repetitions
+  // of every case then take about half a minute.
+  bool min_time_given = false;
+  for (char* arg : args)
+    min_time_given |= std::strncmp(arg, "--benchmark_min_time", 20) == 0;
+  std::string min_time_flag = "--benchmark_min_time=0.1";
+  if (!min_time_given)
+    args.push_back(min_time_flag.data());
+  std::string color_flag = "--benchmark_color=false";  // logs stay text
+  args.push_back(color_flag.data());
+  int benchmark_argc = static_cast<int>(args.size());
+  benchmark::Initialize(&benchmark_argc, args.data());
+  if (benchmark::ReportUnrecognizedArguments(benchmark_argc, args.data()))
+    return 2;
+
+  Check(hal_driver_registry_create(nullptr, hal_allocator_system(),
+                                   &g_hal.registry),
+        "registry");
+  g_hal.stream = CreateDevice(g_hal.stream_driver);
+  g_hal.graph = CreateDevice(g_hal.graph_driver);
+  g_unparked_device = CreateDevice(g_hal.stream_driver);
+  OpenVendor();
+
+  benchmark::RegisterBenchmark("BM_SignalWake_Hal", BM_SignalWake_Hal);
+  benchmark::RegisterBenchmark("BM_SignalWake_Futex", BM_SignalWake_Futex);
+  benchmark::RegisterBenchmark("BM_EmptySubmit_Hal", BM_EmptySubmit_Hal);
+  benchmark::RegisterBenchmark("BM_EmptySubmit_Vendor", BM_EmptySubmit_Vendor);
+  benchmark::RegisterBenchmark("BM_SubmitThroughput_Hal",
+                               BM_SubmitThroughput_Hal);
+  benchmark::RegisterBenchmark("BM_SubmitThroughput_Vendor",
+                               BM_SubmitThroughput_Vendor);
+  benchmark::RegisterBenchmark("BM_Submit256_Graph", BM_Submit256_Graph);
+  benchmark::RegisterBenchmark("BM_Submit256_Stream", BM_Submit256_Stream);
+  // The parked case's submissions are made once, before every repetition.
+  ParkSubmissions();
+  benchmark::RegisterBenchmark("BM_SubmitParked_100k", BM_SubmitParked_100k);
+  benchmark::RegisterBenchmark("BM_SubmitParked_0", BM_SubmitParked_0);
+
+  Collector collector;
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  UnparkSubmissions();
+  const uint32_t warm_submits = 1000;
+  uint64_t allocations = CountWarmAllocations(warm_submits);
+  int result = Report(json_path, allocations, warm_submits);
+  benchmark::Shutdown();
+  CloseVendor();
+  hal_device_release(g_unparked_device);
+  hal_device_release(g_hal.graph);
+  hal_device_release(g_hal.stream);
+  hal_driver_registry_free(g_hal.registry);
+  return result;
+}

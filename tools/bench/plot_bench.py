@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Plots the figures of a hal-bench JSON file (docs/performance.md).
+
+usage: plot_bench.py HAL_BENCH_JSON OUTPUT_DIR
+
+Writes, for every figure of the file, the per-repetition times of the HAL
+case beside its baseline (one strip each, the median marked), as
+<key>.png, and ratios.png: each figure's ratio of medians against its
+target. Needs matplotlib (Debian's python3-matplotlib).
+"""
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+# The cases behind each ratio key, as hal-bench names them.
+FIGURES = {
+    "signal_wake_vs_futex": ("BM_SignalWake_Hal", "BM_SignalWake_Futex"),
+    "empty_submit_vs_vendor": ("BM_EmptySubmit_Hal", "BM_EmptySubmit_Vendor"),
+    "submit_throughput_vs_vendor": ("BM_SubmitThroughput_Hal",
+                                    "BM_SubmitThroughput_Vendor"),
+    "graph_vs_stream_256": ("BM_Submit256_Graph", "BM_Submit256_Stream"),
+    "parked_100k_vs_0": ("BM_SubmitParked_100k", "BM_SubmitParked_0"),
+}
+
+
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def plot_figure(key, figures, out_dir):
+    hal_case, base_case = FIGURES[key]
+    if hal_case not in figures or base_case not in figures:
+        return None
+    fig, ax = plt.subplots(figsize=(5, 3))
+    for x, case in enumerate((hal_case, base_case)):
+        samples = [s / 1000.0 for s in figures[case]["samples_ns"]]
+        ax.scatter([x] * len(samples), samples, alpha=0.6, s=14)
+        ax.hlines(median(samples), x - 0.25, x + 0.25, colors="black")
+    ax.set_xticks([0, 1])
+    ax.set_xticklabels(["HAL", "baseline"])
+    ax.set_xlim(-0.6, 1.6)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("µs per iteration (each repetition)")
+    ax.set_title(key, fontsize=9)
+    fig.tight_layout()
+    path = os.path.join(out_dir, key + ".png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_ratios(data, out_dir):
+    keys = [k for k in FIGURES if data["ratios"].get(k) is not None]
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ratios = [data["ratios"][k] for k in keys]
+    targets = [data["targets"][k]["target"] for k in keys]
+    ax.bar(range(len(keys)), ratios, color="tab:blue", label="ratio")
+    ax.scatter(range(len(keys)), targets, color="tab:red", marker="_",
+               s=400, label="target")
+    ax.set_xticks(range(len(keys)))
+    ax.set_xticklabels(keys, rotation=25, ha="right", fontsize=7)
+    ax.set_ylabel("HAL / baseline (medians)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "ratios.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    with open(sys.argv[1]) as f:
+        data = json.load(f)
+    os.makedirs(sys.argv[2], exist_ok=True)
+    written = [plot_figure(key, data["figures"], sys.argv[2])
+               for key in FIGURES]
+    written.append(plot_ratios(data, sys.argv[2]))
+    for path in written:
+        if path:
+            print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

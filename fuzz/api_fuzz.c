@@ -480,6 +480,14 @@ typedef struct fuzz_callback_t {
   uint64_t target_value;
 } fuzz_callback_t;
 
+// One hal_device_queue_host_call: its function must be called exactly once
+// (with OK or with why it never ran) by the end of the input.
+typedef struct fuzz_host_call_t {
+  atomic_int calls;
+  atomic_bool done;  // set last: the function no longer touches the record
+  bool registered;   // the call returned OK
+} fuzz_host_call_t;
+
 typedef struct fuzz_timepoint_t {
   hal_timepoint_t* handle;  // NULL: empty slot
   int callback;             // index in fuzz_state.callbacks
@@ -509,6 +517,8 @@ static struct {
   fuzz_mapping_t mappings[FUZZ_MAPPING_SLOTS];
   fuzz_callback_t callbacks[FUZZ_MAX_CALLBACKS];
   int callback_count;
+  fuzz_host_call_t host_calls[FUZZ_MAX_CALLBACKS];
+  int host_call_count;
   fuzz_counting_allocator_t counting;
 } fuzz_state;
 
@@ -2282,6 +2292,56 @@ static void op_executable_release(fuzz_input_t* in) {
 //===----------------------------------------------------------------------===//
 
 // Marks what an accepted submission may touch.
+// What a submission's first checks say (device.c): a NULL device, the queue
+// index, then both lists (and |bad_argument|, an invalid argument of the
+// call's own checked with the lists).
+static fuzz_expectation_t fuzz_expect_submission(bool null_device,
+                                                 uint32_t queue,
+                                                 const fuzz_list_t* waits,
+                                                 const fuzz_list_t* signals,
+                                                 bool bad_argument) {
+  if (null_device)
+    return fuzz_error(HAL_STATUS_INVALID_ARGUMENT);
+  if (queue >= fuzz_process.properties.queue_count)
+    return fuzz_error(HAL_STATUS_OUT_OF_RANGE);
+  if (!fuzz_list_valid(waits) || !fuzz_list_valid(signals) || bad_argument)
+    return fuzz_error(HAL_STATUS_INVALID_ARGUMENT);
+  return fuzz_ok();
+}
+
+// True when |list| names one semaphore twice.
+static bool fuzz_list_repeats(const fuzz_list_t* list) {
+  for (size_t i = 0; i < fuzz_list_count(list); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (list->semaphores[i] == list->semaphores[j])
+        return true;
+    }
+  }
+  return false;
+}
+
+// A queue index byte: mostly a valid index, 0xF0 and up one past the end.
+static uint32_t fuzz_take_queue(fuzz_input_t* in) {
+  uint8_t queue_byte = take_u8(in);
+  uint32_t queue_count = fuzz_process.properties.queue_count;
+  return queue_byte < 0xF0 ? queue_byte % queue_count
+                           : queue_count + (queue_byte & 0x0F);
+}
+
+// True when either list holds a lent semaphore (see FUZZ_ACTION_RELEASE_LENT).
+static bool fuzz_lists_lend(const fuzz_list_t* waits,
+                            const fuzz_list_t* signals) {
+  const fuzz_list_t* lists[2] = {waits, signals};
+  for (int l = 0; l < 2; ++l) {
+    for (size_t i = 0; i < fuzz_list_count(lists[l]); ++i) {
+      fuzz_semaphore_t* s = fuzz_semaphore_model(lists[l]->semaphores[i]);
+      if (s && s->lent)
+        return true;
+    }
+  }
+  return false;
+}
+
 static void fuzz_submitted(const fuzz_list_t* waits, const fuzz_list_t* signals,
                            fuzz_command_buffer_t** buffers, size_t count) {
   for (size_t i = 0; i < fuzz_list_count(waits); ++i) {
@@ -2317,10 +2377,7 @@ static void fuzz_submitted(const fuzz_list_t* waits, const fuzz_list_t* signals,
 // [queue] [wait list...] [signal list...] [buffers: count/shape] [slots]
 // [form: 0 execute, 1 barrier, 2 NULL device]
 static void op_queue_execute(fuzz_input_t* in) {
-  uint8_t queue_byte = take_u8(in);
-  uint32_t queue_count = fuzz_process.properties.queue_count;
-  uint32_t queue = queue_byte < 0xF0 ? queue_byte % queue_count
-                                     : queue_count + (queue_byte & 0x0F);
+  uint32_t queue = fuzz_take_queue(in);
   fuzz_list_t waits, signals;
   take_list(in, &waits);
   take_list(in, &signals);
@@ -2340,26 +2397,14 @@ static void op_queue_execute(fuzz_input_t* in) {
   if (form == 1)
     count = 0;
   // Work on a lent semaphore could run its callback on a queue thread.
-  const fuzz_list_t* lists[2] = {&waits, &signals};
-  for (int l = 0; l < 2; ++l) {
-    for (size_t i = 0; i < fuzz_list_count(lists[l]); ++i) {
-      fuzz_semaphore_t* s = fuzz_semaphore_model(lists[l]->semaphores[i]);
-      if (s && s->lent)
-        return;
-    }
-  }
+  if (fuzz_lists_lend(&waits, &signals))
+    return;
 
   // The documented order of checks (device.c: queue, lists, array, each
   // buffer; then the queue refuses a semaphore signaled twice).
-  fuzz_expectation_t expect = fuzz_ok();
-  if (form == 2) {
-    expect = fuzz_error(HAL_STATUS_INVALID_ARGUMENT);
-  } else if (queue >= queue_count) {
-    expect = fuzz_error(HAL_STATUS_OUT_OF_RANGE);
-  } else if (!fuzz_list_valid(&waits) || !fuzz_list_valid(&signals) ||
-             (count && null_array)) {
-    expect = fuzz_error(HAL_STATUS_INVALID_ARGUMENT);
-  } else {
+  fuzz_expectation_t expect = fuzz_expect_submission(
+      form == 2, queue, &waits, &signals, count && null_array);
+  if (expect.kind == FUZZ_EXPECT_OK) {
     for (size_t i = 0; i < count && expect.kind == FUZZ_EXPECT_OK; ++i) {
       fuzz_command_buffer_t* c = models[i];
       bool claimed_before = false;
@@ -2375,13 +2420,8 @@ static void op_queue_execute(fuzz_input_t* in) {
         expect = fuzz_error(HAL_STATUS_FAILED_PRECONDITION);
       }
     }
-    for (size_t i = 0;
-         i < fuzz_list_count(&signals) && expect.kind == FUZZ_EXPECT_OK; ++i) {
-      for (size_t j = 0; j < i; ++j) {
-        if (signals.semaphores[i] == signals.semaphores[j])
-          expect = fuzz_error(HAL_STATUS_INVALID_ARGUMENT);
-      }
-    }
+    if (expect.kind == FUZZ_EXPECT_OK && fuzz_list_repeats(&signals))
+      expect = fuzz_error(HAL_STATUS_INVALID_ARGUMENT);
   }
   hal_status_t status;
   if (form == 1) {
@@ -2403,6 +2443,110 @@ static void op_queue_execute(fuzz_input_t* in) {
   hal_status_code_t code = fuzz_result(status, expect, what);
   if (code == HAL_STATUS_OK)
     fuzz_submitted(&waits, &signals, models, count);
+}
+
+static hal_status_t fuzz_host_call_fn(void* user_data, hal_status_t status) {
+  (void)status;
+  fuzz_host_call_t* call = user_data;
+  atomic_fetch_add(&call->calls, 1);
+  atomic_store_explicit(&call->done, true, memory_order_release);
+  return HAL_OK;
+}
+
+// [queue] [wait list...] [signal list...] [form: 0 call, 1 NULL function,
+// 2 NULL device]
+//
+// hal_device_queue_host_call with the lists of a submission: validated as
+// queue_execute's (and a NULL function refused); when accepted its signals
+// move like device work's, and its function runs exactly once by teardown.
+static void op_host_call(fuzz_input_t* in) {
+  uint32_t queue = fuzz_take_queue(in);
+  fuzz_list_t waits, signals;
+  take_list(in, &waits);
+  take_list(in, &signals);
+  int form = take_u8(in) % 3;
+  if (fuzz_state.host_call_count == FUZZ_MAX_CALLBACKS)
+    return;
+  // A host call on a lent semaphore could resolve it off this thread.
+  if (fuzz_lists_lend(&waits, &signals))
+    return;
+  fuzz_expectation_t expect =
+      fuzz_expect_submission(form == 2, queue, &waits, &signals, form == 1);
+  if (expect.kind == FUZZ_EXPECT_OK && fuzz_list_repeats(&signals))
+    expect = fuzz_error(HAL_STATUS_INVALID_ARGUMENT);
+  fuzz_host_call_t* call = &fuzz_state.host_calls[fuzz_state.host_call_count];
+  char what[96];
+  snprintf(what, sizeof(what),
+           "hal_device_queue_host_call(queue %u, %zu waits, %zu signals)",
+           queue, fuzz_list_count(&waits), fuzz_list_count(&signals));
+  hal_status_code_t code = fuzz_result(
+      hal_device_queue_host_call(form == 2 ? NULL : fuzz_process.device, queue,
+                                 waits.null_pointer ? NULL : &waits.list,
+                                 signals.null_pointer ? NULL : &signals.list,
+                                 form == 1 ? NULL : fuzz_host_call_fn, call),
+      expect, what);
+  if (code != HAL_STATUS_OK) {
+    FUZZ_CHECK(atomic_load(&call->calls) == 0,
+               "a refused host call called its function");
+    return;
+  }
+  call->registered = true;
+  ++fuzz_state.host_call_count;
+  fuzz_submitted(&waits, &signals, NULL, 0);
+}
+
+// [object slot kind] [slot] [call]
+//
+// An object of one kind passed where another kind is expected (a caller's
+// wrong pointer): INVALID_ARGUMENT naming what it is, nothing changed (the
+// per-step checks see every object as it was).
+static void op_wrong_kind(fuzz_input_t* in) {
+  int kind = take_u8(in) % 3;
+  int slot = take_u8(in);
+  int call = take_u8(in) % 4;
+  void* object = NULL;
+  const char* is = NULL;
+  if (kind == 0) {
+    object = fuzz_semaphore_at(slot % FUZZ_SEMAPHORE_SLOTS);
+    is = "is a semaphore";
+  } else if (kind == 1) {
+    fuzz_buffer_t* b = fuzz_buffer_slot(slot % FUZZ_BUFFER_SLOTS);
+    object = b ? b->handle : NULL;
+    is = "is a buffer";
+  } else {
+    fuzz_command_buffer_t* c =
+        fuzz_command_buffer_slot(slot % FUZZ_COMMAND_BUFFER_SLOTS);
+    object = c ? c->handle : NULL;
+    is = "is a command buffer";
+  }
+  if (!object)
+    return;
+  // Each call takes a kind the object is not.
+  hal_status_t status = HAL_OK;
+  const char* what = NULL;
+  uint8_t byte = 0;
+  if (call == 0 && kind != 1) {
+    what = "hal_buffer_read";
+    status = hal_buffer_read((hal_buffer_t*)object, 0, &byte, 1);
+  } else if (call == 1 && kind != 0) {
+    uint64_t value = 0;
+    what = "hal_semaphore_query";
+    status = hal_semaphore_query((hal_semaphore_t*)object, &value);
+  } else if (call == 2 && kind != 2) {
+    what = "hal_command_buffer_end";
+    status = hal_command_buffer_end((hal_command_buffer_t*)object);
+  } else {
+    what = "hal_driver_query_device_count";
+    uint32_t count = 0;
+    status = hal_driver_query_device_count((hal_driver_t*)object, &count);
+  }
+  const char* message = hal_status_message(status);
+  FUZZ_CHECK(hal_status_code(status) == HAL_STATUS_INVALID_ARGUMENT &&
+                 strstr(message, is) != NULL,
+             "%s on an object that %s returned %s: %s", what, is + 3,
+             hal_status_code_string(hal_status_code(status)), message);
+  fuzz_trace("%s on an object that %s -> INVALID_ARGUMENT", what, is + 3);
+  hal_status_free(status);
 }
 
 // [buffer slot] [kind: 0 fill, 1 update, 2 copy] [range...] [pattern u32]
@@ -2622,7 +2766,9 @@ static void op_device_query(fuzz_input_t* in) {
   X(EXECUTABLE_RELEASE, op_executable_release)               \
   X(QUEUE_EXECUTE, op_queue_execute)                         \
   X(DEVICE_OP_AND_VERIFY, op_device_op_and_verify)           \
-  X(DEVICE_QUERY, op_device_query)
+  X(DEVICE_QUERY, op_device_query)                           \
+  X(HOST_CALL, op_host_call)                                 \
+  X(WRONG_KIND, op_wrong_kind)
 
 #define FUZZ_OP_ENUM(name, fn) FUZZ_OP_##name,
 enum { FUZZ_OPS(FUZZ_OP_ENUM) FUZZ_OP_COUNT };
@@ -2700,6 +2846,16 @@ static bool fuzz_callbacks_done(void) {
   return true;
 }
 
+static bool fuzz_host_calls_done(void) {
+  for (int i = 0; i < fuzz_state.host_call_count; ++i) {
+    if (!atomic_load_explicit(&fuzz_state.host_calls[i].done,
+                              memory_order_acquire)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 static bool fuzz_counting_allocator_empty(void) {
   return atomic_load(&fuzz_state.counting.live) == 0;
 }
@@ -2728,6 +2884,14 @@ static void fuzz_teardown(void) {
     FUZZ_CHECK(!s->lent || fuzz_semaphore_settle_lent(s),
                "a pending callback did not run when its semaphore failed "
                "(T1)");
+  }
+  FUZZ_CHECK(fuzz_poll(fuzz_host_calls_done),
+             "a host call's function was never called though every "
+             "semaphore it waited on failed");
+  for (int i = 0; i < fuzz_state.host_call_count; ++i) {
+    FUZZ_CHECK(atomic_load(&fuzz_state.host_calls[i].calls) == 1,
+               "host call %d's function was called %d times (exactly once)", i,
+               atomic_load(&fuzz_state.host_calls[i].calls));
   }
   FUZZ_CHECK(fuzz_poll(fuzz_only_our_references),
              "the device still holds objects of retired or failed work %" PRId64

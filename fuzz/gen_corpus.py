@@ -268,6 +268,16 @@ def submit(queue=0, waits=EMPTY_LIST, signals=EMPTY_LIST, cbs=(), form=0,
     return op("QUEUE_EXECUTE", queue, waits, signals, shape, slots, form)
 
 
+def host_call(queue=0, waits=EMPTY_LIST, signals=EMPTY_LIST, form=0):
+    return op("HOST_CALL", queue, waits, signals, form)
+
+
+def wrong_kind(kind, slot, call):
+    return op("WRONG_KIND", kind, slot, call)
+
+
+SEMAPHORE_KIND, BUFFER_KIND, COMMAND_BUFFER_KIND = range(3)
+
 FILL, UPDATE, COPY = range(3)
 
 
@@ -417,6 +427,21 @@ SEEDS = {
     submit(0, entries((0, NEXT)), entries((1, NEXT)), form=1) +
     submit(1, entries((1, NEXT)), entries((2, NEXT)), form=1) +
     signal(0, NEXT) + list_wait(ALL, entries((2, absolute(1))), MS3, 1),
+    "host_call_chain": sem_device(0) + sem_host(1) + sem_device(2) +
+    host_call(1, entries((0, NEXT)), entries((1, NEXT))) +
+    host_call(0, entries((1, NEXT)), entries((2, future(2)))) +
+    signal(0, NEXT) + wait(2, absolute(2), MS3) + host_call(0) +
+    host_call(0, entries((0, future(5))), entries((1, future(3)))),
+    "host_call_invalid": sem_device(0) + host_call(0xF0) +
+    host_call(0, null_arrays(), EMPTY_LIST) +
+    host_call(0, EMPTY_LIST, entries((0, NEXT), (0, future(2)))) +
+    host_call(0, form=1) + host_call(0, form=2) +
+    host_call(0, entries((0, failure_range())), EMPTY_LIST),
+    "wrong_kind": sem_device(0) + buffer(0, DEVICE_LOCAL, DEFAULT, 64) + cb(0) +
+    wrong_kind(SEMAPHORE_KIND, 0, 0) + wrong_kind(SEMAPHORE_KIND, 0, 2) +
+    wrong_kind(BUFFER_KIND, 0, 1) + wrong_kind(BUFFER_KIND, 0, 3) +
+    wrong_kind(COMMAND_BUFFER_KIND, 0, 0) + wrong_kind(COMMAND_BUFFER_KIND, 0, 1) +
+    begin(0) + wrong_kind(SEMAPHORE_KIND, 0, 2) + end(0),
     "submit_host_semaphore": sem_host(0) + sem_device(1) +
     submit(0, entries((1, NEXT)), entries((0, NEXT)), form=1) +
     signal(1, NEXT) + wait(0, absolute(1), MS3) + callback(0, NEXT, 1, 0),

@@ -16,14 +16,8 @@ static const hal_semaphore_vtable_t* hal_semaphore_vtable(
 // answer as in a list (hal_semaphore_list_validate), never a call through
 // a vtable that is not a semaphore's.
 static hal_status_t hal_semaphore_check(const hal_semaphore_t* semaphore) {
-  if (!semaphore) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "semaphore is NULL");
-  }
-  if (!hal_sync_semaphore_is_sync(semaphore)) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%p is not a semaphore",
-                           (const void*)semaphore);
-  }
-  return HAL_OK;
+  return hal_resource_check_kind(semaphore, HAL_RESOURCE_KIND_SEMAPHORE,
+                                 "semaphore");
 }
 
 HAL_API void hal_semaphore_retain(hal_semaphore_t* semaphore) {

@@ -74,12 +74,12 @@ static void Device_ObjectOfAnotherTypeIsNotASemaphore(void** state) {
   hal_semaphore_t* real = NULL;
   HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 1, &real));
   uint64_t value = 7;
-  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is not a semaphore",
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is a buffer, not a semaphore",
                     hal_semaphore_query(wrong, &value));
   assert_int_equal(value, 0);
-  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is not a semaphore",
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is a buffer, not a semaphore",
                     hal_semaphore_signal(wrong, 2));
-  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is not a semaphore",
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "is a buffer, not a semaphore",
                     hal_semaphore_wait(wrong, 1, hal_immediate_timeout()));
   hal_semaphore_fail(wrong, hal_make_status(HAL_STATUS_ABORTED, "ignored"));
 

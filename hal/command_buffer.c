@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hal/device.h"
+#include "hal/trace.h"
 
 static const hal_command_buffer_vtable_t* hal_command_buffer_vtable(
     hal_command_buffer_t* command_buffer) {
@@ -137,6 +138,7 @@ hal_command_buffer_begin(hal_command_buffer_t* command_buffer) {
       hal_command_buffer_vtable(command_buffer)->begin(command_buffer));
   command_buffer->state = HAL_COMMAND_BUFFER_STATE_RECORDING;
   command_buffer->op_count = 0;
+  hal_trace_instant(0, "host", "record_begin", NULL);
   return HAL_OK;
 }
 
@@ -147,6 +149,11 @@ hal_command_buffer_end(hal_command_buffer_t* command_buffer) {
   HAL_RETURN_IF_ERROR(
       hal_command_buffer_vtable(command_buffer)->end(command_buffer));
   command_buffer->state = HAL_COMMAND_BUFFER_STATE_EXECUTABLE;
+  if (hal_trace_enabled()) {
+    char args[32];
+    snprintf(args, sizeof(args), "\"ops\": %u", command_buffer->op_count);
+    hal_trace_instant(0, "host", "record_end", args);
+  }
   return HAL_OK;
 }
 

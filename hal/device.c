@@ -3,9 +3,11 @@
 #include "hal/device.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hal/recording.h"
+#include "hal/trace.h"
 #include "sync_queue.h"
 
 static const hal_device_vtable_t* hal_device_vtable(hal_device_t* device) {
@@ -54,6 +56,7 @@ static void hal_device_run_deferred_shutdown(hal_deferred_node_t* node) {
   hal_device_t* device =
       (hal_device_t*)((char*)node - offsetof(hal_device_t, shutdown_node));
   hal_device_shutdown(device);
+  hal_trace_flush();
   hal_resource_release(&device->resource);
 }
 
@@ -82,6 +85,7 @@ HAL_API void hal_device_release(hal_device_t* device) {
     // the device made is still alive. Their own references then let the
     // device's memory go when they do.
     hal_device_shutdown(device);
+    hal_trace_flush();
   }
   hal_resource_release(&device->resource);
 }
@@ -190,6 +194,30 @@ static void hal_device_unclaim_one_shots(size_t count,
   }
 }
 
+// HAL_TRACE: the call as a span on the caller's thread, with its lists and
+// result, and the start of the flow to the submission it made.
+static void hal_device_trace_submit(const hal_device_t* device,
+                                    const char* name, uint32_t queue_index,
+                                    const hal_semaphore_list_t* waits,
+                                    const hal_semaphore_list_t* signals,
+                                    size_t command_buffer_count,
+                                    uint64_t start_ns, hal_status_t status) {
+  char result[HAL_TRACE_STATUS_ARGS];
+  hal_trace_status_args(status, result, sizeof(result));
+  uint64_t submission = hal_trace_take_last_submission();
+  char args[HAL_TRACE_STATUS_ARGS + 256 + HAL_DEVICE_NAME_MAX];
+  snprintf(args, sizeof(args),
+           "\"device\": \"%s\", \"queue\": %u, \"waits\": %zu, "
+           "\"signals\": %zu, \"command_buffers\": %zu, "
+           "\"submission\": \"0x%" PRIx64 "\", %s",
+           device->info.name, queue_index, waits ? waits->count : 0,
+           signals ? signals->count : 0, command_buffer_count,
+           status == HAL_OK ? submission : 0, result);
+  if (status == HAL_OK && submission)
+    hal_trace_flow_start(0, "submission", submission);
+  hal_trace_complete("host", name, start_ns, args);
+}
+
 #define HAL_MAX_COMMAND_BUFFERS_PER_SUBMIT 1024
 
 HAL_API hal_status_t hal_device_queue_execute(
@@ -238,6 +266,7 @@ HAL_API hal_status_t hal_device_queue_execute(
     if (status != HAL_OK)
       break;
   }
+  uint64_t trace_start = hal_trace_enabled() ? (uint64_t)hal_time_now() : 0;
   if (status == HAL_OK) {
     status = hal_device_vtable(device)->queue_execute(
         device, queue_index, wait_semaphores, signal_semaphores,
@@ -246,6 +275,10 @@ HAL_API hal_status_t hal_device_queue_execute(
   if (status != HAL_OK) {
     hal_device_unclaim_one_shots(claimed, command_buffers);
   }
+  if (trace_start)
+    hal_device_trace_submit(device, "queue_execute", queue_index,
+                            wait_semaphores, signal_semaphores,
+                            command_buffer_count, trace_start, status);
   return status;
 }
 

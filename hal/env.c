@@ -55,5 +55,7 @@ HAL_API hal_status_t hal_env_check(void) {
       hal_env_uint("HAL_SYNC_MAX_WAIT_MS", 0, 86400000, &ms, NULL));
   HAL_RETURN_IF_ERROR(hal_env_flag("HAL_SYNC_NO_FUTEX", &flag, NULL));
   HAL_RETURN_IF_ERROR(hal_env_flag("HAL_LOADER_DEBUG", &flag, NULL));
+  HAL_RETURN_IF_ERROR(
+      hal_env_uint("HAL_TRACE_MAX_MB", 0, UINT32_MAX, &ms, NULL));
   return HAL_OK;
 }

@@ -23,7 +23,9 @@
 // installed), hal-run points HAL_CUDA_LIBRARY / HAL_HIP_LIBRARY at it and
 // says so. A runtime variable the user set is always respected.
 
+#include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,7 @@
 
 #include "hal/api.h"
 #include "hal/plugin.h"
+#include "hal/trace.h"
 #include "pipeline.h"
 
 #define HAL_RUN_EXIT_OK 0
@@ -84,6 +87,10 @@ static void hal_run_print_usage(FILE* stream) {
       "  --dump-devices        the same with each device's properties\n"
       "                        (memory types, executable formats, limits)\n"
       "  --json                the listings above as JSON on stdout\n"
+      "  --trace=FILE          write a trace of the run to FILE (Chrome\n"
+      "                        Trace Event JSON: Perfetto UI, "
+      "chrome://tracing;\n"
+      "                        the same as HAL_TRACE=FILE)\n"
       "  -v, --verbose         say in full why a system runtime was not used\n"
       "  --version             hal-run's version and plugin ABI\n"
       "  -h, --help            this text\n"
@@ -103,6 +110,8 @@ static void hal_run_print_usage(FILE* stream) {
       "                        tries the system runtime, then the virtual GPU\n"
       "  HAL_SYNC_MAX_WAIT_MS  bound every host wait (a hang becomes an "
       "error)\n"
+      "  HAL_TRACE=FILE        trace to FILE (docs/tracing.md);\n"
+      "  HAL_TRACE_MAX_MB      bound its memory (events past it are counted)\n"
       "\n"
       "exit status: 0 success, 1 a failure (its status on stderr), 2 usage\n");
 }
@@ -672,6 +681,14 @@ static int hal_run_pipeline(const hal_run_paths_t* paths,
   return exit_code;
 }
 
+// At exit, after libhal's own flush (atexit runs in reverse): what the
+// trace holds and what it lost.
+static void hal_run_report_trace(void) {
+  hal_trace_flush();
+  fprintf(stderr, "hal-run: trace written to %s (%" PRIu64 " events dropped)\n",
+          getenv("HAL_TRACE"), hal_trace_dropped());
+}
+
 int main(int argc, char** argv) {
   enum {
     OPT_LIST_DRIVERS = 256,
@@ -683,6 +700,7 @@ int main(int argc, char** argv) {
     OPT_VERBOSE,
     OPT_DUMP_DEVICES,
     OPT_JSON,
+    OPT_TRACE,
     OPT_COUNT_
   };
   static const struct option long_options[] = {
@@ -694,12 +712,14 @@ int main(int argc, char** argv) {
       {"verbose", no_argument, NULL, OPT_VERBOSE},
       {"dump-devices", no_argument, NULL, OPT_DUMP_DEVICES},
       {"json", no_argument, NULL, OPT_JSON},
+      {"trace", required_argument, NULL, OPT_TRACE},
       {"help", no_argument, NULL, OPT_HELP},
       {NULL, 0, NULL, 0},
   };
   int seen[OPT_COUNT_] = {0};
   const char* driver_name = NULL;
   const char* device_uri = NULL;
+  const char* trace_path = NULL;
   int option;
   while ((option = getopt_long(argc, argv, "hv", long_options, NULL)) != -1) {
     if (option == 'h')
@@ -718,6 +738,8 @@ int main(int argc, char** argv) {
       driver_name = optarg;
     if (option == OPT_DEVICE)
       device_uri = optarg;
+    if (option == OPT_TRACE)
+      trace_path = optarg;
   }
   if (optind < argc) {
     fprintf(stderr, "hal-run: unexpected argument '%s'\n", argv[optind]);
@@ -733,6 +755,33 @@ int main(int argc, char** argv) {
            HAL_PLUGIN_ABI_VERSION);
     return HAL_RUN_EXIT_OK;
   }
+  if (trace_path) {
+    // libhal reads HAL_TRACE when it loads, before main: run again with it
+    // set (and without --trace).
+    const char* current = getenv("HAL_TRACE");
+    if (!*trace_path) {
+      fprintf(stderr, "hal-run: --trace needs a file name\n");
+      return HAL_RUN_EXIT_USAGE;
+    }
+    if (!current || strcmp(current, trace_path) != 0) {
+      setenv("HAL_TRACE", trace_path, 1);
+      char** args = calloc((size_t)argc + 1, sizeof(char*));
+      int count = 0;
+      for (int i = 0; args && i < argc; ++i) {
+        if (strncmp(argv[i], "--trace", 7) != 0)
+          args[count++] = argv[i];
+        else if (strcmp(argv[i], "--trace") == 0)
+          ++i;  // "--trace FILE"
+      }
+      if (args)
+        execv("/proc/self/exe", args);
+      fprintf(stderr, "hal-run: cannot run again with HAL_TRACE set: %s\n",
+              strerror(errno));
+      return HAL_RUN_EXIT_FAILURE;
+    }
+  }
+  if (hal_trace_enabled())
+    atexit(hal_run_report_trace);
   hal_run_verbose = seen[OPT_VERBOSE] > 0;
   hal_run_json = seen[OPT_JSON] > 0;
   bool list_devices = seen[OPT_LIST_DEVICES] || seen[OPT_DUMP_DEVICES];

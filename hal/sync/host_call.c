@@ -42,6 +42,7 @@
 
 #include "hal/device.h"
 #include "hal/timepoint.h"
+#include "hal/trace.h"
 #include "semaphore_impl.h"
 #include "sync_queue.h"
 #include "wake.h"
@@ -182,6 +183,7 @@ static void hal_sync_host_call_finish_side(hal_sync_host_call_t* call,
 
 // Executor thread: runs (or cancels) |call| and settles its signals.
 static void hal_sync_host_call_execute(hal_sync_host_call_t* call) {
+  uint64_t trace_start = hal_trace_enabled() ? (uint64_t)hal_time_now() : 0;
   hal_status_t result;
   if (call->failure != HAL_OK) {
     // Never runs: fn only learns why (to release user_data).
@@ -201,6 +203,13 @@ static void hal_sync_host_call_execute(hal_sync_host_call_t* call) {
     } else {
       hal_semaphore_fail(signals[i], hal_status_clone(result));
     }
+  }
+  if (trace_start) {
+    char args[HAL_TRACE_STATUS_ARGS];
+    hal_trace_status_args(result, args, sizeof(args));
+    hal_trace_complete("host",
+                       call->failure ? "host_call (not run)" : "host_call",
+                       trace_start, args);
   }
   hal_status_free(result);
   hal_sync_host_call_finish_side(call, &call->executed);

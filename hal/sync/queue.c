@@ -16,6 +16,8 @@
 
 #include "queue_impl.h"
 
+#include "hal/trace.h"
+
 void hal_sync_submission_fifo_push(hal_sync_submission_fifo_t* fifo,
                                    hal_sync_submission_t* submission) {
   submission->next = NULL;
@@ -54,12 +56,46 @@ static void hal_sync_queue_unpark_locked(hal_sync_queue_t* queue,
   }
   submission->parked_prev = submission->parked_next = NULL;
   submission->is_parked = false;
+  --queue->parked_count;
+}
+
+static const char* const hal_sync_trace_phases[] = {NULL, "parked", "ready",
+                                                    "in flight"};
+
+void hal_sync_submission_trace_phase(hal_sync_submission_t* submission,
+                                     uint8_t phase, const char* end_args) {
+  if (!submission->trace_id)
+    return;
+  uint32_t track = submission->queue->trace_track;
+  if (submission->trace_phase) {
+    hal_trace_end(track, "submission",
+                  hal_sync_trace_phases[submission->trace_phase],
+                  submission->trace_id, end_args);
+  }
+  submission->trace_phase = phase;
+  if (phase) {
+    hal_trace_begin(track, "submission", hal_sync_trace_phases[phase],
+                    submission->trace_id, NULL);
+  }
+}
+
+void hal_sync_queue_trace_parked_locked(hal_sync_queue_t* queue) {
+  hal_sync_mutex_assert_held(&queue->mutex);
+  if (!hal_trace_enabled())
+    return;
+  char args[48];
+  snprintf(args, sizeof(args), "\"parked\": %zu", queue->parked_count);
+  hal_trace_counter(queue->trace_track, "parked", args);
 }
 
 void hal_sync_queue_enqueue_ready(hal_sync_queue_t* queue,
                                   hal_sync_submission_t* submission) {
   hal_sync_mutex_lock(&queue->mutex);
   hal_sync_queue_unpark_locked(queue, submission);
+  if (hal_trace_enabled()) {
+    hal_sync_submission_trace_phase(submission, 2, NULL);
+    hal_sync_queue_trace_parked_locked(queue);
+  }
   hal_sync_submission_fifo_push(&queue->ready, submission);
   pthread_cond_signal(&queue->worker_cond);
   // Neither the queue nor the submission is touched after this unlock: the
@@ -236,6 +272,7 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
   }
   hal_sync_queue_name_thread(queue->worker_thread, "w-", name);
   hal_sync_queue_name_thread(queue->completion_thread, "c-", name);
+  queue->trace_track = hal_trace_track(name);
   // A queue created on a device already lost takes no work.
   if (domain)
     hal_sync_loss_domain_add_queue(domain, queue);

@@ -51,6 +51,10 @@ struct hal_sync_submission_t {
   hal_sync_submission_t* parked_prev;
   hal_sync_submission_t* parked_next;
   bool is_parked;
+  // HAL_TRACE: the submission's id and the phase it is in (0 none, 1
+  // parked, 2 ready, 3 in flight), handed along with the submission.
+  uint64_t trace_id;
+  uint8_t trace_phase;
   size_t wait_count;
   hal_sync_submission_wait_t* waits;
   size_t signal_count;
@@ -78,6 +82,7 @@ struct hal_sync_queue_t {
   hal_sync_submission_fifo_t ready;
   hal_sync_submission_fifo_t in_flight;
   hal_sync_submission_t* parked_head;
+  size_t parked_count;  // the parked list's length (a trace counter)
   // Issued submissions whose event could not be recorded: released at
   // destroy (see record_event in queue.h).
   hal_sync_submission_fifo_t orphaned;
@@ -93,7 +98,15 @@ struct hal_sync_queue_t {
 
   pthread_t worker_thread;
   pthread_t completion_thread;
+  uint32_t trace_track;  // HAL_TRACE: the queue's row (0: off)
 };
+
+// HAL_TRACE: ends the submission's current phase (with |end_args|, may be
+// NULL) and begins |phase| (0: none). Called by whoever hands it on.
+void hal_sync_submission_trace_phase(hal_sync_submission_t* submission,
+                                     uint8_t phase, const char* end_args);
+// HAL_TRACE: the queue's parked count as a counter event.
+void hal_sync_queue_trace_parked_locked(hal_sync_queue_t* queue);
 
 void hal_sync_submission_fifo_push(hal_sync_submission_fifo_t* fifo,
                                    hal_sync_submission_t* submission);

@@ -7,6 +7,25 @@
 
 #include "semaphore_impl.h"
 
+#include <stdio.h>
+
+#include "hal/trace.h"
+
+// HAL_TRACE: a host wait as a span (what it waited for, how it ended), a
+// host signal or failure as an instant.
+static hal_status_t hal_semaphore_trace_wait(const char* name, size_t count,
+                                             uint64_t value, uint64_t start_ns,
+                                             hal_status_t status) {
+  char result[HAL_TRACE_STATUS_ARGS];
+  hal_trace_status_args(status, result, sizeof(result));
+  char args[HAL_TRACE_STATUS_ARGS + 64];
+  snprintf(args, sizeof(args),
+           "\"semaphores\": %zu, \"value\": %" PRIu64 ", %s", count, value,
+           result);
+  hal_trace_complete("host", name, start_ns, args);
+  return status;
+}
+
 static const hal_semaphore_vtable_t* hal_semaphore_vtable(
     hal_semaphore_t* semaphore) {
   return (const hal_semaphore_vtable_t*)semaphore->resource.vtable;
@@ -81,7 +100,17 @@ HAL_API hal_status_t hal_semaphore_signal(hal_semaphore_t* semaphore,
                            "); use hal_semaphore_fail()",
                            new_value, HAL_SEMAPHORE_MAX_VALUE);
   }
-  return hal_semaphore_vtable(semaphore)->signal(semaphore, new_value);
+  hal_status_t status =
+      hal_semaphore_vtable(semaphore)->signal(semaphore, new_value);
+  if (hal_trace_enabled()) {
+    char result[HAL_TRACE_STATUS_ARGS];
+    hal_trace_status_args(status, result, sizeof(result));
+    char args[HAL_TRACE_STATUS_ARGS + 48];
+    snprintf(args, sizeof(args), "\"value\": %" PRIu64 ", %s", new_value,
+             result);
+    hal_trace_instant(0, "host", "semaphore_signal", args);
+  }
+  return status;
 }
 
 HAL_API void hal_semaphore_fail(hal_semaphore_t* semaphore,
@@ -91,6 +120,11 @@ HAL_API void hal_semaphore_fail(hal_semaphore_t* semaphore,
     hal_status_free(check);
     hal_status_free(status);
     return;
+  }
+  if (hal_trace_enabled()) {
+    char args[HAL_TRACE_STATUS_ARGS];
+    hal_trace_status_args(status ? status : HAL_OK, args, sizeof(args));
+    hal_trace_instant(0, "host", "semaphore_fail", args);
   }
   hal_semaphore_vtable(semaphore)->fail(semaphore, status);
 }
@@ -103,7 +137,12 @@ HAL_API hal_status_t hal_semaphore_wait(hal_semaphore_t* semaphore,
         HAL_STATUS_INVALID_ARGUMENT,
         "wait value %" PRIu64 " is in the reserved failure range", value);
   }
-  return hal_semaphore_vtable(semaphore)->wait(semaphore, value, timeout);
+  if (!hal_trace_enabled())
+    return hal_semaphore_vtable(semaphore)->wait(semaphore, value, timeout);
+  uint64_t start = (uint64_t)hal_time_now();
+  return hal_semaphore_trace_wait(
+      "semaphore_wait", 1, value, start,
+      hal_semaphore_vtable(semaphore)->wait(semaphore, value, timeout));
 }
 
 HAL_API hal_status_t hal_semaphore_list_wait(hal_wait_mode_t mode,
@@ -118,6 +157,14 @@ HAL_API hal_status_t hal_semaphore_list_wait(hal_wait_mode_t mode,
   if (list.count == 0)
     return HAL_OK;
   HAL_RETURN_IF_ERROR(hal_semaphore_list_validate(list, "wait"));
-  return hal_sync_semaphore_wait_list(mode, list.count, list.semaphores,
-                                      list.payload_values, deadline_ns);
+  if (!hal_trace_enabled()) {
+    return hal_sync_semaphore_wait_list(mode, list.count, list.semaphores,
+                                        list.payload_values, deadline_ns);
+  }
+  uint64_t start = (uint64_t)hal_time_now();
+  return hal_semaphore_trace_wait(
+      mode == HAL_WAIT_MODE_ALL ? "wait_all" : "wait_any", list.count,
+      list.payload_values[0], start,
+      hal_sync_semaphore_wait_list(mode, list.count, list.semaphores,
+                                   list.payload_values, deadline_ns));
 }

@@ -7,6 +7,10 @@
 
 #include "queue_impl.h"
 
+#include <stdio.h>
+
+#include "hal/trace.h"
+
 //===----------------------------------------------------------------------===//
 // Lifetime
 //===----------------------------------------------------------------------===//
@@ -52,6 +56,15 @@ static void hal_sync_submission_release_payload(
 
 void hal_sync_submission_complete(hal_sync_submission_t* submission,
                                   hal_status_t status) {
+  if (submission->trace_id) {
+    char args[HAL_TRACE_STATUS_ARGS];
+    hal_trace_status_args(status, args, sizeof(args));
+    hal_sync_submission_trace_phase(submission, 0, NULL);
+    uint32_t track = submission->queue->trace_track;
+    hal_trace_end(track, "submission", "submission", submission->trace_id,
+                  args);
+    hal_trace_flow_end(track, "submission", submission->trace_id);
+  }
   // The payload goes before the signals: a waiter they wake may reuse what
   // it held at once (re-record a command buffer, free a buffer) and must
   // find it out of the submission's hands.
@@ -322,6 +335,19 @@ HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
   if (queue->parked_head)
     queue->parked_head->parked_prev = submission;
   queue->parked_head = submission;
+  ++queue->parked_count;
+  if (hal_trace_enabled()) {
+    // Under the lock: a loss may take and fail it as soon as it is listed.
+    submission->trace_id = hal_trace_next_id();
+    hal_trace_set_last_submission(submission->trace_id);
+    char args[64];
+    snprintf(args, sizeof(args), "\"waits\": %zu, \"signals\": %zu",
+             submission->wait_count, submission->signal_count);
+    hal_trace_begin(queue->trace_track, "submission", "submission",
+                    submission->trace_id, args);
+    hal_sync_submission_trace_phase(submission, 1, NULL);
+    hal_sync_queue_trace_parked_locked(queue);
+  }
   hal_sync_mutex_unlock(&queue->mutex);
 
   for (size_t i = 0; i < submission->wait_count; ++i) {
@@ -445,6 +471,16 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
         "could not be recorded",
         queue->name);
     hal_sync_submission_fail_signals(submission, failure);
+    if (submission->trace_id) {
+      char args[HAL_TRACE_STATUS_ARGS];
+      hal_trace_status_args(failure, args, sizeof(args));
+      hal_sync_submission_trace_phase(submission, 0, NULL);
+      hal_trace_end(queue->trace_track, "submission", "submission",
+                    submission->trace_id, args);
+      hal_trace_flow_end(queue->trace_track, "submission",
+                         submission->trace_id);
+      submission->trace_id = 0;  // its retirement at destroy adds nothing
+    }
     hal_status_free(failure);
     // The device may still use the payload: keep it until destroy.
     hal_sync_mutex_lock(&queue->mutex);
@@ -458,6 +494,8 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   }
   atomic_fetch_add_explicit(&submission->completion_event->record_count, 1,
                             memory_order_relaxed);
+  if (submission->trace_id)
+    hal_sync_submission_trace_phase(submission, 3, NULL);
   // Recorded (T4): later submissions on queues of this pool may wait for it
   // on the device instead of parking (S6 holds through the event).
   for (size_t i = 0; i < submission->signal_count; ++i) {

@@ -96,6 +96,14 @@ if [ "$driver_count" -gt 0 ]; then
   unset HAL_CUDA_LIBRARY HAL_HIP_LIBRARY
   check pipeline_all 0 "^pipeline: $driver_count driver(s) passed, 0 failed" "" -- \
     "$hal_run" --driver=all
+  # --trace: the whole run in one trace, every submission accounted for.
+  trace=$(mktemp)
+  check trace_all 0 "^pipeline: $driver_count driver(s) passed" \
+    "trace written to $trace (0 events dropped)" -- \
+    "$hal_run" --driver=all --trace="$trace"
+  check trace_valid 0 "trace_check: .* 0 dropped" "" -- \
+    python3 "$(dirname "$0")/../../tools/trace_check.py" "$trace"
+  rm -f "$trace" "$trace.tmp"
   if [ -f "$(dirname "$hal_run")/../drivers/hal-driver-cuda_graph.so" ]; then
     # One device by URI; the fallback said in one line, in full with -v.
     check pipeline_device 0 "^  device cuda_graph://1: vgpu virtual GPU 1" "" -- \

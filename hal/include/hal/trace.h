@@ -1,0 +1,81 @@
+// Copyright 2026 The HAL Authors.
+//
+// Tracing: HAL_TRACE=FILE writes a Chrome Trace Event file (JSON) of what
+// the HAL did, which Perfetto UI (ui.perfetto.dev), chrome://tracing and
+// speedscope open. docs/tracing.md has what it holds.
+//
+// Nothing is lost (K11): every thread appends to its own buffer, which
+// grows (never overwrites); HAL_TRACE_MAX_MB bounds them all together, and
+// then every event that did not fit is counted and the file says how many
+// (otherData.dropped_events). The file is written whole, so it is valid
+// after any flush: at every device's last release and at process exit.
+//
+// Off (HAL_TRACE unset), each event site costs one predictable branch on
+// hal_trace_enabled().
+//
+// For libhal and drivers; programs only set HAL_TRACE (hal-run --trace).
+
+#ifndef HAL_TRACE_H_
+#define HAL_TRACE_H_
+
+#include "hal/base.h"
+#include "hal/status.h"
+
+HAL_EXTERN_C_BEGIN
+
+// Set once at load when HAL_TRACE names a file; never changes after.
+extern HAL_API bool hal_trace_on;
+static inline bool hal_trace_enabled(void) {
+  return __builtin_expect(hal_trace_on, 0);
+}
+
+// A track (a row in the viewer) for a queue: its events are the queue's
+// submissions. |name| is copied. Returns its id (0 when tracing is off).
+HAL_API uint32_t hal_trace_track(const char* name);
+
+// The events. |name| and |category| are string literals (kept as pointers);
+// |args| is a JSON object body without braces ("\"queue\": 1") or NULL,
+// copied. |track| 0 means the calling thread.
+//   complete: a span [start_ns, start_ns + duration) (ph "X");
+//   instant:  a moment (ph "i");
+//   begin/end: an async span on a track, paired by |id| (ph "b"/"e");
+//   flow_start/flow_end: an arrow from one event to another (ph "s"/"f");
+//   counter: a value over time (ph "C"), |args| the series.
+HAL_API void hal_trace_complete(const char* category, const char* name,
+                                uint64_t start_ns, const char* args);
+HAL_API void hal_trace_instant(uint32_t track, const char* category,
+                               const char* name, const char* args);
+HAL_API void hal_trace_begin(uint32_t track, const char* category,
+                             const char* name, uint64_t id, const char* args);
+HAL_API void hal_trace_end(uint32_t track, const char* category,
+                           const char* name, uint64_t id, const char* args);
+HAL_API void hal_trace_flow_start(uint32_t track, const char* category,
+                                  uint64_t id);
+HAL_API void hal_trace_flow_end(uint32_t track, const char* category,
+                                uint64_t id);
+HAL_API void hal_trace_counter(uint32_t track, const char* name,
+                               const char* args);
+
+// A fresh id for an async span or a flow.
+HAL_API uint64_t hal_trace_next_id(void);
+
+// The id of the last submission the calling thread handed to a queue (0:
+// none), for the flow from the call that made it (queue_execute) to its
+// completion. Set by the sync module's submit; read and cleared by libhal.
+HAL_API void hal_trace_set_last_submission(uint64_t id);
+HAL_API uint64_t hal_trace_take_last_submission(void);
+
+// |status| as args ("\"status\": \"OK\"" or its code and message, quoted).
+#define HAL_TRACE_STATUS_ARGS 160
+HAL_API void hal_trace_status_args(hal_status_t status, char* args,
+                                   size_t capacity);
+
+// Writes the file now (whole: every event so far). Any thread.
+HAL_API void hal_trace_flush(void);
+
+// Events that did not fit under HAL_TRACE_MAX_MB so far.
+HAL_API uint64_t hal_trace_dropped(void);
+
+HAL_EXTERN_C_END
+
+#endif  // HAL_TRACE_H_

@@ -1,0 +1,358 @@
+// Copyright 2026 The HAL Authors.
+//
+// HAL_TRACE: per-thread event buffers and the Chrome Trace Event writer
+// (hal/trace.h has the contract).
+//
+// Each thread appends to its own buffer, under the buffer's own mutex (the
+// writer takes it too, so a flush never reads half an event; uncontended
+// otherwise). Buffers are registered once in a global list and outlive
+// their threads: a thread's events stay until the process ends. Tracks
+// (queues) are numbered from kTrackBase, threads by their order of first
+// event, so the two never collide.
+
+#include "hal/trace.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hal/env.h"
+#include "hal/time.h"
+
+HAL_API bool hal_trace_on;
+
+#define HAL_TRACE_ARGS_MAX 384
+#define HAL_TRACE_TRACK_BASE 1000000u
+
+typedef struct hal_trace_event_t {
+  const char* category;
+  const char* name;
+  uint64_t ts_ns;
+  uint64_t duration_ns;  // ph 'X'
+  uint64_t id;           // async spans and flows
+  uint32_t track;        // 0: the buffer's thread
+  char phase;
+  char args[HAL_TRACE_ARGS_MAX];
+} hal_trace_event_t;
+
+typedef struct hal_trace_buffer_t {
+  pthread_mutex_t mutex;
+  uint32_t thread_id;
+  char thread_name[16];
+  hal_trace_event_t* events;
+  size_t count;
+  size_t capacity;
+  struct hal_trace_buffer_t* next;  // the global list (under its mutex)
+} hal_trace_buffer_t;
+
+static struct {
+  char path[4096];
+  uint64_t max_bytes;     // 0: unbounded
+  pthread_mutex_t mutex;  // buffers, tracks, the file
+  hal_trace_buffer_t* buffers;
+  uint32_t next_thread_id;
+  char (*track_names)[64];
+  uint32_t track_count;
+  _Atomic uint64_t next_id;
+  _Atomic uint64_t bytes;    // event storage of every buffer
+  _Atomic uint64_t dropped;  // events past max_bytes
+} hal_trace = {.mutex = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local hal_trace_buffer_t* hal_trace_this_thread;
+static _Thread_local uint64_t hal_trace_last_submission;
+
+HAL_API void hal_trace_set_last_submission(uint64_t id) {
+  hal_trace_last_submission = id;
+}
+
+HAL_API uint64_t hal_trace_take_last_submission(void) {
+  uint64_t id = hal_trace_last_submission;
+  hal_trace_last_submission = 0;
+  return id;
+}
+
+HAL_API void hal_trace_status_args(hal_status_t status, char* args,
+                                   size_t capacity) {
+  if (status == HAL_OK) {
+    snprintf(args, capacity, "\"status\": \"OK\"");
+    return;
+  }
+  // The message without quotes or backslashes, so the args stay JSON.
+  char message[120];
+  snprintf(message, sizeof(message), "%s", hal_status_message(status));
+  for (char* c = message; *c; ++c) {
+    if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+      *c = ' ';
+  }
+  snprintf(args, capacity, "\"status\": \"%s\", \"message\": \"%s\"",
+           hal_status_code_string(hal_status_code(status)), message);
+}
+
+static void hal_trace_at_exit(void) {
+  hal_trace_flush();
+}
+
+__attribute__((constructor)) static void hal_trace_load(void) {
+  const char* path = getenv("HAL_TRACE");
+  if (!path || !*path)
+    return;
+  if (strlen(path) >= sizeof(hal_trace.path)) {
+    fprintf(stderr, "hal: HAL_TRACE is longer than %zu bytes: not tracing\n",
+            sizeof(hal_trace.path) - 1);
+    return;
+  }
+  uint64_t max_mb = 0;
+  hal_status_t status =
+      hal_env_uint("HAL_TRACE_MAX_MB", 0, UINT32_MAX, &max_mb, NULL);
+  if (status) {
+    // A malformed bound must not trace unbounded nor silently not at all.
+    fprintf(stderr, "hal: ");
+    hal_status_fprint(stderr, status);
+    hal_status_free(status);
+    exit(78);
+  }
+  memcpy(hal_trace.path, path, strlen(path) + 1);
+  hal_trace.max_bytes = max_mb * 1024 * 1024;
+  hal_trace_on = true;
+  atexit(hal_trace_at_exit);
+}
+
+// The calling thread's buffer, registered at its first event; NULL when
+// out of memory (the event is then counted as dropped).
+static hal_trace_buffer_t* hal_trace_buffer(void) {
+  hal_trace_buffer_t* buffer = hal_trace_this_thread;
+  if (buffer)
+    return buffer;
+  buffer = calloc(1, sizeof(*buffer));
+  if (!buffer)
+    return NULL;
+  pthread_mutex_init(&buffer->mutex, NULL);
+  if (pthread_getname_np(pthread_self(), buffer->thread_name,
+                         sizeof(buffer->thread_name)) != 0) {
+    buffer->thread_name[0] = '\0';
+  }
+  pthread_mutex_lock(&hal_trace.mutex);
+  buffer->thread_id = ++hal_trace.next_thread_id;
+  buffer->next = hal_trace.buffers;
+  hal_trace.buffers = buffer;
+  pthread_mutex_unlock(&hal_trace.mutex);
+  hal_trace_this_thread = buffer;
+  return buffer;
+}
+
+static void hal_trace_append(char phase, uint32_t track, const char* category,
+                             const char* name, uint64_t ts_ns,
+                             uint64_t duration_ns, uint64_t id,
+                             const char* args) {
+  hal_trace_buffer_t* buffer = hal_trace_buffer();
+  if (!buffer) {
+    atomic_fetch_add_explicit(&hal_trace.dropped, 1, memory_order_relaxed);
+    return;
+  }
+  pthread_mutex_lock(&buffer->mutex);
+  if (buffer->count == buffer->capacity) {
+    size_t capacity = buffer->capacity ? buffer->capacity * 2 : 1024;
+    uint64_t grow =
+        (uint64_t)(capacity - buffer->capacity) * sizeof(hal_trace_event_t);
+    hal_trace_event_t* events = NULL;
+    if (!hal_trace.max_bytes ||
+        atomic_load_explicit(&hal_trace.bytes, memory_order_relaxed) + grow <=
+            hal_trace.max_bytes) {
+      events = realloc(buffer->events, capacity * sizeof(hal_trace_event_t));
+    }
+    if (!events) {
+      pthread_mutex_unlock(&buffer->mutex);
+      atomic_fetch_add_explicit(&hal_trace.dropped, 1, memory_order_relaxed);
+      return;
+    }
+    atomic_fetch_add_explicit(&hal_trace.bytes, grow, memory_order_relaxed);
+    buffer->events = events;
+    buffer->capacity = capacity;
+  }
+  hal_trace_event_t* event = &buffer->events[buffer->count++];
+  event->category = category;
+  event->name = name;
+  event->ts_ns = ts_ns;
+  event->duration_ns = duration_ns;
+  event->id = id;
+  event->track = track;
+  event->phase = phase;
+  event->args[0] = '\0';
+  if (args) {
+    // Cut JSON is not JSON: args that do not fit are replaced whole.
+    size_t length = strlen(args);
+    if (length < sizeof(event->args))
+      memcpy(event->args, args, length + 1);
+    else
+      snprintf(event->args, sizeof(event->args), "\"args_truncated\": true");
+  }
+  pthread_mutex_unlock(&buffer->mutex);
+}
+
+static uint64_t hal_trace_now(void) {
+  return (uint64_t)hal_time_now();
+}
+
+HAL_API uint32_t hal_trace_track(const char* name) {
+  if (!hal_trace_enabled())
+    return 0;
+  pthread_mutex_lock(&hal_trace.mutex);
+  char(*names)[64] = realloc(hal_trace.track_names,
+                             (hal_trace.track_count + 1) * sizeof(*names));
+  uint32_t track = 0;
+  if (names) {
+    hal_trace.track_names = names;
+    snprintf(names[hal_trace.track_count], sizeof(names[0]), "%s", name);
+    track = HAL_TRACE_TRACK_BASE + hal_trace.track_count++;
+  }
+  pthread_mutex_unlock(&hal_trace.mutex);
+  return track;
+}
+
+HAL_API uint64_t hal_trace_next_id(void) {
+  return atomic_fetch_add_explicit(&hal_trace.next_id, 1,
+                                   memory_order_relaxed) +
+         1;
+}
+
+HAL_API void hal_trace_complete(const char* category, const char* name,
+                                uint64_t start_ns, const char* args) {
+  if (!hal_trace_enabled())
+    return;
+  uint64_t now = hal_trace_now();
+  hal_trace_append('X', 0, category, name, start_ns,
+                   now > start_ns ? now - start_ns : 0, 0, args);
+}
+
+HAL_API void hal_trace_instant(uint32_t track, const char* category,
+                               const char* name, const char* args) {
+  if (hal_trace_enabled())
+    hal_trace_append('i', track, category, name, hal_trace_now(), 0, 0, args);
+}
+
+HAL_API void hal_trace_begin(uint32_t track, const char* category,
+                             const char* name, uint64_t id, const char* args) {
+  if (hal_trace_enabled())
+    hal_trace_append('b', track, category, name, hal_trace_now(), 0, id, args);
+}
+
+HAL_API void hal_trace_end(uint32_t track, const char* category,
+                           const char* name, uint64_t id, const char* args) {
+  if (hal_trace_enabled())
+    hal_trace_append('e', track, category, name, hal_trace_now(), 0, id, args);
+}
+
+HAL_API void hal_trace_flow_start(uint32_t track, const char* category,
+                                  uint64_t id) {
+  if (hal_trace_enabled()) {
+    hal_trace_append('s', track, category, "submission", hal_trace_now(), 0, id,
+                     NULL);
+  }
+}
+
+HAL_API void hal_trace_flow_end(uint32_t track, const char* category,
+                                uint64_t id) {
+  if (hal_trace_enabled()) {
+    hal_trace_append('f', track, category, "submission", hal_trace_now(), 0, id,
+                     NULL);
+  }
+}
+
+HAL_API void hal_trace_counter(uint32_t track, const char* name,
+                               const char* args) {
+  if (hal_trace_enabled())
+    hal_trace_append('C', track, "counter", name, hal_trace_now(), 0, 0, args);
+}
+
+HAL_API uint64_t hal_trace_dropped(void) {
+  return atomic_load_explicit(&hal_trace.dropped, memory_order_relaxed);
+}
+
+// Writes |text| as a JSON string body (escapes quotes, backslashes and
+// control characters).
+static void hal_trace_write_string(FILE* file, const char* text) {
+  for (const char* c = text; *c; ++c) {
+    if (*c == '"' || *c == '\\')
+      fprintf(file, "\\%c", *c);
+    else if ((unsigned char)*c < 0x20)
+      fprintf(file, "\\u%04x", (unsigned char)*c);
+    else
+      fputc(*c, file);
+  }
+}
+
+static void hal_trace_write_event(FILE* file, const hal_trace_buffer_t* buffer,
+                                  const hal_trace_event_t* event, bool* first) {
+  uint32_t tid = event->track ? event->track : buffer->thread_id;
+  fprintf(file, "%s\n{\"ph\":\"%c\",\"cat\":\"%s\",\"name\":\"",
+          *first ? "" : ",", event->phase, event->category);
+  hal_trace_write_string(file, event->name);
+  fprintf(file, "\",\"pid\":1,\"tid\":%" PRIu32 ",\"ts\":%.3f", tid,
+          (double)event->ts_ns / 1000.0);
+  if (event->phase == 'X')
+    fprintf(file, ",\"dur\":%.3f", (double)event->duration_ns / 1000.0);
+  if (event->phase == 'b' || event->phase == 'e' || event->phase == 's' ||
+      event->phase == 'f') {
+    fprintf(file, ",\"id\":\"0x%" PRIx64 "\"", event->id);
+  }
+  if (event->phase == 'f')
+    fprintf(file, ",\"bp\":\"e\"");
+  if (event->phase == 'i')
+    fprintf(file, ",\"s\":\"t\"");
+  fprintf(file, ",\"args\":{%s}}", event->args);
+  *first = false;
+}
+
+HAL_API void hal_trace_flush(void) {
+  if (!hal_trace_enabled())
+    return;
+  pthread_mutex_lock(&hal_trace.mutex);
+  // Written beside the file and renamed over it: a reader never sees half
+  // a file, and a crash during the write keeps the last complete one.
+  char temporary[sizeof(hal_trace.path) + 8];
+  snprintf(temporary, sizeof(temporary), "%s.tmp", hal_trace.path);
+  FILE* file = fopen(temporary, "w");
+  if (!file) {
+    pthread_mutex_unlock(&hal_trace.mutex);
+    fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);
+    return;
+  }
+  fprintf(file, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  bool first = true;
+  for (hal_trace_buffer_t* buffer = hal_trace.buffers; buffer;
+       buffer = buffer->next) {
+    fprintf(file,
+            "%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
+            "\"tid\":%" PRIu32 ",\"args\":{\"name\":\"",
+            first ? "" : ",", buffer->thread_id);
+    hal_trace_write_string(
+        file, buffer->thread_name[0] ? buffer->thread_name : "thread");
+    fprintf(file, "\"}}");
+    first = false;
+    pthread_mutex_lock(&buffer->mutex);
+    for (size_t i = 0; i < buffer->count; ++i)
+      hal_trace_write_event(file, buffer, &buffer->events[i], &first);
+    pthread_mutex_unlock(&buffer->mutex);
+  }
+  for (uint32_t t = 0; t < hal_trace.track_count; ++t) {
+    fprintf(file,
+            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
+            "\"tid\":%" PRIu32 ",\"args\":{\"name\":\"",
+            HAL_TRACE_TRACK_BASE + t);
+    hal_trace_write_string(file, hal_trace.track_names[t]);
+    fprintf(file, "\"}}");
+  }
+  fprintf(file,
+          "\n],\"otherData\":{\"dropped_events\":%" PRIu64
+          ",\"max_mb\":%" PRIu64 "}}\n",
+          hal_trace_dropped(), hal_trace.max_bytes / (1024 * 1024));
+  bool ok = fclose(file) == 0;
+  if (ok)
+    ok = rename(temporary, hal_trace.path) == 0;
+  pthread_mutex_unlock(&hal_trace.mutex);
+  if (!ok)
+    fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);
+}

@@ -304,13 +304,19 @@ void EmptySubmit(hal_device_t* device, hal_semaphore_t* timeline,
   Check(hal_semaphore_wait(timeline, *value, hal_infinite_timeout()), "wait");
 }
 
-void BM_EmptySubmit_Hal(benchmark::State& state) {
+// Empty submissions and waits on |device| (the empty-submit figure, and
+// both sides of the parked one).
+void EmptySubmits(benchmark::State& state, hal_device_t* device) {
   hal_semaphore_t* timeline = nullptr;
-  Check(hal_device_create_semaphore(g_hal.stream, 0, &timeline), "semaphore");
+  Check(hal_device_create_semaphore(device, 0, &timeline), "semaphore");
   uint64_t value = 0;
   for (auto _ : state)
-    EmptySubmit(g_hal.stream, timeline, &value);
+    EmptySubmit(device, timeline, &value);
   hal_semaphore_release(timeline);
+}
+
+void BM_EmptySubmit_Hal(benchmark::State& state) {
+  EmptySubmits(state, g_hal.stream);
 }
 
 void BM_EmptySubmit_Vendor(benchmark::State& state) {
@@ -416,7 +422,9 @@ void BM_Submit256_Stream(benchmark::State& state) {
 }
 
 // Submissions parked on a gate nobody signals until the end of the run, on
-// the queue the measured submissions go to.
+// the parked device's queue 0, where its measured submissions go too.
+hal_device_t* g_parked_device = nullptr;
+
 struct Parked {
   hal_semaphore_t* gate = nullptr;
   hal_semaphore_t* done = nullptr;
@@ -425,15 +433,17 @@ struct Parked {
 Parked g_parked;
 
 void ParkSubmissions() {
-  Check(hal_device_create_semaphore(g_hal.stream, 0, &g_parked.gate), "gate");
-  Check(hal_device_create_semaphore(g_hal.stream, 0, &g_parked.done), "done");
+  Check(hal_device_create_semaphore(g_parked_device, 0, &g_parked.gate),
+        "gate");
+  Check(hal_device_create_semaphore(g_parked_device, 0, &g_parked.done),
+        "done");
   const uint32_t queue = 0;
   for (uint32_t i = 0; i < kParked; ++i) {
     uint64_t one = 1;
     uint64_t value = uint64_t{i} + 1;
     hal_semaphore_list_t waits = {1, &g_parked.gate, &one};
     hal_semaphore_list_t signals = {1, &g_parked.done, &value};
-    Check(hal_device_queue_execute(g_hal.stream, queue, &waits, &signals, 0,
+    Check(hal_device_queue_execute(g_parked_device, queue, &waits, &signals, 0,
                                    nullptr),
           "park");
   }
@@ -450,28 +460,15 @@ void UnparkSubmissions() {
   hal_semaphore_release(g_parked.done);
 }
 
-// Both sides run on the same device; the parked side's submissions are made
-// once, before the first repetition of either (they stay parked across the
-// interleaved repetitions of both), so the two differ only in the state.
-hal_device_t* g_unparked_device = nullptr;
-
+// The parked side runs on a device of its own whose queue 0 holds the
+// parked submissions (made once, before the first repetition, parked
+// across all of them); every other case runs on devices with none.
 void BM_SubmitParked_100k(benchmark::State& state) {
-  hal_semaphore_t* timeline = nullptr;
-  Check(hal_device_create_semaphore(g_hal.stream, 0, &timeline), "semaphore");
-  uint64_t value = 0;
-  for (auto _ : state)
-    EmptySubmit(g_hal.stream, timeline, &value);
-  hal_semaphore_release(timeline);
+  EmptySubmits(state, g_parked_device);
 }
 
 void BM_SubmitParked_0(benchmark::State& state) {
-  hal_semaphore_t* timeline = nullptr;
-  Check(hal_device_create_semaphore(g_unparked_device, 0, &timeline),
-        "semaphore");
-  uint64_t value = 0;
-  for (auto _ : state)
-    EmptySubmit(g_unparked_device, timeline, &value);
-  hal_semaphore_release(timeline);
+  EmptySubmits(state, g_hal.stream);
 }
 
 //===----------------------------------------------------------------------===//
@@ -512,6 +509,8 @@ std::map<std::string, std::vector<double>> g_samples;
 
 class Collector : public benchmark::ConsoleReporter {
  public:
+  Collector() : ConsoleReporter(OO_None) {}  // plain text: logs and pipes
+
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.run_type != Run::RT_Iteration || run.error_occurred)
@@ -755,8 +754,6 @@ int main(int argc, char** argv) {
   std::string min_time_flag = "--benchmark_min_time=0.1";
   if (!min_time_given)
     args.push_back(min_time_flag.data());
-  std::string color_flag = "--benchmark_color=false";  // logs stay text
-  args.push_back(color_flag.data());
   int benchmark_argc = static_cast<int>(args.size());
   benchmark::Initialize(&benchmark_argc, args.data());
   if (benchmark::ReportUnrecognizedArguments(benchmark_argc, args.data()))
@@ -767,7 +764,7 @@ int main(int argc, char** argv) {
         "registry");
   g_hal.stream = CreateDevice(g_hal.stream_driver);
   g_hal.graph = CreateDevice(g_hal.graph_driver);
-  g_unparked_device = CreateDevice(g_hal.stream_driver);
+  g_parked_device = CreateDevice(g_hal.stream_driver);
   OpenVendor();
 
   benchmark::RegisterBenchmark("BM_SignalWake_Hal", BM_SignalWake_Hal);
@@ -787,13 +784,15 @@ int main(int argc, char** argv) {
 
   Collector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
-  UnparkSubmissions();
+  // Counted while the parked device is idle: its 100 000 submissions
+  // retiring would count their own allocations.
   const uint32_t warm_submits = 1000;
   uint64_t allocations = CountWarmAllocations(warm_submits);
+  UnparkSubmissions();
   int result = Report(json_path, allocations, warm_submits);
   benchmark::Shutdown();
   CloseVendor();
-  hal_device_release(g_unparked_device);
+  hal_device_release(g_parked_device);
   hal_device_release(g_hal.graph);
   hal_device_release(g_hal.stream);
   hal_driver_registry_free(g_hal.registry);

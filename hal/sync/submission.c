@@ -494,8 +494,13 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   }
   atomic_fetch_add_explicit(&submission->completion_event->record_count, 1,
                             memory_order_relaxed);
-  if (submission->trace_id)
+  if (submission->trace_id) {
     hal_sync_submission_trace_phase(submission, 3, NULL);
+    char args[48];
+    snprintf(args, sizeof(args), "\"in use\": %zu",
+             hal_sync_event_pool_live_count(queue->event_pool));
+    hal_trace_counter(queue->trace_track, "pooled events", args);
+  }
   // Recorded (T4): later submissions on queues of this pool may wait for it
   // on the device instead of parking (S6 holds through the event).
   for (size_t i = 0; i < submission->signal_count; ++i) {

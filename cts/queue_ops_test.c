@@ -423,6 +423,11 @@ CTS_CASE(QueueOps_BadTransfersSubmitNothing) {
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
                     hal_device_queue_update(f->device, 0, NULL, &signal, NULL,
                                             0, f->a, 0, 8));
+  // A source offset that wraps the host address space.
+  uint8_t source[16] = {0};
+  HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "wraps",
+                    hal_device_queue_update(f->device, 0, NULL, &signal, source,
+                                            SIZE_MAX - 4, f->a, 0, 16));
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "overlap",
       hal_device_queue_copy(f->device, 0, NULL, &signal, f->a, 0, f->a, 4, 8));

@@ -122,8 +122,12 @@ HAL_API hal_status_t hal_buffer_map_range(hal_buffer_t* buffer,
 }
 
 HAL_API void hal_buffer_unmap(hal_buffer_mapping_t* mapping) {
-  if (!mapping || !mapping->buffer)
+  // Not a mapping hal_buffer_map_range made (its buffer of another kind):
+  // nothing to undo, and no other vtable to call.
+  if (!mapping ||
+      !hal_resource_is_kind(mapping->buffer, HAL_RESOURCE_KIND_BUFFER)) {
     return;
+  }
   hal_buffer_t* buffer = mapping->buffer;
   hal_buffer_vtable(buffer)->unmap_range(buffer, mapping->offset,
                                          mapping->length, mapping->contents);
@@ -184,6 +188,24 @@ HAL_API hal_status_t hal_buffer_write(hal_buffer_t* buffer, uint64_t offset,
 // hal_device_allocator_t
 //===----------------------------------------------------------------------===//
 
+// |allocator| must be a device's (hal_device_allocator() of its device): a
+// wrong pointer (another object) is refused before its vtable is used.
+static hal_status_t hal_device_allocator_check(
+    hal_device_allocator_t* allocator) {
+  if (!allocator) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "allocator is NULL");
+  }
+  hal_device_t* device = allocator->device;
+  if (!hal_resource_is_kind(device, HAL_RESOURCE_KIND_DEVICE) ||
+      hal_device_allocator(device) != allocator) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "allocator %p is not a device's allocator (from "
+                           "hal_device_allocator)",
+                           (void*)allocator);
+  }
+  return HAL_OK;
+}
+
 HAL_API hal_status_t hal_device_allocator_allocate_buffer(
     hal_device_allocator_t* allocator, hal_buffer_params_t params,
     uint64_t byte_length, hal_buffer_t** out_buffer) {
@@ -191,9 +213,7 @@ HAL_API hal_status_t hal_device_allocator_allocate_buffer(
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_buffer is NULL");
   }
   *out_buffer = NULL;
-  if (!allocator) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "allocator is NULL");
-  }
+  HAL_RETURN_IF_ERROR(hal_device_allocator_check(allocator));
   if (params.memory_type & ~(hal_memory_type_t)HAL_MEMORY_TYPE_ALL_) {
     return hal_make_status(
         HAL_STATUS_INVALID_ARGUMENT, "unknown memory type bits 0x%x",
@@ -236,5 +256,6 @@ HAL_API hal_status_t hal_device_allocator_query_stats(
                            "allocator and out_stats must not be NULL");
   }
   memset(out_stats, 0, sizeof(*out_stats));
+  HAL_RETURN_IF_ERROR(hal_device_allocator_check(allocator));
   return allocator->vtable->query_stats(allocator, out_stats);
 }

@@ -257,6 +257,20 @@ HAL_API hal_status_t hal_command_buffer_update_buffer(
                            "update limit of %u; copy from a buffer instead",
                            length, HAL_MAX_UPDATE_LENGTH);
   }
+  // The host range [source + source_offset, + length) must not wrap.
+  if (source && (uintptr_t)source + source_offset < (uintptr_t)source) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "update: source offset %zu wraps the address space",
+                           source_offset);
+  }
+  if (source && length &&
+      (uintptr_t)source + source_offset + (uintptr_t)length <
+          (uintptr_t)source + source_offset) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "update: source offset %zu + %" PRIu64
+                           " bytes wraps the address space",
+                           source_offset, length);
+  }
   HAL_RETURN_IF_ERROR(hal_command_buffer_validate_buffer(
       command_buffer, target, HAL_BUFFER_USAGE_TRANSFER_TARGET, target_offset,
       &length, "update", "target"));

@@ -205,12 +205,14 @@ static void hal_device_trace_submit(const hal_device_t* device,
   char result[HAL_TRACE_STATUS_ARGS];
   hal_trace_status_args(status, result, sizeof(result));
   uint64_t submission = hal_trace_take_last_submission();
+  char device_name[HAL_DEVICE_NAME_MAX];
+  hal_trace_json_text(device_name, sizeof(device_name), device->info.name);
   char args[HAL_TRACE_STATUS_ARGS + 256 + HAL_DEVICE_NAME_MAX];
   snprintf(args, sizeof(args),
            "\"device\": \"%s\", \"queue\": %u, \"waits\": %zu, "
            "\"signals\": %zu, \"command_buffers\": %zu, "
            "\"submission\": \"0x%" PRIx64 "\", %s",
-           device->info.name, queue_index, waits ? waits->count : 0,
+           device_name, queue_index, waits ? waits->count : 0,
            signals ? signals->count : 0, command_buffer_count,
            status == HAL_OK ? submission : 0, result);
   if (status == HAL_OK && submission)
@@ -252,6 +254,13 @@ HAL_API hal_status_t hal_device_queue_execute(
     if (!command_buffer) {
       status = hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                                "command buffer %zu is NULL", claimed);
+    } else if (!hal_resource_is_kind(command_buffer,
+                                     HAL_RESOURCE_KIND_COMMAND_BUFFER)) {
+      status = hal_status_annotatef(
+          hal_resource_check_kind(command_buffer,
+                                  HAL_RESOURCE_KIND_COMMAND_BUFFER,
+                                  "command buffer"),
+          "command buffer %zu", claimed);
     } else if (command_buffer->device != device) {
       status = hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                                "command buffer %zu was created on device '%s', "

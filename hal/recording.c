@@ -279,15 +279,24 @@ HAL_API hal_status_t hal_recording_command_buffer_create(
   return HAL_OK;
 }
 
+// The getters' NULL answer for NULL or a command buffer that is not a
+// recording (another kind, or another implementation).
 HAL_API const hal_op_t* hal_recording_command_buffer_ops(
     const hal_command_buffer_t* command_buffer, size_t* out_count) {
+  if (out_count)
+    *out_count = 0;
+  if (!hal_resource_is(command_buffer, &hal_recording_vtable))
+    return NULL;
   hal_recording_command_buffer_t* recording =
       hal_recording_cast(command_buffer);
-  *out_count = recording->op_count;
+  if (out_count)
+    *out_count = recording->op_count;
   return recording->ops;
 }
 
 HAL_API void* hal_recording_command_buffer_user(
     const hal_command_buffer_t* command_buffer) {
+  if (!hal_resource_is(command_buffer, &hal_recording_vtable))
+    return NULL;
   return hal_recording_cast(command_buffer)->user;
 }

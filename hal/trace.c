@@ -74,21 +74,36 @@ HAL_API uint64_t hal_trace_take_last_submission(void) {
   return id;
 }
 
+HAL_API void hal_trace_json_text(char* out, size_t capacity, const char* text) {
+  size_t length = 0;
+  for (const char* c = text; *c && length + 1 < capacity; ++c) {
+    unsigned char byte = (unsigned char)*c;
+    out[length++] =
+        byte == '"' || byte == '\\' || byte < 0x20 || byte >= 0x80 ? '?' : *c;
+  }
+  if (capacity)
+    out[length] = '\0';
+}
+
 HAL_API void hal_trace_status_args(hal_status_t status, char* args,
                                    size_t capacity) {
   if (status == HAL_OK) {
     snprintf(args, capacity, "\"status\": \"OK\"");
     return;
   }
-  // The message without quotes or backslashes, so the args stay JSON.
-  char message[120];
-  snprintf(message, sizeof(message), "%s", hal_status_message(status));
-  for (char* c = message; *c; ++c) {
-    if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
-      *c = ' ';
+  // The message gets what room is left, so the args always close.
+  int prefix = snprintf(args, capacity, "\"status\": \"%s\", \"message\": \"",
+                        hal_status_code_string(hal_status_code(status)));
+  if (prefix < 0 || (size_t)prefix + 2 >= capacity) {
+    snprintf(args, capacity, "\"status\": \"%s\"",
+             hal_status_code_string(hal_status_code(status)));
+    return;
   }
-  snprintf(args, capacity, "\"status\": \"%s\", \"message\": \"%s\"",
-           hal_status_code_string(hal_status_code(status)), message);
+  hal_trace_json_text(args + prefix, capacity - (size_t)prefix - 1,
+                      hal_status_message(status));
+  size_t length = strlen(args);
+  args[length] = '"';
+  args[length + 1] = '\0';
 }
 
 static void hal_trace_at_exit(void) {
@@ -271,14 +286,16 @@ HAL_API uint64_t hal_trace_dropped(void) {
   return atomic_load_explicit(&hal_trace.dropped, memory_order_relaxed);
 }
 
-// Writes |text| as a JSON string body (escapes quotes, backslashes and
-// control characters).
+// Writes |text| as a JSON string body: quotes and backslashes escaped,
+// control characters and bytes past ASCII as \u escapes (a name need not
+// be UTF-8; the file must be).
 static void hal_trace_write_string(FILE* file, const char* text) {
   for (const char* c = text; *c; ++c) {
-    if (*c == '"' || *c == '\\')
+    unsigned char byte = (unsigned char)*c;
+    if (byte == '"' || byte == '\\')
       fprintf(file, "\\%c", *c);
-    else if ((unsigned char)*c < 0x20)
-      fprintf(file, "\\u%04x", (unsigned char)*c);
+    else if (byte < 0x20 || byte >= 0x80)
+      fprintf(file, "\\u%04x", byte);
     else
       fputc(*c, file);
   }

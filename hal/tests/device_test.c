@@ -168,6 +168,38 @@ static void Device_ObjectOfAnotherKindIsRefusedEverywhere(void** state) {
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "is a buffer, not a command buffer",
       hal_device_queue_execute(device, 0, &empty, &empty, 1, &not_cb));
+  // A semaphore in the command-buffer array was read as one before its
+  // kind was checked (a crash formatting its "device's" name).
+  hal_command_buffer_t* semaphore_as_cb = (hal_command_buffer_t*)semaphore;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "is a semaphore, not a command buffer",
+      hal_device_queue_execute(device, 0, &empty, &empty, 1, &semaphore_as_cb));
+  // Recording getters: the NULL answer, not an abort.
+  size_t op_count = 7;
+  assert_null(hal_recording_command_buffer_ops(semaphore_as_cb, &op_count));
+  assert_int_equal(op_count, 0);
+  assert_null(hal_recording_command_buffer_user(semaphore_as_cb));
+  assert_null(hal_recording_command_buffer_user(NULL));
+  // A mapping whose buffer is another object: unmap does nothing (it used
+  // to call the object's vtable and drop a reference).
+  intptr_t references = hal_resource_ref_count(&semaphore->resource);
+  hal_buffer_mapping_t bogus = {.buffer = not_buffer, .length = 8};
+  hal_buffer_unmap(&bogus);
+  assert_int_equal(hal_resource_ref_count(&semaphore->resource), references);
+  // The allocator is not a resource: another object passed as one is
+  // refused by what its device says its allocator is.
+  hal_memory_stats_t stats;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not a device's allocator",
+                    hal_device_allocator_query_stats(
+                        (hal_device_allocator_t*)device, &stats));
+  hal_buffer_t* allocated = NULL;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "not a device's allocator",
+      hal_device_allocator_allocate_buffer((hal_device_allocator_t*)semaphore,
+                                           params, 64, &allocated));
+  assert_null(allocated);
+  HAL_ASSERT_OK(
+      hal_device_allocator_query_stats(hal_device_allocator(device), &stats));
   assert_int_equal(hal_executable_entry_point_count((hal_executable_t*)buffer),
                    0);
 

@@ -101,11 +101,12 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_recording_command_buffer_create(
     const hal_recording_hooks_t* hooks, void* user,
     hal_command_buffer_t** out_command_buffer);
 
-// The ops recorded (valid until the next begin or destroy).
+// The ops recorded (valid until the next begin or destroy); NULL and a
+// count of 0 for NULL or a command buffer that is not a recording.
 HAL_API const hal_op_t* hal_recording_command_buffer_ops(
     const hal_command_buffer_t* command_buffer, size_t* out_count);
 
-// The |user| pointer given at creation.
+// The |user| pointer given at creation (NULL, likewise).
 HAL_API void* hal_recording_command_buffer_user(
     const hal_command_buffer_t* command_buffer);
 

@@ -65,10 +65,15 @@ HAL_API uint64_t hal_trace_next_id(void);
 HAL_API void hal_trace_set_last_submission(uint64_t id);
 HAL_API uint64_t hal_trace_take_last_submission(void);
 
-// |status| as args ("\"status\": \"OK\"" or its code and message, quoted).
+// |status| as args: "\"status\": \"OK\"", or its code and as much of its
+// message as fits, always closed (quotes, backslashes, control characters
+// and bytes past ASCII become '?').
 #define HAL_TRACE_STATUS_ARGS 160
 HAL_API void hal_trace_status_args(hal_status_t status, char* args,
                                    size_t capacity);
+
+// |text| made safe inside a JSON string of args (as above), cut to fit.
+HAL_API void hal_trace_json_text(char* out, size_t capacity, const char* text);
 
 // Writes the file now (whole: every event so far). Any thread.
 HAL_API void hal_trace_flush(void);

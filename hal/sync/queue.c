@@ -249,6 +249,9 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
   queue->interface = interface;
   queue->event_pool = event_pool;
   queue->name = name_copy;
+  status = hal_sync_submission_cache_create(name, &queue->submission_cache);
+  if (status)
+    goto cleanup_allocation;
   hal_sync_mutex_initialize(&queue->mutex);
   hal_sync_cond_initialize(&queue->worker_cond);
   hal_sync_cond_initialize(&queue->completion_cond);
@@ -290,6 +293,7 @@ cleanup_sync_objects:
   pthread_cond_destroy(&queue->completion_cond);
   pthread_cond_destroy(&queue->worker_cond);
   hal_sync_mutex_deinitialize(&queue->mutex);
+  hal_sync_submission_cache_release(queue->submission_cache);
 cleanup_allocation:
   free(name_copy);
   free(queue);
@@ -402,6 +406,8 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
   pthread_cond_destroy(&queue->worker_cond);
   hal_sync_mutex_deinitialize(&queue->mutex);
   hal_status_free(queue->loss);
+  // Blocks still out (a snapshot's last reference) keep the cache alive.
+  hal_sync_submission_cache_release(queue->submission_cache);
   free(queue->name);
   free(queue);
 }

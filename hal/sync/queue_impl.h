@@ -28,8 +28,25 @@ typedef struct hal_sync_submission_wait_t {
 #define HAL_SYNC_SUBMISSION_REGISTERED 1u
 #define HAL_SYNC_SUBMISSION_FAILED 2u
 
+// Submissions of up to this many waits and signals come from their queue's
+// cache of blocks, so that a warm queue does not allocate per submission;
+// larger ones are allocated alone.
+#define HAL_SYNC_SUBMISSION_CACHED_WAITS 4
+#define HAL_SYNC_SUBMISSION_CACHED_SIGNALS 4
+
+// A queue's cache of submission blocks. It outlives the queue while a
+// block is out: the last reference to a submission may be dropped after
+// its queue was destroyed (by a teardown snapshot), and it returns its
+// block here.
+typedef struct hal_sync_submission_cache_t {
+  _Atomic intptr_t ref_count;  // the queue's, and one per block out
+  hal_sync_pool_t pool;
+} hal_sync_submission_cache_t;
+
 struct hal_sync_submission_t {
   hal_sync_queue_t* queue;
+  // The cache its block came from, or NULL (allocated alone).
+  hal_sync_submission_cache_t* cache;
   // One reference for the queue (dropped at retirement), one per teardown
   // snapshot.
   _Atomic intptr_t ref_count;
@@ -99,7 +116,13 @@ struct hal_sync_queue_t {
   pthread_t worker_thread;
   pthread_t completion_thread;
   uint32_t trace_track;  // HAL_TRACE: the queue's row (0: off)
+  hal_sync_submission_cache_t* submission_cache;
 };
+
+// Creates a queue's cache / drops one reference (the last frees it).
+HAL_MUST_USE_RESULT hal_status_t hal_sync_submission_cache_create(
+    const char* name, hal_sync_submission_cache_t** out_cache);
+void hal_sync_submission_cache_release(hal_sync_submission_cache_t* cache);
 
 // HAL_TRACE: ends the submission's current phase (with |end_args|, may be
 // NULL) and begins |phase| (0: none). Called by whoever hands it on.

@@ -7,7 +7,9 @@
 
 #include "queue_impl.h"
 
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "hal/trace.h"
 
@@ -17,6 +19,42 @@
 
 void hal_sync_submission_retain(hal_sync_submission_t* submission) {
   atomic_fetch_add_explicit(&submission->ref_count, 1, memory_order_relaxed);
+}
+
+// A cached block: the pool's header, then the submission and its arrays at
+// their largest cached size.
+typedef struct hal_sync_submission_block_t {
+  hal_sync_pool_block_t header;
+  hal_sync_submission_t submission;
+  hal_sync_submission_wait_t waits[HAL_SYNC_SUBMISSION_CACHED_WAITS];
+  hal_semaphore_t* signal_semaphores[HAL_SYNC_SUBMISSION_CACHED_SIGNALS];
+  uint64_t signal_values[HAL_SYNC_SUBMISSION_CACHED_SIGNALS];
+} hal_sync_submission_block_t;
+
+hal_status_t hal_sync_submission_cache_create(
+    const char* name, hal_sync_submission_cache_t** out_cache) {
+  *out_cache = NULL;
+  hal_sync_submission_cache_t* cache = calloc(1, sizeof(*cache));
+  if (!cache) {
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                           "submission cache of queue '%s'", name);
+  }
+  atomic_init(&cache->ref_count, 1);
+  // Enough idle blocks for a burst of small submissions in flight; a
+  // larger burst allocates and frees the excess.
+  hal_sync_pool_initialize("submission", sizeof(hal_sync_submission_block_t),
+                           64, NULL, NULL, &cache->pool);
+  *out_cache = cache;
+  return HAL_OK;
+}
+
+void hal_sync_submission_cache_release(hal_sync_submission_cache_t* cache) {
+  if (!cache || atomic_fetch_sub_explicit(&cache->ref_count, 1,
+                                          memory_order_acq_rel) != 1) {
+    return;
+  }
+  hal_sync_pool_deinitialize(&cache->pool);
+  free(cache);
 }
 
 void hal_sync_submission_release(hal_sync_submission_t* submission) {
@@ -39,7 +77,17 @@ void hal_sync_submission_release(hal_sync_submission_t* submission) {
   }
   hal_status_free(
       atomic_load_explicit(&submission->failure, memory_order_relaxed));
-  free(submission);
+  hal_sync_submission_cache_t* cache = submission->cache;
+  if (!cache) {
+    free(submission);
+    return;
+  }
+  hal_sync_submission_block_t* block =
+      (hal_sync_submission_block_t*)((char*)submission -
+                                     offsetof(hal_sync_submission_block_t,
+                                              submission));
+  hal_sync_pool_recycle(&cache->pool, &block->header);
+  hal_sync_submission_cache_release(cache);
 }
 
 // Q3: the device is done with everything (or never started); only now are
@@ -210,14 +258,29 @@ static hal_status_t hal_sync_submission_allocate(
     hal_sync_queue_t* queue, hal_semaphore_list_t waits,
     hal_semaphore_list_t signals, void* payload,
     hal_sync_submission_t** out_submission) {
-  size_t size = sizeof(hal_sync_submission_t) +
-                waits.count * sizeof(hal_sync_submission_wait_t) +
-                signals.count * (sizeof(hal_semaphore_t*) + sizeof(uint64_t));
-  hal_sync_submission_t* submission = calloc(1, size);
-  if (!submission) {
-    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
-                           "out of memory allocating a %zu-byte submission",
-                           size);
+  hal_sync_submission_t* submission = NULL;
+  hal_sync_submission_cache_t* cache = queue->submission_cache;
+  if (waits.count <= HAL_SYNC_SUBMISSION_CACHED_WAITS &&
+      signals.count <= HAL_SYNC_SUBMISSION_CACHED_SIGNALS) {
+    hal_sync_pool_block_t* header = NULL;
+    HAL_RETURN_IF_ERROR(hal_sync_pool_acquire(&cache->pool, &header));
+    hal_sync_submission_block_t* block = (hal_sync_submission_block_t*)header;
+    // A recycled block holds what its last submission left.
+    memset(&block->submission, 0,
+           sizeof(*block) - offsetof(hal_sync_submission_block_t, submission));
+    submission = &block->submission;
+    submission->cache = cache;
+    atomic_fetch_add_explicit(&cache->ref_count, 1, memory_order_relaxed);
+  } else {
+    size_t size = sizeof(hal_sync_submission_t) +
+                  waits.count * sizeof(hal_sync_submission_wait_t) +
+                  signals.count * (sizeof(hal_semaphore_t*) + sizeof(uint64_t));
+    submission = calloc(1, size);
+    if (!submission) {
+      return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                             "out of memory allocating a %zu-byte submission",
+                             size);
+    }
   }
   submission->queue = queue;
   atomic_init(&submission->ref_count, 1);

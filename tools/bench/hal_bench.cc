@@ -593,6 +593,10 @@ int Report(const char* json_path, uint64_t warm_allocations,
     rows.push_back(row);
   }
   for (const Row& row : rows) {
+    if (!std::isfinite(row.ratio)) {
+      std::printf("%-28s not run (--benchmark_filter)\n", row.figure->key);
+      continue;
+    }
     char hal_range[32], base_range[32];
     std::snprintf(hal_range, sizeof(hal_range), "%.0f-%.0f", row.hal.min,
                   row.hal.max);

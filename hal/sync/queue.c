@@ -241,17 +241,17 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
   hal_status_t status = HAL_OK;
   hal_sync_queue_t* queue = calloc(1, sizeof(*queue));
   char* name_copy = strdup(name);
-  if (!queue || !name_copy) {
+  hal_sync_submission_cache_t* cache = hal_sync_submission_cache_create();
+  if (!queue || !name_copy || !cache) {
     status = hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
                              "out of memory creating queue '%s'", name);
+    hal_sync_submission_cache_release(cache);
     goto cleanup_allocation;
   }
+  queue->submission_cache = cache;
   queue->interface = interface;
   queue->event_pool = event_pool;
   queue->name = name_copy;
-  status = hal_sync_submission_cache_create(name, &queue->submission_cache);
-  if (status)
-    goto cleanup_allocation;
   hal_sync_mutex_initialize(&queue->mutex);
   hal_sync_cond_initialize(&queue->worker_cond);
   hal_sync_cond_initialize(&queue->completion_cond);

@@ -119,9 +119,9 @@ struct hal_sync_queue_t {
   hal_sync_submission_cache_t* submission_cache;
 };
 
-// Creates a queue's cache / drops one reference (the last frees it).
-HAL_MUST_USE_RESULT hal_status_t hal_sync_submission_cache_create(
-    const char* name, hal_sync_submission_cache_t** out_cache);
+// Creates a queue's cache (NULL: out of memory) / drops one reference (the
+// last frees it; NULL: nothing).
+hal_sync_submission_cache_t* hal_sync_submission_cache_create(void);
 void hal_sync_submission_cache_release(hal_sync_submission_cache_t* cache);
 
 // HAL_TRACE: ends the submission's current phase (with |end_args|, may be

@@ -31,21 +31,16 @@ typedef struct hal_sync_submission_block_t {
   uint64_t signal_values[HAL_SYNC_SUBMISSION_CACHED_SIGNALS];
 } hal_sync_submission_block_t;
 
-hal_status_t hal_sync_submission_cache_create(
-    const char* name, hal_sync_submission_cache_t** out_cache) {
-  *out_cache = NULL;
+hal_sync_submission_cache_t* hal_sync_submission_cache_create(void) {
   hal_sync_submission_cache_t* cache = calloc(1, sizeof(*cache));
-  if (!cache) {
-    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
-                           "submission cache of queue '%s'", name);
+  if (cache) {
+    atomic_init(&cache->ref_count, 1);
+    // Enough idle blocks for a burst of small submissions in flight; a
+    // larger burst allocates and frees the excess.
+    hal_sync_pool_initialize("submission", sizeof(hal_sync_submission_block_t),
+                             64, NULL, NULL, &cache->pool);
   }
-  atomic_init(&cache->ref_count, 1);
-  // Enough idle blocks for a burst of small submissions in flight; a
-  // larger burst allocates and frees the excess.
-  hal_sync_pool_initialize("submission", sizeof(hal_sync_submission_block_t),
-                           64, NULL, NULL, &cache->pool);
-  *out_cache = cache;
-  return HAL_OK;
+  return cache;
 }
 
 void hal_sync_submission_cache_release(hal_sync_submission_cache_t* cache) {

@@ -106,23 +106,38 @@ static void Q_SubmitAndSignal(void** state) {
   fake_device_deinitialize(&device);
 }
 
+// One fake device, one queue on it and a host semaphore at 0: the setup of
+// the single-queue cases.
+typedef struct one_queue_t {
+  fake_device_t device;
+  fake_stream_t* stream;
+  hal_sync_queue_t* queue;
+  hal_semaphore_t* semaphore;
+} one_queue_t;
+
+static void one_queue_open(one_queue_t* q) {
+  fake_device_initialize(0, &q->device);
+  q->stream = fake_stream_create(&q->device, "q0", 1);
+  q->queue = fake_stream_queue(q->stream);
+  q->semaphore = hal_test_semaphore(0);
+}
+
 // A warm queue takes small submissions' blocks from its cache: after the
 // first ones, hundreds more submissions allocate no new block, and a
 // submission with more waits than a block holds still works (allocated
 // alone).
 static void Queue_WarmSubmissionsReuseTheirBlocks(void** state) {
-  fake_device_t device;
-  fake_device_initialize(0, &device);
-  fake_stream_t* stream = fake_stream_create(&device, "q0", 1);
-  hal_sync_queue_t* queue = fake_stream_queue(stream);
-  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  one_queue_t q;
+  one_queue_open(&q);
+  hal_sync_queue_t* queue = q.queue;
+  hal_semaphore_t* semaphore = q.semaphore;
   uint64_t value = 0;
   for (int round = 0; round < 2; ++round) {
     size_t before =
         hal_sync_pool_stats(&queue->submission_cache->pool).allocated_count;
     for (int i = 0; i < 300; ++i) {
-      submit_one(stream, value ? semaphore : NULL, value, semaphore, value + 1,
-                 NULL);
+      submit_one(q.stream, value ? semaphore : NULL, value, semaphore,
+                 value + 1, NULL);
       ++value;
       HAL_ASSERT_OK(hal_semaphore_wait(semaphore, value,
                                        hal_make_timeout_ns(30000 * HAL_MS)));
@@ -148,9 +163,9 @@ static void Queue_WarmSubmissionsReuseTheirBlocks(void** state) {
   HAL_ASSERT_OK(hal_sync_queue_submit(queue, waits, signals, NULL));
   HAL_ASSERT_OK(
       hal_semaphore_wait(semaphore, next, hal_make_timeout_ns(30000 * HAL_MS)));
-  fake_stream_destroy(stream);
+  fake_stream_destroy(q.stream);
   hal_semaphore_release(semaphore);
-  fake_device_deinitialize(&device);
+  fake_device_deinitialize(&q.device);
 }
 
 // Thread names fit the kernel's 15 characters and keep what tells queues
@@ -210,11 +225,10 @@ static void EventPool_BurstTrimmedWhenQueueIdles(void** state) {
 }
 
 static void Q_BadSubmissions(void** state) {
-  fake_device_t device;
-  fake_device_initialize(0, &device);
-  fake_stream_t* stream = fake_stream_create(&device, "q0", 1);
-  hal_sync_queue_t* queue = fake_stream_queue(stream);
-  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  one_queue_t q;
+  one_queue_open(&q);
+  hal_sync_queue_t* queue = q.queue;
+  hal_semaphore_t* semaphore = q.semaphore;
   hal_semaphore_t* twice[2] = {semaphore, semaphore};
   uint64_t values[2] = {1, 2};
   hal_semaphore_list_t empty = hal_semaphore_list_empty();
@@ -231,12 +245,12 @@ static void Q_BadSubmissions(void** state) {
   // A wait list may name a semaphore twice (independent conditions).
   HAL_ASSERT_OK(hal_sync_queue_submit(queue, duplicate,
                                       one(&semaphore, &values[0]), NULL));
-  fake_stream_destroy(stream);  // parked on itself: cancelled
+  fake_stream_destroy(q.stream);  // parked on itself: cancelled
   uint64_t value = 0;
   HAL_ASSERT_STATUS(HAL_STATUS_CANCELLED, NULL,
                     hal_semaphore_query(semaphore, &value));
   hal_semaphore_release(semaphore);
-  fake_device_deinitialize(&device);
+  fake_device_deinitialize(&q.device);
 }
 
 // S4 + K4: the waiter is submitted before its signaler, on another queue,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The first contact with a real NVIDIA GPU (issue 19), as one prepared
+# The first contact with a real NVIDIA GPU, as one prepared
 # script: it records the GPU and its driver, builds the project against the
 # system CUDA runtime (-Dcts_runtime=system), runs the CTS of cuda_stream and
 # cuda_graph, hal-run and the submit benchmark on the real GPU, the same

@@ -395,10 +395,12 @@ void BM_SubmitThroughput_Vendor(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// A reused 256-op command buffer, submitted and waited for.
-void Submit256(benchmark::State& state, hal_device_t* device) {
-  hal_buffer_t* buffer = DeviceBuffer(device, 256 * 4);
-  hal_command_buffer_t* cb = FillCommandBuffer(device, buffer, 256);
+// A reused command buffer of state.range(0) fills, submitted and waited
+// for: the submit cost against the ops per command buffer, per strategy.
+void SubmitOps(benchmark::State& state, hal_device_t* device) {
+  uint32_t ops = static_cast<uint32_t>(state.range(0));
+  hal_buffer_t* buffer = DeviceBuffer(device, uint64_t{ops} * 4);
+  hal_command_buffer_t* cb = FillCommandBuffer(device, buffer, ops);
   hal_semaphore_t* timeline = nullptr;
   Check(hal_device_create_semaphore(device, 0, &timeline), "semaphore");
   uint64_t value = 0;
@@ -414,11 +416,11 @@ void Submit256(benchmark::State& state, hal_device_t* device) {
   hal_buffer_release(buffer);
 }
 
-void BM_Submit256_Graph(benchmark::State& state) {
-  Submit256(state, g_hal.graph);
+void BM_SubmitOps_Graph(benchmark::State& state) {
+  SubmitOps(state, g_hal.graph);
 }
-void BM_Submit256_Stream(benchmark::State& state) {
-  Submit256(state, g_hal.stream);
+void BM_SubmitOps_Stream(benchmark::State& state) {
+  SubmitOps(state, g_hal.stream);
 }
 
 // Submissions parked on a gate nobody signals until the end of the run, on
@@ -497,7 +499,7 @@ const Figure kFigures[] = {
      "one-fill submissions per second / cuMemsetD32Async + cuEventRecord per "
      "second",
      true, 0.5},
-    {"graph_vs_stream_256", "BM_Submit256_Graph", "BM_Submit256_Stream",
+    {"graph_vs_stream_256", "BM_SubmitOps_Graph/256", "BM_SubmitOps_Stream/256",
      "reused 256-op command buffer: graph driver / stream driver", false, 0.1},
     {"parked_100k_vs_0", "BM_SubmitParked_100k", "BM_SubmitParked_0",
      "empty submit + wait with 100 000 submissions parked / with none", false,
@@ -518,6 +520,8 @@ class Collector : public benchmark::ConsoleReporter {
       double ns = run.GetAdjustedRealTime() *
                   (1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit));
       std::string name = run.run_name.function_name;
+      if (!run.run_name.args.empty())
+        name += "/" + run.run_name.args;
       g_samples[name].push_back(ns);
     }
     ConsoleReporter::ReportRuns(runs);
@@ -569,8 +573,13 @@ int Report(const char* json_path, uint64_t warm_allocations,
   };
   std::vector<Row> rows;
   for (const Figure& figure : kFigures) {
-    const std::vector<double>& hal = g_samples[figure.hal_case];
-    const std::vector<double>& base = g_samples[figure.baseline_case];
+    static const std::vector<double> kNone;
+    auto samples = [](const char* name) -> const std::vector<double>& {
+      auto found = g_samples.find(name);
+      return found == g_samples.end() ? kNone : found->second;
+    };
+    const std::vector<double>& hal = samples(figure.hal_case);
+    const std::vector<double>& base = samples(figure.baseline_case);
     Row row{&figure, StatsOf(hal), StatsOf(base), NAN, false, false};
     if (hal.empty() || base.empty()) {
       rows.push_back(row);
@@ -779,8 +788,14 @@ int main(int argc, char** argv) {
                                BM_SubmitThroughput_Hal);
   benchmark::RegisterBenchmark("BM_SubmitThroughput_Vendor",
                                BM_SubmitThroughput_Vendor);
-  benchmark::RegisterBenchmark("BM_Submit256_Graph", BM_Submit256_Graph);
-  benchmark::RegisterBenchmark("BM_Submit256_Stream", BM_Submit256_Stream);
+  for (const char* name : {"BM_SubmitOps_Graph", "BM_SubmitOps_Stream"}) {
+    benchmark::RegisterBenchmark(
+        name, name[13] == 'G' ? BM_SubmitOps_Graph : BM_SubmitOps_Stream)
+        ->Arg(1)
+        ->Arg(16)
+        ->Arg(64)
+        ->Arg(256);
+  }
   // The parked case's submissions are made once, before every repetition.
   ParkSubmissions();
   benchmark::RegisterBenchmark("BM_SubmitParked_100k", BM_SubmitParked_100k);

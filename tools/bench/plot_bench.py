@@ -5,8 +5,10 @@ usage: plot_bench.py HAL_BENCH_JSON OUTPUT_DIR
 
 Writes, for every figure of the file, the per-repetition times of the HAL
 case beside its baseline (one strip each, the median marked), as
-<key>.png, and ratios.png: each figure's ratio of medians against its
-target. Needs matplotlib (Debian's python3-matplotlib).
+<key>.png; ratios.png: each figure's ratio of medians against its target;
+and submit_vs_ops.png: the submit cost of a reused command buffer against
+its ops, stream and graph strategies. Needs matplotlib (Debian's
+python3-matplotlib).
 """
 import json
 import os
@@ -23,7 +25,7 @@ FIGURES = {
     "empty_submit_vs_vendor": ("BM_EmptySubmit_Hal", "BM_EmptySubmit_Vendor"),
     "submit_throughput_vs_vendor": ("BM_SubmitThroughput_Hal",
                                     "BM_SubmitThroughput_Vendor"),
-    "graph_vs_stream_256": ("BM_Submit256_Graph", "BM_Submit256_Stream"),
+    "graph_vs_stream_256": ("BM_SubmitOps_Graph/256", "BM_SubmitOps_Stream/256"),
     "parked_100k_vs_0": ("BM_SubmitParked_100k", "BM_SubmitParked_0"),
 }
 
@@ -77,6 +79,39 @@ def plot_ratios(data, out_dir):
     return path
 
 
+def plot_ops(figures, out_dir):
+    fig, ax = plt.subplots(figsize=(5, 3))
+    plotted = False
+    for strategy in ("Stream", "Graph"):
+        points = []
+        for name, figure in figures.items():
+            prefix = "BM_SubmitOps_%s/" % strategy
+            if name.startswith(prefix) and figure["median_ns"] is not None:
+                points.append((int(name[len(prefix):]), figure))
+        if not points:
+            continue
+        points.sort()
+        ops = [p[0] for p in points]
+        medians = [p[1]["median_ns"] / 1000.0 for p in points]
+        low = [m - p[1]["min_ns"] / 1000.0 for m, p in zip(medians, points)]
+        high = [p[1]["max_ns"] / 1000.0 - m for m, p in zip(medians, points)]
+        ax.errorbar(ops, medians, yerr=[low, high], marker="o", capsize=3,
+                    label=strategy.lower() + " driver")
+        plotted = True
+    if not plotted:
+        plt.close(fig)
+        return None
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("fills per command buffer")
+    ax.set_ylabel("µs per submit + wait")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "submit_vs_ops.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__.strip(), file=sys.stderr)
@@ -87,6 +122,7 @@ def main():
     written = [plot_figure(key, data["figures"], sys.argv[2])
                for key in FIGURES]
     written.append(plot_ratios(data, sys.argv[2]))
+    written.append(plot_ops(data["figures"], sys.argv[2]))
     for path in written:
         if path:
             print("wrote", path)

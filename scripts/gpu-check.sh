@@ -723,6 +723,15 @@ step_fail_if="skipped:" step_fail_why="a driver was skipped"
 step bench-real "$(t 90)" env HAL_DRIVER_PATH="$root/build-gpu/drivers" \
   HAL_CUDA_LIBRARY="$real_cuda" HAL_SYNC_MAX_WAIT_MS=120000 \
   "$bench" --drivers=cuda_stream,cuda_graph --submits=1000
+# hal-bench (every figure against the raw CUDA calls) where the machine had
+# Google Benchmark to build it.
+if [ -x "$root/build-gpu/tools/hal-bench" ]; then
+  step hal-bench-real "$(t 180)" env HAL_DRIVER_PATH="$root/build-gpu/drivers" \
+    HAL_CUDA_LIBRARY="$real_cuda" HAL_SYNC_MAX_WAIT_MS=120000 \
+    "$root/build-gpu/tools/hal-bench" --repetitions=5 --json="$logs/hal-bench.json"
+else
+  echo "hal-bench-real: not built (no Google Benchmark on this machine)" >>"$summary"
+fi
 
 step meson-test-list "$(t 30)" "$meson" test -C build-gpu --no-rebuild --list \
   --suite cuda_stream --suite cuda_graph

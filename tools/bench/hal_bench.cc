@@ -423,54 +423,63 @@ void BM_SubmitOps_Stream(benchmark::State& state) {
   SubmitOps(state, g_hal.stream);
 }
 
-// Submissions parked on a gate nobody signals until the end of the run, on
-// the parked device's queue 0, where its measured submissions go too.
-hal_device_t* g_parked_device = nullptr;
+// Submissions parked on a gate nobody signals until the end of the run,
+// one device per count, each on its queue 0, where its measured
+// submissions go too (made once, before the first repetition, parked
+// across all of them). Count 0 is the stream device, which holds none, as
+// every other case's device.
+const uint32_t kParkedCounts[] = {1000, 10000, kParked};
 
 struct Parked {
+  uint32_t count = 0;
+  hal_device_t* device = nullptr;
   hal_semaphore_t* gate = nullptr;
   hal_semaphore_t* done = nullptr;
-  bool made = false;
 };
-Parked g_parked;
+Parked g_parked[HAL_ARRAYSIZE(kParkedCounts)];
 
 void ParkSubmissions() {
-  Check(hal_device_create_semaphore(g_parked_device, 0, &g_parked.gate),
-        "gate");
-  Check(hal_device_create_semaphore(g_parked_device, 0, &g_parked.done),
-        "done");
-  const uint32_t queue = 0;
-  for (uint32_t i = 0; i < kParked; ++i) {
-    uint64_t one = 1;
-    uint64_t value = uint64_t{i} + 1;
-    hal_semaphore_list_t waits = {1, &g_parked.gate, &one};
-    hal_semaphore_list_t signals = {1, &g_parked.done, &value};
-    Check(hal_device_queue_execute(g_parked_device, queue, &waits, &signals, 0,
-                                   nullptr),
-          "park");
+  for (size_t p = 0; p < HAL_ARRAYSIZE(kParkedCounts); ++p) {
+    Parked* parked = &g_parked[p];
+    parked->count = kParkedCounts[p];
+    parked->device = CreateDevice(g_hal.stream_driver);
+    Check(hal_device_create_semaphore(parked->device, 0, &parked->gate),
+          "gate");
+    Check(hal_device_create_semaphore(parked->device, 0, &parked->done),
+          "done");
+    for (uint32_t i = 0; i < parked->count; ++i) {
+      uint64_t one = 1;
+      uint64_t value = uint64_t{i} + 1;
+      hal_semaphore_list_t waits = {1, &parked->gate, &one};
+      hal_semaphore_list_t signals = {1, &parked->done, &value};
+      Check(hal_device_queue_execute(parked->device, 0, &waits, &signals, 0,
+                                     nullptr),
+            "park");
+    }
   }
-  g_parked.made = true;
 }
 
 void UnparkSubmissions() {
-  if (!g_parked.made)
-    return;
-  Check(hal_semaphore_signal(g_parked.gate, 1), "unpark");
-  Check(hal_semaphore_wait(g_parked.done, kParked, hal_infinite_timeout()),
-        "drain");
-  hal_semaphore_release(g_parked.gate);
-  hal_semaphore_release(g_parked.done);
+  for (Parked& parked : g_parked) {
+    if (!parked.device)
+      continue;
+    Check(hal_semaphore_signal(parked.gate, 1), "unpark");
+    Check(hal_semaphore_wait(parked.done, parked.count, hal_infinite_timeout()),
+          "drain");
+    hal_semaphore_release(parked.gate);
+    hal_semaphore_release(parked.done);
+    hal_device_release(parked.device);
+  }
 }
 
-// The parked side runs on a device of its own whose queue 0 holds the
-// parked submissions (made once, before the first repetition, parked
-// across all of them); every other case runs on devices with none.
-void BM_SubmitParked_100k(benchmark::State& state) {
-  EmptySubmits(state, g_parked_device);
-}
-
-void BM_SubmitParked_0(benchmark::State& state) {
-  EmptySubmits(state, g_hal.stream);
+// Empty submit + wait with state.range(0) submissions parked on its queue.
+void BM_SubmitParked(benchmark::State& state) {
+  hal_device_t* device = g_hal.stream;
+  for (Parked& parked : g_parked) {
+    if (parked.count == static_cast<uint32_t>(state.range(0)))
+      device = parked.device;
+  }
+  EmptySubmits(state, device);
 }
 
 //===----------------------------------------------------------------------===//
@@ -501,7 +510,7 @@ const Figure kFigures[] = {
      true, 0.5},
     {"graph_vs_stream_256", "BM_SubmitOps_Graph/256", "BM_SubmitOps_Stream/256",
      "reused 256-op command buffer: graph driver / stream driver", false, 0.1},
-    {"parked_100k_vs_0", "BM_SubmitParked_100k", "BM_SubmitParked_0",
+    {"parked_100k_vs_0", "BM_SubmitParked/100000", "BM_SubmitParked/0",
      "empty submit + wait with 100 000 submissions parked / with none", false,
      1.5},
 };
@@ -777,7 +786,6 @@ int main(int argc, char** argv) {
         "registry");
   g_hal.stream = CreateDevice(g_hal.stream_driver);
   g_hal.graph = CreateDevice(g_hal.graph_driver);
-  g_parked_device = CreateDevice(g_hal.stream_driver);
   OpenVendor();
 
   benchmark::RegisterBenchmark("BM_SignalWake_Hal", BM_SignalWake_Hal);
@@ -798,12 +806,15 @@ int main(int argc, char** argv) {
   }
   // The parked case's submissions are made once, before every repetition.
   ParkSubmissions();
-  benchmark::RegisterBenchmark("BM_SubmitParked_100k", BM_SubmitParked_100k);
-  benchmark::RegisterBenchmark("BM_SubmitParked_0", BM_SubmitParked_0);
+  benchmark::RegisterBenchmark("BM_SubmitParked", BM_SubmitParked)
+      ->Arg(0)
+      ->Arg(1000)
+      ->Arg(10000)
+      ->Arg(kParked);
 
   Collector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
-  // Counted while the parked device is idle: its 100 000 submissions
+  // Counted while the parked devices are idle: their parked submissions
   // retiring would count their own allocations.
   const uint32_t warm_submits = 1000;
   uint64_t allocations = CountWarmAllocations(warm_submits);
@@ -811,7 +822,6 @@ int main(int argc, char** argv) {
   int result = Report(json_path, allocations, warm_submits);
   benchmark::Shutdown();
   CloseVendor();
-  hal_device_release(g_parked_device);
   hal_device_release(g_hal.graph);
   hal_device_release(g_hal.stream);
   hal_driver_registry_free(g_hal.registry);

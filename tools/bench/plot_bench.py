@@ -6,8 +6,9 @@ usage: plot_bench.py HAL_BENCH_JSON OUTPUT_DIR
 Writes, for every figure of the file, the per-repetition times of the HAL
 case beside its baseline (one strip each, the median marked), as
 <key>.png; ratios.png: each figure's ratio of medians against its target;
-and submit_vs_ops.png: the submit cost of a reused command buffer against
-its ops, stream and graph strategies. Needs matplotlib (Debian's
+submit_vs_ops.png: the submit cost of a reused command buffer against its
+ops, stream and graph strategies; and submit_vs_parked.png: the cost of an
+empty submission against the submissions parked on its queue. Needs matplotlib (Debian's
 python3-matplotlib).
 """
 import json
@@ -26,7 +27,7 @@ FIGURES = {
     "submit_throughput_vs_vendor": ("BM_SubmitThroughput_Hal",
                                     "BM_SubmitThroughput_Vendor"),
     "graph_vs_stream_256": ("BM_SubmitOps_Graph/256", "BM_SubmitOps_Stream/256"),
-    "parked_100k_vs_0": ("BM_SubmitParked_100k", "BM_SubmitParked_0"),
+    "parked_100k_vs_0": ("BM_SubmitParked/100000", "BM_SubmitParked/0"),
 }
 
 
@@ -112,6 +113,31 @@ def plot_ops(figures, out_dir):
     return path
 
 
+def plot_parked(figures, out_dir):
+    points = sorted((int(name.split("/")[1]), figure)
+                    for name, figure in figures.items()
+                    if name.startswith("BM_SubmitParked/") and
+                    figure["median_ns"] is not None)
+    if not points:
+        return None
+    fig, ax = plt.subplots(figsize=(5, 3))
+    xs = range(len(points))
+    medians = [p[1]["median_ns"] / 1000.0 for p in points]
+    low = [m - p[1]["min_ns"] / 1000.0 for m, p in zip(medians, points)]
+    high = [p[1]["max_ns"] / 1000.0 - m for m, p in zip(medians, points)]
+    ax.errorbar(xs, medians, yerr=[low, high], marker="o", capsize=3)
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(["{:,}".format(p[0]) for p in points])
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("submissions parked on the queue")
+    ax.set_ylabel("µs per empty submit + wait")
+    fig.tight_layout()
+    path = os.path.join(out_dir, "submit_vs_parked.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__.strip(), file=sys.stderr)
@@ -123,6 +149,7 @@ def main():
                for key in FIGURES]
     written.append(plot_ratios(data, sys.argv[2]))
     written.append(plot_ops(data["figures"], sys.argv[2]))
+    written.append(plot_parked(data["figures"], sys.argv[2]))
     for path in written:
         if path:
             print("wrote", path)

@@ -52,14 +52,12 @@ HAL_API void hal_resource_initialize_kind(hal_resource_kind_t kind,
   out_resource->kind = kind;
 }
 
-HAL_API hal_status_t hal_resource_check_kind(const void* resource,
-                                             hal_resource_kind_t kind,
-                                             const char* what) {
+HAL_API hal_status_t hal_resource_kind_mismatch(const void* resource,
+                                                hal_resource_kind_t kind,
+                                                const char* what) {
   if (!resource)
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%s is NULL", what);
   hal_resource_kind_t actual = ((const hal_resource_t*)resource)->kind;
-  if (actual == kind)
-    return HAL_OK;
   return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%s %p is %s, not %s",
                          what, resource, hal_resource_kind_name(actual),
                          hal_resource_kind_name(kind));

@@ -89,12 +89,23 @@ static inline bool hal_resource_is_kind(const void* resource,
   return resource && ((const hal_resource_t*)resource)->kind == kind;
 }
 
-// OK when |resource| is of |kind|; else INVALID_ARGUMENT: "|what| is NULL",
-// or "|what| <pointer> is a <its kind>, not a <kind>" (with "an" where
-// English wants it).
-HAL_API hal_status_t hal_resource_check_kind(const void* resource,
-                                             hal_resource_kind_t kind,
-                                             const char* what);
+// The error of hal_resource_check_kind (the check failed): INVALID_ARGUMENT,
+// "|what| is NULL" or "|what| <pointer> is a <its kind>, not a <kind>"
+// (with "an" where English wants it).
+HAL_API hal_status_t hal_resource_kind_mismatch(const void* resource,
+                                                hal_resource_kind_t kind,
+                                                const char* what);
+
+// OK when |resource| is of |kind|; else the error above. Inline: every
+// public call (signal, wait, submit) checks its objects, and the right
+// kind costs one compare.
+static inline hal_status_t hal_resource_check_kind(const void* resource,
+                                                   hal_resource_kind_t kind,
+                                                   const char* what) {
+  return hal_resource_is_kind(resource, kind)
+             ? HAL_OK
+             : hal_resource_kind_mismatch(resource, kind, what);
+}
 
 // The prologue of a create call: INVALID_ARGUMENT "|out_name| is NULL" when
 // |out| is NULL; else clears *|out| and checks |parent| as

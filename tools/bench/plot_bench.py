@@ -80,6 +80,14 @@ def plot_ratios(data, out_dir):
     return path
 
 
+def series(figures):
+    """Medians (µs) of |figures| and their min-max as error bars."""
+    medians = [f["median_ns"] / 1000.0 for f in figures]
+    low = [m - f["min_ns"] / 1000.0 for m, f in zip(medians, figures)]
+    high = [f["max_ns"] / 1000.0 - m for m, f in zip(medians, figures)]
+    return medians, [low, high]
+
+
 def plot_ops(figures, out_dir):
     fig, ax = plt.subplots(figsize=(5, 3))
     plotted = False
@@ -92,12 +100,9 @@ def plot_ops(figures, out_dir):
         if not points:
             continue
         points.sort()
-        ops = [p[0] for p in points]
-        medians = [p[1]["median_ns"] / 1000.0 for p in points]
-        low = [m - p[1]["min_ns"] / 1000.0 for m, p in zip(medians, points)]
-        high = [p[1]["max_ns"] / 1000.0 - m for m, p in zip(medians, points)]
-        ax.errorbar(ops, medians, yerr=[low, high], marker="o", capsize=3,
-                    label=strategy.lower() + " driver")
+        medians, bars = series([p[1] for p in points])
+        ax.errorbar([p[0] for p in points], medians, yerr=bars, marker="o",
+                    capsize=3, label=strategy.lower() + " driver")
         plotted = True
     if not plotted:
         plt.close(fig)
@@ -122,10 +127,8 @@ def plot_parked(figures, out_dir):
         return None
     fig, ax = plt.subplots(figsize=(5, 3))
     xs = range(len(points))
-    medians = [p[1]["median_ns"] / 1000.0 for p in points]
-    low = [m - p[1]["min_ns"] / 1000.0 for m, p in zip(medians, points)]
-    high = [p[1]["max_ns"] / 1000.0 - m for m, p in zip(medians, points)]
-    ax.errorbar(xs, medians, yerr=[low, high], marker="o", capsize=3)
+    medians, bars = series([p[1] for p in points])
+    ax.errorbar(xs, medians, yerr=bars, marker="o", capsize=3)
     ax.set_xticks(list(xs))
     ax.set_xticklabels(["{:,}".format(p[0]) for p in points])
     ax.set_ylim(bottom=0)

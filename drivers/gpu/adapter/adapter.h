@@ -71,6 +71,9 @@ enum {
   GPU_ADAPTER_CAP_GRAPH_EXEC_UPDATE = 1u << 6,
   // module_load_data, module_get_function, module_unload, launch_kernel.
   GPU_ADAPTER_CAP_MODULE = 1u << 7,
+  // timed_event_create, event_elapsed_ms (cuEventElapsedTime,
+  // hipEventElapsedTime): tracing's device spans.
+  GPU_ADAPTER_CAP_EVENT_TIMING = 1u << 8,
 };
 
 // An address in the unified (host + device) address space: device memory
@@ -265,6 +268,17 @@ typedef struct gpu_adapter_ops_t {
                               bool* out_ready);
   // Blocks until the captured work is done.
   hal_status_t (*event_synchronize)(gpu_adapter_t* adapter, gpu_event_t event);
+  // An event with timing (GPU_ADAPTER_CAP_EVENT_TIMING): its record takes
+  // a device timestamp when the captured work is done. Destroyed with
+  // event_destroy.
+  hal_status_t (*timed_event_create)(gpu_adapter_t* adapter,
+                                     gpu_event_t* out_event);
+  // *out_ms: device time from |start|'s last record to |end|'s, two timed
+  // events of one context whose records are done (the vendor's
+  // resolution, about 0.5 us); negative when |end| was earlier. A record
+  // not done yet is UNAVAILABLE (not ready), not a loss.
+  hal_status_t (*event_elapsed_ms)(gpu_adapter_t* adapter, gpu_event_t start,
+                                   gpu_event_t end, float* out_ms);
 
   //===--- graphs (current context; GPU_ADAPTER_CAP_GRAPH*) ---===//
   //

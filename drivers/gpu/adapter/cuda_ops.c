@@ -487,6 +487,34 @@ static hal_status_t gpu_cuda_event_synchronize(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
+static hal_status_t gpu_cuda_timed_event_create(gpu_adapter_t* adapter,
+                                                gpu_event_t* out_event) {
+  gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  *out_event = NULL;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_EVENT_TIMING, "event timing");
+  CUevent native = NULL;
+  GPU_RETURN_IF_ERROR(&cuda->base,
+                      cuda->syms.cuEventCreate(&native, CU_EVENT_DEFAULT),
+                      "cuEventCreate");
+  *out_event = (gpu_event_t)native;
+  return HAL_OK;
+}
+
+static hal_status_t gpu_cuda_event_elapsed_ms(gpu_adapter_t* adapter,
+                                              gpu_event_t start,
+                                              gpu_event_t end, float* out_ms) {
+  gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  *out_ms = 0.0f;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_EVENT_TIMING, "event timing");
+  float ms = 0.0f;
+  GPU_RETURN_IF_ERROR(
+      &cuda->base,
+      cuda->syms.cuEventElapsedTime(&ms, (CUevent)start, (CUevent)end),
+      "cuEventElapsedTime");
+  *out_ms = ms;
+  return HAL_OK;
+}
+
 //===--- graphs ---===//
 //
 // Dependency arrays are passed through with a cast: an array of opaque
@@ -781,6 +809,8 @@ static const gpu_adapter_ops_t gpu_cuda_ops = {
     .event_record = gpu_cuda_event_record,
     .event_query = gpu_cuda_event_query,
     .event_synchronize = gpu_cuda_event_synchronize,
+    .timed_event_create = gpu_cuda_timed_event_create,
+    .event_elapsed_ms = gpu_cuda_event_elapsed_ms,
     .graph_create = gpu_cuda_graph_create,
     .graph_destroy = gpu_cuda_graph_destroy,
     .graph_add_empty_node = gpu_cuda_graph_add_empty_node,

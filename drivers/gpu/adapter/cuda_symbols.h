@@ -78,6 +78,8 @@
     (CUevent hEvent, CUstream hStream))                                        \
   X(REQUIRED, NONE, cuEventQuery, CUresult, (CUevent hEvent))                  \
   X(REQUIRED, NONE, cuEventSynchronize, CUresult, (CUevent hEvent))            \
+  X(OPTIONAL, EVENT_TIMING, cuEventElapsedTime, CUresult,                       \
+    (float* pMilliseconds, CUevent hStart, CUevent hEnd))                      \
   /* Graphs. */                                                                \
   X(OPTIONAL, GRAPH, cuGraphCreate, CUresult,                                  \
     (CUgraph* phGraph, unsigned int flags))                                    \

@@ -445,6 +445,34 @@ static hal_status_t gpu_hip_event_synchronize(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
+static hal_status_t gpu_hip_timed_event_create(gpu_adapter_t* adapter,
+                                               gpu_event_t* out_event) {
+  gpu_hip_adapter_t* hip = gpu_hip(adapter);
+  *out_event = NULL;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_EVENT_TIMING, "event timing");
+  hipEvent_t native = NULL;
+  GPU_RETURN_IF_ERROR(
+      &hip->base, hip->syms.hipEventCreateWithFlags(&native, hipEventDefault),
+      "hipEventCreateWithFlags");
+  *out_event = (gpu_event_t)native;
+  return HAL_OK;
+}
+
+static hal_status_t gpu_hip_event_elapsed_ms(gpu_adapter_t* adapter,
+                                             gpu_event_t start, gpu_event_t end,
+                                             float* out_ms) {
+  gpu_hip_adapter_t* hip = gpu_hip(adapter);
+  *out_ms = 0.0f;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_EVENT_TIMING, "event timing");
+  float ms = 0.0f;
+  GPU_RETURN_IF_ERROR(
+      &hip->base,
+      hip->syms.hipEventElapsedTime(&ms, (hipEvent_t)start, (hipEvent_t)end),
+      "hipEventElapsedTime");
+  *out_ms = ms;
+  return HAL_OK;
+}
+
 //===--- graphs ---===//
 //
 // Dependency arrays are passed through with a cast: an array of opaque
@@ -724,6 +752,8 @@ static const gpu_adapter_ops_t gpu_hip_ops = {
     .event_record = gpu_hip_event_record,
     .event_query = gpu_hip_event_query,
     .event_synchronize = gpu_hip_event_synchronize,
+    .timed_event_create = gpu_hip_timed_event_create,
+    .event_elapsed_ms = gpu_hip_event_elapsed_ms,
     .graph_create = gpu_hip_graph_create,
     .graph_destroy = gpu_hip_graph_destroy,
     .graph_add_empty_node = gpu_hip_graph_add_empty_node,

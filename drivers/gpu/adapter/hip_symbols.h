@@ -75,6 +75,8 @@
     (hipEvent_t event, hipStream_t stream))                                    \
   X(REQUIRED, NONE, hipEventQuery, hipError_t, (hipEvent_t event))             \
   X(REQUIRED, NONE, hipEventSynchronize, hipError_t, (hipEvent_t event))       \
+  X(OPTIONAL, EVENT_TIMING, hipEventElapsedTime, hipError_t,                   \
+    (float* ms, hipEvent_t start, hipEvent_t stop))                            \
   /* Graphs. */                                                                \
   X(OPTIONAL, GRAPH, hipGraphCreate, hipError_t,                               \
     (hipGraph_t* pGraph, unsigned int flags))                                  \

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "adapter.h"
+#include "hal/time.h"
 #include "hal_test.h"
 
 enum { kElements = 1024, kBytes = kElements * 4 };
@@ -146,6 +147,54 @@ static void Vgpu_StreamRoundTrip(void** state) {
   a->ops->event_destroy(a, event);
 }
 
+// Sleeps in stream order: the span between two timed events around it.
+static void sleep_host_call(void* user_data) {
+  hal_sleep_until(hal_time_now() + *(const int64_t*)user_data);
+}
+
+// Timed events time the device: two records around a 20 ms host function
+// are at least 20 ms apart and no further apart than the host saw them;
+// the order of the arguments gives the sign. An untimed event or one whose
+// record is not done yet is refused, clearly.
+static void Vgpu_TimedEventsMeasureDeviceTime(void** state) {
+  fixture_t* f = *state;
+  gpu_adapter_t* a = f->adapter;
+  assert_true(a->info.capabilities & GPU_ADAPTER_CAP_EVENT_TIMING);
+  gpu_event_t start = NULL, end = NULL, untimed = NULL;
+  HAL_ASSERT_OK(a->ops->timed_event_create(a, &start));
+  HAL_ASSERT_OK(a->ops->timed_event_create(a, &end));
+  HAL_ASSERT_OK(a->ops->event_create(a, &untimed));
+  static const int64_t kSleepNs = 20 * 1000 * 1000;
+  hal_time_t host_before = hal_time_now();
+  HAL_ASSERT_OK(a->ops->event_record(a, start, f->stream));
+  HAL_ASSERT_OK(a->ops->launch_host_func(a, f->stream, sleep_host_call,
+                                         (void*)&kSleepNs));
+  HAL_ASSERT_OK(a->ops->event_record(a, end, f->stream));
+  HAL_ASSERT_OK(a->ops->event_record(a, untimed, f->stream));
+  float ms = -1.0f;
+  hal_status_t early = a->ops->event_elapsed_ms(a, start, end, &ms);
+  if (early != HAL_OK) {  // the 20 ms are likely not over yet
+    HAL_ASSERT_STATUS(HAL_STATUS_UNAVAILABLE, "ElapsedTime", early);
+    assert_true(ms == 0.0f);
+  }
+  HAL_ASSERT_OK(a->ops->event_synchronize(a, untimed));
+  double host_ms = (double)(hal_time_now() - host_before) / 1e6;
+  HAL_ASSERT_OK(a->ops->event_elapsed_ms(a, start, end, &ms));
+  print_message("device %.3f ms, host %.3f ms\n", ms, host_ms);
+  assert_true(ms >= 20.0f - 0.01f);
+  assert_true((double)ms <= host_ms + 0.01);
+  float back = 0.0f;
+  HAL_ASSERT_OK(a->ops->event_elapsed_ms(a, end, start, &back));
+  assert_true(back == -ms);
+  ms = -1.0f;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "ElapsedTime",
+                    a->ops->event_elapsed_ms(a, start, untimed, &ms));
+  assert_true(ms == 0.0f);
+  a->ops->event_destroy(a, untimed);
+  a->ops->event_destroy(a, end);
+  a->ops->event_destroy(a, start);
+}
+
 // memset -> memcpy -> host node, launched twice; exec update in place.
 static void Vgpu_GraphRoundTrip(void** state) {
   fixture_t* f = *state;
@@ -193,6 +242,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Vgpu_Devices),
       CASE(Vgpu_StreamRoundTrip),
+      CASE(Vgpu_TimedEventsMeasureDeviceTime),
       CASE(Vgpu_GraphRoundTrip),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -27,9 +27,10 @@ HAL_API bool hal_trace_on;
 #define HAL_TRACE_ARGS_MAX 384
 #define HAL_TRACE_TRACK_BASE 1000000u
 
+// Names are copied: an event may outlive the plugin whose literal named it.
 typedef struct hal_trace_event_t {
-  const char* category;
-  const char* name;
+  char category[16];
+  char name[48];
   uint64_t ts_ns;
   uint64_t duration_ns;  // ph 'X'
   uint64_t id;           // async spans and flows
@@ -63,6 +64,15 @@ static struct {
 
 static _Thread_local hal_trace_buffer_t* hal_trace_this_thread;
 static _Thread_local uint64_t hal_trace_last_submission;
+static _Thread_local uint64_t hal_trace_issuing;
+
+HAL_API void hal_trace_set_issuing_submission(uint64_t id) {
+  hal_trace_issuing = id;
+}
+
+HAL_API uint64_t hal_trace_issuing_submission(void) {
+  return hal_trace_issuing;
+}
 
 HAL_API void hal_trace_set_last_submission(uint64_t id) {
   hal_trace_last_submission = id;
@@ -188,8 +198,8 @@ static void hal_trace_append(char phase, uint32_t track, const char* category,
     buffer->capacity = capacity;
   }
   hal_trace_event_t* event = &buffer->events[buffer->count++];
-  event->category = category;
-  event->name = name;
+  snprintf(event->category, sizeof(event->category), "%s", category);
+  snprintf(event->name, sizeof(event->name), "%s", name);
   event->ts_ns = ts_ns;
   event->duration_ns = duration_ns;
   event->id = id;
@@ -240,6 +250,14 @@ HAL_API void hal_trace_complete(const char* category, const char* name,
   uint64_t now = hal_trace_now();
   hal_trace_append('X', 0, category, name, start_ns,
                    now > start_ns ? now - start_ns : 0, 0, args);
+}
+
+HAL_API void hal_trace_span(uint32_t track, const char* category,
+                            const char* name, uint64_t start_ns,
+                            uint64_t duration_ns, const char* args) {
+  if (hal_trace_enabled())
+    hal_trace_append('X', track, category, name, start_ns, duration_ns, 0,
+                     args);
 }
 
 HAL_API void hal_trace_instant(uint32_t track, const char* category,
@@ -304,8 +322,10 @@ static void hal_trace_write_string(FILE* file, const char* text) {
 static void hal_trace_write_event(FILE* file, const hal_trace_buffer_t* buffer,
                                   const hal_trace_event_t* event, bool* first) {
   uint32_t tid = event->track ? event->track : buffer->thread_id;
-  fprintf(file, "%s\n{\"ph\":\"%c\",\"cat\":\"%s\",\"name\":\"",
-          *first ? "" : ",", event->phase, event->category);
+  fprintf(file, "%s\n{\"ph\":\"%c\",\"cat\":\"", *first ? "" : ",",
+          event->phase);
+  hal_trace_write_string(file, event->category);
+  fprintf(file, "\",\"name\":\"");
   hal_trace_write_string(file, event->name);
   fprintf(file, "\",\"pid\":1,\"tid\":%" PRIu32 ",\"ts\":%.3f", tid,
           (double)event->ts_ns / 1000.0);

@@ -16,7 +16,13 @@ With --run, runs PROGRAM with HAL_TRACE set to a fresh file (it must exit
     completion ends a flow that started: exactly one submission record per
     submission the HAL accepted, one completion per completion;
   - every queue_execute that returned OK names a submission of the trace;
-  - spans have non-negative durations; every thread and track is named.
+  - spans have non-negative durations; every thread and track is named;
+  - device spans (each queue's "device" track): they nest (a span either
+    holds the next or ends before it); each device "submission" span names
+    a submission that completed OK, on the same queue, and lies inside its
+    host life (from "ready" to its end, give or take the clock
+    calibration's uncertainty); on a device whose clock was calibrated,
+    every OK submission with device work has exactly one; none dropped.
 
 Prints one line of figures; exits 1 on the first failed check.
 """
@@ -105,12 +111,95 @@ def check(path):
         if sid not in submissions:
             fail("a queue_execute returned OK for submission %s, which the "
                  "trace does not hold" % sid)
+    device_spans = check_device(events, spans, submissions)
     failed = sum(1 for s in submissions.values() if s[2] != "OK")
     host = sum(1 for e in events if e.get("cat") == "host")
     print("trace_check: %s: %d events, %d submissions (%d failed), %d from "
-          "queue_execute, %d host events, 0 dropped" %
+          "queue_execute, %d host events, %d device spans, 0 dropped" %
           (os.path.basename(path), len(events), len(submissions), failed,
-           len(executed_ok), host))
+           len(executed_ok), host, device_spans))
+
+
+# Printed times are in us with 3 decimals: boundaries that are one device
+# timestamp may differ by the rounding.
+EPSILON_US = 0.002
+# Float milliseconds from the calibration event: their resolution over a
+# run of minutes, on top of the calibration's own uncertainty.
+DRIFT_US = 20.0
+
+
+def check_device(events, phases, submissions):
+    """The device-track checks (see the module doc); returns the span count."""
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M"}
+    uncertainty = {}   # device track (tid) -> us
+    timed = set()      # names of queues whose device tracks are calibrated
+    tracks = collections.defaultdict(list)  # device track -> [X events]
+    queue_of = {}      # submission id -> queue track name
+    device_work = {}   # submission id -> bool
+    for e in events:
+        name = names.get(e.get("tid"), "")
+        if e.get("cat") == "device" and e.get("ph") == "i":
+            if e["name"] == "clock calibration":
+                uncertainty[e["tid"]] = e["args"]["uncertainty_us"]
+                timed.add(name[:-len(" device")])
+            elif e["name"] == "device spans dropped":
+                fail("%s dropped %s device spans" %
+                     (name, e["args"].get("spans")))
+        elif e.get("cat") == "device" and e.get("ph") == "X":
+            tracks[e["tid"]].append(e)
+        elif (e.get("ph") == "b" and e.get("cat") == "submission" and
+              e["name"] == "submission"):
+            queue_of[e["id"]] = name
+            device_work[e["id"]] = e.get("args", {}).get("device_work", False)
+    count = 0
+    spans_of = collections.Counter()
+    for tid, spans in tracks.items():
+        track = names[tid]
+        if not track.endswith(" device"):
+            fail("device span on track %s" % track)
+        queue = track[:-len(" device")]
+        spans.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []  # the ends of the spans that hold this one
+        for e in spans:
+            count += 1
+            end = e["ts"] + e["dur"]
+            while stack and e["ts"] >= stack[-1] - EPSILON_US:
+                stack.pop()  # it ended before this one starts
+            if stack and end > stack[-1] + EPSILON_US:
+                fail("device span %s at %.3f on %s overlaps the span it "
+                     "starts in" % (e["name"], e["ts"], track))
+            stack.append(end)
+            if e["name"] != "submission":
+                continue
+            sid = e["args"].get("submission")
+            record = submissions.get(sid)
+            if record is None or record[2] != "OK":
+                fail("device span on %s names submission %s, which did not "
+                     "complete OK" % (track, sid))
+            if queue_of.get(sid) != queue:
+                fail("device span of submission %s is on %s, its queue is %s"
+                     % (sid, track, queue_of.get(sid)))
+            spans_of[sid] += 1
+            slack = uncertainty.get(tid, 0.0) + DRIFT_US
+            ready = [ts for ph, ts in phases.get(("ready", sid), [])
+                     if ph == "b"]
+            done = [ts for ph, ts in phases.get(("submission", sid), [])
+                    if ph == "e"]
+            if ready and e["ts"] < ready[0] - slack:
+                fail("submission %s ran on the device %.3f us before it was "
+                     "ready" % (sid, ready[0] - e["ts"]))
+            if done and end > done[0] + slack:
+                fail("submission %s ran on the device %.3f us past its "
+                     "completion" % (sid, end - done[0]))
+    for sid, (begins, ends, status) in submissions.items():
+        calibrated = queue_of.get(sid) in timed
+        expected = 1 if calibrated and status == "OK" and \
+            device_work.get(sid) else 0
+        if spans_of[sid] > 1 or (calibrated and spans_of[sid] != expected):
+            fail("submission %s (%s, device work: %s) has %d device "
+                 "span(s), expected %d" % (sid, status, device_work.get(sid),
+                                          spans_of[sid], expected))
+    return count
 
 
 def main():

@@ -398,9 +398,11 @@ HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
     // Under the lock: a loss may take and fail it as soon as it is listed.
     submission->trace_id = hal_trace_next_id();
     hal_trace_set_last_submission(submission->trace_id);
-    char args[64];
-    snprintf(args, sizeof(args), "\"waits\": %zu, \"signals\": %zu",
-             submission->wait_count, submission->signal_count);
+    char args[80];
+    snprintf(args, sizeof(args),
+             "\"waits\": %zu, \"signals\": %zu, \"device_work\": %s",
+             submission->wait_count, submission->signal_count,
+             submission->payload ? "true" : "false");
     hal_trace_begin(queue->trace_track, "submission", "submission",
                     submission->trace_id, args);
     hal_sync_submission_trace_phase(submission, 1, NULL);
@@ -504,7 +506,9 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
     status = interface->wait_event(interface->self, wait->event->handle);
   }
   if (status == HAL_OK && submission->payload) {
+    hal_trace_set_issuing_submission(submission->trace_id);
     status = interface->issue(interface->self, submission->payload);
+    hal_trace_set_issuing_submission(0);
   }
   if (status != HAL_OK) {
     hal_status_t failure = hal_status_annotatef(

@@ -48,6 +48,8 @@ HAL_EXTERN_C_BEGIN
 
 typedef struct gpu_device_t gpu_device_t;
 typedef struct gpu_queue_t gpu_queue_t;
+// A submission's device spans under HAL_TRACE (gpu_trace.c); NULL when off.
+typedef struct gpu_trace_spans_t gpu_trace_spans_t;
 
 // How command buffers become device work: what a stream driver and a graph
 // driver differ in, and all they differ in.
@@ -61,9 +63,12 @@ typedef struct gpu_strategy_t {
       gpu_device_t* device, hal_command_buffer_mode_t mode,
       hal_command_buffer_t** out_command_buffer);
   // WORKER thread, context current: enqueues |command_buffer| on |queue|'s
-  // stream. Must not block on device work.
+  // stream. Must not block on device work. A strategy that issues op by
+  // op marks each op's end into |trace| (gpu_trace_mark, gpu_trace_span;
+  // both no-ops on NULL); the core marks the command buffer around it.
   hal_status_t (*issue)(gpu_queue_t* queue,
-                        hal_command_buffer_t* command_buffer);
+                        hal_command_buffer_t* command_buffer,
+                        gpu_trace_spans_t* trace);
 } gpu_strategy_t;
 
 // Command buffers are libhal's recorded op lists, replayed op by op into
@@ -92,6 +97,7 @@ struct gpu_queue_t {
   uint32_t index;
   gpu_stream_t stream;
   hal_sync_queue_t* sync_queue;
+  uint32_t trace_device_track;  // HAL_TRACE's device spans; 0 when off
 };
 
 struct gpu_device_t {
@@ -117,6 +123,11 @@ struct gpu_device_t {
   hal_status_t lost_status;  // under |lost_mutex|
   uint32_t queue_count;
   gpu_queue_t queues[GPU_QUEUE_COUNT];
+  // HAL_TRACE's clock calibration (gpu_trace.c): a timed event recorded at
+  // creation and the host time it maps to. NULL: no device spans.
+  gpu_event_t trace_epoch;
+  hal_time_t trace_epoch_ns;
+  _Atomic uint64_t trace_dropped_spans;
 };
 
 typedef struct gpu_buffer_t {
@@ -173,6 +184,33 @@ typedef struct gpu_dispatch_args_t {
   gpu_kernel_launch_t launch;
 } gpu_dispatch_args_t;
 void gpu_dispatch_prepare(const hal_op_t* op, gpu_dispatch_args_t* out);
+
+//===----------------------------------------------------------------------===//
+// Tracing's device spans (gpu_trace.c)
+//===----------------------------------------------------------------------===//
+
+// At device creation, queues made, context current: the device tracks and
+// the clock calibration (no-op unless HAL_TRACE is on).
+hal_status_t gpu_device_trace_initialize(gpu_device_t* device);
+// At device destruction, context current, before the context closes.
+void gpu_device_trace_deinitialize(gpu_device_t* device);
+// WORKER: a submission's spans (NULL when the device records none).
+gpu_trace_spans_t* gpu_trace_spans_create(gpu_queue_t* queue);
+// WORKER: records a timed event on |queue|'s stream; its index, or
+// UINT32_MAX when |trace| is NULL or the event could not be made.
+uint32_t gpu_trace_mark(gpu_queue_t* queue, gpu_trace_spans_t* trace);
+// The last mark made (UINT32_MAX: none).
+uint32_t gpu_trace_last_mark(const gpu_trace_spans_t* trace);
+// A span from mark |begin| to mark |end|: |level| 0 the submission, 1 a
+// command buffer, 2 an op; |name| a literal; |index| its place in its list.
+void gpu_trace_span(gpu_trace_spans_t* trace, uint32_t begin, uint32_t end,
+                    uint8_t level, const char* name, uint32_t index);
+// An issue that failed: its spans are not written (the events still go
+// at finish).
+void gpu_trace_spans_discard(gpu_trace_spans_t* trace);
+// When the device is done with the submission: writes its spans and frees
+// |trace| (NULL: no-op).
+void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* trace);
 
 //===----------------------------------------------------------------------===//
 // Plugins

@@ -33,6 +33,7 @@ static void gpu_event_destroy(void* self, void* handle) {
 
 // A submission's payload: its command buffers, retained until completion.
 typedef struct gpu_payload_t {
+  gpu_trace_spans_t* trace;  // HAL_TRACE's device spans; NULL when off
   size_t count;
   hal_command_buffer_t* command_buffers[];
 } gpu_payload_t;
@@ -109,17 +110,30 @@ static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
   gpu_payload_t* payload = payload_ptr;
   HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
   HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
+  gpu_trace_spans_t* trace = NULL;
+  uint32_t first = 0;
+  if (HAL_UNLIKELY(device->trace_epoch)) {
+    // Re-issued payloads do not exist: a submission issues once.
+    trace = payload->trace = gpu_trace_spans_create(queue);
+    first = gpu_trace_mark(queue, trace);
+  }
   for (size_t i = 0; i < payload->count; ++i) {
+    uint32_t begin = gpu_trace_last_mark(trace);
     hal_status_t status = gpu_device_note(
-        device, device->strategy->issue(queue, payload->command_buffers[i]));
+        device,
+        device->strategy->issue(queue, payload->command_buffers[i], trace));
     if (status != HAL_OK) {
       // Ops before the failing one may be enqueued: the sync module
       // quiesces the queue before it releases the payload.
+      gpu_trace_spans_discard(trace);
       return hal_status_annotatef(
           status, "issuing command buffer %zu of a submission on queue %u", i,
           queue->index);
     }
+    gpu_trace_span(trace, begin, gpu_trace_mark(queue, trace), 1,
+                   "command buffer", (uint32_t)i);
   }
+  gpu_trace_span(trace, first, gpu_trace_last_mark(trace), 0, "submission", 0);
   return HAL_OK;
 }
 
@@ -161,6 +175,7 @@ static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   // This may drop the last reference to the device (through command
   // buffers and their buffers); a queue thread must never destroy its own
   // device, so such a destroy is handed to libhal's release thread.
+  gpu_trace_spans_finish(queue, payload->trace);
   hal_resource_defer_destruction_enter();
   for (size_t i = 0; i < payload->count; ++i) {
     hal_command_buffer_release_for_submission(payload->command_buffers[i]);
@@ -205,6 +220,7 @@ static void gpu_device_destroy(hal_device_t* base) {
         adapter->ops->stream_destroy(adapter, device->queues[i].stream);
       }
     }
+    gpu_device_trace_deinitialize(device);
     if (device->event_pool)
       hal_sync_event_pool_destroy(device->event_pool);
     adapter->ops->context_close(adapter, device->context);
@@ -288,6 +304,7 @@ static hal_status_t gpu_device_queue_execute(
         base->host_allocator,
         sizeof(*payload) + command_buffer_count * sizeof(hal_command_buffer_t*),
         (void**)&payload));
+    payload->trace = NULL;
     payload->count = command_buffer_count;
     for (size_t i = 0; i < command_buffer_count; ++i) {
       payload->command_buffers[i] = command_buffers[i];
@@ -404,6 +421,8 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
     device->queue_count = i + 1;  // destroy tears down what exists
     status = gpu_queue_initialize(device, i);
   }
+  if (status == HAL_OK)
+    status = gpu_device_trace_initialize(device);
   if (status != HAL_OK) {
     hal_device_release(&device->base);
     return hal_status_annotatef(status, "creating device %u of driver '%s'",

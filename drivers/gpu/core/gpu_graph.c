@@ -250,8 +250,11 @@ static hal_status_t gpu_graph_create_command_buffer(
   return status;
 }
 
+// One launch: its device span is the command buffer's (the core's).
 static hal_status_t gpu_graph_issue(gpu_queue_t* queue,
-                                    hal_command_buffer_t* command_buffer) {
+                                    hal_command_buffer_t* command_buffer,
+                                    gpu_trace_spans_t* trace) {
+  (void)trace;
   gpu_graph_state_t* state = hal_recording_command_buffer_user(command_buffer);
   if (!state->exec)
     return HAL_OK;  // no ops

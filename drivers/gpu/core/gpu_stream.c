@@ -8,8 +8,26 @@
 
 #include "gpu_core.h"
 
+// The name of an op's device span.
+static const char* gpu_stream_op_name(hal_op_kind_t kind) {
+  switch (kind) {
+    case HAL_OP_FILL:
+      return "fill";
+    case HAL_OP_UPDATE:
+      return "update";
+    case HAL_OP_COPY:
+      return "copy";
+    case HAL_OP_DISPATCH:
+      return "dispatch";
+    case HAL_OP_BARRIER:
+      break;
+  }
+  return "barrier";
+}
+
 static hal_status_t gpu_stream_issue(gpu_queue_t* queue,
-                                     hal_command_buffer_t* command_buffer) {
+                                     hal_command_buffer_t* command_buffer,
+                                     gpu_trace_spans_t* trace) {
   gpu_adapter_t* adapter = queue->device->adapter;
   gpu_stream_t stream = queue->stream;
   size_t count = 0;
@@ -53,6 +71,11 @@ static hal_status_t gpu_stream_issue(gpu_queue_t* queue,
     }
     if (status != HAL_OK) {
       return hal_status_annotatef(status, "replaying op %zu of %zu", i, count);
+    }
+    if (trace && op->kind != HAL_OP_BARRIER) {
+      uint32_t begin = gpu_trace_last_mark(trace);
+      gpu_trace_span(trace, begin, gpu_trace_mark(queue, trace), 2,
+                     gpu_stream_op_name(op->kind), (uint32_t)i);
     }
   }
   return HAL_OK;

@@ -33,9 +33,10 @@ static inline bool hal_trace_enabled(void) {
 // submissions. |name| is copied. Returns its id (0 when tracing is off).
 HAL_API uint32_t hal_trace_track(const char* name);
 
-// The events. |name| and |category| are string literals (kept as pointers);
+// The events. |name| and |category| are copied (cut at 47 and 15 bytes);
 // |args| is a JSON object body without braces ("\"queue\": 1") or NULL,
-// copied. |track| 0 means the calling thread.
+// copied. A plugin may be unloaded before the file is written. |track| 0 means
+// the calling thread.
 //   complete: a span [start_ns, start_ns + duration) (ph "X");
 //   instant:  a moment (ph "i");
 //   begin/end: an async span on a track, paired by |id| (ph "b"/"e");
@@ -43,6 +44,12 @@ HAL_API uint32_t hal_trace_track(const char* name);
 //   counter: a value over time (ph "C"), |args| the series.
 HAL_API void hal_trace_complete(const char* category, const char* name,
                                 uint64_t start_ns, const char* args);
+// A span [start_ns, start_ns + duration_ns) on |track| (ph "X") whose
+// times were measured elsewhere (a device's timed events, mapped to host
+// time). Spans on one track nest by containment.
+HAL_API void hal_trace_span(uint32_t track, const char* category,
+                            const char* name, uint64_t start_ns,
+                            uint64_t duration_ns, const char* args);
 HAL_API void hal_trace_instant(uint32_t track, const char* category,
                                const char* name, const char* args);
 HAL_API void hal_trace_begin(uint32_t track, const char* category,
@@ -64,6 +71,12 @@ HAL_API uint64_t hal_trace_next_id(void);
 // completion. Set by the sync module's submit; read and cleared by libhal.
 HAL_API void hal_trace_set_last_submission(uint64_t id);
 HAL_API uint64_t hal_trace_take_last_submission(void);
+
+// The submission the calling thread (a queue's WORKER) is issuing now (0:
+// none), so a driver can name it in the device spans it records. Set and
+// cleared by the sync module around its issue hook.
+HAL_API void hal_trace_set_issuing_submission(uint64_t id);
+HAL_API uint64_t hal_trace_issuing_submission(void);
 
 // |status| as args: "\"status\": \"OK\"", or its code and as much of its
 // message as fits, always closed (quotes, backslashes, control characters

@@ -12,6 +12,7 @@
 
 #include "hal/trace.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -139,6 +140,18 @@ __attribute__((constructor)) static void hal_trace_load(void) {
     hal_status_free(status);
     exit(78);
   }
+  // Found out now, not at the first flush: a trace that cannot be written
+  // is said at the start and the program runs untraced.
+  char probe[sizeof(hal_trace.path) + 8];
+  snprintf(probe, sizeof(probe), "%s.tmp", path);
+  FILE* file = fopen(probe, "w");
+  if (!file) {
+    fprintf(stderr, "hal: HAL_TRACE=%s cannot be written (%s): not tracing\n",
+            path, strerror(errno));
+    return;
+  }
+  fclose(file);
+  remove(probe);
   memcpy(hal_trace.path, path, strlen(path) + 1);
   hal_trace.max_bytes = max_mb * 1024 * 1024;
   hal_trace_on = true;

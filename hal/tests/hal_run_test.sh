@@ -104,6 +104,10 @@ if [ "$driver_count" -gt 0 ]; then
   check trace_valid 0 "trace_check: .* 0 dropped" "" -- \
     python3 "$(dirname "$0")/../../tools/trace_check.py" "$trace"
   rm -f "$trace" "$trace.tmp"
+  # A trace that cannot be written: said at the start, the run untraced.
+  check trace_unwritable 0 "^pipeline ok: driver=cuda_stream" \
+    "^hal: HAL_TRACE=/nonexistent-dir/t.json cannot be written (No such file or directory): not tracing" -- \
+    "$hal_run" --driver=cuda_stream --trace=/nonexistent-dir/t.json
   if [ -f "$(dirname "$hal_run")/../drivers/hal-driver-cuda_graph.so" ]; then
     # One device by URI; the fallback said in one line, in full with -v.
     check pipeline_device 0 "^  device cuda_graph://1: vgpu virtual GPU 1" "" -- \

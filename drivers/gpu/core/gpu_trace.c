@@ -52,8 +52,8 @@ struct gpu_trace_spans_t {
   uint32_t span_count;
   uint32_t span_capacity;
   uint64_t submission;  // its trace id (hal_trace_issuing_submission)
-  uint32_t dropped;   // spans not recorded (a mark failed)
-  bool last_failed;   // the last gpu_trace_mark() made no mark
+  uint32_t dropped;     // spans not recorded (a mark failed)
+  bool last_failed;     // the last gpu_trace_mark() made no mark
 };
 
 hal_status_t gpu_device_trace_initialize(gpu_device_t* device) {
@@ -217,11 +217,10 @@ static void gpu_trace_mark_times(gpu_queue_t* queue,
   gpu_device_t* device = queue->device;
   gpu_adapter_t* adapter = device->adapter;
   float base_ms = 0.0f;
-  hal_status_t status = spans->mark_count
-                            ? adapter->ops->event_elapsed_ms(
-                                  adapter, device->trace_epoch,
-                                  spans->marks[0], &base_ms)
-                            : HAL_OK;
+  hal_status_t status = spans->mark_count ? adapter->ops->event_elapsed_ms(
+                                                adapter, device->trace_epoch,
+                                                spans->marks[0], &base_ms)
+                                          : HAL_OK;
   uint64_t base = 0;
   if (status == HAL_OK && spans->mark_count) {
     base = (uint64_t)((int64_t)device->trace_epoch_ns +
@@ -234,10 +233,9 @@ static void gpu_trace_mark_times(gpu_queue_t* queue,
     float ms = 0.0f;
     if (!base)
       continue;
-    status =
-        i == 0 ? HAL_OK
-               : adapter->ops->event_elapsed_ms(adapter, spans->marks[0],
-                                                spans->marks[i], &ms);
+    status = i == 0 ? HAL_OK
+                    : adapter->ops->event_elapsed_ms(adapter, spans->marks[0],
+                                                     spans->marks[i], &ms);
     if (status != HAL_OK) {
       hal_status_free(status);
       continue;
@@ -254,9 +252,8 @@ void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* spans) {
   gpu_device_t* device = queue->device;
   gpu_adapter_t* adapter = device->adapter;
   uint32_t dropped = spans->dropped;
-  uint64_t* times = spans->mark_count
-                        ? calloc(spans->mark_count, sizeof(uint64_t))
-                        : NULL;
+  uint64_t* times =
+      spans->mark_count ? calloc(spans->mark_count, sizeof(uint64_t)) : NULL;
   if (times && gpu_device_make_current(device) == HAL_OK) {
     gpu_trace_mark_times(queue, spans, times);
     for (uint32_t i = 0; i < spans->span_count; ++i) {

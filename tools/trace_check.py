@@ -16,7 +16,8 @@ With --run, runs PROGRAM with HAL_TRACE set to a fresh file (it must exit
     completion ends a flow that started: exactly one submission record per
     submission the HAL accepted, one completion per completion;
   - every queue_execute that returned OK names a submission of the trace;
-  - spans have non-negative durations; every thread and track is named;
+  - spans have non-negative durations, counters non-negative values;
+    every thread and track is named;
   - device spans (each queue's "device" track): they nest (a span either
     holds the next or ends before it); each device "submission" span names
     a submission that completed OK, on the same queue, and lies inside its
@@ -63,6 +64,10 @@ def check(path):
         if ph != "M" and e.get("tid") not in named:
             fail("event %s on an unnamed thread or track %s" %
                  (e.get("name"), e.get("tid")))
+        if ph == "C" and any(not isinstance(v, (int, float)) or v < 0
+                             for v in e.get("args", {}).values()):
+            fail("counter %s has a value that is not a count: %s" %
+                 (e.get("name"), e.get("args")))
         if ph == "X" and e.get("dur", 0) < 0:
             fail("span %s has a negative duration" % e.get("name"))
         if ph in ("b", "e") and e.get("cat") == "submission":

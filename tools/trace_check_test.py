@@ -96,6 +96,12 @@ def dropped_device_spans(data):
                                     args={"spans": 1}))
 
 
+def negative_counter(data):
+    counter = next(e for e in data["traceEvents"]
+                   if e.get("name") == "timepoints pending")
+    counter["args"]["pending"] = -1
+
+
 MUTATIONS = [
     (drop_submission_end, "1 begin(s) and 0 end(s)"),
     (drop_device_span, "has 0 device span(s), expected 1"),
@@ -106,6 +112,7 @@ MUTATIONS = [
     (device_span_unknown_submission, "which did not complete OK"),
     (dropped_events, "events were dropped"),
     (dropped_device_spans, "dropped 1 device spans"),
+    (negative_counter, "is not a count"),
 ]
 
 

@@ -3,12 +3,12 @@
 // One submission's life: submit (wait resolution), parking, failure,
 // issue, retirement. The threads that drive it are in queue.c.
 
-#include <stdlib.h>
-
 #include "queue_impl.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hal/trace.h"
@@ -562,6 +562,9 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
     snprintf(args, sizeof(args), "\"in use\": %zu",
              hal_sync_event_pool_live_count(queue->event_pool));
     hal_trace_counter(queue->trace_track, "pooled events", args);
+    snprintf(args, sizeof(args), "\"pending\": %" PRId64,
+             hal_sync_timepoints_pending());
+    hal_trace_counter(queue->trace_track, "timepoints pending", args);
   }
   // Recorded (T4): later submissions on queues of this pool may wait for it
   // on the device instead of parking (S6 holds through the event).

@@ -3,6 +3,7 @@
 #include "timepoint.h"
 
 #include "hal/resource.h"
+#include "hal/trace.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -234,7 +235,23 @@ void hal_sync_timepoint_notify_and_release(hal_timepoint_t* timepoint,
 // hal_sync_timepoint_heap_t
 //===----------------------------------------------------------------------===//
 
+// One shared line touched by every push and remove: only while tracing.
+static _Atomic int64_t hal_sync_timepoints_pending_count;
+
+static void hal_sync_timepoints_pending_add(int64_t delta) {
+  if (hal_trace_enabled()) {
+    atomic_fetch_add_explicit(&hal_sync_timepoints_pending_count, delta,
+                              memory_order_relaxed);
+  }
+}
+
+int64_t hal_sync_timepoints_pending(void) {
+  return atomic_load_explicit(&hal_sync_timepoints_pending_count,
+                              memory_order_relaxed);
+}
+
 void hal_sync_timepoint_heap_deinitialize(hal_sync_timepoint_heap_t* heap) {
+  hal_sync_timepoints_pending_add(-(int64_t)heap->count);
   free(heap->items);
   heap->items = NULL;
   heap->count = heap->capacity = 0;
@@ -295,6 +312,7 @@ hal_status_t hal_sync_timepoint_heap_push(hal_sync_timepoint_heap_t* heap,
   }
   hal_sync_timepoint_heap_set(heap, heap->count++, timepoint);
   hal_sync_timepoint_heap_sift_up(heap, heap->count - 1);
+  hal_sync_timepoints_pending_add(1);
   return HAL_OK;
 }
 
@@ -303,6 +321,7 @@ void hal_sync_timepoint_heap_remove(hal_sync_timepoint_heap_t* heap,
   size_t index = timepoint->heap_index;
   assert(index < heap->count && heap->items[index] == timepoint);
   timepoint->heap_index = HAL_SYNC_HEAP_INDEX_NONE;
+  hal_sync_timepoints_pending_add(-1);
   hal_timepoint_t* last = heap->items[--heap->count];
   if (index == heap->count)
     return;

@@ -139,6 +139,10 @@ typedef struct hal_sync_timepoint_heap_t {
   size_t capacity;
 } hal_sync_timepoint_heap_t;
 
+// Timepoints in every semaphore's heap of the process, counted only while
+// HAL_TRACE is on (its "timepoints pending" counter); 0 otherwise.
+int64_t hal_sync_timepoints_pending(void);
+
 void hal_sync_timepoint_heap_deinitialize(hal_sync_timepoint_heap_t* heap);
 // May allocate to grow (only until the heap is warm).
 HAL_MUST_USE_RESULT hal_status_t hal_sync_timepoint_heap_push(

@@ -57,6 +57,8 @@ void gpu_adapter_base_destroy(gpu_adapter_base_t* base) {
     return;
   if (base->library && !base->vendor->keep_loaded)
     dlclose(base->library);
+  if (base->tool_library)
+    dlclose(base->tool_library);
   hal_allocator_t allocator = base->allocator;
   hal_allocator_free(allocator, base->library_path);
   hal_allocator_free(allocator, base->missing_optional_symbols);

@@ -148,6 +148,11 @@ typedef struct gpu_adapter_info_t {
   // GPU_ADAPTER_VIRTUAL_GPU_SYMBOL): modules are in its format
   // ("vgpu-module"), not the vendor's.
   bool is_virtual;
+  // The vendor profiler's ranges (range_start, range_end), or NULL when
+  // no profiler can see them: "NVTX" when NVTX_INJECTION64_PATH names a
+  // tool (Nsight Systems sets it), "roctx" when libroctx64 loads (never
+  // linked; absent means off).
+  const char* tool_ranges;
   // The module image formats gpu_adapter_module_load() takes,
   // comma-separated (executable.h's names): "cuda-ptx,cuda-cubin,
   // cuda-fatbin", "hip-code-object" or "vgpu-module"; "" without
@@ -345,6 +350,15 @@ typedef struct gpu_adapter_ops_t {
                                       gpu_function_t* out_function);
   hal_status_t (*launch_kernel)(gpu_adapter_t* adapter, gpu_stream_t stream,
                                 const gpu_kernel_launch_t* launch);
+
+  //===--- profiler ranges (any thread; info.tool_ranges) ---===//
+
+  // Starts a range named |message| on the vendor profiler's timeline (an
+  // NVTX range of the "HAL" domain, a roctx range), ended by range_end on
+  // any thread. false (nothing started) without info.tool_ranges.
+  bool (*range_start)(gpu_adapter_t* adapter, const char* message,
+                      uint64_t* out_range);
+  void (*range_end)(gpu_adapter_t* adapter, uint64_t range);
 } gpu_adapter_ops_t;
 
 // The public part of every adapter; vendor adapters embed it at offset 0.

@@ -161,6 +161,9 @@ struct gpu_adapter_base_t {
   const gpu_adapter_vendor_desc_t* vendor;
   hal_allocator_t allocator;
   void* library;  // dlopen() handle
+  // The profiler-range library (roctx) when the vendor loads one; closed
+  // with the adapter.
+  void* tool_library;
   // Storage behind info's strings.
   char* library_path;
   char* missing_optional_symbols;

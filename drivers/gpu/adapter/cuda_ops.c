@@ -25,6 +25,10 @@
 
 #include "cuda_vendor.h"
 
+#if defined(GPU_ADAPTER_HAVE_NVTX)
+#include <nvtx3/nvToolsExt.h>
+#endif
+
 static gpu_cuda_adapter_t* gpu_cuda(gpu_adapter_t* adapter) {
   return (gpu_cuda_adapter_t*)adapter;
 }
@@ -66,6 +70,54 @@ static hal_status_t gpu_cuda_initialize(gpu_adapter_base_t* base,
                                  "cuInit", __FILE__, __LINE__, out_no_device);
 }
 
+// NVTX ranges go to a tool only through NVTX_INJECTION64_PATH (Nsight
+// Systems sets it): without it none is made, nor its message formatted.
+static void gpu_cuda_ranges_initialize(gpu_cuda_adapter_t* cuda) {
+#if defined(GPU_ADAPTER_HAVE_NVTX)
+  const char* tool = getenv("NVTX_INJECTION64_PATH");
+  if (!tool || !*tool)
+    return;
+  cuda->nvtx_domain = nvtxDomainCreateA("HAL");
+  cuda->base.public.info.tool_ranges = "NVTX";
+#else
+  (void)cuda;
+#endif
+}
+
+static bool gpu_cuda_range_start(gpu_adapter_t* adapter, const char* message,
+                                 uint64_t* out_range) {
+  *out_range = 0;
+#if defined(GPU_ADAPTER_HAVE_NVTX)
+  gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  if (!adapter->info.tool_ranges)
+    return false;
+  nvtxEventAttributes_t attributes = {0};
+  attributes.version = NVTX_VERSION;
+  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  attributes.message.ascii = message;
+  *out_range = nvtxDomainRangeStartEx((nvtxDomainHandle_t)cuda->nvtx_domain,
+                                      &attributes);
+  return true;
+#else
+  (void)adapter;
+  (void)message;
+  return false;
+#endif
+}
+
+static void gpu_cuda_range_end(gpu_adapter_t* adapter, uint64_t range) {
+#if defined(GPU_ADAPTER_HAVE_NVTX)
+  if (adapter->info.tool_ranges) {
+    nvtxDomainRangeEnd((nvtxDomainHandle_t)gpu_cuda(adapter)->nvtx_domain,
+                       range);
+  }
+#else
+  (void)adapter;
+  (void)range;
+#endif
+}
+
 static hal_status_t gpu_cuda_finish_initialize(gpu_adapter_base_t* base,
                                                hal_status_t* inout_no_device) {
   const gpu_cuda_symbols_t* syms = gpu_cuda_syms(base);
@@ -73,6 +125,7 @@ static hal_status_t gpu_cuda_finish_initialize(gpu_adapter_base_t* base,
   GPU_RETURN_IF_ERROR(base, syms->cuDriverGetVersion(&version),
                       "cuDriverGetVersion");
   base->public.info.driver_version = version;
+  gpu_cuda_ranges_initialize((gpu_cuda_adapter_t*)base);
   if (*inout_no_device) {
     int count = 0;
     CUresult result = syms->cuDeviceGetCount(&count);
@@ -106,6 +159,10 @@ static hal_status_t gpu_cuda_lookup(gpu_adapter_base_t* base, const char* name,
 }
 
 static void gpu_cuda_destroy(gpu_adapter_t* adapter) {
+#if defined(GPU_ADAPTER_HAVE_NVTX)
+  if (gpu_cuda(adapter)->nvtx_domain)
+    nvtxDomainDestroy((nvtxDomainHandle_t)gpu_cuda(adapter)->nvtx_domain);
+#endif
   gpu_adapter_base_destroy(gpu_adapter_base(adapter));
 }
 
@@ -826,6 +883,8 @@ static const gpu_adapter_ops_t gpu_cuda_ops = {
     .module_unload = gpu_cuda_module_unload,
     .module_get_function = gpu_cuda_module_get_function,
     .launch_kernel = gpu_cuda_launch_kernel,
+    .range_start = gpu_cuda_range_start,
+    .range_end = gpu_cuda_range_end,
 };
 
 //===--- the symbol and error tables, the vendor descriptor ---===//

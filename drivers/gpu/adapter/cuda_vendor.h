@@ -18,6 +18,8 @@ typedef struct gpu_cuda_symbols_t {
 typedef struct gpu_cuda_adapter_t {
   gpu_adapter_base_t base;
   gpu_cuda_symbols_t syms;
+  // The "HAL" NVTX domain (nvtxDomainHandle_t) when a tool is attached.
+  void* nvtx_domain;
 } gpu_cuda_adapter_t;
 static_assert(offsetof(gpu_cuda_adapter_t, base) == 0,
               "the base must be at offset 0");

@@ -16,6 +16,7 @@
 // Handles are converted with plain casts: gpu_stream_t and hipStream_t are
 // both pointers to incomplete structs, never dereferenced on our side.
 
+#include <dlfcn.h>
 #include <string.h>
 
 #include "hip_vendor.h"
@@ -63,6 +64,44 @@ static hal_status_t gpu_hip_initialize(gpu_adapter_base_t* base,
                                  "hipInit", __FILE__, __LINE__, out_no_device);
 }
 
+// roctx where its library is present: loaded, never linked, and absent
+// means silently off (its own sonames, then the development name).
+static void gpu_hip_ranges_initialize(gpu_hip_adapter_t* hip) {
+  static const char* const kLibraries[] = {"libroctx64.so.4", "libroctx64.so.1",
+                                           "libroctx64.so"};
+  for (size_t i = 0; i < HAL_ARRAYSIZE(kLibraries) && !hip->base.tool_library;
+       ++i) {
+    hip->base.tool_library = dlopen(kLibraries[i], RTLD_NOW | RTLD_LOCAL);
+  }
+  if (!hip->base.tool_library)
+    return;
+  void* start = dlsym(hip->base.tool_library, "roctxRangeStartA");
+  void* stop = dlsym(hip->base.tool_library, "roctxRangeStop");
+  if (!start || !stop) {
+    dlclose(hip->base.tool_library);
+    hip->base.tool_library = NULL;
+    return;
+  }
+  memcpy(&hip->roctxRangeStartA, &start, sizeof(start));
+  memcpy(&hip->roctxRangeStop, &stop, sizeof(stop));
+  hip->base.public.info.tool_ranges = "roctx";
+}
+
+static bool gpu_hip_range_start(gpu_adapter_t* adapter, const char* message,
+                                uint64_t* out_range) {
+  gpu_hip_adapter_t* hip = gpu_hip(adapter);
+  *out_range = 0;
+  if (!adapter->info.tool_ranges)
+    return false;
+  *out_range = hip->roctxRangeStartA(message);
+  return true;
+}
+
+static void gpu_hip_range_end(gpu_adapter_t* adapter, uint64_t range) {
+  if (adapter->info.tool_ranges)
+    gpu_hip(adapter)->roctxRangeStop(range);
+}
+
 static hal_status_t gpu_hip_finish_initialize(gpu_adapter_base_t* base,
                                               hal_status_t* inout_no_device) {
   const gpu_hip_symbols_t* syms = gpu_hip_syms(base);
@@ -75,6 +114,7 @@ static hal_status_t gpu_hip_finish_initialize(gpu_adapter_base_t* base,
   GPU_RETURN_IF_ERROR(base, syms->hipRuntimeGetVersion(&version),
                       "hipRuntimeGetVersion");
   info->runtime_version = version;
+  gpu_hip_ranges_initialize((gpu_hip_adapter_t*)base);
   if (*inout_no_device) {
     // hipInit said hipErrorInvalidDevice; the count says hipErrorNoDevice.
     int count = 0;
@@ -769,6 +809,8 @@ static const gpu_adapter_ops_t gpu_hip_ops = {
     .module_unload = gpu_hip_module_unload,
     .module_get_function = gpu_hip_module_get_function,
     .launch_kernel = gpu_hip_launch_kernel,
+    .range_start = gpu_hip_range_start,
+    .range_end = gpu_hip_range_end,
 };
 
 //===--- the symbol and error tables, the vendor descriptor ---===//

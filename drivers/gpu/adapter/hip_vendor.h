@@ -18,6 +18,9 @@ typedef struct gpu_hip_symbols_t {
 typedef struct gpu_hip_adapter_t {
   gpu_adapter_base_t base;
   gpu_hip_symbols_t syms;
+  // roctx (libroctx64, in base.tool_library) when it loaded.
+  uint64_t (*roctxRangeStartA)(const char* message);
+  void (*roctxRangeStop)(uint64_t range);
 } gpu_hip_adapter_t;
 static_assert(offsetof(gpu_hip_adapter_t, base) == 0,
               "the base must be at offset 0");

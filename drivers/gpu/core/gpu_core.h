@@ -98,6 +98,7 @@ struct gpu_queue_t {
   gpu_stream_t stream;
   hal_sync_queue_t* sync_queue;
   uint32_t trace_device_track;  // HAL_TRACE's device spans; 0 when off
+  uint64_t range_count;         // profiler ranges started (WORKER only)
 };
 
 struct gpu_device_t {

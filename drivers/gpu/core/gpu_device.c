@@ -1,5 +1,6 @@
 // Copyright 2026 The HAL Authors.
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,9 @@ static void gpu_event_destroy(void* self, void* handle) {
 // A submission's payload: its command buffers, retained until completion.
 typedef struct gpu_payload_t {
   gpu_trace_spans_t* trace;  // HAL_TRACE's device spans; NULL when off
+  // The vendor profiler's range (NVTX, roctx) from issue to completion.
+  bool range_started;
+  uint64_t range;
   size_t count;
   hal_command_buffer_t* command_buffers[];
 } gpu_payload_t;
@@ -110,6 +114,15 @@ static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
   gpu_payload_t* payload = payload_ptr;
   HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
   HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
+  gpu_adapter_t* adapter = device->adapter;
+  if (HAL_UNLIKELY(adapter->info.tool_ranges != NULL)) {
+    char message[HAL_DRIVER_NAME_MAX + 64];
+    snprintf(message, sizeof(message), "HAL %s:%u:q%u submission %" PRIu64,
+             device->base.driver->name, device->base.info.index, queue->index,
+             ++queue->range_count);
+    payload->range_started =
+        adapter->ops->range_start(adapter, message, &payload->range);
+  }
   gpu_trace_spans_t* trace = NULL;
   uint32_t first = 0;
   if (HAL_UNLIKELY(device->trace_epoch)) {
@@ -176,6 +189,10 @@ static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   // buffers and their buffers); a queue thread must never destroy its own
   // device, so such a destroy is handed to libhal's release thread.
   gpu_trace_spans_finish(queue, payload->trace);
+  if (payload->range_started) {
+    queue->device->adapter->ops->range_end(queue->device->adapter,
+                                           payload->range);
+  }
   hal_resource_defer_destruction_enter();
   for (size_t i = 0; i < payload->count; ++i) {
     hal_command_buffer_release_for_submission(payload->command_buffers[i]);
@@ -305,6 +322,7 @@ static hal_status_t gpu_device_queue_execute(
         sizeof(*payload) + command_buffer_count * sizeof(hal_command_buffer_t*),
         (void**)&payload));
     payload->trace = NULL;
+    payload->range_started = false;
     payload->count = command_buffer_count;
     for (size_t i = 0; i < command_buffer_count; ++i) {
       payload->command_buffers[i] = command_buffers[i];

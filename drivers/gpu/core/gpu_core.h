@@ -129,6 +129,11 @@ struct gpu_device_t {
   gpu_event_t trace_epoch;
   hal_time_t trace_epoch_ns;
   _Atomic uint64_t trace_dropped_spans;
+  // Timed events whose records are done, for the next marks (under
+  // |trace_mutex|): creating one per mark would double a traced submit.
+  pthread_mutex_t trace_mutex;
+  gpu_event_t* trace_free_events;
+  uint32_t trace_free_count;
 };
 
 typedef struct gpu_buffer_t {

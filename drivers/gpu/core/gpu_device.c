@@ -143,8 +143,12 @@ static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
           status, "issuing command buffer %zu of a submission on queue %u", i,
           queue->index);
     }
-    gpu_trace_span(trace, begin, gpu_trace_mark(queue, trace), 1,
-                   "command buffer", (uint32_t)i);
+    // A strategy that marked each op made the command buffer's end mark
+    // already: its last op's (a trailing barrier enqueues nothing).
+    uint32_t end = gpu_trace_last_mark(trace);
+    if (end == begin || end == UINT32_MAX)
+      end = gpu_trace_mark(queue, trace);
+    gpu_trace_span(trace, begin, end, 1, "command buffer", (uint32_t)i);
   }
   gpu_trace_span(trace, first, gpu_trace_last_mark(trace), 0, "submission", 0);
   return HAL_OK;

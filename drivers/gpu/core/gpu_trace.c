@@ -35,6 +35,8 @@
 #include "hal/trace.h"
 
 #define GPU_TRACE_NO_MARK UINT32_MAX
+// Timed events a device keeps for reuse; more are destroyed.
+#define GPU_TRACE_FREE_EVENTS_MAX 256
 
 typedef struct gpu_trace_span_t {
   uint32_t begin;  // marks
@@ -104,6 +106,14 @@ hal_status_t gpu_device_trace_initialize(gpu_device_t* device) {
     adapter->ops->event_destroy(adapter, epoch);
     return hal_status_annotatef(status, "calibrating the device's clock");
   }
+  device->trace_free_events =
+      calloc(GPU_TRACE_FREE_EVENTS_MAX, sizeof(gpu_event_t));
+  if (!device->trace_free_events) {
+    adapter->ops->event_destroy(adapter, epoch);
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                           "out of memory for the device's timed events");
+  }
+  pthread_mutex_init(&device->trace_mutex, NULL);
   device->trace_epoch = epoch;
   device->trace_epoch_ns = best_before + best_window / 2;
   char args[96];
@@ -127,8 +137,37 @@ void gpu_device_trace_deinitialize(gpu_device_t* device) {
     hal_trace_instant(device->queues[0].trace_device_track, "device",
                       "device spans dropped", args);
   }
+  for (uint32_t i = 0; i < device->trace_free_count; ++i)
+    device->adapter->ops->event_destroy(device->adapter,
+                                        device->trace_free_events[i]);
+  free(device->trace_free_events);
+  pthread_mutex_destroy(&device->trace_mutex);
   device->adapter->ops->event_destroy(device->adapter, device->trace_epoch);
   device->trace_epoch = NULL;
+}
+
+// A timed event for a mark: a reused one, or a new one.
+static hal_status_t gpu_trace_event_acquire(gpu_device_t* device,
+                                            gpu_event_t* out_event) {
+  pthread_mutex_lock(&device->trace_mutex);
+  *out_event = device->trace_free_count
+                   ? device->trace_free_events[--device->trace_free_count]
+                   : NULL;
+  pthread_mutex_unlock(&device->trace_mutex);
+  if (*out_event)
+    return HAL_OK;
+  return device->adapter->ops->timed_event_create(device->adapter, out_event);
+}
+
+// An event whose record is done (or never made), back for reuse.
+static void gpu_trace_event_release(gpu_device_t* device, gpu_event_t event) {
+  pthread_mutex_lock(&device->trace_mutex);
+  bool kept = device->trace_free_count < GPU_TRACE_FREE_EVENTS_MAX;
+  if (kept)
+    device->trace_free_events[device->trace_free_count++] = event;
+  pthread_mutex_unlock(&device->trace_mutex);
+  if (!kept)
+    device->adapter->ops->event_destroy(device->adapter, event);
 }
 
 gpu_trace_spans_t* gpu_trace_spans_create(gpu_queue_t* queue) {
@@ -168,12 +207,13 @@ uint32_t gpu_trace_mark(gpu_queue_t* queue, gpu_trace_spans_t* spans) {
     return GPU_TRACE_NO_MARK;
   }
   gpu_event_t event = NULL;
-  hal_status_t status = adapter->ops->timed_event_create(adapter, &event);
+  hal_status_t status = gpu_trace_event_acquire(queue->device, &event);
   if (status == HAL_OK)
     status = adapter->ops->event_record(adapter, event, queue->stream);
   if (status != HAL_OK) {
     hal_status_free(status);
-    adapter->ops->event_destroy(adapter, event);
+    if (event)  // never recorded: as good as new
+      gpu_trace_event_release(queue->device, event);
     return GPU_TRACE_NO_MARK;
   }
   spans->marks[spans->mark_count] = event;
@@ -250,7 +290,6 @@ void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* spans) {
   if (!spans)
     return;
   gpu_device_t* device = queue->device;
-  gpu_adapter_t* adapter = device->adapter;
   uint32_t dropped = spans->dropped;
   uint64_t* times =
       spans->mark_count ? calloc(spans->mark_count, sizeof(uint64_t)) : NULL;
@@ -279,8 +318,9 @@ void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* spans) {
     dropped += spans->span_count;
   }
   free(times);
+  // The device is done with the submission: every record made is done.
   for (uint32_t i = 0; i < spans->mark_count; ++i)
-    adapter->ops->event_destroy(adapter, spans->marks[i]);
+    gpu_trace_event_release(device, spans->marks[i]);
   if (dropped) {
     atomic_fetch_add_explicit(&device->trace_dropped_spans, dropped,
                               memory_order_relaxed);

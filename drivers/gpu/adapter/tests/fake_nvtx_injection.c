@@ -43,8 +43,8 @@ static void NVTX_API fake_domain_destroy(nvtxDomainHandle_t domain) {
   (void)domain;
 }
 
-static nvtxRangeId_t NVTX_API
-fake_range_start(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* e) {
+static nvtxRangeId_t NVTX_API fake_range_start(nvtxDomainHandle_t domain,
+                                               const nvtxEventAttributes_t* e) {
   if (domain != fake_domain())
     return 0;
   if (!atomic_flag_test_and_set(&g_fake.first_taken) && e &&
@@ -70,7 +70,8 @@ FAKE_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
       size <= NVTX_CBID_CORE2_DomainDestroy) {
     return 0;
   }
-  *table[NVTX_CBID_CORE2_DomainCreateA] = (NvtxFunctionPointer)fake_domain_create;
+  *table[NVTX_CBID_CORE2_DomainCreateA] =
+      (NvtxFunctionPointer)fake_domain_create;
   *table[NVTX_CBID_CORE2_DomainDestroy] =
       (NvtxFunctionPointer)fake_domain_destroy;
   *table[NVTX_CBID_CORE2_DomainRangeStartEx] =

@@ -32,6 +32,7 @@ FAKE_EXPORT void roctxRangeStop(uint64_t id) {
 }
 
 __attribute__((destructor)) static void fake_report(void) {
-  fprintf(stderr, "fake-roctx: %llu range(s) started, %llu stopped, first '%s'\n",
+  fprintf(stderr,
+          "fake-roctx: %llu range(s) started, %llu stopped, first '%s'\n",
           atomic_load(&g_started), atomic_load(&g_stopped), g_first);
 }

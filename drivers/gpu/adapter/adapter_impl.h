@@ -145,6 +145,9 @@ typedef struct gpu_adapter_vendor_desc_t {
   // Keep the library mapped at destroy (runtimes whose static destructors
   // are unsafe to run at dlclose()).
   bool keep_loaded;
+  // The virtual GPU's stand-in for the library ("libvgpu-cuda.so"), named
+  // by the could-not-load message; NULL: the virtual GPU has none.
+  const char* virtual_library;
 } gpu_adapter_vendor_desc_t;
 
 // A device opened by context_open(). CUDA: the retained primary context;

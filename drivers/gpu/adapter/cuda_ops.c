@@ -921,4 +921,5 @@ const gpu_adapter_vendor_desc_t gpu_cuda_vendor_desc = {
     .error_name = gpu_cuda_error_name,
     .error_string = gpu_cuda_error_string,
     .keep_loaded = false,
+    .virtual_library = "libvgpu-cuda.so",
 };

@@ -853,4 +853,5 @@ const gpu_adapter_vendor_desc_t gpu_hip_vendor_desc = {
     // through its globals (LeakSanitizer reports them once unmapped), and
     // ROCm does not support unloading the runtime.
     .keep_loaded = true,
+    .virtual_library = "libvgpu-hip.so",
 };

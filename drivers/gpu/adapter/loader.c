@@ -99,21 +99,21 @@ hal_status_t gpu_adapter_library_open(const gpu_adapter_vendor_desc_t* vendor,
   }
   // Without the vendor's runtime (no GPU, or none installed) a user can
   // still run on the virtual GPU: say how, with its file name.
-  char facade[32];
-  snprintf(facade, sizeof(facade), "libvgpu-%s.so", vendor->name);
-  for (char* c = facade; *c; ++c) {
-    if (*c >= 'A' && *c <= 'Z')
-      *c = (char)(*c - 'A' + 'a');
+  gpu_adapter_text_t hint = {0};
+  if (vendor->virtual_library) {
+    gpu_adapter_text_append(
+        &hint,
+        "; to run on the virtual GPU instead, set %s to its %s (in the "
+        "directory that `pkg-config --variable=vgpudir hal` names, or a "
+        "build's vgpu/)",
+        vendor->library_env, vendor->virtual_library);
   }
   return hal_make_status(
       HAL_STATUS_NOT_FOUND,
-      "could not load the %s runtime; tried %zu librar%s: %s%s%s; to run on "
-      "the virtual GPU instead, set %s to its %s (in the directory that "
-      "`pkg-config --variable=vgpudir hal` names, or a build's vgpu/)",
+      "could not load the %s runtime; tried %zu librar%s: %s%s%s%s",
       vendor->name, candidate_count, candidate_count == 1 ? "y" : "ies",
       tried.data, candidates == single ? "; set by " : "",
-      candidates == single ? vendor->library_env : "", vendor->library_env,
-      facade);
+      candidates == single ? vendor->library_env : "", hint.data);
 }
 
 hal_status_t gpu_adapter_library_path(void* handle, hal_allocator_t allocator,

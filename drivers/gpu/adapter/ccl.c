@@ -115,21 +115,15 @@ static const char* const gpu_rccl_libraries[] = {"librccl.so.1"};
 // GPU runtime's descriptor (ops, init hooks) does not apply. Never
 // unloaded: ncclGetUniqueId leaves a bootstrap thread running in the
 // library until every rank has joined.
-#define GPU_CCL_DESC(vendor_name, env, library_list)  \
-  {                                                   \
-      .name = vendor_name,                            \
-      .library_env = env,                             \
-      .libraries = library_list,                      \
-      .library_count = HAL_ARRAYSIZE(library_list),   \
-      .header_version = NCCL_VERSION_CODE,            \
-      .adapter_size = sizeof(gpu_ccl_t),              \
-      .symbols_offset = offsetof(gpu_ccl_t, syms),    \
-      .symbols = gpu_ccl_symbols,                     \
-      .symbol_count = HAL_ARRAYSIZE(gpu_ccl_symbols), \
-      .errors = gpu_ccl_errors,                       \
-      .error_count = HAL_ARRAYSIZE(gpu_ccl_errors),   \
-      .error_string = gpu_ccl_error_string,           \
-      .keep_loaded = true,                            \
+#define GPU_CCL_DESC(vendor_name, env, library_list)                          \
+  {                                                                           \
+    .name = vendor_name, .library_env = env, .libraries = library_list,       \
+    .library_count = HAL_ARRAYSIZE(library_list),                             \
+    .header_version = NCCL_VERSION_CODE, .adapter_size = sizeof(gpu_ccl_t),   \
+    .symbols_offset = offsetof(gpu_ccl_t, syms), .symbols = gpu_ccl_symbols,  \
+    .symbol_count = HAL_ARRAYSIZE(gpu_ccl_symbols), .errors = gpu_ccl_errors, \
+    .error_count = HAL_ARRAYSIZE(gpu_ccl_errors),                             \
+    .error_string = gpu_ccl_error_string, .keep_loaded = true,                \
   }
 static const gpu_adapter_vendor_desc_t gpu_ccl_descs[] = {
     [GPU_CCL_VENDOR_NCCL] =
@@ -153,9 +147,9 @@ static hal_status_t gpu_ccl_status(const gpu_ccl_t* ccl, ncclResult_t result,
     status = hal_status_annotatef(status, "%s says: %s", ccl->info.name, last);
   return status;
 }
-#define GPU_CCL_RETURN_IF_ERROR(ccl, expr, call, comm)                   \
-  HAL_RETURN_IF_ERROR(gpu_ccl_status((ccl), (expr), (call), (comm), \
-                                     __FILE__, __LINE__))
+#define GPU_CCL_RETURN_IF_ERROR(ccl, expr, call, comm) \
+  HAL_RETURN_IF_ERROR(                                 \
+      gpu_ccl_status((ccl), (expr), (call), (comm), __FILE__, __LINE__))
 
 hal_status_t gpu_ccl_create(gpu_ccl_vendor_t vendor, const char* library,
                             hal_allocator_t allocator, gpu_ccl_t** out_ccl) {
@@ -191,9 +185,8 @@ hal_status_t gpu_ccl_create(gpu_ccl_vendor_t vendor, const char* library,
         dlsym(ccl->base.library, GPU_ADAPTER_VIRTUAL_GPU_SYMBOL) != NULL;
     gpu_adapter_text_t missing_optional = {0};
     uint32_t capabilities = 0;
-    status = gpu_adapter_symbols_resolve(&ccl->base, /*dlsym_pass=*/false,
-                                         NULL, &missing_optional,
-                                         &capabilities);
+    status = gpu_adapter_symbols_resolve(&ccl->base, /*dlsym_pass=*/false, NULL,
+                                         &missing_optional, &capabilities);
   }
   if (status == HAL_OK) {
     status = gpu_ccl_status(ccl, ccl->syms.ncclGetVersion(&ccl->info.version),

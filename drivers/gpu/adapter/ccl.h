@@ -37,8 +37,8 @@ typedef struct gpu_ccl_unique_id_t {
 typedef struct gpu_ccl_info_t {
   const char* name;          // "NCCL" or "RCCL"
   const char* library_path;  // the file actually loaded (after symlinks)
-  int version;               // ncclGetVersion: major * 10000 + minor * 100 + patch
-  bool is_virtual;           // the virtual GPU's stand-in
+  int version;      // ncclGetVersion: major * 10000 + minor * 100 + patch
+  bool is_virtual;  // the virtual GPU's stand-in
 } gpu_ccl_info_t;
 
 typedef struct gpu_ccl_t gpu_ccl_t;

@@ -21,11 +21,12 @@ static const char* test_library(const char* variable) {
 static void Nccl_RealLibraryReportsItsVersion(void** state) {
   const char* nccl = test_library("GPU_ADAPTER_TEST_NCCL");
   if (!nccl)
-    HAL_TEST_SKIP("GPU_ADAPTER_TEST_NCCL is not set: no libnccl.so.2 beside "
-                  "the CUDA toolkit's headers on this machine");
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_NCCL is not set: no libnccl.so.2 beside "
+        "the CUDA toolkit's headers on this machine");
   gpu_ccl_t* ccl = NULL;
-  HAL_ASSERT_OK(gpu_ccl_create(GPU_CCL_VENDOR_NCCL, nccl,
-                               hal_allocator_system(), &ccl));
+  HAL_ASSERT_OK(
+      gpu_ccl_create(GPU_CCL_VENDOR_NCCL, nccl, hal_allocator_system(), &ccl));
   const gpu_ccl_info_t* info = gpu_ccl_info(ccl);
   print_message("%s %s: version %d\n", info->name, info->library_path,
                 info->version);
@@ -40,11 +41,12 @@ static void Nccl_RealLibraryReportsItsVersion(void** state) {
 static void Nccl_CommInitFailsCleanlyWithoutGpu(void** state) {
   const char* nccl = test_library("GPU_ADAPTER_TEST_NCCL");
   if (!nccl)
-    HAL_TEST_SKIP("GPU_ADAPTER_TEST_NCCL is not set: no libnccl.so.2 beside "
-                  "the CUDA toolkit's headers on this machine");
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_NCCL is not set: no libnccl.so.2 beside "
+        "the CUDA toolkit's headers on this machine");
   gpu_ccl_t* ccl = NULL;
-  HAL_ASSERT_OK(gpu_ccl_create(GPU_CCL_VENDOR_NCCL, nccl,
-                               hal_allocator_system(), &ccl));
+  HAL_ASSERT_OK(
+      gpu_ccl_create(GPU_CCL_VENDOR_NCCL, nccl, hal_allocator_system(), &ccl));
   gpu_ccl_unique_id_t id;
   HAL_ASSERT_OK(gpu_ccl_unique_id(ccl, &id));
   gpu_ccl_unique_id_t zero = {{0}};
@@ -62,11 +64,12 @@ static void Nccl_CommInitFailsCleanlyWithoutGpu(void** state) {
 static void Nccl_BadRanksAreRefusedBeforeTheLibrary(void** state) {
   const char* nccl = test_library("GPU_ADAPTER_TEST_NCCL");
   if (!nccl)
-    HAL_TEST_SKIP("GPU_ADAPTER_TEST_NCCL is not set: no libnccl.so.2 beside "
-                  "the CUDA toolkit's headers on this machine");
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_NCCL is not set: no libnccl.so.2 beside "
+        "the CUDA toolkit's headers on this machine");
   gpu_ccl_t* ccl = NULL;
-  HAL_ASSERT_OK(gpu_ccl_create(GPU_CCL_VENDOR_NCCL, nccl,
-                               hal_allocator_system(), &ccl));
+  HAL_ASSERT_OK(
+      gpu_ccl_create(GPU_CCL_VENDOR_NCCL, nccl, hal_allocator_system(), &ccl));
   gpu_ccl_unique_id_t id = {{0}};
   gpu_ccl_comm_t comm = NULL;
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "rank 2 of 2",
@@ -79,12 +82,12 @@ static void Nccl_BadRanksAreRefusedBeforeTheLibrary(void** state) {
 
 static void Ccl_MissingLibraryNamesWhatWasTried(void** state) {
   gpu_ccl_t* ccl = (gpu_ccl_t*)1;
-  HAL_ASSERT_STATUS(HAL_STATUS_NOT_FOUND,
-                    "could not load the NCCL runtime; tried 1 library: "
-                    "/nonexistent/libnccl.so.2 (",
-                    gpu_ccl_create(GPU_CCL_VENDOR_NCCL,
-                                   "/nonexistent/libnccl.so.2",
-                                   hal_allocator_system(), &ccl));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_NOT_FOUND,
+      "could not load the NCCL runtime; tried 1 library: "
+      "/nonexistent/libnccl.so.2 (",
+      gpu_ccl_create(GPU_CCL_VENDOR_NCCL, "/nonexistent/libnccl.so.2",
+                     hal_allocator_system(), &ccl));
   assert_null(ccl);
   // The default soname, when the machine has none: named with its
   // variable. (Debian ships no RCCL.)

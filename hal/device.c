@@ -194,6 +194,23 @@ static void hal_device_unclaim_one_shots(size_t count,
   }
 }
 
+// A semaphore list as trace args text: "0x55d0c1a0@3 0x55d0c1b0@7".
+#define HAL_TRACE_LIST_ARGS 160
+static void hal_device_trace_list(const hal_semaphore_list_t* list, char* out,
+                                  size_t capacity) {
+  size_t length = 0;
+  out[0] = '\0';
+  size_t count = list ? list->count : 0;
+  size_t i = 0;
+  for (; i < count; ++i) {
+    if (!hal_trace_append_semaphore(out, capacity, &length, list->semaphores[i],
+                                    list->payload_values[i])) {
+      break;
+    }
+  }
+  hal_trace_append_more(out, capacity, &length, count - i);
+}
+
 // HAL_TRACE: the call as a span on the caller's thread, with its lists and
 // result, and the start of the flow to the submission it made.
 static void hal_device_trace_submit(const hal_device_t* device,
@@ -207,13 +224,19 @@ static void hal_device_trace_submit(const hal_device_t* device,
   uint64_t submission = hal_trace_take_last_submission();
   char device_name[HAL_DEVICE_NAME_MAX];
   hal_trace_json_text(device_name, sizeof(device_name), device->info.name);
-  char args[HAL_TRACE_STATUS_ARGS + 256 + HAL_DEVICE_NAME_MAX];
+  char wait_list[HAL_TRACE_LIST_ARGS];
+  char signal_list[HAL_TRACE_LIST_ARGS];
+  hal_device_trace_list(waits, wait_list, sizeof(wait_list));
+  hal_device_trace_list(signals, signal_list, sizeof(signal_list));
+  char args[HAL_TRACE_STATUS_ARGS + 2 * HAL_TRACE_LIST_ARGS + 256 +
+            HAL_DEVICE_NAME_MAX];
   snprintf(args, sizeof(args),
            "\"device\": \"%s\", \"queue\": %u, \"waits\": %zu, "
-           "\"signals\": %zu, \"command_buffers\": %zu, "
+           "\"wait_list\": \"%s\", \"signals\": %zu, "
+           "\"signal_list\": \"%s\", \"command_buffers\": %zu, "
            "\"submission\": \"0x%" PRIx64 "\", %s",
-           device_name, queue_index, waits ? waits->count : 0,
-           signals ? signals->count : 0, command_buffer_count,
+           device_name, queue_index, waits ? waits->count : 0, wait_list,
+           signals ? signals->count : 0, signal_list, command_buffer_count,
            status == HAL_OK ? submission : 0, result);
   if (status == HAL_OK && submission)
     hal_trace_flow_start(0, "submission", submission);

@@ -25,7 +25,8 @@
 
 HAL_API bool hal_trace_on;
 
-#define HAL_TRACE_ARGS_MAX 384
+// Longer args are replaced whole by a marker (cut JSON is not JSON).
+#define HAL_TRACE_ARGS_MAX 1024
 #define HAL_TRACE_TRACK_BASE 1000000u
 
 // Names are copied: an event may outlive the plugin whose literal named it.
@@ -37,7 +38,9 @@ typedef struct hal_trace_event_t {
   uint64_t id;           // async spans and flows
   uint32_t track;        // 0: the buffer's thread
   char phase;
-  char args[HAL_TRACE_ARGS_MAX];
+  // The args in the buffer's text: most events have a few bytes of them.
+  uint32_t args_offset;
+  uint32_t args_length;
 } hal_trace_event_t;
 
 typedef struct hal_trace_buffer_t {
@@ -47,6 +50,9 @@ typedef struct hal_trace_buffer_t {
   hal_trace_event_t* events;
   size_t count;
   size_t capacity;
+  char* text;  // every event's args, back to back
+  size_t text_length;
+  size_t text_capacity;
   struct hal_trace_buffer_t* next;  // the global list (under its mutex)
 } hal_trace_buffer_t;
 
@@ -83,6 +89,29 @@ HAL_API uint64_t hal_trace_take_last_submission(void) {
   uint64_t id = hal_trace_last_submission;
   hal_trace_last_submission = 0;
   return id;
+}
+
+HAL_API bool hal_trace_append_semaphore(char* out, size_t capacity,
+                                        size_t* length, const void* semaphore,
+                                        uint64_t value) {
+  // Room is kept for the " +N more" a caller adds when one does not fit.
+  char entry[48];
+  int written = snprintf(entry, sizeof(entry), "%s%p@%" PRIu64,
+                         *length ? " " : "", semaphore, value);
+  if (written < 0 || *length + (size_t)written + 16 >= capacity)
+    return false;
+  memcpy(out + *length, entry, (size_t)written + 1);
+  *length += (size_t)written;
+  return true;
+}
+
+HAL_API void hal_trace_append_more(char* out, size_t capacity, size_t* length,
+                                   size_t more) {
+  if (!more || *length >= capacity)
+    return;
+  snprintf(out + *length, capacity - *length, "%s+%zu more", *length ? " " : "",
+           more);
+  *length += strlen(out + *length);
 }
 
 HAL_API void hal_trace_json_text(char* out, size_t capacity, const char* text) {
@@ -181,6 +210,31 @@ static hal_trace_buffer_t* hal_trace_buffer(void) {
   return buffer;
 }
 
+// Grows |*data| (|*capacity| elements of |size| bytes) to hold |needed|,
+// doubling, within HAL_TRACE_MAX_MB over every buffer. false: it did not
+// fit (the event is dropped and counted, never written half).
+static bool hal_trace_reserve(void** data, size_t* capacity, size_t needed,
+                              size_t size) {
+  if (needed <= *capacity)
+    return true;
+  size_t grown = *capacity ? *capacity : 1024;
+  while (grown < needed)
+    grown *= 2;
+  uint64_t grow = (uint64_t)(grown - *capacity) * size;
+  if (hal_trace.max_bytes &&
+      atomic_load_explicit(&hal_trace.bytes, memory_order_relaxed) + grow >
+          hal_trace.max_bytes) {
+    return false;
+  }
+  void* resized = realloc(*data, grown * size);
+  if (!resized)
+    return false;
+  atomic_fetch_add_explicit(&hal_trace.bytes, grow, memory_order_relaxed);
+  *data = resized;
+  *capacity = grown;
+  return true;
+}
+
 static void hal_trace_append(char phase, uint32_t track, const char* category,
                              const char* name, uint64_t ts_ns,
                              uint64_t duration_ns, uint64_t id,
@@ -190,25 +244,20 @@ static void hal_trace_append(char phase, uint32_t track, const char* category,
     atomic_fetch_add_explicit(&hal_trace.dropped, 1, memory_order_relaxed);
     return;
   }
+  static const char kTruncated[] = "\"args_truncated\": true";
+  size_t args_length = args ? strlen(args) : 0;
+  if (args_length > HAL_TRACE_ARGS_MAX) {
+    args = kTruncated;
+    args_length = sizeof(kTruncated) - 1;
+  }
   pthread_mutex_lock(&buffer->mutex);
-  if (buffer->count == buffer->capacity) {
-    size_t capacity = buffer->capacity ? buffer->capacity * 2 : 1024;
-    uint64_t grow =
-        (uint64_t)(capacity - buffer->capacity) * sizeof(hal_trace_event_t);
-    hal_trace_event_t* events = NULL;
-    if (!hal_trace.max_bytes ||
-        atomic_load_explicit(&hal_trace.bytes, memory_order_relaxed) + grow <=
-            hal_trace.max_bytes) {
-      events = realloc(buffer->events, capacity * sizeof(hal_trace_event_t));
-    }
-    if (!events) {
-      pthread_mutex_unlock(&buffer->mutex);
-      atomic_fetch_add_explicit(&hal_trace.dropped, 1, memory_order_relaxed);
-      return;
-    }
-    atomic_fetch_add_explicit(&hal_trace.bytes, grow, memory_order_relaxed);
-    buffer->events = events;
-    buffer->capacity = capacity;
+  if (!hal_trace_reserve((void**)&buffer->events, &buffer->capacity,
+                         buffer->count + 1, sizeof(hal_trace_event_t)) ||
+      !hal_trace_reserve((void**)&buffer->text, &buffer->text_capacity,
+                         buffer->text_length + args_length, 1)) {
+    pthread_mutex_unlock(&buffer->mutex);
+    atomic_fetch_add_explicit(&hal_trace.dropped, 1, memory_order_relaxed);
+    return;
   }
   hal_trace_event_t* event = &buffer->events[buffer->count++];
   snprintf(event->category, sizeof(event->category), "%s", category);
@@ -218,15 +267,11 @@ static void hal_trace_append(char phase, uint32_t track, const char* category,
   event->id = id;
   event->track = track;
   event->phase = phase;
-  event->args[0] = '\0';
-  if (args) {
-    // Cut JSON is not JSON: args that do not fit are replaced whole.
-    size_t length = strlen(args);
-    if (length < sizeof(event->args))
-      memcpy(event->args, args, length + 1);
-    else
-      snprintf(event->args, sizeof(event->args), "\"args_truncated\": true");
-  }
+  event->args_offset = (uint32_t)buffer->text_length;
+  event->args_length = (uint32_t)args_length;
+  if (args_length)
+    memcpy(buffer->text + buffer->text_length, args, args_length);
+  buffer->text_length += args_length;
   pthread_mutex_unlock(&buffer->mutex);
 }
 
@@ -352,7 +397,8 @@ static void hal_trace_write_event(FILE* file, const hal_trace_buffer_t* buffer,
     fprintf(file, ",\"bp\":\"e\"");
   if (event->phase == 'i')
     fprintf(file, ",\"s\":\"t\"");
-  fprintf(file, ",\"args\":{%s}}", event->args);
+  fprintf(file, ",\"args\":{%.*s}}", (int)event->args_length,
+          event->args_length ? buffer->text + event->args_offset : "");
   *first = false;
 }
 

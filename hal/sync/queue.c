@@ -73,7 +73,25 @@ void hal_sync_submission_trace_phase(hal_sync_submission_t* submission,
                   submission->trace_id, end_args);
   }
   submission->trace_phase = phase;
-  if (phase) {
+  if (phase == 1) {
+    // What it is parked on: every wait, as semaphore@value.
+    char list[256];
+    size_t length = 0;
+    list[0] = '\0';
+    size_t i = 0;
+    for (; i < submission->wait_count; ++i) {
+      if (!hal_trace_append_semaphore(list, sizeof(list), &length,
+                                      submission->waits[i].semaphore,
+                                      submission->waits[i].value)) {
+        break;
+      }
+    }
+    hal_trace_append_more(list, sizeof(list), &length,
+                          submission->wait_count - i);
+    char args[sizeof(list) + 32];
+    snprintf(args, sizeof(args), "\"waiting_on\": \"%s\"", list);
+    hal_trace_begin(track, "submission", "parked", submission->trace_id, args);
+  } else if (phase) {
     hal_trace_begin(track, "submission", hal_sync_trace_phases[phase],
                     submission->trace_id, NULL);
   }

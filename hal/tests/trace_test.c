@@ -5,10 +5,13 @@
 // then find whole. Messages longer than an event's args, with quotes,
 // backslashes, newlines, a UTF-8 character across the cut, bytes that are
 // not UTF-8; a thread name that is not UTF-8; a host call failing with
-// such a message.
+// such a message; wait and signal lists too long for their args, which end
+// with how many more they had.
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hal/trace.h"
@@ -24,6 +27,51 @@ static void nasty(char* text, size_t size) {
     used += 3;
   }
   text[used] = '\0';
+}
+
+// Whether the string value of some |key| in |text| ends with " more".
+static bool value_ends_with_more(const char* text, const char* key) {
+  for (const char* start = strstr(text, key); start;
+       start = strstr(start, key)) {
+    start += strlen(key);
+    const char* end = strchr(start, '"');
+    if (end && end - start >= 5 && strncmp(end - 5, " more", 5) == 0)
+      return true;
+  }
+  return false;
+}
+
+static bool trace_has_long_lists(void) {
+  hal_trace_flush();
+  FILE* file = fopen(getenv("HAL_TRACE"), "r");
+  if (!file)
+    return false;
+  static char text[1 << 20];
+  size_t length = fread(text, 1, sizeof(text) - 1, file);
+  fclose(file);
+  text[length] = '\0';
+  return value_ends_with_more(text, "\"signal_list\": \"") &&
+         value_ends_with_more(text, "\"waiting_on\": \"");
+}
+
+static hal_device_t* create_cuda_stream_device(const char* driver_path) {
+  hal_driver_registry_options_t options = {
+      .search_path = driver_path,
+      .extra_search_path = NULL,
+      .skip_install_dir = true,
+  };
+  hal_driver_registry_t* registry = NULL;
+  HAL_ASSERT_OK(
+      hal_driver_registry_create(&options, hal_allocator_system(), &registry));
+  hal_driver_t* driver = NULL;
+  HAL_ASSERT_OK(hal_driver_registry_create_driver(
+      registry, "cuda_stream", hal_allocator_system(), &driver));
+  hal_device_t* device = NULL;
+  HAL_ASSERT_OK(hal_driver_create_device_by_index(
+      driver, 0, hal_allocator_system(), &device));
+  hal_driver_release(driver);
+  hal_driver_registry_free(registry);
+  return device;
 }
 
 static hal_status_t failing_call(void* user_data, hal_status_t status) {
@@ -60,6 +108,51 @@ int main(void) {
   }
   hal_status_free(hal_semaphore_wait(done, 1, hal_infinite_timeout()));
   hal_semaphore_release(done);
+
   hal_device_release(device);
+
+  // 64 signals, then 64 waits on them parked until a host signal: both
+  // lists are longer than their args hold. On cuda_stream over the virtual
+  // GPU (the test driver runs no semaphores).
+  const char* driver_path = getenv("TRACE_TEST_DRIVER_PATH");
+  if (!driver_path) {
+    fprintf(stderr,
+            "trace_test: long lists skipped: no cuda_stream driver "
+            "and virtual GPU in this build\n");
+    return 0;
+  }
+  device = create_cuda_stream_device(driver_path);
+  enum { kMany = 64 };
+  hal_semaphore_t* many[kMany];
+  uint64_t values[kMany];
+  for (int i = 0; i < kMany; ++i) {
+    many[i] = hal_test_semaphore(0);
+    values[i] = 1;
+  }
+  hal_semaphore_t* gate = hal_test_semaphore(0);
+  hal_semaphore_list_t gate_wait = {1, &gate, &one};
+  hal_semaphore_list_t many_list = {kMany, many, values};
+  status = hal_device_queue_execute(device, 0, &gate_wait, &many_list, 0, NULL);
+  if (status == HAL_OK) {
+    status = hal_device_queue_execute(device, 0, &many_list, NULL, 0, NULL);
+  }
+  if (status == HAL_OK)
+    status = hal_semaphore_signal(gate, 1);
+  if (status == HAL_OK) {
+    status = hal_semaphore_list_wait(HAL_WAIT_MODE_ALL, many_list,
+                                     hal_infinite_timeout());
+  }
+  if (status) {
+    hal_status_fprint(stderr, status);
+    return 1;
+  }
+  hal_device_release(device);
+  for (int i = 0; i < kMany; ++i)
+    hal_semaphore_release(many[i]);
+  hal_semaphore_release(gate);
+  if (!trace_has_long_lists()) {
+    fprintf(stderr, "trace_test: a long list does not end with \"+N more\"\n");
+    return 1;
+  }
   return 0;
 }

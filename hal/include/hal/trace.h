@@ -85,6 +85,17 @@ HAL_API uint64_t hal_trace_issuing_submission(void);
 HAL_API void hal_trace_status_args(hal_status_t status, char* args,
                                    size_t capacity);
 
+// A list of (semaphore, value) pairs as the text of an args string:
+// "0x55d0c1a0@3 0x55d0c1b0@7 +2 more". Each call appends one pair to |out|
+// (|capacity| bytes, |*length| used, NUL-terminated), or returns false,
+// appending nothing, when it would leave no room for the " +N more" that
+// hal_trace_append_more() then writes.
+HAL_API bool hal_trace_append_semaphore(char* out, size_t capacity,
+                                        size_t* length, const void* semaphore,
+                                        uint64_t value);
+HAL_API void hal_trace_append_more(char* out, size_t capacity, size_t* length,
+                                   size_t more);
+
 // |text| made safe inside a JSON string of args (as above), cut to fit.
 HAL_API void hal_trace_json_text(char* out, size_t capacity, const char* text);
 

@@ -1,0 +1,805 @@
+// Copyright 2026 The HAL Authors.
+//
+// The collectives engine (ccl.h has the contract).
+//
+// One registry lock guards every communicator's bookkeeping: joins,
+// arrivals, matches, aborts. The data moves outside it: the last rank to
+// arrive takes the collective off its communicator's list, so nothing else
+// can reach it, computes every result into scratch memory (a rank's send
+// and receive buffers may be the same memory) and then writes the results
+// and completes the marks. A rank's buffers are not touched before every
+// rank arrived, nor after its mark completed.
+
+#include "ccl.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+// nccl.h's codes, spelled here so the engine needs no vendor header.
+enum {
+  CCL_INT8 = 0,
+  CCL_UINT8 = 1,
+  CCL_INT32 = 2,
+  CCL_UINT32 = 3,
+  CCL_INT64 = 4,
+  CCL_UINT64 = 5,
+  CCL_FLOAT16 = 6,
+  CCL_FLOAT32 = 7,
+  CCL_FLOAT64 = 8,
+  CCL_BFLOAT16 = 9,
+  CCL_FLOAT8E4M3 = 10,
+  CCL_FLOAT8E5M2 = 11,
+};
+enum { CCL_SUM = 0, CCL_PROD = 1, CCL_MAX = 2, CCL_MIN = 3, CCL_AVG = 4 };
+
+// One collective across the ranks, or one send/receive pair.
+typedef struct ccl_meeting {
+  struct ccl_meeting* next;
+  uint64_t seq;
+  bool p2p;
+  int from, to;  // p2p: the sending and the receiving rank
+  int arrived;
+  bool present[VGPU_CCL_MAX_RANKS];
+  vgpu_ccl_call calls[VGPU_CCL_MAX_RANKS];
+  vgpu_mark* marks[VGPU_CCL_MAX_RANKS];
+} ccl_meeting;
+
+typedef struct ccl_group {
+  struct ccl_group* next;
+  uint8_t id[VGPU_CCL_ID_BYTES];
+  int rank_count;
+  int joined;
+  bool complete;  // every rank joined once
+  vgpu_ccl_comm* ranks[VGPU_CCL_MAX_RANKS];
+  bool left[VGPU_CCL_MAX_RANKS];     // after the join completed
+  bool gave_up[VGPU_CCL_MAX_RANKS];  // timed out joining
+  int first_left;                    // the first rank that left (-1: none)
+  vgpu_status failure;               // the first abort or error, sticky
+  char failure_message[384];
+  ccl_meeting* meetings;  // not yet met
+} ccl_group;
+
+struct vgpu_ccl_comm {
+  ccl_group* group;
+  int rank;
+  uint64_t next_seq;  // collectives arrived so far
+  uint64_t sends[VGPU_CCL_MAX_RANKS];
+  uint64_t receives[VGPU_CCL_MAX_RANKS];
+};
+
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;  // a join completed or gave up
+  bool initialized;
+  ccl_group* groups;
+} ccl_registry = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void ccl_format(char* out, size_t size, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void ccl_format(char* out, size_t size, const char* fmt, ...) {
+  if (out == NULL || size == 0)
+    return;
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(out, size, fmt, args);
+  va_end(args);
+}
+
+// Under the registry lock. The condition variable waits on the monotonic
+// clock (vgpu_cond_init).
+static void ccl_registry_init_locked(void) {
+  if (!ccl_registry.initialized) {
+    vgpu_cond_init(&ccl_registry.cv);
+    ccl_registry.initialized = true;
+  }
+}
+
+// The id's first bytes, for messages: ids are random, so they tell
+// communicators apart.
+static void ccl_id_text(const uint8_t* id, char out[17]) {
+  for (int i = 0; i < 8; ++i)
+    snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+size_t vgpu_ccl_type_size(int type) {
+  switch (type) {
+    case CCL_INT8:
+    case CCL_UINT8:
+      return 1;
+    case CCL_FLOAT16:
+    case CCL_BFLOAT16:
+      return 2;
+    case CCL_INT32:
+    case CCL_UINT32:
+    case CCL_FLOAT32:
+      return 4;
+    case CCL_INT64:
+    case CCL_UINT64:
+    case CCL_FLOAT64:
+      return 8;
+  }
+  return 0;
+}
+
+static const char* ccl_kind_name(vgpu_ccl_kind kind) {
+  static const char* const names[] = {"all_reduce", "broadcast",      "reduce",
+                                      "all_gather", "reduce_scatter", "send",
+                                      "recv"};
+  return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind]
+                                                           : "unknown";
+}
+
+static bool ccl_kind_reduces(vgpu_ccl_kind kind) {
+  return kind == VGPU_CCL_ALL_REDUCE || kind == VGPU_CCL_REDUCE ||
+         kind == VGPU_CCL_REDUCE_SCATTER;
+}
+
+static bool ccl_kind_rooted(vgpu_ccl_kind kind) {
+  return kind == VGPU_CCL_BROADCAST || kind == VGPU_CCL_REDUCE;
+}
+
+//===----------------------------------------------------------------------===//
+// Element arithmetic
+//===----------------------------------------------------------------------===//
+
+static float ccl_half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1fu;
+  uint32_t mantissa = h & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);  // inf, nan
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else {  // subnormal: normalize
+    exponent = 113;
+    while (!(mantissa & 0x400u)) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
+  }
+  float f;
+  memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+// Round to nearest, ties to even; overflow to infinity.
+static uint16_t ccl_float_to_half(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof(bits));
+  uint16_t sign = (uint16_t)((bits >> 16) & 0x8000u);
+  uint32_t exponent = (bits >> 23) & 0xffu;
+  uint32_t mantissa = bits & 0x7fffffu;
+  if (exponent == 0xff)  // inf, nan (kept quiet)
+    return (uint16_t)(sign | 0x7c00u | (mantissa ? 0x200u : 0));
+  int32_t e = (int32_t)exponent - 127 + 15;
+  if (e >= 0x1f)
+    return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) {  // subnormal or zero
+    if (e < -10)
+      return sign;
+    mantissa |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - e);
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t midpoint = 1u << (shift - 1);
+    if (rest > midpoint || (rest == midpoint && (half & 1)))
+      ++half;
+    return (uint16_t)(sign | half);
+  }
+  uint32_t half = ((uint32_t)e << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1)))
+    ++half;  // may carry into the exponent: still right, up to infinity
+  return (uint16_t)(sign | half);
+}
+
+static float ccl_bf16_to_float(uint16_t b) {
+  uint32_t bits = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+static uint16_t ccl_float_to_bf16(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof(bits));
+  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu))
+    return (uint16_t)((bits >> 16) | 0x40u);  // quiet nan
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return (uint16_t)(bits >> 16);
+}
+
+#define CCL_COMBINE(a, b, reduction)                  \
+  ((reduction) == CCL_PROD  ? (a) * (b)               \
+   : (reduction) == CCL_MAX ? ((b) > (a) ? (b) : (a)) \
+   : (reduction) == CCL_MIN ? ((b) < (a) ? (b) : (a)) \
+                            : (a) + (b))
+
+// dst[i] = the reduction over ranks of srcs[r][i]. Integers add and
+// multiply as their unsigned type (they wrap, as on the device, and signed
+// overflow is not undefined behavior here); avg divides the sum.
+#define CCL_REDUCE_INT(T, U)                   \
+  do {                                         \
+    T* out = dst;                              \
+    for (size_t i = 0; i < count; ++i) {       \
+      T value = ((const T*)srcs[0])[i];        \
+      for (int r = 1; r < ranks; ++r) {        \
+        T next = ((const T*)srcs[r])[i];       \
+        if (reduction == CCL_PROD)             \
+          value = (T)((U)value * (U)next);     \
+        else if (reduction == CCL_MAX)         \
+          value = next > value ? next : value; \
+        else if (reduction == CCL_MIN)         \
+          value = next < value ? next : value; \
+        else                                   \
+          value = (T)((U)value + (U)next);     \
+      }                                        \
+      if (reduction == CCL_AVG)                \
+        value = (T)(value / (T)ranks);         \
+      out[i] = value;                          \
+    }                                          \
+  } while (0)
+
+#define CCL_REDUCE_FLOAT(T)                                               \
+  do {                                                                    \
+    T* out = dst;                                                         \
+    for (size_t i = 0; i < count; ++i) {                                  \
+      T value = ((const T*)srcs[0])[i];                                   \
+      for (int r = 1; r < ranks; ++r)                                     \
+        value = (T)CCL_COMBINE(value, ((const T*)srcs[r])[i], reduction); \
+      if (reduction == CCL_AVG)                                           \
+        value = (T)(value / (T)ranks);                                    \
+      out[i] = value;                                                     \
+    }                                                                     \
+  } while (0)
+
+// Through float: float16 and bfloat16 (NCCL accumulates them wider too).
+#define CCL_REDUCE_VIA_FLOAT(to_float, from_float)            \
+  do {                                                        \
+    uint16_t* out = dst;                                      \
+    for (size_t i = 0; i < count; ++i) {                      \
+      float value = to_float(((const uint16_t*)srcs[0])[i]);  \
+      for (int r = 1; r < ranks; ++r) {                       \
+        float next = to_float(((const uint16_t*)srcs[r])[i]); \
+        value = CCL_COMBINE(value, next, reduction);          \
+      }                                                       \
+      if (reduction == CCL_AVG)                               \
+        value /= (float)ranks;                                \
+      out[i] = from_float(value);                             \
+    }                                                         \
+  } while (0)
+
+static void ccl_reduce(int type, int reduction, void* dst,
+                       const void* const* srcs, int ranks, size_t count) {
+  switch (type) {
+    case CCL_INT8:
+      CCL_REDUCE_INT(int8_t, uint8_t);
+      break;
+    case CCL_UINT8:
+      CCL_REDUCE_INT(uint8_t, uint8_t);
+      break;
+    case CCL_INT32:
+      CCL_REDUCE_INT(int32_t, uint32_t);
+      break;
+    case CCL_UINT32:
+      CCL_REDUCE_INT(uint32_t, uint32_t);
+      break;
+    case CCL_INT64:
+      CCL_REDUCE_INT(int64_t, uint64_t);
+      break;
+    case CCL_UINT64:
+      CCL_REDUCE_INT(uint64_t, uint64_t);
+      break;
+    case CCL_FLOAT32:
+      CCL_REDUCE_FLOAT(float);
+      break;
+    case CCL_FLOAT64:
+      CCL_REDUCE_FLOAT(double);
+      break;
+    case CCL_FLOAT16:
+      CCL_REDUCE_VIA_FLOAT(ccl_half_to_float, ccl_float_to_half);
+      break;
+    case CCL_BFLOAT16:
+      CCL_REDUCE_VIA_FLOAT(ccl_bf16_to_float, ccl_float_to_bf16);
+      break;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Joining and leaving
+//===----------------------------------------------------------------------===//
+
+static ccl_group* ccl_group_find_locked(const uint8_t* id) {
+  for (ccl_group* g = ccl_registry.groups; g != NULL; g = g->next) {
+    if (memcmp(g->id, id, VGPU_CCL_ID_BYTES) == 0)
+      return g;
+  }
+  return NULL;
+}
+
+static void ccl_group_unlink_locked(ccl_group* group) {
+  for (ccl_group** p = &ccl_registry.groups; *p != NULL; p = &(*p)->next) {
+    if (*p == group) {
+      *p = group->next;
+      return;
+    }
+  }
+}
+
+static uint64_t ccl_now_ns(void) {
+  return vgpu_now_ns();
+}
+
+vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
+                          int rank, uint64_t timeout_ns, vgpu_ccl_comm** out,
+                          char* error, size_t error_size) {
+  *out = NULL;
+  char name[17];
+  ccl_id_text(id, name);
+  if (rank_count < 1 || rank_count > VGPU_CCL_MAX_RANKS || rank < 0 ||
+      rank >= rank_count) {
+    ccl_format(error, error_size,
+               "rank %d of %d ranks: ranks are in [0, count) and a "
+               "communicator has 1 to %d of them on the virtual GPU",
+               rank, rank_count, VGPU_CCL_MAX_RANKS);
+    return VGPU_ERR_INVALID_VALUE;
+  }
+  vgpu_ccl_comm* comm = calloc(1, sizeof(*comm));
+  if (comm == NULL)
+    return VGPU_ERR_OUT_OF_MEMORY;
+  pthread_mutex_lock(&ccl_registry.mu);
+  ccl_registry_init_locked();
+  ccl_group* group = ccl_group_find_locked(id);
+  vgpu_status status = VGPU_OK;
+  if (group != NULL && group->rank_count != rank_count) {
+    ccl_format(error, error_size,
+               "communicator %s: rank %d joins with %d ranks, the ranks "
+               "before it with %d",
+               name, rank, rank_count, group->rank_count);
+    status = VGPU_ERR_INVALID_VALUE;
+  } else if (group != NULL && (group->complete || group->ranks[rank])) {
+    ccl_format(error, error_size, "communicator %s: rank %d joined already%s",
+               name, rank, group->complete ? " (every rank has)" : "");
+    status = VGPU_ERR_INVALID_VALUE;
+  } else if (group == NULL) {
+    group = calloc(1, sizeof(*group));
+    if (group == NULL) {
+      status = VGPU_ERR_OUT_OF_MEMORY;
+    } else {
+      memcpy(group->id, id, VGPU_CCL_ID_BYTES);
+      group->rank_count = rank_count;
+      group->first_left = -1;
+      group->next = ccl_registry.groups;
+      ccl_registry.groups = group;
+    }
+  }
+  if (status != VGPU_OK) {
+    pthread_mutex_unlock(&ccl_registry.mu);
+    free(comm);
+    return status;
+  }
+  comm->group = group;
+  comm->rank = rank;
+  group->ranks[rank] = comm;
+  group->gave_up[rank] = false;
+  if (++group->joined == rank_count) {
+    group->complete = true;
+    pthread_cond_broadcast(&ccl_registry.cv);
+  }
+  uint64_t deadline = ccl_now_ns() + timeout_ns;
+  while (!group->complete) {
+    uint64_t now = ccl_now_ns();
+    if (now >= deadline)
+      break;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    uint64_t wait = deadline - now;
+    until.tv_sec += (time_t)(wait / 1000000000u);
+    until.tv_nsec += (long)(wait % 1000000000u);
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec += 1;
+      until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&ccl_registry.cv, &ccl_registry.mu, &until);
+  }
+  if (!group->complete) {
+    // Gave up: say who never came, and leave as if never joined.
+    char missing[192] = "";
+    size_t length = 0;
+    int missing_count = 0;
+    for (int r = 0; r < rank_count; ++r) {
+      if (group->ranks[r] != NULL || group->gave_up[r])
+        continue;
+      ++missing_count;
+      if (length + 8 < sizeof(missing)) {
+        length += (size_t)snprintf(missing + length, sizeof(missing) - length,
+                                   "%s%d", length ? ", " : "", r);
+      }
+    }
+    ccl_format(error, error_size,
+               "communicator %s: rank%s %s of %d never joined within %" PRIu64
+               " ms (rank %d gave up)",
+               name, missing_count == 1 ? "" : "s", missing, rank_count,
+               timeout_ns / 1000000u, rank);
+    group->ranks[rank] = NULL;
+    group->gave_up[rank] = true;
+    if (--group->joined == 0) {
+      ccl_group_unlink_locked(group);
+      free(group);
+    }
+    pthread_mutex_unlock(&ccl_registry.mu);
+    free(comm);
+    return VGPU_ERR_TIMEOUT;
+  }
+  pthread_mutex_unlock(&ccl_registry.mu);
+  *out = comm;
+  return VGPU_OK;
+}
+
+// Every mark of |meeting| that arrived completes with |status|.
+static void ccl_meeting_finish(ccl_meeting* meeting, vgpu_status status) {
+  for (int r = 0; r < VGPU_CCL_MAX_RANKS; ++r) {
+    if (meeting->present[r]) {
+      vgpu_mark_complete(meeting->marks[r], status);
+      vgpu_mark_release(meeting->marks[r]);
+    }
+  }
+  free(meeting);
+}
+
+// Under the lock: records the group's first failure and takes every
+// meeting not yet met off it, for the caller to fail outside the lock.
+static ccl_meeting* ccl_group_fail_locked(ccl_group* group, vgpu_status status,
+                                          const char* message) {
+  if (group->failure == VGPU_OK) {
+    group->failure = status;
+    memcpy(group->failure_message, message,
+           strnlen(message, sizeof(group->failure_message) - 1));
+  }
+  ccl_meeting* meetings = group->meetings;
+  group->meetings = NULL;
+  return meetings;
+}
+
+static void ccl_meetings_fail(ccl_meeting* meetings, vgpu_status status) {
+  while (meetings != NULL) {
+    ccl_meeting* next = meetings->next;
+    ccl_meeting_finish(meetings, status);
+    meetings = next;
+  }
+}
+
+void vgpu_ccl_abort(vgpu_ccl_comm* comm, vgpu_status status) {
+  char name[17];
+  ccl_id_text(comm->group->id, name);
+  char message[128];
+  snprintf(message, sizeof(message), "communicator %s was aborted by rank %d",
+           name, comm->rank);
+  pthread_mutex_lock(&ccl_registry.mu);
+  ccl_meeting* failed = ccl_group_fail_locked(comm->group, status, message);
+  pthread_mutex_unlock(&ccl_registry.mu);
+  ccl_meetings_fail(failed, status);
+}
+
+// Under the lock: whether |meeting| needs |rank| (every collective needs
+// every rank; a send or receive its two).
+static bool ccl_meeting_needs(const ccl_meeting* meeting, int rank) {
+  return !meeting->p2p || meeting->from == rank || meeting->to == rank;
+}
+
+void vgpu_ccl_leave(vgpu_ccl_comm* comm) {
+  if (comm == NULL)
+    return;
+  ccl_group* group = comm->group;
+  char name[17];
+  ccl_id_text(group->id, name);
+  char message[128];
+  snprintf(message, sizeof(message), "rank %d left communicator %s", comm->rank,
+           name);
+  pthread_mutex_lock(&ccl_registry.mu);
+  // What needs it can never meet now: it fails, and so do later
+  // collectives and transfers with it (vgpu_ccl_arrive). Transfers between
+  // the others go on.
+  ccl_meeting* failed = NULL;
+  for (ccl_meeting** p = &group->meetings; *p != NULL;) {
+    ccl_meeting* m = *p;
+    if (ccl_meeting_needs(m, comm->rank)) {
+      *p = m->next;
+      m->next = failed;
+      failed = m;
+    } else {
+      p = &m->next;
+    }
+  }
+  if (failed && group->failure == VGPU_OK) {
+    group->failure = VGPU_ERR_DEVICE_LOST;
+    snprintf(group->failure_message, sizeof(group->failure_message), "%s",
+             message);
+  }
+  group->ranks[comm->rank] = NULL;
+  group->left[comm->rank] = true;
+  if (group->first_left < 0)
+    group->first_left = comm->rank;
+  bool last = --group->joined == 0;
+  if (last)
+    ccl_group_unlink_locked(group);
+  pthread_mutex_unlock(&ccl_registry.mu);
+  ccl_meetings_fail(failed, VGPU_ERR_DEVICE_LOST);
+  if (last)
+    free(group);
+  free(comm);
+}
+
+int vgpu_ccl_rank(const vgpu_ccl_comm* comm) {
+  return comm->rank;
+}
+
+int vgpu_ccl_rank_count(const vgpu_ccl_comm* comm) {
+  return comm->group->rank_count;
+}
+
+vgpu_status vgpu_ccl_async_error(vgpu_ccl_comm* comm, char* message,
+                                 size_t message_size) {
+  pthread_mutex_lock(&ccl_registry.mu);
+  vgpu_status status = comm->group->failure;
+  ccl_format(message, message_size, "%s", comm->group->failure_message);
+  pthread_mutex_unlock(&ccl_registry.mu);
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Meeting and computing
+//===----------------------------------------------------------------------===//
+
+// Whether every rank's call agrees with rank 0's; the first that does not
+// is described in |message|.
+static bool ccl_calls_agree(const ccl_meeting* m, int ranks, char* message,
+                            size_t size) {
+  const vgpu_ccl_call* first = &m->calls[0];
+  for (int r = 1; r < ranks; ++r) {
+    const vgpu_ccl_call* call = &m->calls[r];
+    bool same = call->kind == first->kind && call->count == first->count &&
+                call->type == first->type &&
+                (!ccl_kind_reduces(first->kind) ||
+                 call->reduction == first->reduction) &&
+                (!ccl_kind_rooted(first->kind) || call->peer == first->peer);
+    if (!same) {
+      snprintf(message, size,
+               "collective #%" PRIu64
+               ": rank %d called %s of %zu elements of type %d (reduction "
+               "%d, root %d), rank 0 %s of %zu elements of type %d "
+               "(reduction %d, root %d)",
+               m->seq, r, ccl_kind_name(call->kind), call->count, call->type,
+               call->reduction, call->peer, ccl_kind_name(first->kind),
+               first->count, first->type, first->reduction, first->peer);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Every rank arrived and agreed: the results, through scratch memory.
+static vgpu_status ccl_compute(ccl_meeting* m, int ranks) {
+  const vgpu_ccl_call* first = &m->calls[0];
+  size_t element = vgpu_ccl_type_size(first->type);
+  size_t count = first->count;
+  if (count == 0)
+    return VGPU_OK;
+  size_t total = first->kind == VGPU_CCL_ALL_GATHER ||
+                         first->kind == VGPU_CCL_REDUCE_SCATTER
+                     ? count * (size_t)ranks
+                     : count;
+  uint8_t* scratch = malloc(total * element);
+  if (scratch == NULL)
+    return VGPU_ERR_OUT_OF_MEMORY;
+  const void* sends[VGPU_CCL_MAX_RANKS];
+  for (int r = 0; r < ranks; ++r)
+    sends[r] = m->calls[r].send;
+  switch (first->kind) {
+    case VGPU_CCL_ALL_REDUCE:
+    case VGPU_CCL_REDUCE:
+    case VGPU_CCL_REDUCE_SCATTER:
+      ccl_reduce(first->type, first->reduction, scratch, sends, ranks, total);
+      break;
+    case VGPU_CCL_BROADCAST:
+      memcpy(scratch, sends[first->peer], count * element);
+      break;
+    case VGPU_CCL_ALL_GATHER:
+      for (int r = 0; r < ranks; ++r)
+        memcpy(scratch + (size_t)r * count * element, sends[r],
+               count * element);
+      break;
+    case VGPU_CCL_SEND:
+    case VGPU_CCL_RECV:
+      break;
+  }
+  for (int r = 0; r < ranks; ++r) {
+    void* recv = m->calls[r].recv;
+    switch (first->kind) {
+      case VGPU_CCL_REDUCE:
+        if (r == first->peer)
+          memcpy(recv, scratch, count * element);
+        break;
+      case VGPU_CCL_REDUCE_SCATTER:
+        memcpy(recv, scratch + (size_t)r * count * element, count * element);
+        break;
+      default:
+        memcpy(recv, scratch, total * element);
+        break;
+    }
+  }
+  free(scratch);
+  return VGPU_OK;
+}
+
+static vgpu_status ccl_check_call(const vgpu_ccl_comm* comm,
+                                  const vgpu_ccl_call* call, char* error,
+                                  size_t size) {
+  int ranks = comm->group->rank_count;
+  if ((unsigned)call->kind > VGPU_CCL_RECV) {
+    ccl_format(error, size, "unknown collective %d", (int)call->kind);
+    return VGPU_ERR_INVALID_VALUE;
+  }
+  if (vgpu_ccl_type_size(call->type) == 0) {
+    ccl_format(error, size,
+               call->type == CCL_FLOAT8E4M3 || call->type == CCL_FLOAT8E5M2
+                   ? "%s: data type %d (float8) is not implemented on the "
+                     "virtual GPU"
+                   : "%s: unknown data type %d",
+               ccl_kind_name(call->kind), call->type);
+    return call->type == CCL_FLOAT8E4M3 || call->type == CCL_FLOAT8E5M2
+               ? VGPU_ERR_NOT_SUPPORTED
+               : VGPU_ERR_INVALID_VALUE;
+  }
+  if (ccl_kind_reduces(call->kind) &&
+      (call->reduction < CCL_SUM || call->reduction > CCL_AVG)) {
+    ccl_format(error, size, "%s: unknown reduction %d",
+               ccl_kind_name(call->kind), call->reduction);
+    return VGPU_ERR_INVALID_VALUE;
+  }
+  bool has_peer = ccl_kind_rooted(call->kind) || call->kind == VGPU_CCL_SEND ||
+                  call->kind == VGPU_CCL_RECV;
+  if (has_peer && (call->peer < 0 || call->peer >= ranks)) {
+    ccl_format(
+        error, size, "%s: %s %d is not a rank of %d", ccl_kind_name(call->kind),
+        ccl_kind_rooted(call->kind) ? "root" : "peer", call->peer, ranks);
+    return VGPU_ERR_INVALID_VALUE;
+  }
+  if (call->count > 0 && ((call->kind != VGPU_CCL_RECV && !call->send) ||
+                          (call->kind != VGPU_CCL_SEND && !call->recv))) {
+    ccl_format(error, size, "%s of %zu elements with a NULL buffer",
+               ccl_kind_name(call->kind), call->count);
+    return VGPU_ERR_INVALID_VALUE;
+  }
+  return VGPU_OK;
+}
+
+// Under the lock: the meeting |call| joins (made when it is the first).
+static ccl_meeting* ccl_meeting_for_locked(vgpu_ccl_comm* comm,
+                                           const vgpu_ccl_call* call) {
+  ccl_group* group = comm->group;
+  bool p2p = call->kind == VGPU_CCL_SEND || call->kind == VGPU_CCL_RECV;
+  int from = call->kind == VGPU_CCL_SEND ? comm->rank : call->peer;
+  int to = call->kind == VGPU_CCL_SEND ? call->peer : comm->rank;
+  uint64_t seq = !p2p                          ? comm->next_seq++
+                 : call->kind == VGPU_CCL_SEND ? comm->sends[to]++
+                                               : comm->receives[from]++;
+  ccl_meeting** tail = &group->meetings;
+  for (ccl_meeting* m = group->meetings; m != NULL; m = m->next) {
+    if (m->p2p == p2p && m->seq == seq &&
+        (!p2p || (m->from == from && m->to == to))) {
+      return m;
+    }
+    tail = &m->next;
+  }
+  ccl_meeting* m = calloc(1, sizeof(*m));
+  if (m == NULL)
+    return NULL;
+  m->seq = seq;
+  m->p2p = p2p;
+  m->from = from;
+  m->to = to;
+  *tail = m;  // in arrival order
+  return m;
+}
+
+static void ccl_meeting_unlink_locked(ccl_group* group, ccl_meeting* meeting) {
+  for (ccl_meeting** p = &group->meetings; *p != NULL; p = &(*p)->next) {
+    if (*p == meeting) {
+      *p = meeting->next;
+      return;
+    }
+  }
+}
+
+vgpu_status vgpu_ccl_arrive(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
+                            vgpu_mark* done, char* error, size_t error_size) {
+  vgpu_status status = ccl_check_call(comm, call, error, error_size);
+  if (status != VGPU_OK)
+    return status;
+  ccl_group* group = comm->group;
+  int ranks = group->rank_count;
+  bool p2p = call->kind == VGPU_CCL_SEND || call->kind == VGPU_CCL_RECV;
+  pthread_mutex_lock(&ccl_registry.mu);
+  if (group->failure != VGPU_OK) {
+    status = group->failure;
+    ccl_format(error, error_size, "%s", group->failure_message);
+    pthread_mutex_unlock(&ccl_registry.mu);
+    return status;
+  }
+  int gone =
+      p2p ? (group->left[call->peer] ? call->peer : -1) : group->first_left;
+  if (gone >= 0) {
+    char name[17];
+    ccl_id_text(group->id, name);
+    ccl_format(error, error_size, "%s: rank %d left communicator %s",
+               ccl_kind_name(call->kind), gone, name);
+    pthread_mutex_unlock(&ccl_registry.mu);
+    return VGPU_ERR_DEVICE_LOST;
+  }
+  ccl_meeting* m = ccl_meeting_for_locked(comm, call);
+  if (m == NULL) {
+    pthread_mutex_unlock(&ccl_registry.mu);
+    return VGPU_ERR_OUT_OF_MEMORY;
+  }
+  // A send's and its receive's slots are their ranks; a self-send's
+  // receive takes the other slot of the pair.
+  int slot = m->p2p ? (call->kind == VGPU_CCL_SEND ? 0 : 1) : comm->rank;
+  m->present[slot] = true;
+  m->calls[slot] = *call;
+  vgpu_mark_retain(done);
+  m->marks[slot] = done;
+  int needed = m->p2p ? 2 : ranks;
+  bool last = ++m->arrived == needed;
+  if (last)
+    ccl_meeting_unlink_locked(group, m);
+  pthread_mutex_unlock(&ccl_registry.mu);
+  if (!last)
+    return VGPU_OK;
+
+  char message[384];
+  vgpu_status result = VGPU_OK;
+  if (m->p2p) {
+    const vgpu_ccl_call* send = &m->calls[0];
+    const vgpu_ccl_call* recv = &m->calls[1];
+    if (send->count != recv->count || send->type != recv->type) {
+      snprintf(message, sizeof(message),
+               "send #%" PRIu64
+               " from rank %d to rank %d: %zu elements of type %d sent, %zu "
+               "of type %d received",
+               m->seq, m->from, m->to, send->count, send->type, recv->count,
+               recv->type);
+      result = VGPU_ERR_INVALID_VALUE;
+    } else if (send->count) {
+      memmove(recv->recv, send->send,
+              send->count * vgpu_ccl_type_size(send->type));
+    }
+  } else if (!ccl_calls_agree(m, ranks, message, sizeof(message))) {
+    result = VGPU_ERR_INVALID_VALUE;
+  } else {
+    result = ccl_compute(m, ranks);
+    if (result != VGPU_OK) {
+      snprintf(message, sizeof(message),
+               "collective #%" PRIu64 ": out of memory for its scratch",
+               m->seq);
+    }
+  }
+  if (result != VGPU_OK) {
+    // A mismatch is every rank's failure, and the communicator's: NCCL
+    // hangs or corrupts here; the virtual GPU says what differed.
+    pthread_mutex_lock(&ccl_registry.mu);
+    ccl_meeting* others = ccl_group_fail_locked(group, result, message);
+    pthread_mutex_unlock(&ccl_registry.mu);
+    ccl_meetings_fail(others, result);
+  }
+  ccl_meeting_finish(m, result);  // completes every mark, OK or not
+  return VGPU_OK;
+}

@@ -17,6 +17,15 @@ check() {
   shift 5
   "$@" >"$out" 2>"$err"
   rc=$?
+  # LeakSanitizer's stop-the-world tracer itself crashes now and then at
+  # exit under load (a known sanitizer bug, google/sanitizers#1353: no leak
+  # is reported, the check never ran): run once more, and say so.
+  if grep -q "^Tracer caught signal" "$err" &&
+     grep -q "LeakSanitizer has encountered a fatal error" "$err"; then
+    echo "note $name: LeakSanitizer's tracer crashed (not a leak report); running it again"
+    "$@" >"$out" 2>"$err"
+    rc=$?
+  fi
   ok=1
   [ "$rc" -eq "$expected" ] || ok=0
   [ -z "$pattern_out" ] || grep -q -- "$pattern_out" "$out" || ok=0

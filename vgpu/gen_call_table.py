@@ -4,7 +4,7 @@
 usage: gen_call_table.py MACRO OUTPUT SOURCE...
 
 Every exported entry point of a facade starts with VGPU_CU_ENTER(NAME),
-VGPU_HIP_ENTER(NAME), their _SYNC forms, or vgpu_api_enter(NAME, ...), NAME
+VGPU_HIP_ENTER(NAME), their _SYNC forms, VGPU_NCCL_ENTER(NAME), or vgpu_api_enter(NAME, ...), NAME
 a string literal. The sorted, unique list of those names is what VGPU_FAULTS
 rules may name and what VGPU_CALL_COUNTS counts (docs/vgpu.md). A call site
 whose name is not a literal would be missing from the list, so it is an
@@ -15,13 +15,18 @@ Writes `#define MACRO(X) X("name") ...` to OUTPUT.
 import re
 import sys
 
-ENTER = re.compile(r"\b(VGPU_(?:CU|HIP)_ENTER(?:_SYNC)?|vgpu_api_enter)\s*\(")
+ENTER = re.compile(
+    r"\b(VGPU_(?:CU|HIP|NCCL)_ENTER(?:_SYNC)?|vgpu_api_enter)\s*\(")
 LITERAL = re.compile(r'\s*"([A-Za-z_][A-Za-z0-9_]*)"')
 
 
 def strip_comments(text):
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    return re.sub(r"//[^\n]*", " ", text)
+    text = re.sub(r"//[^\n]*", " ", text)
+    # Macro bodies: an entry macro defined in a source passes its argument
+    # on, the literal is at its uses.
+    return re.sub(r"^[ \t]*#[ \t]*define(?:[^\n]*\\\n)*[^\n]*", " ", text,
+                  flags=re.M)
 
 
 def main():

@@ -66,9 +66,15 @@ typedef struct ccl_group {
 struct vgpu_ccl_comm {
   ccl_group* group;
   int rank;
+  int device;         // -1: none (the engine alone, in its test)
   uint64_t next_seq;  // collectives arrived so far
   uint64_t sends[VGPU_CCL_MAX_RANKS];
   uint64_t receives[VGPU_CCL_MAX_RANKS];
+  // Collectives queued on streams and not yet run (under |mu|): destroy
+  // waits for them, they use the communicator when they run.
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int queued;
 };
 
 static struct {
@@ -388,6 +394,9 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
   }
   comm->group = group;
   comm->rank = rank;
+  comm->device = -1;
+  pthread_mutex_init(&comm->mu, NULL);
+  vgpu_cond_init(&comm->cv);
   group->ranks[rank] = comm;
   group->gave_up[rank] = false;
   if (++group->joined == rank_count) {
@@ -436,6 +445,8 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
       free(group);
     }
     pthread_mutex_unlock(&ccl_registry.mu);
+    pthread_cond_destroy(&comm->cv);
+    pthread_mutex_destroy(&comm->mu);
     free(comm);
     return VGPU_ERR_TIMEOUT;
   }
@@ -535,6 +546,8 @@ void vgpu_ccl_leave(vgpu_ccl_comm* comm) {
   ccl_meetings_fail(failed, VGPU_ERR_DEVICE_LOST);
   if (last)
     free(group);
+  pthread_cond_destroy(&comm->cv);
+  pthread_mutex_destroy(&comm->mu);
   free(comm);
 }
 
@@ -802,4 +815,225 @@ vgpu_status vgpu_ccl_arrive(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
   }
   ccl_meeting_finish(m, result);  // completes every mark, OK or not
   return VGPU_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Devices and streams (vgpu_core.h)
+//===----------------------------------------------------------------------===//
+
+// A join waits VGPU_MAX_WAIT_MS when it is set, else 60 s: a rank that
+// never comes is an error, not a hang, either way.
+#define CCL_JOIN_TIMEOUT_DEFAULT_MS 60000u
+static uint64_t ccl_timeout_ns(void) {
+  unsigned ms =
+      vgpu_cfg.max_wait_ms ? vgpu_cfg.max_wait_ms : CCL_JOIN_TIMEOUT_DEFAULT_MS;
+  return (uint64_t)ms * 1000000u;
+}
+
+vgpu_status vgpu_ccl_comm_init(const uint8_t id[VGPU_CCL_ID_BYTES],
+                               int rank_count, int rank, int device,
+                               vgpu_ccl_comm** out, char* error,
+                               size_t error_size) {
+  *out = NULL;
+  vgpu_status st = vgpu_device_check(device);
+  if (st != VGPU_OK)
+    return st;
+  vgpu_ccl_comm* comm = NULL;
+  st = vgpu_ccl_join(id, rank_count, rank, ccl_timeout_ns(), &comm, error,
+                     error_size);
+  if (st != VGPU_OK)
+    return st;
+  comm->device = device;
+  *out = comm;
+  return VGPU_OK;
+}
+
+typedef struct ccl_join_job {
+  const uint8_t* id;
+  int rank_count;
+  int rank;
+  int device;
+  vgpu_ccl_comm* comm;
+  vgpu_status status;
+  char error[256];
+} ccl_join_job;
+
+static void* ccl_join_main(void* arg) {
+  ccl_join_job* job = arg;
+  job->status =
+      vgpu_ccl_comm_init(job->id, job->rank_count, job->rank, job->device,
+                         &job->comm, job->error, sizeof(job->error));
+  return NULL;
+}
+
+vgpu_status vgpu_ccl_comm_init_all(const uint8_t id[VGPU_CCL_ID_BYTES],
+                                   int rank_count, const int* devices,
+                                   vgpu_ccl_comm** out_comms, char* error,
+                                   size_t error_size) {
+  if (rank_count < 1 || rank_count > VGPU_CCL_MAX_RANKS || !devices) {
+    ccl_format(error, error_size,
+               "%d ranks: a communicator has 1 to %d on the virtual GPU",
+               rank_count, VGPU_CCL_MAX_RANKS);
+    return VGPU_ERR_INVALID_VALUE;
+  }
+  // Each rank joins on its own thread, as one process per rank would: a
+  // join waits for the others.
+  ccl_join_job jobs[VGPU_CCL_MAX_RANKS];
+  pthread_t threads[VGPU_CCL_MAX_RANKS];
+  int started = 0;
+  vgpu_status st = VGPU_OK;
+  for (int r = 0; r < rank_count; ++r) {
+    jobs[r] = (ccl_join_job){
+        .id = id, .rank_count = rank_count, .rank = r, .device = devices[r]};
+    if (pthread_create(&threads[r], NULL, ccl_join_main, &jobs[r]) != 0) {
+      ccl_format(error, error_size, "no thread to join rank %d", r);
+      st = VGPU_ERR_OUT_OF_MEMORY;
+      break;
+    }
+    ++started;
+  }
+  for (int r = 0; r < started; ++r)
+    pthread_join(threads[r], NULL);
+  for (int r = 0; r < started && st == VGPU_OK; ++r) {
+    if (jobs[r].status != VGPU_OK) {
+      st = jobs[r].status;
+      ccl_format(error, error_size, "%s", jobs[r].error);
+    }
+  }
+  for (int r = 0; r < started; ++r) {
+    if (st == VGPU_OK)
+      out_comms[r] = jobs[r].comm;
+    else if (jobs[r].comm)
+      vgpu_ccl_leave(jobs[r].comm);
+  }
+  return st;
+}
+
+vgpu_status vgpu_ccl_comm_destroy(vgpu_ccl_comm* comm, bool abort) {
+  if (comm == NULL)
+    return VGPU_ERR_INVALID_VALUE;
+  if (abort)
+    vgpu_ccl_abort(comm, VGPU_ERR_DEVICE_LOST);
+  uint64_t deadline = vgpu_wait_deadline();
+  vgpu_status st = VGPU_OK;
+  pthread_mutex_lock(&comm->mu);
+  while (comm->queued > 0) {
+    if (!vgpu_cond_wait_bounded(&comm->cv, &comm->mu, deadline)) {
+      st = VGPU_ERR_TIMEOUT;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&comm->mu);
+  if (st != VGPU_OK) {
+    // Its queued work would use it after the free: keep it, say why.
+    return vgpu_misuse(VGPU_ERR_TIMEOUT,
+                       "destroying rank %d's communicator: its collectives "
+                       "queued on streams did not run within "
+                       "VGPU_MAX_WAIT_MS=%u ms",
+                       comm->rank, vgpu_cfg.max_wait_ms);
+  }
+  vgpu_ccl_leave(comm);
+  return VGPU_OK;
+}
+
+int vgpu_ccl_comm_device(const vgpu_ccl_comm* comm) {
+  return comm->device;
+}
+
+void vgpu_ccl_work_run(const vgpu_work_collective* work, vgpu_status status) {
+  char error[384];
+  if (status == VGPU_OK)
+    status = vgpu_ccl_arrive(work->comm, &work->call, work->done, error,
+                             sizeof(error));
+  if (status != VGPU_OK)  // it never met anyone: its mark is its own
+    vgpu_mark_complete(work->done, status);
+  vgpu_ccl_comm* comm = work->comm;
+  pthread_mutex_lock(&comm->mu);
+  if (--comm->queued == 0)
+    pthread_cond_broadcast(&comm->cv);
+  pthread_mutex_unlock(&comm->mu);
+}
+
+// The bytes |call| reads and writes on its rank of |ranks|.
+static void ccl_call_extents(const vgpu_ccl_call* call, int ranks,
+                             size_t* send_bytes, size_t* recv_bytes) {
+  size_t bytes = call->count * vgpu_ccl_type_size(call->type);
+  *send_bytes = call->kind == VGPU_CCL_RECV             ? 0
+                : call->kind == VGPU_CCL_REDUCE_SCATTER ? bytes * (size_t)ranks
+                                                        : bytes;
+  *recv_bytes = call->kind == VGPU_CCL_SEND         ? 0
+                : call->kind == VGPU_CCL_ALL_GATHER ? bytes * (size_t)ranks
+                                                    : bytes;
+}
+
+vgpu_status vgpu_ccl_enqueue(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
+                             uint64_t stream, char* error, size_t error_size) {
+  vgpu_status st = ccl_check_call(comm, call, error, error_size);
+  if (st != VGPU_OK)
+    return st;
+  int ranks = comm->group->rank_count;
+  if (call->count > SIZE_MAX / 8 / (size_t)ranks) {
+    ccl_format(error, error_size, "%s of %zu elements: too many",
+               ccl_kind_name(call->kind), call->count);
+    return VGPU_ERR_INVALID_VALUE;
+  }
+  vgpu_stream* s = NULL;
+  st = vgpu_stream_get(stream, comm->device, &s);
+  if (st != VGPU_OK)
+    return st;
+  vgpu_op* op = NULL;
+  vgpu_mark* done = NULL;
+  if (s->device != comm->device) {
+    st = vgpu_misuse(VGPU_ERR_INVALID_VALUE,
+                     "%s on a stream of device %d for rank %d's communicator "
+                     "on device %d",
+                     ccl_kind_name(call->kind), s->device, comm->rank,
+                     comm->device);
+    goto out;
+  }
+  op = vgpu_op_new(VGPU_OP_WORK);
+  done = vgpu_mark_create(comm->device);
+  if (op == NULL || done == NULL) {
+    st = VGPU_ERR_OUT_OF_MEMORY;
+    goto out;
+  }
+  size_t send_bytes = 0, recv_bytes = 0;
+  ccl_call_extents(call, ranks, &send_bytes, &recv_bytes);
+  st = vgpu_range_check("send buffer", call->send, send_bytes, comm->device,
+                        &op->uses);
+  if (st == VGPU_OK) {
+    st = vgpu_range_check("receive buffer", call->recv, recv_bytes,
+                          comm->device, &op->uses);
+  }
+  if (st != VGPU_OK) {
+    ccl_format(error, error_size,
+               "%s: a buffer is not in device memory of device %d (the "
+               "virtual GPU's strict report says which)",
+               ccl_kind_name(call->kind), comm->device);
+    goto out;
+  }
+  op->work.type = VGPU_WORK_COLLECTIVE;
+  op->work.collective.comm = comm;
+  op->work.collective.call = *call;
+  op->work.collective.done = done;
+  vgpu_mark_retain(done);  // the work's reference; ours goes to the wait
+  pthread_mutex_lock(&comm->mu);
+  ++comm->queued;
+  pthread_mutex_unlock(&comm->mu);
+  st = vgpu_stream_enqueue(s, op);
+  op = NULL;            // the stream's now, or freed by it
+  if (st != VGPU_OK) {  // never to run
+    pthread_mutex_lock(&comm->mu);
+    --comm->queued;
+    pthread_mutex_unlock(&comm->mu);
+  } else {
+    st = vgpu_stream_wait_mark(s, done);
+  }
+out:
+  if (op != NULL)
+    vgpu_op_free(op);
+  if (done != NULL)
+    vgpu_mark_release(done);
+  vgpu_object_release(&s->base);
+  return st;
 }

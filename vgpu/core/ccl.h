@@ -23,32 +23,8 @@
 
 #include "internal.h"
 
-#define VGPU_CCL_ID_BYTES 128
-#define VGPU_CCL_MAX_RANKS 64
-
-typedef enum vgpu_ccl_kind {
-  VGPU_CCL_ALL_REDUCE = 0,
-  VGPU_CCL_BROADCAST,
-  VGPU_CCL_REDUCE,
-  VGPU_CCL_ALL_GATHER,      // |count| per rank in, count * ranks out
-  VGPU_CCL_REDUCE_SCATTER,  // count * ranks in, |count| per rank out
-  VGPU_CCL_SEND,            // to |peer|
-  VGPU_CCL_RECV,            // from |peer|
-} vgpu_ccl_kind;
-
-// One rank's call. |send| and |recv| are host-addressable (the virtual
-// GPU's device memory is); they must stay valid until |done| completes.
-typedef struct vgpu_ccl_call {
-  vgpu_ccl_kind kind;
-  const void* send;
-  void* recv;
-  size_t count;
-  int type;       // ncclDataType_t
-  int reduction;  // ncclRedOp_t (reductions only)
-  int peer;       // the root (broadcast, reduce) or the peer (send, recv)
-} vgpu_ccl_call;
-
-typedef struct vgpu_ccl_comm vgpu_ccl_comm;
+// vgpu_ccl_kind, vgpu_ccl_call and vgpu_ccl_comm are in vgpu_core.h (the
+// facades' view); the engine's own calls follow.
 
 // Joins rank |rank| of |rank_count| of the communicator named by |id|;
 // returns once every rank joined. Fails (and leaves) after |timeout_ns|
@@ -69,13 +45,6 @@ void vgpu_ccl_leave(vgpu_ccl_comm* comm);
 // rank (ncclCommAbort; a rank that errors).
 void vgpu_ccl_abort(vgpu_ccl_comm* comm, vgpu_status status);
 
-int vgpu_ccl_rank(const vgpu_ccl_comm* comm);
-int vgpu_ccl_rank_count(const vgpu_ccl_comm* comm);
-// The communicator's first error (VGPU_OK: none) and its message, as
-// ncclCommGetAsyncError and ncclGetLastError.
-vgpu_status vgpu_ccl_async_error(vgpu_ccl_comm* comm, char* message,
-                                 size_t message_size);
-
 // Validates |call| alone (kind, type, reduction, peer; VGPU_ERR_INVALID_VALUE
 // and |error| when wrong), then takes part in this rank's next collective
 // (or the next send or receive with |call->peer|): |done| (retained until
@@ -85,5 +54,10 @@ vgpu_status vgpu_ccl_arrive(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
 
 // Bytes per element of |type| (0: not a type the engine handles).
 size_t vgpu_ccl_type_size(int type);
+
+// A collective in a stream (VGPU_WORK_COLLECTIVE), when the stream reaches
+// it: arrives, or completes |done| with the failure (|status|: the
+// device's). The stream's next operation waits for |done|.
+void vgpu_ccl_work_run(const vgpu_work_collective* work, vgpu_status status);
 
 #endif  // VGPU_CORE_CCL_H_

@@ -253,6 +253,11 @@ typedef struct vgpu_uses {
 // touches to |uses| (may be NULL). Reports misuse.
 vgpu_status vgpu_copy_check(const vgpu_copy* copy, vgpu_uses* uses);
 vgpu_status vgpu_fill_check(const vgpu_fill* fill, vgpu_uses* uses);
+// Checks that [ptr, ptr + bytes) is live device memory (of |device|, or of
+// any device when it is -1) and adds its allocation to |uses| (may be
+// NULL). Reports misuse.
+vgpu_status vgpu_range_check(const char* side, const void* ptr, size_t bytes,
+                             int device, vgpu_uses* uses);
 // Adds the allocation containing |ptr| if any (kernel arguments).
 vgpu_status vgpu_uses_add_ptr(vgpu_uses* uses, const void* ptr);
 void vgpu_uses_release(vgpu_uses* uses);
@@ -308,7 +313,16 @@ typedef enum vgpu_work_type {
   VGPU_WORK_FILL,
   VGPU_WORK_KERNEL,
   VGPU_WORK_HOST,
+  VGPU_WORK_COLLECTIVE,  // ccl.h
 } vgpu_work_type;
+
+struct vgpu_ccl_comm;
+// A collective's arrival in stream order (ccl.h, vgpu_ccl_work).
+typedef struct vgpu_work_collective {
+  struct vgpu_ccl_comm* comm;
+  vgpu_ccl_call call;
+  vgpu_mark* done;  // held
+} vgpu_work_collective;
 
 // One unit of device work, shared by stream operations and graph nodes.
 typedef struct vgpu_work {
@@ -317,6 +331,7 @@ typedef struct vgpu_work {
   vgpu_fill fill;
   vgpu_launch* launch;  // holds a reference
   vgpu_host_call host;
+  vgpu_work_collective collective;
 } vgpu_work;
 
 // Checks |work| at enqueue time and collects the memory it uses.

@@ -336,6 +336,30 @@ vgpu_status vgpu_fill_check(const vgpu_fill* f, vgpu_uses* uses) {
   return st;
 }
 
+vgpu_status vgpu_range_check(const char* side, const void* ptr, size_t bytes,
+                             int device, vgpu_uses* uses) {
+  if (bytes == 0)
+    return VGPU_OK;
+  if (ptr == NULL)
+    return VGPU_ERR_INVALID_VALUE;
+  pthread_mutex_lock(&mem.mu);
+  vgpu_status st = check_range_locked(side, ptr, bytes, VGPU_PTR_DEVICE, NULL);
+  vgpu_alloc* a = st == VGPU_OK ? find_locked(ptr) : NULL;
+  if (a != NULL && a->host) {
+    st = vgpu_misuse(VGPU_ERR_INVALID_VALUE,
+                     "%s %p is pinned host memory, not device memory", side,
+                     ptr);
+  } else if (a != NULL && device >= 0 && a->device != device) {
+    st = vgpu_misuse(VGPU_ERR_INVALID_VALUE,
+                     "%s %p is memory of device %d, not of device %d", side,
+                     ptr, a->device, device);
+  } else if (a != NULL && uses != NULL) {
+    st = uses_push(uses, a);
+  }
+  pthread_mutex_unlock(&mem.mu);
+  return st;
+}
+
 vgpu_status vgpu_uses_add_ptr(vgpu_uses* uses, const void* ptr) {
   vgpu_status st = VGPU_OK;
   pthread_mutex_lock(&mem.mu);

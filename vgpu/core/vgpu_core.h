@@ -315,4 +315,69 @@ bool vgpu_code_from_name(const vgpu_code_name* table, size_t count,
 const char* vgpu_name_of_code(const vgpu_code_name* table, size_t count,
                               int code);
 
+// ------------------------------------------------------------ collectives
+
+// Communicators of ranks in this process, and their collectives in stream
+// order (ccl.c; docs/collectives.md has the semantics and the failures).
+// Types and reductions are NCCL's codes (nccl.h).
+#define VGPU_CCL_ID_BYTES 128
+#define VGPU_CCL_MAX_RANKS 64
+
+typedef enum vgpu_ccl_kind {
+  VGPU_CCL_ALL_REDUCE = 0,
+  VGPU_CCL_BROADCAST,
+  VGPU_CCL_REDUCE,
+  VGPU_CCL_ALL_GATHER,      // |count| per rank in, count * ranks out
+  VGPU_CCL_REDUCE_SCATTER,  // count * ranks in, |count| per rank out
+  VGPU_CCL_SEND,            // to |peer|
+  VGPU_CCL_RECV,            // from |peer|
+} vgpu_ccl_kind;
+
+// One rank's call. |send| and |recv| stay valid until it completed.
+typedef struct vgpu_ccl_call {
+  vgpu_ccl_kind kind;
+  const void* send;
+  void* recv;
+  size_t count;
+  int type;       // ncclDataType_t
+  int reduction;  // ncclRedOp_t (reductions only)
+  int peer;       // the root (broadcast, reduce) or the peer (send, recv)
+} vgpu_ccl_call;
+
+typedef struct vgpu_ccl_comm vgpu_ccl_comm;
+
+// Rank |rank| of |rank_count| of the communicator of |id|, on |device|:
+// returns once every rank joined, or fails after VGPU_MAX_WAIT_MS (60 s
+// when it is 0, unbounded elsewhere) naming the ranks that never came. |error|
+// gets the message of any failure.
+vgpu_status vgpu_ccl_comm_init(const uint8_t id[VGPU_CCL_ID_BYTES],
+                               int rank_count, int rank, int device,
+                               vgpu_ccl_comm** out, char* error,
+                               size_t error_size);
+// Every rank of a new communicator at once, rank i on |devices|[i]
+// (ncclCommInitAll).
+vgpu_status vgpu_ccl_comm_init_all(const uint8_t id[VGPU_CCL_ID_BYTES],
+                                   int rank_count, const int* devices,
+                                   vgpu_ccl_comm** out_comms, char* error,
+                                   size_t error_size);
+// Waits (bounded by VGPU_MAX_WAIT_MS) until no work of |comm| is queued on
+// a stream, then leaves and frees it. |abort|: first fails every
+// collective of the communicator not yet completed (ncclCommAbort).
+vgpu_status vgpu_ccl_comm_destroy(vgpu_ccl_comm* comm, bool abort);
+int vgpu_ccl_comm_device(const vgpu_ccl_comm* comm);
+int vgpu_ccl_rank(const vgpu_ccl_comm* comm);
+int vgpu_ccl_rank_count(const vgpu_ccl_comm* comm);
+// The communicator's first error (VGPU_OK: none) and its message.
+vgpu_status vgpu_ccl_async_error(vgpu_ccl_comm* comm, char* message,
+                                 size_t message_size);
+// Checks |call| (its buffers are device memory of the communicator's
+// device, in bounds, in strict mode) and enqueues it on |stream| (of the
+// communicator's device): when the stream reaches it, it meets the other
+// ranks' calls, and the stream's later work waits for the collective
+// without holding a thread. A collective that fails (ranks that disagree,
+// an abort, a rank that left) fails the communicator, not the stream:
+// vgpu_ccl_async_error says so.
+vgpu_status vgpu_ccl_enqueue(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
+                             uint64_t stream, char* error, size_t error_size);
+
 #endif  // VGPU_CORE_H_

@@ -2,6 +2,7 @@
 // stream operations and graph nodes.
 #include <string.h>
 
+#include "ccl.h"
 #include "internal.h"
 
 vgpu_status vgpu_work_uses(const vgpu_work* work, vgpu_uses* uses) {
@@ -14,6 +15,7 @@ vgpu_status vgpu_work_uses(const vgpu_work* work, vgpu_uses* uses) {
       return vgpu_launch_uses(work->launch, uses);
     case VGPU_WORK_EMPTY:
     case VGPU_WORK_HOST:
+    case VGPU_WORK_COLLECTIVE:  // checked by vgpu_ccl_enqueue
       break;
   }
   return VGPU_OK;
@@ -41,6 +43,9 @@ void vgpu_work_run(const vgpu_work* work, vgpu_status status) {
       work->host.invoke(&work->host, status);
       vgpu_tls_in_callback = 0;
       break;
+    case VGPU_WORK_COLLECTIVE:
+      vgpu_ccl_work_run(&work->collective, status);
+      break;
   }
 }
 
@@ -48,10 +53,14 @@ void vgpu_work_copy_from(vgpu_work* dst, const vgpu_work* src) {
   *dst = *src;
   if (dst->launch != NULL)
     vgpu_launch_retain(dst->launch);
+  if (dst->collective.done != NULL)
+    vgpu_mark_retain(dst->collective.done);
 }
 
 void vgpu_work_clear(vgpu_work* work) {
   if (work->launch != NULL)
     vgpu_launch_release(work->launch);
+  if (work->collective.done != NULL)
+    vgpu_mark_release(work->collective.done);
   memset(work, 0, sizeof(*work));
 }

@@ -114,8 +114,9 @@ static const char* const gpu_rccl_libraries[] = {"librccl.so.1"};
 // The fields the loader and the status conversion read; the rest of a
 // GPU runtime's descriptor (ops, init hooks) does not apply. Never
 // unloaded: ncclGetUniqueId leaves a bootstrap thread running in the
-// library until every rank has joined.
-#define GPU_CCL_DESC(vendor_name, env, library_list)                          \
+// library until every rank has joined. The virtual GPU's CUDA library
+// carries NCCL's API too (its HIP library no RCCL yet).
+#define GPU_CCL_DESC(vendor_name, env, library_list, virtual)                 \
   {                                                                           \
     .name = vendor_name, .library_env = env, .libraries = library_list,       \
     .library_count = HAL_ARRAYSIZE(library_list),                             \
@@ -124,12 +125,13 @@ static const char* const gpu_rccl_libraries[] = {"librccl.so.1"};
     .symbol_count = HAL_ARRAYSIZE(gpu_ccl_symbols), .errors = gpu_ccl_errors, \
     .error_count = HAL_ARRAYSIZE(gpu_ccl_errors),                             \
     .error_string = gpu_ccl_error_string, .keep_loaded = true,                \
+    .virtual_library = virtual,                                               \
   }
 static const gpu_adapter_vendor_desc_t gpu_ccl_descs[] = {
-    [GPU_CCL_VENDOR_NCCL] =
-        GPU_CCL_DESC("NCCL", "HAL_NCCL_LIBRARY", gpu_nccl_libraries),
+    [GPU_CCL_VENDOR_NCCL] = GPU_CCL_DESC("NCCL", "HAL_NCCL_LIBRARY",
+                                         gpu_nccl_libraries, "libvgpu-cuda.so"),
     [GPU_CCL_VENDOR_RCCL] =
-        GPU_CCL_DESC("RCCL", "HAL_RCCL_LIBRARY", gpu_rccl_libraries),
+        GPU_CCL_DESC("RCCL", "HAL_RCCL_LIBRARY", gpu_rccl_libraries, NULL),
 };
 
 // |result| as a status naming |call|, with the library's last error (the
@@ -245,4 +247,92 @@ void gpu_ccl_comm_destroy(gpu_ccl_t* ccl, gpu_ccl_comm_t comm, bool abort) {
   ncclComm_t native = (ncclComm_t)comm;
   (void)(abort ? ccl->syms.ncclCommAbort(native)
                : ccl->syms.ncclCommDestroy(native));
+}
+
+hal_status_t gpu_ccl_comm_init_all(gpu_ccl_t* ccl, int count,
+                                   const int* devices, gpu_ccl_comm_t* out) {
+  if (count < 1 || !devices || !out) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%d devices: at least one, with a device list and "
+                           "room for the communicators",
+                           count);
+  }
+  for (int i = 0; i < count; ++i)
+    out[i] = NULL;
+  GPU_CCL_RETURN_IF_ERROR(
+      ccl, ccl->syms.ncclCommInitAll((ncclComm_t*)out, count, devices),
+      "ncclCommInitAll", NULL);
+  return HAL_OK;
+}
+
+hal_status_t gpu_ccl_comm_check(gpu_ccl_t* ccl, gpu_ccl_comm_t comm) {
+  ncclComm_t native = (ncclComm_t)comm;
+  ncclResult_t failure = ncclSuccess;
+  GPU_CCL_RETURN_IF_ERROR(ccl,
+                          ccl->syms.ncclCommGetAsyncError(native, &failure),
+                          "ncclCommGetAsyncError", native);
+  return gpu_ccl_status(ccl, failure, "a collective", native, __FILE__,
+                        __LINE__);
+}
+
+hal_status_t gpu_ccl_enqueue(gpu_ccl_t* ccl, gpu_ccl_comm_t comm,
+                             const gpu_ccl_collective_t* c,
+                             gpu_stream_t stream) {
+  ncclComm_t native = (ncclComm_t)comm;
+  cudaStream_t s = (cudaStream_t)stream;
+  const void* send = (const void*)(uintptr_t)c->send;
+  void* recv = (void*)(uintptr_t)c->recv;
+  ncclDataType_t type = (ncclDataType_t)c->type;
+  ncclRedOp_t op = (ncclRedOp_t)c->reduction;
+  ncclResult_t result = ncclInvalidArgument;
+  const char* call = "a collective";
+  switch (c->kind) {
+    case GPU_CCL_ALL_REDUCE:
+      call = "ncclAllReduce";
+      result =
+          ccl->syms.ncclAllReduce(send, recv, c->count, type, op, native, s);
+      break;
+    case GPU_CCL_BROADCAST:
+      call = "ncclBroadcast";
+      result = ccl->syms.ncclBroadcast(send, recv, c->count, type, c->peer,
+                                       native, s);
+      break;
+    case GPU_CCL_REDUCE:
+      call = "ncclReduce";
+      result = ccl->syms.ncclReduce(send, recv, c->count, type, op, c->peer,
+                                    native, s);
+      break;
+    case GPU_CCL_ALL_GATHER:
+      call = "ncclAllGather";
+      result = ccl->syms.ncclAllGather(send, recv, c->count, type, native, s);
+      break;
+    case GPU_CCL_REDUCE_SCATTER:
+      call = "ncclReduceScatter";
+      result = ccl->syms.ncclReduceScatter(send, recv, c->count, type, op,
+                                           native, s);
+      break;
+    case GPU_CCL_SEND:
+      call = "ncclSend";
+      result = ccl->syms.ncclSend(send, c->count, type, c->peer, native, s);
+      break;
+    case GPU_CCL_RECV:
+      call = "ncclRecv";
+      result = ccl->syms.ncclRecv(recv, c->count, type, c->peer, native, s);
+      break;
+    default:
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "unknown collective %d", (int)c->kind);
+  }
+  return gpu_ccl_status(ccl, result, call, native, __FILE__, __LINE__);
+}
+
+hal_status_t gpu_ccl_group_start(gpu_ccl_t* ccl) {
+  GPU_CCL_RETURN_IF_ERROR(ccl, ccl->syms.ncclGroupStart(), "ncclGroupStart",
+                          NULL);
+  return HAL_OK;
+}
+
+hal_status_t gpu_ccl_group_end(gpu_ccl_t* ccl) {
+  GPU_CCL_RETURN_IF_ERROR(ccl, ccl->syms.ncclGroupEnd(), "ncclGroupEnd", NULL);
+  return HAL_OK;
 }

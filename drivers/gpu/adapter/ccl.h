@@ -9,12 +9,14 @@
 // pointers). Results become statuses that name the call, the library's
 // error and, where it has one, its last-error text.
 //
-// This is the loading layer of the collectives (docs/collectives.md); the
-// ops on it come with the channels that use them.
+// The loading layer of the collectives and their calls (docs/collectives.md).
+// Element types and reductions are NCCL's codes (ncclDataType_t,
+// ncclRedOp_t), passed through.
 
 #ifndef DRIVERS_GPU_ADAPTER_CCL_H_
 #define DRIVERS_GPU_ADAPTER_CCL_H_
 
+#include "adapter.h"
 #include "hal/allocator.h"
 #include "hal/base.h"
 #include "hal/status.h"
@@ -70,6 +72,50 @@ HAL_MUST_USE_RESULT hal_status_t gpu_ccl_comm_init_rank(
 // Destroys |comm| (ncclCommDestroy); |abort|: ncclCommAbort, which does not
 // wait for its work or its peers. A library error here is dropped.
 void gpu_ccl_comm_destroy(gpu_ccl_t* ccl, gpu_ccl_comm_t comm, bool abort);
+
+// One communicator per device of |devices| (|count| of them, rank i on
+// devices[i]), all at once from this thread (ncclCommInitAll).
+HAL_MUST_USE_RESULT hal_status_t gpu_ccl_comm_init_all(gpu_ccl_t* ccl,
+                                                       int count,
+                                                       const int* devices,
+                                                       gpu_ccl_comm_t* out);
+
+// OK, or the communicator's asynchronous failure (a collective that
+// failed, an abort, a peer gone) with the library's message.
+HAL_MUST_USE_RESULT hal_status_t gpu_ccl_comm_check(gpu_ccl_t* ccl,
+                                                    gpu_ccl_comm_t comm);
+
+typedef enum gpu_ccl_kind_e {
+  GPU_CCL_ALL_REDUCE = 0,
+  GPU_CCL_BROADCAST = 1,
+  GPU_CCL_REDUCE = 2,
+  GPU_CCL_ALL_GATHER = 3,      // |count| elements in, count * ranks out
+  GPU_CCL_REDUCE_SCATTER = 4,  // count * ranks in, |count| out
+  GPU_CCL_SEND = 5,            // to |peer|
+  GPU_CCL_RECV = 6,            // from |peer|
+} gpu_ccl_kind_t;
+
+typedef struct gpu_ccl_collective_t {
+  gpu_ccl_kind_t kind;
+  gpu_device_ptr_t send;  // 0 for a receive
+  gpu_device_ptr_t recv;  // 0 for a send
+  size_t count;
+  int type;       // ncclDataType_t
+  int reduction;  // ncclRedOp_t (reductions only)
+  int peer;       // the root (broadcast, reduce) or the peer (send, recv)
+} gpu_ccl_collective_t;
+
+// Enqueues |collective| on |stream| (of |comm|'s device, current on the
+// calling thread). Returns the library's refusal of the call; how the
+// collective ended is for gpu_ccl_comm_check once the stream ran it.
+HAL_MUST_USE_RESULT hal_status_t
+gpu_ccl_enqueue(gpu_ccl_t* ccl, gpu_ccl_comm_t comm,
+                const gpu_ccl_collective_t* collective, gpu_stream_t stream);
+
+// ncclGroupStart / ncclGroupEnd: the calls between them are issued
+// together (one thread driving several ranks' communicators).
+HAL_MUST_USE_RESULT hal_status_t gpu_ccl_group_start(gpu_ccl_t* ccl);
+HAL_MUST_USE_RESULT hal_status_t gpu_ccl_group_end(gpu_ccl_t* ccl);
 
 HAL_EXTERN_C_END
 

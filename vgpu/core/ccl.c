@@ -229,42 +229,41 @@ static uint16_t ccl_float_to_bf16(float f) {
    : (reduction) == CCL_MIN ? ((b) < (a) ? (b) : (a)) \
                             : (a) + (b))
 
-// dst[i] = the reduction over ranks of srcs[r][i]. Integers add and
-// multiply as their unsigned type (they wrap, as on the device, and signed
-// overflow is not undefined behavior here); avg divides the sum.
-#define CCL_REDUCE_INT(T, U)                   \
-  do {                                         \
-    T* out = dst;                              \
-    for (size_t i = 0; i < count; ++i) {       \
-      T value = ((const T*)srcs[0])[i];        \
-      for (int r = 1; r < ranks; ++r) {        \
-        T next = ((const T*)srcs[r])[i];       \
-        if (reduction == CCL_PROD)             \
-          value = (T)((U)value * (U)next);     \
-        else if (reduction == CCL_MAX)         \
-          value = next > value ? next : value; \
-        else if (reduction == CCL_MIN)         \
-          value = next < value ? next : value; \
-        else                                   \
-          value = (T)((U)value + (U)next);     \
-      }                                        \
-      if (reduction == CCL_AVG)                \
-        value = (T)(value / (T)ranks);         \
-      out[i] = value;                          \
-    }                                          \
-  } while (0)
-
-#define CCL_REDUCE_FLOAT(T)                                               \
-  do {                                                                    \
-    T* out = dst;                                                         \
-    for (size_t i = 0; i < count; ++i) {                                  \
-      T value = ((const T*)srcs[0])[i];                                   \
-      for (int r = 1; r < ranks; ++r)                                     \
-        value = (T)CCL_COMBINE(value, ((const T*)srcs[r])[i], reduction); \
-      if (reduction == CCL_AVG)                                           \
-        value = (T)(value / (T)ranks);                                    \
-      out[i] = value;                                                     \
-    }                                                                     \
+// dst[i] = the reduction over ranks of srcs[r][i], a rank at a time (each
+// inner loop one operation over contiguous memory, which the compiler
+// vectorizes; the order of the operands is the same as element by
+// element). Integers add and multiply as their unsigned type |U| (they
+// wrap, as on the device, and signed overflow is not undefined behavior
+// here); avg divides the sum (integers truncate).
+#define CCL_REDUCE_NATIVE(T, U)                       \
+  do {                                                \
+    T* out = dst;                                     \
+    memcpy(out, srcs[0], count * sizeof(T));          \
+    for (int r = 1; r < ranks; ++r) {                 \
+      const T* in = srcs[r];                          \
+      switch (reduction) {                            \
+        case CCL_PROD:                                \
+          for (size_t i = 0; i < count; ++i)          \
+            out[i] = (T)((U)out[i] * (U)in[i]);       \
+          break;                                      \
+        case CCL_MAX:                                 \
+          for (size_t i = 0; i < count; ++i)          \
+            out[i] = in[i] > out[i] ? in[i] : out[i]; \
+          break;                                      \
+        case CCL_MIN:                                 \
+          for (size_t i = 0; i < count; ++i)          \
+            out[i] = in[i] < out[i] ? in[i] : out[i]; \
+          break;                                      \
+        default:                                      \
+          for (size_t i = 0; i < count; ++i)          \
+            out[i] = (T)((U)out[i] + (U)in[i]);       \
+          break;                                      \
+      }                                               \
+    }                                                 \
+    if (reduction == CCL_AVG) {                       \
+      for (size_t i = 0; i < count; ++i)              \
+        out[i] = (T)(out[i] / (T)ranks);              \
+    }                                                 \
   } while (0)
 
 // Through float: float16 and bfloat16 (NCCL accumulates them wider too).
@@ -287,28 +286,28 @@ static void ccl_reduce(int type, int reduction, void* dst,
                        const void* const* srcs, int ranks, size_t count) {
   switch (type) {
     case CCL_INT8:
-      CCL_REDUCE_INT(int8_t, uint8_t);
+      CCL_REDUCE_NATIVE(int8_t, uint8_t);
       break;
     case CCL_UINT8:
-      CCL_REDUCE_INT(uint8_t, uint8_t);
+      CCL_REDUCE_NATIVE(uint8_t, uint8_t);
       break;
     case CCL_INT32:
-      CCL_REDUCE_INT(int32_t, uint32_t);
+      CCL_REDUCE_NATIVE(int32_t, uint32_t);
       break;
     case CCL_UINT32:
-      CCL_REDUCE_INT(uint32_t, uint32_t);
+      CCL_REDUCE_NATIVE(uint32_t, uint32_t);
       break;
     case CCL_INT64:
-      CCL_REDUCE_INT(int64_t, uint64_t);
+      CCL_REDUCE_NATIVE(int64_t, uint64_t);
       break;
     case CCL_UINT64:
-      CCL_REDUCE_INT(uint64_t, uint64_t);
+      CCL_REDUCE_NATIVE(uint64_t, uint64_t);
       break;
     case CCL_FLOAT32:
-      CCL_REDUCE_FLOAT(float);
+      CCL_REDUCE_NATIVE(float, float);
       break;
     case CCL_FLOAT64:
-      CCL_REDUCE_FLOAT(double);
+      CCL_REDUCE_NATIVE(double, double);
       break;
     case CCL_FLOAT16:
       CCL_REDUCE_VIA_FLOAT(ccl_half_to_float, ccl_float_to_half);

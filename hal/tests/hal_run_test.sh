@@ -10,6 +10,15 @@ failed=0
 out=$(mktemp)
 err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
+# Under AddressSanitizer, glibc with MALLOC_PERTURB_ set (meson sets it for
+# every test) leaves the dynamic-TLS records of unloaded libraries in a
+# state LeakSanitizer's exit-time tracer reads as a garbage range and
+# crashes on ("Tracer caught signal 11", "DTLS 11 at 0x3d-0x140000113f"):
+# hal-run --driver=all loads and unloads the virtual GPU's libraries
+# several times. ASan fills freed memory itself; the variable adds nothing.
+if ldd "$hal_run" 2>/dev/null | grep -q libasan; then
+  unset MALLOC_PERTURB_
+fi
 
 # check NAME EXPECTED_EXIT PATTERN_STDOUT PATTERN_STDERR -- COMMAND...
 check() {
@@ -17,15 +26,6 @@ check() {
   shift 5
   "$@" >"$out" 2>"$err"
   rc=$?
-  # LeakSanitizer's stop-the-world tracer itself crashes now and then at
-  # exit under load (a known sanitizer bug, google/sanitizers#1353: no leak
-  # is reported, the check never ran): run once more, and say so.
-  if grep -q "^Tracer caught signal" "$err" &&
-     grep -q "LeakSanitizer has encountered a fatal error" "$err"; then
-    echo "note $name: LeakSanitizer's tracer crashed (not a leak report); running it again"
-    "$@" >"$out" 2>"$err"
-    rc=$?
-  fi
   ok=1
   [ "$rc" -eq "$expected" ] || ok=0
   [ -z "$pattern_out" ] || grep -q -- "$pattern_out" "$out" || ok=0

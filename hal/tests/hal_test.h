@@ -192,9 +192,11 @@ static inline const char* hal_test_plugin_dir(void) {
 }
 
 // A registry over the test plugins only.
-static inline hal_driver_registry_t* hal_test_create_registry(void) {
+// A registry over |search_path| only (NULL: the test plugins).
+static inline hal_driver_registry_t* hal_test_create_registry_at(
+    const char* search_path) {
   hal_driver_registry_options_t options = {
-      .search_path = hal_test_plugin_dir(),
+      .search_path = search_path ? search_path : hal_test_plugin_dir(),
       .extra_search_path = NULL,
       .skip_install_dir = true,
   };
@@ -204,19 +206,29 @@ static inline hal_driver_registry_t* hal_test_create_registry(void) {
   return registry;
 }
 
-// Device 0 of the "test" driver; releases the driver reference (the device
-// keeps it alive).
-static inline hal_device_t* hal_test_create_device(void) {
-  hal_driver_registry_t* registry = hal_test_create_registry();
+static inline hal_driver_registry_t* hal_test_create_registry(void) {
+  return hal_test_create_registry_at(NULL);
+}
+
+// Device 0 of driver |name| found under |search_path| (NULL: the test
+// plugins); releases the driver reference (the device keeps it alive).
+static inline hal_device_t* hal_test_create_driver_device(
+    const char* search_path, const char* name) {
+  hal_driver_registry_t* registry = hal_test_create_registry_at(search_path);
   hal_driver_t* driver = NULL;
   HAL_ASSERT_OK(hal_driver_registry_create_driver(
-      registry, "test", hal_allocator_system(), &driver));
+      registry, name, hal_allocator_system(), &driver));
   hal_device_t* device = NULL;
   HAL_ASSERT_OK(hal_driver_create_device_by_index(
       driver, 0, hal_allocator_system(), &device));
   hal_driver_release(driver);
   hal_driver_registry_free(registry);
   return device;
+}
+
+// Device 0 of the "test" driver.
+static inline hal_device_t* hal_test_create_device(void) {
+  return hal_test_create_driver_device(NULL, "test");
 }
 
 #endif  // HAL_TESTS_HAL_TEST_H_

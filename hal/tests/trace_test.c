@@ -54,26 +54,6 @@ static bool trace_has_long_lists(void) {
          value_ends_with_more(text, "\"waiting_on\": \"");
 }
 
-static hal_device_t* create_cuda_stream_device(const char* driver_path) {
-  hal_driver_registry_options_t options = {
-      .search_path = driver_path,
-      .extra_search_path = NULL,
-      .skip_install_dir = true,
-  };
-  hal_driver_registry_t* registry = NULL;
-  HAL_ASSERT_OK(
-      hal_driver_registry_create(&options, hal_allocator_system(), &registry));
-  hal_driver_t* driver = NULL;
-  HAL_ASSERT_OK(hal_driver_registry_create_driver(
-      registry, "cuda_stream", hal_allocator_system(), &driver));
-  hal_device_t* device = NULL;
-  HAL_ASSERT_OK(hal_driver_create_device_by_index(
-      driver, 0, hal_allocator_system(), &device));
-  hal_driver_release(driver);
-  hal_driver_registry_free(registry);
-  return device;
-}
-
 static hal_status_t failing_call(void* user_data, hal_status_t status) {
   const char* text = user_data;
   return hal_make_status(HAL_STATUS_FAILED_PRECONDITION, "%s", text);
@@ -121,7 +101,7 @@ int main(void) {
             "and virtual GPU in this build\n");
     return 0;
   }
-  device = create_cuda_stream_device(driver_path);
+  device = hal_test_create_driver_device(driver_path, "cuda_stream");
   enum { kMany = 64 };
   hal_semaphore_t* many[kMany];
   uint64_t values[kMany];

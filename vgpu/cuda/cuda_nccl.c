@@ -268,32 +268,28 @@ VGPU_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm,
   return ncclSuccess;
 }
 
-VGPU_EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+// The integer queries: |get| of the communicator behind |comm| into *out.
+static ncclResult_t nccl_comm_query(const char* name, ncclComm_t comm,
+                                    int (*get)(const vgpu_ccl_comm*),
+                                    int* out) {
   vgpu_ccl_comm* c = nccl_comm_get(comm);
-  if (c == NULL || count == NULL)
-    return nccl_fail(ncclInvalidArgument, "ncclCommCount: not a communicator");
-  *count = vgpu_ccl_rank_count(c);
+  if (c == NULL || out == NULL)
+    return nccl_fail(ncclInvalidArgument, "%s: not a communicator", name);
+  *out = get(c);
   return ncclSuccess;
+}
+
+VGPU_EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+  return nccl_comm_query("ncclCommCount", comm, vgpu_ccl_rank_count, count);
 }
 
 VGPU_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
-  vgpu_ccl_comm* c = nccl_comm_get(comm);
-  if (c == NULL || rank == NULL) {
-    return nccl_fail(ncclInvalidArgument,
-                     "ncclCommUserRank: not a communicator");
-  }
-  *rank = vgpu_ccl_rank(c);
-  return ncclSuccess;
+  return nccl_comm_query("ncclCommUserRank", comm, vgpu_ccl_rank, rank);
 }
 
 VGPU_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
-  vgpu_ccl_comm* c = nccl_comm_get(comm);
-  if (c == NULL || device == NULL) {
-    return nccl_fail(ncclInvalidArgument,
-                     "ncclCommCuDevice: not a communicator");
-  }
-  *device = vgpu_ccl_comm_device(c);
-  return ncclSuccess;
+  return nccl_comm_query("ncclCommCuDevice", comm, vgpu_ccl_comm_device,
+                         device);
 }
 
 // nccl.h declares these without a prototype.

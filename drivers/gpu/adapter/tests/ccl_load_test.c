@@ -18,15 +18,25 @@ static const char* test_library(const char* variable) {
   return value && value[0] ? value : NULL;
 }
 
-static void Nccl_RealLibraryReportsItsVersion(void** state) {
+static const char kNoNcclReason[] =
+    "GPU_ADAPTER_TEST_NCCL is not set: no libnccl.so.2 beside the CUDA "
+    "toolkit's headers on this machine";
+
+// The toolkit's real NCCL, loaded; NULL where the machine has none.
+static gpu_ccl_t* load_real_nccl(void) {
   const char* nccl = test_library("GPU_ADAPTER_TEST_NCCL");
   if (!nccl)
-    HAL_TEST_SKIP(
-        "GPU_ADAPTER_TEST_NCCL is not set: no libnccl.so.2 beside "
-        "the CUDA toolkit's headers on this machine");
+    return NULL;
   gpu_ccl_t* ccl = NULL;
   HAL_ASSERT_OK(
       gpu_ccl_create(GPU_CCL_VENDOR_NCCL, nccl, hal_allocator_system(), &ccl));
+  return ccl;
+}
+
+static void Nccl_RealLibraryReportsItsVersion(void** state) {
+  gpu_ccl_t* ccl = load_real_nccl();
+  if (!ccl)
+    HAL_TEST_SKIP("%s", kNoNcclReason);
   const gpu_ccl_info_t* info = gpu_ccl_info(ccl);
   print_message("%s %s: version %d\n", info->name, info->library_path,
                 info->version);
@@ -39,14 +49,9 @@ static void Nccl_RealLibraryReportsItsVersion(void** state) {
 }
 
 static void Nccl_CommInitFailsCleanlyWithoutGpu(void** state) {
-  const char* nccl = test_library("GPU_ADAPTER_TEST_NCCL");
-  if (!nccl)
-    HAL_TEST_SKIP(
-        "GPU_ADAPTER_TEST_NCCL is not set: no libnccl.so.2 beside "
-        "the CUDA toolkit's headers on this machine");
-  gpu_ccl_t* ccl = NULL;
-  HAL_ASSERT_OK(
-      gpu_ccl_create(GPU_CCL_VENDOR_NCCL, nccl, hal_allocator_system(), &ccl));
+  gpu_ccl_t* ccl = load_real_nccl();
+  if (!ccl)
+    HAL_TEST_SKIP("%s", kNoNcclReason);
   gpu_ccl_unique_id_t id;
   HAL_ASSERT_OK(gpu_ccl_unique_id(ccl, &id));
   gpu_ccl_unique_id_t zero = {{0}};
@@ -62,14 +67,9 @@ static void Nccl_CommInitFailsCleanlyWithoutGpu(void** state) {
 }
 
 static void Nccl_BadRanksAreRefusedBeforeTheLibrary(void** state) {
-  const char* nccl = test_library("GPU_ADAPTER_TEST_NCCL");
-  if (!nccl)
-    HAL_TEST_SKIP(
-        "GPU_ADAPTER_TEST_NCCL is not set: no libnccl.so.2 beside "
-        "the CUDA toolkit's headers on this machine");
-  gpu_ccl_t* ccl = NULL;
-  HAL_ASSERT_OK(
-      gpu_ccl_create(GPU_CCL_VENDOR_NCCL, nccl, hal_allocator_system(), &ccl));
+  gpu_ccl_t* ccl = load_real_nccl();
+  if (!ccl)
+    HAL_TEST_SKIP("%s", kNoNcclReason);
   gpu_ccl_unique_id_t id = {{0}};
   gpu_ccl_comm_t comm = NULL;
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "rank 2 of 2",

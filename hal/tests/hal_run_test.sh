@@ -10,15 +10,6 @@ failed=0
 out=$(mktemp)
 err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
-# Under AddressSanitizer, glibc with MALLOC_PERTURB_ set (meson sets it for
-# every test) leaves the dynamic-TLS records of unloaded libraries in a
-# state LeakSanitizer's exit-time tracer reads as a garbage range and
-# crashes on ("Tracer caught signal 11", "DTLS 11 at 0x3d-0x140000113f"):
-# hal-run --driver=all loads and unloads the virtual GPU's libraries
-# several times. ASan fills freed memory itself; the variable adds nothing.
-if ldd "$hal_run" 2>/dev/null | grep -q libasan; then
-  unset MALLOC_PERTURB_
-fi
 
 # check NAME EXPECTED_EXIT PATTERN_STDOUT PATTERN_STDERR -- COMMAND...
 check() {

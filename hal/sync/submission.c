@@ -506,9 +506,13 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
     status = interface->wait_event(interface->self, wait->event->handle);
   }
   if (status == HAL_OK && submission->payload) {
-    hal_trace_set_issuing_submission(submission->trace_id);
+    // Only while tracing (trace_id is 0 otherwise): two thread-local
+    // stores per issue that nothing would read.
+    if (submission->trace_id)
+      hal_trace_set_issuing_submission(submission->trace_id);
     status = interface->issue(interface->self, submission->payload);
-    hal_trace_set_issuing_submission(0);
+    if (submission->trace_id)
+      hal_trace_set_issuing_submission(0);
   }
   if (status != HAL_OK) {
     hal_status_t failure = hal_status_annotatef(

@@ -339,10 +339,6 @@ static void ccl_group_unlink_locked(ccl_group* group) {
   }
 }
 
-static uint64_t ccl_now_ns(void) {
-  return vgpu_now_ns();
-}
-
 vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
                           int rank, uint64_t timeout_ns, vgpu_ccl_comm** out,
                           char* error, size_t error_size) {
@@ -402,9 +398,9 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
     group->complete = true;
     pthread_cond_broadcast(&ccl_registry.cv);
   }
-  uint64_t deadline = ccl_now_ns() + timeout_ns;
+  uint64_t deadline = vgpu_now_ns() + timeout_ns;
   while (!group->complete) {
-    uint64_t now = ccl_now_ns();
+    uint64_t now = vgpu_now_ns();
     if (now >= deadline)
       break;
     struct timespec until;
@@ -465,15 +461,23 @@ static void ccl_meeting_finish(ccl_meeting* meeting, vgpu_status status) {
   free(meeting);
 }
 
-// Under the lock: records the group's first failure and takes every
-// meeting not yet met off it, for the caller to fail outside the lock.
+// Under the lock: records the group's first failure (sticky; later ones
+// keep it).
+static void ccl_group_record_failure_locked(ccl_group* group,
+                                            vgpu_status status,
+                                            const char* message) {
+  if (group->failure != VGPU_OK)
+    return;
+  group->failure = status;
+  memcpy(group->failure_message, message,
+         strnlen(message, sizeof(group->failure_message) - 1));
+}
+
+// Under the lock: records the failure and takes every meeting not yet met
+// off the group, for the caller to fail outside the lock.
 static ccl_meeting* ccl_group_fail_locked(ccl_group* group, vgpu_status status,
                                           const char* message) {
-  if (group->failure == VGPU_OK) {
-    group->failure = status;
-    memcpy(group->failure_message, message,
-           strnlen(message, sizeof(group->failure_message) - 1));
-  }
+  ccl_group_record_failure_locked(group, status, message);
   ccl_meeting* meetings = group->meetings;
   group->meetings = NULL;
   return meetings;
@@ -529,11 +533,8 @@ void vgpu_ccl_leave(vgpu_ccl_comm* comm) {
       p = &m->next;
     }
   }
-  if (failed && group->failure == VGPU_OK) {
-    group->failure = VGPU_ERR_DEVICE_LOST;
-    snprintf(group->failure_message, sizeof(group->failure_message), "%s",
-             message);
-  }
+  if (failed)
+    ccl_group_record_failure_locked(group, VGPU_ERR_DEVICE_LOST, message);
   group->ranks[comm->rank] = NULL;
   group->left[comm->rank] = true;
   if (group->first_left < 0)

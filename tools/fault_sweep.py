@@ -68,6 +68,7 @@ HANG_PATTERNS = [
 # then reports exactly that object at exit. Keyword of the call name ->
 # what the leak line says.
 DESTROY_LEAKS = [
+    ("MemPoolDestroy", "leak: memory pool "),
     ("GraphExecDestroy", "leak: executable graph "),
     ("GraphDestroy", "leak: graph "),
     ("StreamDestroy", "leak: stream "),

@@ -109,6 +109,7 @@ typedef enum vgpu_kind {
   VGPU_KIND_EXEC,
   VGPU_KIND_MODULE,
   VGPU_KIND_FUNCTION,
+  VGPU_KIND_POOL,
   VGPU_KIND_COUNT,
 } vgpu_kind;
 
@@ -230,6 +231,19 @@ size_t vgpu_device_streams(int ordinal, vgpu_stream*** out);
 
 // --------------------------------------------------------------- memory.c
 
+// Where a stream-ordered allocation is in its life (pool.c). Read without
+// the memory mutex when work runs, so it is atomic; written under it.
+typedef enum vgpu_order_state {
+  VGPU_ORDER_RESERVED = 0,  // allocated at the call, its stream not there yet
+  VGPU_ORDER_LIVE,          // its stream ran the allocation
+  VGPU_ORDER_FREEING,       // a stream-ordered free is queued, not run
+  VGPU_ORDER_DEAD,          // the free ran (or a synchronous free)
+} vgpu_order_state;
+
+struct vgpu_pool;
+struct vgpu_work;
+struct vgpu_stream;
+
 typedef struct vgpu_alloc {
   atomic_int refs;
   uint8_t* base;
@@ -240,6 +254,16 @@ typedef struct vgpu_alloc {
   unsigned pending;  // queued operations using it, guarded by the mutex
   uint64_t id;
   const char* creator;
+  // Stream-ordered allocations only (pool.c); the rest guarded by the
+  // memory mutex. |base| is a block of |pool| of |capacity| bytes.
+  struct vgpu_pool* pool;  // holds a reference until the block returns
+  size_t capacity;
+  atomic_int order_state;           // vgpu_order_state
+  struct vgpu_stream* free_stream;  // FREEING: the stream of the free
+  struct vgpu_alloc* freeing_next;  // the pool's list of FREEING lives
+  bool block_taken;                 // the block is not this life's any more
+  bool alloc_ran;                   // its stream ran the allocation
+  bool tracked;                     // in the memory array (lookups find it)
 } vgpu_alloc;
 
 // A set of allocations an operation uses: each has a reference and a
@@ -265,6 +289,42 @@ void vgpu_copy_run(const vgpu_copy* copy);
 void vgpu_fill_run(const vgpu_fill* fill);
 // Logs every live allocation; returns the count.
 size_t vgpu_memory_report_leaks(void);
+// Before a stream runs an operation: whether every stream-ordered
+// allocation it uses is alive now (its allocation ran, its free did not);
+// otherwise reports the misuse naming |what| and returns false, and the
+// operation is skipped (the memory may belong to another allocation).
+bool vgpu_uses_alive(const vgpu_uses* uses, const char* what);
+
+// For pool.c: the memory mutex and the array of allocations.
+void vgpu_mem_lock(void);
+void vgpu_mem_unlock(void);
+vgpu_alloc* vgpu_mem_find_locked(const void* ptr);
+// Adds |a| (base, size and device set) to the array.
+vgpu_status vgpu_mem_track_locked(vgpu_alloc* a);
+// Removes |a| from the array; its memory is left to the caller (a block).
+void vgpu_mem_untrack_locked(vgpu_alloc* a);
+void vgpu_alloc_release(vgpu_alloc* a);
+// Drops one pending use of |a|: wakes synchronous frees waiting for it to
+// be idle, and gives a dead stream-ordered block back to its pool.
+void vgpu_mem_pending_drop_locked(vgpu_alloc* a);
+
+// ----------------------------------------------------------------- pool.c
+
+// A synchronous free (cuMemFree, hipFree) of a stream-ordered allocation
+// nothing uses: its block goes back to its pool. Memory mutex held.
+void vgpu_pool_free_now_locked(vgpu_alloc* a);
+// A dead allocation's last queued user completed: its block goes back.
+// Memory mutex held.
+void vgpu_pool_block_idle_locked(vgpu_alloc* a);
+// MEM_ALLOC and MEM_FREE work, run in stream order.
+void vgpu_pool_work_run(const struct vgpu_work* work);
+// A MEM_FREE operation dropped unrun: the allocation is alive again.
+void vgpu_pool_work_dropped(const struct vgpu_work* work);
+// Logs every pool created and never destroyed; returns the count.
+size_t vgpu_pools_report_leaks(void);
+// Unload, after the memory teardown: gives every idle block back and
+// forgets the default pools (their objects go with the registry's).
+void vgpu_pools_teardown(void);
 void vgpu_memory_teardown(void);
 
 // --------------------------------------------------------------- kernel.c
@@ -314,6 +374,8 @@ typedef enum vgpu_work_type {
   VGPU_WORK_KERNEL,
   VGPU_WORK_HOST,
   VGPU_WORK_COLLECTIVE,  // ccl.h
+  VGPU_WORK_MEM_ALLOC,   // a stream-ordered allocation reached (pool.c)
+  VGPU_WORK_MEM_FREE,    // a stream-ordered free reached (pool.c)
 } vgpu_work_type;
 
 struct vgpu_ccl_comm;
@@ -332,6 +394,7 @@ typedef struct vgpu_work {
   vgpu_launch* launch;  // holds a reference
   vgpu_host_call host;
   vgpu_work_collective collective;
+  vgpu_alloc* ordered;  // MEM_ALLOC, MEM_FREE: holds a reference
 } vgpu_work;
 
 // Checks |work| at enqueue time and collects the memory it uses.

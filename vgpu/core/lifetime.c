@@ -49,6 +49,7 @@ static size_t report_leaks(void) {
     }
   }
   n += vgpu_memory_report_leaks();
+  n += vgpu_pools_report_leaks();
   return n;
 }
 
@@ -96,5 +97,7 @@ void vgpu_library_unload(void) {
     vgpu_handle_unregister_all(order[i]);
   vgpu_devices_teardown();
   vgpu_memory_teardown();
+  vgpu_pools_teardown();
+  vgpu_handle_unregister_all(VGPU_KIND_POOL);
   vgpu_registry_teardown();
 }

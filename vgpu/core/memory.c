@@ -128,26 +128,14 @@ vgpu_status vgpu_mem_alloc(int ordinal, size_t bytes, bool host, void** out) {
   a->creator = vgpu_tls_call;
 
   pthread_mutex_lock(&mem.mu);
-  if (mem.count == mem.cap) {
-    size_t cap = mem.cap ? mem.cap * 2 : 64;
-    vgpu_alloc** items = realloc(mem.items, cap * sizeof(*items));
-    if (items == NULL) {
-      pthread_mutex_unlock(&mem.mu);
-      free(base);
-      free(a);
-      if (!host)
-        atomic_fetch_sub(&d->used_memory, bytes);
-      return VGPU_ERR_OUT_OF_MEMORY;
-    }
-    mem.items = items;
-    mem.cap = cap;
+  if (vgpu_mem_track_locked(a) != VGPU_OK) {
+    pthread_mutex_unlock(&mem.mu);
+    free(base);
+    free(a);
+    if (!host)
+      atomic_fetch_sub(&d->used_memory, bytes);
+    return VGPU_ERR_OUT_OF_MEMORY;
   }
-  a->id = ++mem.next_id;
-  size_t i = upper_bound_locked((uintptr_t)base);
-  memmove(&mem.items[i + 1], &mem.items[i],
-          (mem.count - i) * sizeof(*mem.items));
-  mem.items[i] = a;
-  mem.count++;
   pthread_mutex_unlock(&mem.mu);
   *out = base;
   return VGPU_OK;
@@ -158,8 +146,44 @@ static void alloc_release(vgpu_alloc* a) {
     free(a);
 }
 
-// Removes |a| from the array and frees its memory. Called with mem.mu held.
-static void remove_locked(vgpu_alloc* a) {
+void vgpu_alloc_release(vgpu_alloc* a) {
+  alloc_release(a);
+}
+
+void vgpu_mem_lock(void) {
+  pthread_mutex_lock(&mem.mu);
+}
+
+void vgpu_mem_unlock(void) {
+  pthread_mutex_unlock(&mem.mu);
+}
+
+vgpu_alloc* vgpu_mem_find_locked(const void* ptr) {
+  return find_locked(ptr);
+}
+
+vgpu_status vgpu_mem_track_locked(vgpu_alloc* a) {
+  if (mem.count == mem.cap) {
+    size_t cap = mem.cap ? mem.cap * 2 : 64;
+    vgpu_alloc** items = realloc(mem.items, cap * sizeof(*items));
+    if (items == NULL)
+      return VGPU_ERR_OUT_OF_MEMORY;
+    mem.items = items;
+    mem.cap = cap;
+  }
+  a->id = ++mem.next_id;
+  size_t i = upper_bound_locked((uintptr_t)a->base);
+  memmove(&mem.items[i + 1], &mem.items[i],
+          (mem.count - i) * sizeof(*mem.items));
+  mem.items[i] = a;
+  mem.count++;
+  a->tracked = true;
+  return VGPU_OK;
+}
+
+void vgpu_mem_untrack_locked(vgpu_alloc* a) {
+  if (!a->tracked)
+    return;
   size_t i = upper_bound_locked((uintptr_t)a->base);
   if (i > 0 && mem.items[i - 1] == a) {
     memmove(&mem.items[i - 1], &mem.items[i],
@@ -169,7 +193,17 @@ static void remove_locked(vgpu_alloc* a) {
   mem.freed[mem.freed_next].base = (uintptr_t)a->base;
   mem.freed[mem.freed_next].size = a->size;
   mem.freed_next = (mem.freed_next + 1) % FREED_RING;
+  a->tracked = false;
+}
+
+// Removes |a| from the array and frees its memory. Called with mem.mu held.
+static void remove_locked(vgpu_alloc* a) {
+  vgpu_mem_untrack_locked(a);
   a->freed = true;
+  if (a->pool != NULL) {
+    vgpu_pool_free_now_locked(a);  // the block goes back to its pool
+    return;
+  }
   if (!a->host)
     atomic_fetch_sub(&vgpu_devices[a->device].used_memory, a->size);
   free(a->base);
@@ -196,6 +230,13 @@ vgpu_status vgpu_mem_free(void* ptr, bool host) {
                          ptr);
     }
     return vgpu_misuse(VGPU_ERR_INVALID_VALUE, "%p is not %s allocated here",
+                       ptr, kind);
+  }
+  if (a->pool != NULL && atomic_load(&a->order_state) == VGPU_ORDER_FREEING) {
+    pthread_mutex_unlock(&mem.mu);
+    return vgpu_misuse(VGPU_ERR_INVALID_VALUE,
+                       "%p was already passed to a stream-ordered free "
+                       "(double free of %s)",
                        ptr, kind);
   }
   if (a->pending > 0) {
@@ -268,6 +309,14 @@ static vgpu_status check_range_locked(const char* side, const void* ptr,
     }
     return vgpu_misuse(VGPU_ERR_INVALID_VALUE,
                        "%s %p is not device memory allocated here", side, ptr);
+  }
+  if (a->pool != NULL && atomic_load(&a->order_state) == VGPU_ORDER_FREEING) {
+    // Queued after its free: whatever stream it is on, it cannot be
+    // ordered before the free any more.
+    return vgpu_misuse(VGPU_ERR_INVALID_VALUE,
+                       "%s %p is memory already passed to a stream-ordered "
+                       "free (%zu bytes, device %d)",
+                       side, ptr, a->size, a->device);
   }
   uintptr_t end = (uintptr_t)a->base + a->size;
   if (extent > end - (uintptr_t)ptr) {
@@ -370,16 +419,22 @@ vgpu_status vgpu_uses_add_ptr(vgpu_uses* uses, const void* ptr) {
   return st;
 }
 
+void vgpu_mem_pending_drop_locked(vgpu_alloc* a) {
+  if (--a->pending > 0)
+    return;
+  if (mem.cv_ready)
+    pthread_cond_broadcast(&mem.idle_cv);
+  // A stream-ordered free that ran while this use was queued left the
+  // block to its last use.
+  if (a->pool != NULL && atomic_load(&a->order_state) == VGPU_ORDER_DEAD)
+    vgpu_pool_block_idle_locked(a);
+}
+
 void vgpu_uses_release(vgpu_uses* uses) {
   if (uses->count > 0) {
     pthread_mutex_lock(&mem.mu);
-    bool wake = false;
-    for (uint32_t i = 0; i < uses->count; ++i) {
-      if (--uses->items[i]->pending == 0)
-        wake = true;
-    }
-    if (wake && mem.cv_ready)
-      pthread_cond_broadcast(&mem.idle_cv);
+    for (uint32_t i = 0; i < uses->count; ++i)
+      vgpu_mem_pending_drop_locked(uses->items[i]);
     pthread_mutex_unlock(&mem.mu);
     for (uint32_t i = 0; i < uses->count; ++i)
       alloc_release(uses->items[i]);
@@ -387,6 +442,26 @@ void vgpu_uses_release(vgpu_uses* uses) {
   free(uses->items);
   uses->items = NULL;
   uses->count = uses->cap = 0;
+}
+
+bool vgpu_uses_alive(const vgpu_uses* uses, const char* what) {
+  for (uint32_t i = 0; i < uses->count; ++i) {
+    const vgpu_alloc* a = uses->items[i];
+    if (a->pool == NULL)
+      continue;
+    int state = atomic_load(&a->order_state);
+    if (state == VGPU_ORDER_LIVE || state == VGPU_ORDER_FREEING)
+      continue;
+    vgpu_misuse(VGPU_ERR_INVALID_VALUE,
+                "%s reached %zu bytes at %p (device %d) %s: not ordered "
+                "within the allocation's stream-ordered lifetime; skipped",
+                what, a->size, (void*)a->base, a->device,
+                state == VGPU_ORDER_RESERVED
+                    ? "before its stream-ordered allocation ran"
+                    : "after its stream-ordered free ran");
+    return false;
+  }
+  return true;
 }
 
 void vgpu_copy_run(const vgpu_copy* c) {

@@ -32,7 +32,7 @@ static struct {
 
 static const char* const kind_names[VGPU_KIND_COUNT] = {
     "none",       "context",          "stream", "event",    "graph",
-    "graph node", "executable graph", "module", "function",
+    "graph node", "executable graph", "module", "function", "memory pool",
 };
 
 const char* vgpu_kind_name(vgpu_kind kind) {

@@ -316,16 +316,20 @@ void vgpu_stream_run_head(vgpu_stream* s) {
   vgpu_status status =
       vgpu_device_is_lost(s->device) ? VGPU_ERR_DEVICE_LOST : VGPU_OK;
   vgpu_jitter(s->ordinal, op->seq);
+  bool alive =
+      op->uses.count == 0 || vgpu_uses_alive(&op->uses, "an operation");
   switch (op->type) {
     case VGPU_OP_WORK:
-      vgpu_work_run(&op->work, status);
+      if (alive)
+        vgpu_work_run(&op->work, status);
       break;
     case VGPU_OP_MARK:
       break;  // completed below, with the bookkeeping
     case VGPU_OP_WAIT:
       break;
     case VGPU_OP_GRAPH:
-      vgpu_exec_state_run(op->graph, op->graph_launch, status);
+      if (alive)
+        vgpu_exec_state_run(op->graph, op->graph_launch, status);
       break;
   }
   op_release_uses(op);

@@ -203,6 +203,50 @@ vgpu_status vgpu_mem_free(void* ptr, bool host);
 // allocation, VGPU_PTR_HOST otherwise; |*ordinal| its device (or -1).
 vgpu_ptr_kind vgpu_mem_classify(const void* ptr, int* ordinal);
 
+// --- stream-ordered allocation (pool.c)
+//
+// Pools of device memory whose allocations and frees run in stream order
+// (cuMemAllocFromPoolAsync / cuMemFreeAsync, hipMallocFromPoolAsync /
+// hipFreeAsync). The address is chosen at the call; the memory is alive
+// from when the stream runs the allocation until it runs the free. Strict
+// mode reports work that reaches the memory outside that life (and skips
+// it), a free that runs while queued work still uses the memory, and work
+// queued after the free. A block returns to its pool when its free ran; an
+// allocation on the stream of a queued free may take that block at once
+// (it runs after the free). Idle blocks above the release threshold go back
+// to the device at once. docs/vgpu.md has the rules.
+
+typedef enum vgpu_pool_attr {
+  VGPU_POOL_RELEASE_THRESHOLD = 0,  // bytes kept idle; settable
+  VGPU_POOL_RESERVED_CURRENT,       // bytes of blocks the pool holds
+  VGPU_POOL_RESERVED_HIGH,          // high mark; set to 0 resets it
+  VGPU_POOL_USED_CURRENT,           // bytes of blocks allocations hold
+  VGPU_POOL_USED_HIGH,              // high mark; set to 0 resets it
+  VGPU_POOL_REUSE,                  // the reuse policies: accepted, always 1
+} vgpu_pool_attr;
+
+vgpu_status vgpu_pool_create(int ordinal, uint64_t* out);
+// The pool must not be a device's default pool. Its outstanding blocks go
+// back to the device as their frees run.
+vgpu_status vgpu_pool_destroy(uint64_t pool);
+vgpu_status vgpu_pool_default(int ordinal, uint64_t* out);
+// The pool cuMemAllocAsync / hipMallocAsync take on |ordinal| (the default
+// pool until set).
+vgpu_status vgpu_pool_current(int ordinal, uint64_t* out);
+vgpu_status vgpu_pool_set_current(int ordinal, uint64_t pool);
+vgpu_status vgpu_pool_set_attribute(uint64_t pool, vgpu_pool_attr attr,
+                                    uint64_t value);
+vgpu_status vgpu_pool_get_attribute(uint64_t pool, vgpu_pool_attr attr,
+                                    uint64_t* out);
+// Releases idle blocks until the pool holds at most |keep_bytes|.
+vgpu_status vgpu_pool_trim(uint64_t pool, size_t keep_bytes);
+// |bytes| from |pool| (0: the current pool of the stream's device), alive
+// once |stream| runs the allocation. *out is set at the call.
+vgpu_status vgpu_alloc_async(uint64_t pool, size_t bytes, uint64_t stream,
+                             int ordinal, void** out);
+// Frees a stream-ordered allocation once |stream| runs the free.
+vgpu_status vgpu_free_async(void* ptr, uint64_t stream, int ordinal);
+
 // --- streams, events, host functions (stream.c, event.c)
 
 // A host function as the vendor hands it over. The facade supplies

@@ -16,6 +16,8 @@ vgpu_status vgpu_work_uses(const vgpu_work* work, vgpu_uses* uses) {
     case VGPU_WORK_EMPTY:
     case VGPU_WORK_HOST:
     case VGPU_WORK_COLLECTIVE:  // checked by vgpu_ccl_enqueue
+    case VGPU_WORK_MEM_ALLOC:   // checked by vgpu_alloc_async
+    case VGPU_WORK_MEM_FREE:    // checked by vgpu_free_async
       break;
   }
   return VGPU_OK;
@@ -46,6 +48,11 @@ void vgpu_work_run(const vgpu_work* work, vgpu_status status) {
     case VGPU_WORK_COLLECTIVE:
       vgpu_ccl_work_run(&work->collective, status);
       break;
+    case VGPU_WORK_MEM_ALLOC:
+    case VGPU_WORK_MEM_FREE:
+      // On a lost device too: the memory's life goes on as queued.
+      vgpu_pool_work_run(work);
+      break;
   }
 }
 
@@ -55,6 +62,8 @@ void vgpu_work_copy_from(vgpu_work* dst, const vgpu_work* src) {
     vgpu_launch_retain(dst->launch);
   if (dst->collective.done != NULL)
     vgpu_mark_retain(dst->collective.done);
+  if (dst->ordered != NULL)
+    atomic_fetch_add(&dst->ordered->refs, 1);
 }
 
 void vgpu_work_clear(vgpu_work* work) {
@@ -62,5 +71,9 @@ void vgpu_work_clear(vgpu_work* work) {
     vgpu_launch_release(work->launch);
   if (work->collective.done != NULL)
     vgpu_mark_release(work->collective.done);
+  if (work->ordered != NULL) {
+    vgpu_pool_work_dropped(work);  // no-op once it ran
+    vgpu_alloc_release(work->ordered);
+  }
   memset(work, 0, sizeof(*work));
 }

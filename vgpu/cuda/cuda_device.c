@@ -154,6 +154,7 @@ static int attribute_value(const vgpu_device_info* in, CUdevice_attribute a,
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
     case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP:
     case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
       return 1;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:
       return 2;

@@ -166,3 +166,161 @@ VGPU_EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice,
   VGPU_CU_ENTER("cuMemsetD32Async");
   return fill(dstDevice, ui, 4, N, hStream, false);
 }
+
+// ------------------------------------------------ stream-ordered allocation
+
+static CUmemoryPool pool_handle(uint64_t h) {
+  return (CUmemoryPool)(uintptr_t)h;
+}
+
+// The core's attribute for |attr|, and whether its value is an int (the
+// reuse policies) rather than a cuuint64_t.
+static bool pool_attribute(CUmemPool_attribute attr, vgpu_pool_attr* out,
+                           bool* is_int) {
+  *is_int = false;
+  switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+      *out = VGPU_POOL_REUSE;
+      *is_int = true;
+      return true;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+      *out = VGPU_POOL_RELEASE_THRESHOLD;
+      return true;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+      *out = VGPU_POOL_RESERVED_CURRENT;
+      return true;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+      *out = VGPU_POOL_RESERVED_HIGH;
+      return true;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+      *out = VGPU_POOL_USED_CURRENT;
+      return true;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+      *out = VGPU_POOL_USED_HIGH;
+      return true;
+  }
+  return false;
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool,
+                                             const CUmemPoolProps* poolProps) {
+  VGPU_CU_ENTER("cuMemPoolCreate");
+  if (pool == NULL || poolProps == NULL ||
+      poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (poolProps->handleTypes != CU_MEM_HANDLE_TYPE_NONE)
+    return CUDA_ERROR_NOT_SUPPORTED;  // no interprocess handles
+  uint64_t h = 0;
+  VGPU_CU_TRY(vgpu_pool_create(poolProps->location.id, &h));
+  *pool = pool_handle(h);
+  return CUDA_SUCCESS;
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool) {
+  VGPU_CU_ENTER("cuMemPoolDestroy");
+  return vgpu_cu_result(vgpu_pool_destroy(vgpu_cu_h(pool)));
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool,
+                                                   CUmemPool_attribute attr,
+                                                   void* value) {
+  VGPU_CU_ENTER("cuMemPoolSetAttribute");
+  vgpu_pool_attr a;
+  bool is_int = false;
+  if (value == NULL || !pool_attribute(attr, &a, &is_int))
+    return CUDA_ERROR_INVALID_VALUE;
+  uint64_t v = is_int ? (uint64_t)(*(int*)value != 0) : *(cuuint64_t*)value;
+  return vgpu_cu_result(vgpu_pool_set_attribute(vgpu_cu_h(pool), a, v));
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool,
+                                                   CUmemPool_attribute attr,
+                                                   void* value) {
+  VGPU_CU_ENTER("cuMemPoolGetAttribute");
+  vgpu_pool_attr a;
+  bool is_int = false;
+  if (value == NULL || !pool_attribute(attr, &a, &is_int))
+    return CUDA_ERROR_INVALID_VALUE;
+  uint64_t v = 0;
+  VGPU_CU_TRY(vgpu_pool_get_attribute(vgpu_cu_h(pool), a, &v));
+  if (is_int) {
+    *(int*)value = (int)v;
+  } else {
+    *(cuuint64_t*)value = v;
+  }
+  return CUDA_SUCCESS;
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool,
+                                             size_t minBytesToKeep) {
+  VGPU_CU_ENTER("cuMemPoolTrimTo");
+  return vgpu_cu_result(vgpu_pool_trim(vgpu_cu_h(pool), minBytesToKeep));
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out,
+                                                       CUdevice dev) {
+  VGPU_CU_ENTER("cuDeviceGetDefaultMemPool");
+  if (pool_out == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  uint64_t h = 0;
+  VGPU_CU_TRY(vgpu_pool_default((int)dev, &h));
+  *pool_out = pool_handle(h);
+  return CUDA_SUCCESS;
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool* pool,
+                                                CUdevice dev) {
+  VGPU_CU_ENTER("cuDeviceGetMemPool");
+  if (pool == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  uint64_t h = 0;
+  VGPU_CU_TRY(vgpu_pool_current((int)dev, &h));
+  *pool = pool_handle(h);
+  return CUDA_SUCCESS;
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev,
+                                                CUmemoryPool pool) {
+  VGPU_CU_ENTER("cuDeviceSetMemPool");
+  return vgpu_cu_result(vgpu_pool_set_current((int)dev, vgpu_cu_h(pool)));
+}
+
+static CUresult alloc_async(CUdeviceptr* dptr, size_t bytesize, uint64_t pool,
+                            CUstream hStream) {
+  if (dptr == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  int dev = 0;
+  VGPU_CU_TRY(vgpu_cu_stream_device(hStream, &dev));
+  void* p = NULL;
+  VGPU_CU_TRY(vgpu_alloc_async(pool, bytesize, vgpu_cu_h(hStream), dev, &p));
+  *dptr = (CUdeviceptr)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize,
+                                             CUstream hStream) {
+  VGPU_CU_ENTER("cuMemAllocAsync");
+  return alloc_async(dptr, bytesize, 0, hStream);
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr,
+                                                     size_t bytesize,
+                                                     CUmemoryPool pool,
+                                                     CUstream hStream) {
+  VGPU_CU_ENTER("cuMemAllocFromPoolAsync");
+  if (pool == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  return alloc_async(dptr, bytesize, vgpu_cu_h(pool), hStream);
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr,
+                                            CUstream hStream) {
+  VGPU_CU_ENTER("cuMemFreeAsync");
+  int dev = 0;
+  VGPU_CU_TRY(vgpu_cu_stream_device(hStream, &dev));
+  return vgpu_cu_result(
+      vgpu_free_async(vgpu_cu_ptr(dptr), vgpu_cu_h(hStream), dev));
+}

@@ -171,6 +171,7 @@ static bool attribute_value(const vgpu_device_info* in, hipDeviceAttribute_t a,
     case hipDeviceAttributeCanMapHostMemory:
     case hipDeviceAttributeDeviceOverlap:
     case hipDeviceAttributeStreamPrioritiesSupported:
+    case hipDeviceAttributeMemoryPoolsSupported:
       *v = 1;
       return true;
     case hipDeviceAttributeAsyncEngineCount:

@@ -199,3 +199,154 @@ VGPU_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value,
   VGPU_HIP_ENTER("hipMemsetD32Async");
   return fill(dst, (uint32_t)value, 4, count, stream, false);
 }
+
+// ------------------------------------------------ stream-ordered allocation
+
+static hipMemPool_t pool_handle(uint64_t h) {
+  return (hipMemPool_t)(uintptr_t)h;
+}
+
+// The core's attribute for |attr|, and whether its value is an int (the
+// reuse policies) rather than a uint64_t.
+static bool pool_attribute(hipMemPoolAttr attr, vgpu_pool_attr* out,
+                           bool* is_int) {
+  *is_int = false;
+  switch (attr) {
+    case hipMemPoolReuseFollowEventDependencies:
+    case hipMemPoolReuseAllowOpportunistic:
+    case hipMemPoolReuseAllowInternalDependencies:
+      *out = VGPU_POOL_REUSE;
+      *is_int = true;
+      return true;
+    case hipMemPoolAttrReleaseThreshold:
+      *out = VGPU_POOL_RELEASE_THRESHOLD;
+      return true;
+    case hipMemPoolAttrReservedMemCurrent:
+      *out = VGPU_POOL_RESERVED_CURRENT;
+      return true;
+    case hipMemPoolAttrReservedMemHigh:
+      *out = VGPU_POOL_RESERVED_HIGH;
+      return true;
+    case hipMemPoolAttrUsedMemCurrent:
+      *out = VGPU_POOL_USED_CURRENT;
+      return true;
+    case hipMemPoolAttrUsedMemHigh:
+      *out = VGPU_POOL_USED_HIGH;
+      return true;
+  }
+  return false;
+}
+
+VGPU_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t* mem_pool,
+                                        const hipMemPoolProps* pool_props) {
+  VGPU_HIP_ENTER("hipMemPoolCreate");
+  if (mem_pool == NULL || pool_props == NULL ||
+      pool_props->allocType != hipMemAllocationTypePinned ||
+      pool_props->location.type != hipMemLocationTypeDevice)
+    VGPU_HIP_RETURN(hipErrorInvalidValue);
+  if (pool_props->handleTypes != hipMemHandleTypeNone)
+    VGPU_HIP_RETURN(hipErrorNotSupported);  // no interprocess handles
+  uint64_t h = 0;
+  VGPU_HIP_TRY(vgpu_pool_create(pool_props->location.id, &h));
+  *mem_pool = pool_handle(h);
+  return hipSuccess;
+}
+
+VGPU_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool) {
+  VGPU_HIP_ENTER("hipMemPoolDestroy");
+  VGPU_HIP_RETURN_ST(vgpu_pool_destroy(vgpu_hip_h(mem_pool)));
+}
+
+VGPU_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t mem_pool,
+                                              hipMemPoolAttr attr,
+                                              void* value) {
+  VGPU_HIP_ENTER("hipMemPoolSetAttribute");
+  vgpu_pool_attr a;
+  bool is_int = false;
+  if (value == NULL || !pool_attribute(attr, &a, &is_int))
+    VGPU_HIP_RETURN(hipErrorInvalidValue);
+  uint64_t v = is_int ? (uint64_t)(*(int*)value != 0) : *(uint64_t*)value;
+  VGPU_HIP_RETURN_ST(vgpu_pool_set_attribute(vgpu_hip_h(mem_pool), a, v));
+}
+
+VGPU_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool,
+                                              hipMemPoolAttr attr,
+                                              void* value) {
+  VGPU_HIP_ENTER("hipMemPoolGetAttribute");
+  vgpu_pool_attr a;
+  bool is_int = false;
+  if (value == NULL || !pool_attribute(attr, &a, &is_int))
+    VGPU_HIP_RETURN(hipErrorInvalidValue);
+  uint64_t v = 0;
+  VGPU_HIP_TRY(vgpu_pool_get_attribute(vgpu_hip_h(mem_pool), a, &v));
+  if (is_int) {
+    *(int*)value = (int)v;
+  } else {
+    *(uint64_t*)value = v;
+  }
+  return hipSuccess;
+}
+
+VGPU_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t mem_pool,
+                                        size_t min_bytes_to_hold) {
+  VGPU_HIP_ENTER("hipMemPoolTrimTo");
+  VGPU_HIP_RETURN_ST(vgpu_pool_trim(vgpu_hip_h(mem_pool), min_bytes_to_hold));
+}
+
+VGPU_EXPORT hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* mem_pool,
+                                                  int device) {
+  VGPU_HIP_ENTER("hipDeviceGetDefaultMemPool");
+  if (mem_pool == NULL)
+    VGPU_HIP_RETURN(hipErrorInvalidValue);
+  uint64_t h = 0;
+  VGPU_HIP_TRY(vgpu_pool_default(device, &h));
+  *mem_pool = pool_handle(h);
+  return hipSuccess;
+}
+
+VGPU_EXPORT hipError_t hipDeviceGetMemPool(hipMemPool_t* mem_pool, int device) {
+  VGPU_HIP_ENTER("hipDeviceGetMemPool");
+  if (mem_pool == NULL)
+    VGPU_HIP_RETURN(hipErrorInvalidValue);
+  uint64_t h = 0;
+  VGPU_HIP_TRY(vgpu_pool_current(device, &h));
+  *mem_pool = pool_handle(h);
+  return hipSuccess;
+}
+
+VGPU_EXPORT hipError_t hipDeviceSetMemPool(int device, hipMemPool_t mem_pool) {
+  VGPU_HIP_ENTER("hipDeviceSetMemPool");
+  VGPU_HIP_RETURN_ST(vgpu_pool_set_current(device, vgpu_hip_h(mem_pool)));
+}
+
+static hipError_t malloc_async(void** dev_ptr, size_t size, uint64_t pool,
+                               hipStream_t stream) {
+  if (dev_ptr == NULL)
+    VGPU_HIP_RETURN(hipErrorInvalidValue);
+  int dev = 0;
+  VGPU_HIP_TRY(vgpu_hip_stream_device(stream, &dev));
+  VGPU_HIP_RETURN_ST(
+      vgpu_alloc_async(pool, size, vgpu_hip_h(stream), dev, dev_ptr));
+}
+
+VGPU_EXPORT hipError_t hipMallocAsync(void** dev_ptr, size_t size,
+                                      hipStream_t stream) {
+  VGPU_HIP_ENTER("hipMallocAsync");
+  return malloc_async(dev_ptr, size, 0, stream);
+}
+
+VGPU_EXPORT hipError_t hipMallocFromPoolAsync(void** dev_ptr, size_t size,
+                                              hipMemPool_t mem_pool,
+                                              hipStream_t stream) {
+  VGPU_HIP_ENTER("hipMallocFromPoolAsync");
+  if (mem_pool == NULL)
+    VGPU_HIP_RETURN(hipErrorInvalidValue);
+  return malloc_async(dev_ptr, size, vgpu_hip_h(mem_pool), stream);
+}
+
+VGPU_EXPORT hipError_t hipFreeAsync(void* dev_ptr, hipStream_t stream) {
+  VGPU_HIP_ENTER("hipFreeAsync");
+  int dev = 0;
+  VGPU_HIP_TRY(vgpu_hip_stream_device(stream, &dev));
+  VGPU_HIP_RETURN_ST(vgpu_free_async(dev_ptr, vgpu_hip_h(stream), dev));
+}

@@ -476,6 +476,102 @@ static void Fidelity_BadInput(void** state) {
   assert_string_not_equal(api.error_name(api.invalid_handle), "?");
 }
 
+// Stream-ordered allocation: memory allocated, used and freed in stream
+// order reads back what was written; a free queued on a stream gives its
+// block to the next allocation of the same size on that stream (so a loop
+// of them holds one block); an idle block is kept under the release
+// threshold and given back above it; another stream reaches the memory in
+// order through an event; a pool of its own behaves the same.
+static void Fidelity_StreamOrderedAllocation(void** state) {
+  (void)state;
+  void *s = NULL, *s2 = NULL, *e = NULL, *pool = NULL;
+  OK(api.stream_create(&s, true));
+  OK(api.stream_create(&s2, true));
+  OK(api.event_create(&e));
+  OK(api.pool_default(&pool, 0));
+  enum { kBytes = 3000, kWords = kBytes / 4 };
+  uint32_t host[kWords];
+
+  // Alloc, fill, copy out, free: all queued, one synchronize.
+  void* a = NULL;
+  OK(api.malloc_async(&a, kBytes, NULL, s));
+  assert_non_null(a);
+  OK(api.memset32_async(a, 0x5eed, kWords, s));
+  OK(api.dtoh_async(host, a, sizeof(host), s));
+  OK(api.free_async(a, s));
+  OK(api.stream_sync(s));
+  for (int i = 0; i < kWords; ++i)
+    assert_int_equal(host[i], 0x5eed);
+
+  // A loop on one stream reuses the block its previous free left queued.
+  uint64_t reserved_before = 0, reserved = 0, used = 0;
+  OK(api.pool_attr(pool, 0, &reserved_before));
+  void* first = NULL;
+  for (int i = 0; i < 200; ++i) {
+    void* p = NULL;
+    OK(api.malloc_async(&p, kBytes, NULL, s));
+    if (i == 0)
+      first = p;
+    assert_ptr_equal(p, first);
+    OK(api.memset32_async(p, (uint32_t)i, kWords, s));
+    OK(api.free_async(p, s));
+  }
+  OK(api.pool_attr(pool, 0, &reserved));
+  assert_true(reserved <= reserved_before + 4096);
+  OK(api.stream_sync(s));
+  // Default threshold 0: the idle block went back to the device.
+  OK(api.pool_attr(pool, 0, &reserved));
+  OK(api.pool_attr(pool, 1, &used));
+  assert_int_equal(used, 0);
+  assert_int_equal(reserved, 0);
+
+  // Under a threshold an idle block is kept and handed out again.
+  OK(api.pool_set_threshold(pool, 1u << 20));
+  OK(api.malloc_async(&a, kBytes, NULL, s));
+  OK(api.free_async(a, s));
+  OK(api.stream_sync(s));
+  OK(api.pool_attr(pool, 0, &reserved));
+  assert_int_equal(reserved, 4096);
+  void* again = NULL;
+  OK(api.malloc_async(&again, kBytes, NULL, s2));
+  assert_ptr_equal(again, a);
+  OK(api.pool_attr(pool, 1, &used));
+  assert_int_equal(used, 4096);
+
+  // Another stream, ordered by an event: fill on s2, read and free on s.
+  OK(api.memset32_async(again, 0xabcd, kWords, s2));
+  OK(api.event_record(e, s2));
+  OK(api.stream_wait_event(s, e));
+  memset(host, 0, sizeof(host));
+  OK(api.dtoh_async(host, again, sizeof(host), s));
+  OK(api.free_async(again, s));
+  OK(api.stream_sync(s));
+  for (int i = 0; i < kWords; ++i)
+    assert_int_equal(host[i], 0xabcd);
+  OK(api.pool_trim(pool, 0));
+  OK(api.pool_attr(pool, 0, &reserved));
+  assert_int_equal(reserved, 0);
+  OK(api.pool_set_threshold(pool, 0));
+
+  // A pool of its own; destroying it with nothing outstanding.
+  void* own = NULL;
+  OK(api.pool_create(&own, 0));
+  OK(api.malloc_async(&a, 100, own, s));
+  OK(api.memset8_async(a, 7, 100, s));
+  OK(api.dtoh_async(host, a, 100, s));
+  OK(api.free_async(a, s));
+  OK(api.stream_sync(s));
+  assert_int_equal(((uint8_t*)host)[99], 7);
+  OK(api.pool_destroy(own));
+  // The default pool cannot be destroyed; zero bytes is refused.
+  assert_int_equal(api.pool_destroy(pool), api.invalid_value);
+  assert_int_equal(api.malloc_async(&a, 0, NULL, s), api.invalid_value);
+
+  OK(api.event_destroy(e));
+  OK(api.stream_destroy(s2));
+  OK(api.stream_destroy(s));
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup(name, setup)
 
@@ -493,6 +589,7 @@ int main(int argc, char** argv) {
       CASE(Fidelity_MemsetElementSizes),
       CASE(Fidelity_KernelLaunch),
       CASE(Fidelity_BadInput),
+      CASE(Fidelity_StreamOrderedAllocation),
   };
   return testutil_run(api.name, tests, sizeof(tests) / sizeof(tests[0]), only);
 }

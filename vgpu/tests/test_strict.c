@@ -303,6 +303,75 @@ static void Strict_InvalidHandles(void** state) {
   assert_int_equal(api.host_fn(s, gate_host_fn, NULL), api.invalid_handle);
 }
 
+// Stream-ordered memory reached outside its life: each misuse reported
+// (strict) and refused or skipped (both modes), so no host memory is
+// touched after it went back.
+static void Strict_StreamOrderedLifetime(void** state) {
+  (void)state;
+  void *s1 = NULL, *s2 = NULL, *plain = NULL, *p = NULL;
+  gate g;
+  OK(api.stream_create(&s1, true));
+  OK(api.stream_create(&s2, true));
+  uint32_t host = 0;
+
+  // Used on another stream before its allocation ran: skipped.
+  gate_init(&g);
+  OK(api.host_fn(s1, gate_host_fn, &g));
+  OK(api.malloc_async(&p, 256, NULL, s1));
+  host = 1;
+  capture_begin();
+  OK(api.memset32_async(p, 9, 64, s2));
+  OK(api.dtoh_async(&host, p, 4, s2));
+  OK(api.stream_sync(s2));
+  char* out = capture_end();
+  if (strict)
+    assert_non_null(strstr(out, "before its stream-ordered allocation ran"));
+  free(out);
+  assert_int_equal(host, 1);  // skipped: never written
+  gate_open(&g);
+  OK(api.stream_sync(s1));
+  gate_destroy(&g);
+
+  // Queued after its free was queued: refused at the call.
+  gate_init(&g);
+  OK(api.host_fn(s1, gate_host_fn, &g));
+  OK(api.free_async(p, s1));
+  assert_int_equal(api.memset32_async(p, 1, 64, s2), api.invalid_value);
+  assert_int_equal(api.free_async(p, s1), api.invalid_value);  // double
+  gate_open(&g);
+  OK(api.stream_sync(s1));
+  gate_destroy(&g);
+  // After the free ran: freed memory.
+  assert_int_equal(api.memset32_async(p, 1, 64, s2), api.invalid_value);
+
+  // The free runs while another stream's use is still queued: reported;
+  // the use is skipped when it comes.
+  OK(api.malloc_async(&p, 256, NULL, s1));
+  OK(api.stream_sync(s1));
+  gate_init(&g);
+  OK(api.host_fn(s2, gate_host_fn, &g));
+  OK(api.memset32_async(p, 3, 64, s2));
+  capture_begin();
+  OK(api.free_async(p, s1));
+  OK(api.stream_sync(s1));
+  gate_open(&g);
+  OK(api.stream_sync(s2));
+  out = capture_end();
+  if (strict) {
+    assert_non_null(strstr(out, "still use it"));
+    assert_non_null(strstr(out, "after its stream-ordered free ran"));
+  }
+  free(out);
+  gate_destroy(&g);
+
+  // Memory not from a pool is not freed in stream order.
+  OK(api.malloc(&plain, 256));
+  assert_int_equal(api.free_async(plain, s1), api.invalid_value);
+  OK(api.free(plain));
+  OK(api.stream_destroy(s2));
+  OK(api.stream_destroy(s1));
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup(name, setup)
 
@@ -311,9 +380,10 @@ int main(int argc, char** argv) {
   const char* env = getenv("VGPU_STRICT");
   strict = env == NULL || strcmp(env, "0") != 0;
   const struct CMUnitTest tests[] = {
-      CASE(K1_CallInHostFunction),  CASE(Strict_DestroyWithPendingWork),
-      CASE(Strict_FreeMemoryInUse), CASE(Strict_SyncThenDestroy),
-      CASE(Strict_OutOfBounds),     CASE(Strict_InvalidHandles),
+      CASE(K1_CallInHostFunction),        CASE(Strict_DestroyWithPendingWork),
+      CASE(Strict_FreeMemoryInUse),       CASE(Strict_SyncThenDestroy),
+      CASE(Strict_OutOfBounds),           CASE(Strict_InvalidHandles),
+      CASE(Strict_StreamOrderedLifetime),
   };
   return testutil_run(strict ? "strict" : "lax", tests,
                       sizeof(tests) / sizeof(tests[0]), only);

@@ -72,6 +72,16 @@ typedef struct vapi {
   int (*launch)(void* f, unsigned grid, unsigned block, unsigned shared,
                 void* s, void** params);
   const char* (*error_name)(int code);
+  // Stream-ordered allocation. |pool| NULL: the current pool of the
+  // stream's device. pool_attr: 0 reserved, 1 used bytes now.
+  int (*malloc_async)(void** p, size_t n, void* pool, void* s);
+  int (*free_async)(void* p, void* s);
+  int (*pool_default)(void** pool, int device);
+  int (*pool_create)(void** pool, int device);
+  int (*pool_destroy)(void* pool);
+  int (*pool_set_threshold)(void* pool, uint64_t bytes);
+  int (*pool_attr)(void* pool, int which, uint64_t* out);
+  int (*pool_trim)(void* pool, size_t keep);
 } vapi;
 
 // Opens |path| as facade |name| ("cuda" or "hip"); fails the test on error.

@@ -60,7 +60,16 @@
   X(cuModuleGetFunction) \
   X(cuModuleUnload) \
   X(cuLaunchKernel) \
-  X(cuGetErrorName)
+  X(cuGetErrorName) \
+  X(cuMemAllocAsync) \
+  X(cuMemAllocFromPoolAsync) \
+  X(cuMemFreeAsync) \
+  X(cuDeviceGetDefaultMemPool) \
+  X(cuMemPoolCreate) \
+  X(cuMemPoolDestroy) \
+  X(cuMemPoolSetAttribute) \
+  X(cuMemPoolGetAttribute) \
+  X(cuMemPoolTrimTo)
 // clang-format on
 
 #define DECLARE(f) static __typeof__(&f) p_##f;
@@ -265,6 +274,49 @@ static const char* c_error_name(int code) {
   return s;
 }
 
+static int c_malloc_async(void** p, size_t n, void* pool, void* s) {
+  CUdeviceptr d = 0;
+  CUresult r = pool == NULL ? p_cuMemAllocAsync(&d, n, s)
+                            : p_cuMemAllocFromPoolAsync(&d, n, pool, s);
+  *p = (void*)(uintptr_t)d;
+  return (int)r;
+}
+static int c_free_async(void* p, void* s) {
+  return (int)p_cuMemFreeAsync(D(p), s);
+}
+static int c_pool_default(void** pool, int device) {
+  return (int)p_cuDeviceGetDefaultMemPool((CUmemoryPool*)pool, device);
+}
+static int c_pool_create(void** pool, int device) {
+  CUmemPoolProps props;
+  memset(&props, 0, sizeof(props));
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device;
+  return (int)p_cuMemPoolCreate((CUmemoryPool*)pool, &props);
+}
+static int c_pool_destroy(void* pool) {
+  return (int)p_cuMemPoolDestroy(pool);
+}
+static int c_pool_set_threshold(void* pool, uint64_t bytes) {
+  cuuint64_t v = bytes;
+  return (int)p_cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                      &v);
+}
+static int c_pool_attr(void* pool, int which, uint64_t* out) {
+  cuuint64_t v = 0;
+  CUresult r =
+      p_cuMemPoolGetAttribute(pool,
+                              which == 0 ? CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+                                         : CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+                              &v);
+  *out = v;
+  return (int)r;
+}
+static int c_pool_trim(void* pool, size_t keep) {
+  return (int)p_cuMemPoolTrimTo(pool, keep);
+}
+
 bool vapi_open_cuda(vapi* api, const char* path) {
   memset(api, 0, sizeof(*api));
   memset(ctxs, 0, sizeof(ctxs));
@@ -297,6 +349,14 @@ bool vapi_open_cuda(vapi* api, const char* path) {
   api->unknown = CUDA_ERROR_UNKNOWN;
   api->stream_destroy_name = "cuStreamDestroy";
   api->init = c_init;
+  api->malloc_async = c_malloc_async;
+  api->free_async = c_free_async;
+  api->pool_default = c_pool_default;
+  api->pool_create = c_pool_create;
+  api->pool_destroy = c_pool_destroy;
+  api->pool_set_threshold = c_pool_set_threshold;
+  api->pool_attr = c_pool_attr;
+  api->pool_trim = c_pool_trim;
   api->device_count = c_device_count;
   api->malloc = c_malloc;
   api->free = c_free;

@@ -52,7 +52,16 @@
   X(hipModuleGetFunction) \
   X(hipModuleUnload) \
   X(hipModuleLaunchKernel) \
-  X(hipGetErrorName)
+  X(hipGetErrorName) \
+  X(hipMallocAsync) \
+  X(hipMallocFromPoolAsync) \
+  X(hipFreeAsync) \
+  X(hipDeviceGetDefaultMemPool) \
+  X(hipMemPoolCreate) \
+  X(hipMemPoolDestroy) \
+  X(hipMemPoolSetAttribute) \
+  X(hipMemPoolGetAttribute) \
+  X(hipMemPoolTrimTo)
 // clang-format on
 
 #define DECLARE(f) static __typeof__(&f) p_##f;
@@ -251,6 +260,43 @@ static const char* h_error_name(int code) {
   return p_hipGetErrorName((hipError_t)code);
 }
 
+static int h_malloc_async(void** p, size_t n, void* pool, void* s) {
+  return (int)(pool == NULL ? p_hipMallocAsync(p, n, s)
+                            : p_hipMallocFromPoolAsync(p, n, pool, s));
+}
+static int h_free_async(void* p, void* s) {
+  return (int)p_hipFreeAsync(p, s);
+}
+static int h_pool_default(void** pool, int device) {
+  return (int)p_hipDeviceGetDefaultMemPool((hipMemPool_t*)pool, device);
+}
+static int h_pool_create(void** pool, int device) {
+  hipMemPoolProps props;
+  memset(&props, 0, sizeof(props));
+  props.allocType = hipMemAllocationTypePinned;
+  props.location.type = hipMemLocationTypeDevice;
+  props.location.id = device;
+  return (int)p_hipMemPoolCreate((hipMemPool_t*)pool, &props);
+}
+static int h_pool_destroy(void* pool) {
+  return (int)p_hipMemPoolDestroy(pool);
+}
+static int h_pool_set_threshold(void* pool, uint64_t bytes) {
+  uint64_t v = bytes;
+  return (int)p_hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold,
+                                       &v);
+}
+static int h_pool_attr(void* pool, int which, uint64_t* out) {
+  return (int)p_hipMemPoolGetAttribute(pool,
+                                       which == 0
+                                           ? hipMemPoolAttrReservedMemCurrent
+                                           : hipMemPoolAttrUsedMemCurrent,
+                                       out);
+}
+static int h_pool_trim(void* pool, size_t keep) {
+  return (int)p_hipMemPoolTrimTo(pool, keep);
+}
+
 bool vapi_open_hip(vapi* api, const char* path) {
   memset(api, 0, sizeof(*api));
   api->name = "hip";
@@ -283,6 +329,14 @@ bool vapi_open_hip(vapi* api, const char* path) {
   api->unknown = hipErrorUnknown;
   api->stream_destroy_name = "hipStreamDestroy";
   api->init = h_init;
+  api->malloc_async = h_malloc_async;
+  api->free_async = h_free_async;
+  api->pool_default = h_pool_default;
+  api->pool_create = h_pool_create;
+  api->pool_destroy = h_pool_destroy;
+  api->pool_set_threshold = h_pool_set_threshold;
+  api->pool_attr = h_pool_attr;
+  api->pool_trim = h_pool_trim;
   api->device_count = h_device_count;
   api->malloc = h_malloc;
   api->free = h_free;

@@ -74,6 +74,11 @@ enum {
   // timed_event_create, event_elapsed_ms (cuEventElapsedTime,
   // hipEventElapsedTime): tracing's device spans.
   GPU_ADAPTER_CAP_EVENT_TIMING = 1u << 8,
+  // pool_create, pool_destroy, pool_reserved_bytes, alloc_async,
+  // free_async (cuMemPoolCreate + cuMemAllocFromPoolAsync + cuMemFreeAsync,
+  // hipMemPoolCreate + hipMallocFromPoolAsync + hipFreeAsync): queue-ordered
+  // allocation on the vendor's stream-ordered allocator.
+  GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC = 1u << 9,
 };
 
 // An address in the unified (host + device) address space: device memory
@@ -94,6 +99,7 @@ typedef struct gpu_graph_opaque_t* gpu_graph_t;
 typedef struct gpu_graph_node_opaque_t* gpu_graph_node_t;
 typedef struct gpu_graph_exec_opaque_t* gpu_graph_exec_t;
 typedef struct gpu_module_opaque_t* gpu_module_t;
+typedef struct gpu_pool_opaque_t* gpu_pool_t;
 typedef struct gpu_function_opaque_t* gpu_function_t;
 
 // A device context, owned by the adapter between context_open() and
@@ -234,6 +240,30 @@ typedef struct gpu_adapter_ops_t {
   hal_status_t (*memset_async)(gpu_adapter_t* adapter, gpu_stream_t stream,
                                gpu_device_ptr_t target, uint32_t pattern,
                                uint32_t pattern_size, uint64_t count);
+
+  //===--- stream-ordered memory (current context; STREAM_ORDERED_ALLOC)
+  //---===//
+
+  // A pool of |context|'s device memory whose idle memory up to
+  // |release_threshold| bytes is kept for reuse (cuMemPoolCreate with
+  // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, hipMemPoolCreate likewise).
+  hal_status_t (*pool_create)(gpu_adapter_t* adapter, gpu_context_t* context,
+                              uint64_t release_threshold, gpu_pool_t* out_pool);
+  // Every allocation from the pool must be freed (and its free done).
+  void (*pool_destroy)(gpu_adapter_t* adapter, gpu_pool_t pool);
+  // Bytes the pool holds from the device now (reserved, used or idle).
+  hal_status_t (*pool_reserved_bytes)(gpu_adapter_t* adapter, gpu_pool_t pool,
+                                      uint64_t* out_bytes);
+  // |size| bytes from |pool|, valid for work enqueued on |stream| after
+  // this call (and on other streams ordered after it); *out_pointer is set
+  // at once.
+  hal_status_t (*alloc_async)(gpu_adapter_t* adapter, gpu_pool_t pool,
+                              gpu_stream_t stream, uint64_t size,
+                              gpu_device_ptr_t* out_pointer);
+  // Frees |pointer| (from alloc_async) once |stream| reaches this point;
+  // work enqueued before it, and work ordered before it, may still use it.
+  hal_status_t (*free_async)(gpu_adapter_t* adapter, gpu_stream_t stream,
+                             gpu_device_ptr_t pointer);
 
   //===--- streams (current context) ---===//
 

@@ -413,6 +413,89 @@ static hal_status_t gpu_cuda_memset_async(
                          pattern_size);
 }
 
+//===--- stream-ordered memory ---===//
+
+static hal_status_t gpu_cuda_pool_create(gpu_adapter_t* adapter,
+                                         gpu_context_t* context,
+                                         uint64_t release_threshold,
+                                         gpu_pool_t* out_pool) {
+  gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  *out_pool = NULL;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC,
+                      "stream-ordered allocation");
+  CUmemPoolProps props;
+  memset(&props, 0, sizeof(props));
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = context->native_device;
+  CUmemoryPool pool = NULL;
+  GPU_RETURN_IF_ERROR(&cuda->base, cuda->syms.cuMemPoolCreate(&pool, &props),
+                      "cuMemPoolCreate");
+  cuuint64_t threshold = release_threshold;
+  CUresult result = cuda->syms.cuMemPoolSetAttribute(
+      pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold);
+  if (result != CUDA_SUCCESS) {
+    (void)cuda->syms.cuMemPoolDestroy(pool);
+    return gpu_adapter_result_status(
+        &cuda->base, result, "cuMemPoolSetAttribute", __FILE__, __LINE__);
+  }
+  *out_pool = (gpu_pool_t)pool;
+  return HAL_OK;
+}
+
+static void gpu_cuda_pool_destroy(gpu_adapter_t* adapter, gpu_pool_t pool) {
+  if (pool)
+    (void)gpu_cuda(adapter)->syms.cuMemPoolDestroy((CUmemoryPool)pool);
+}
+
+static hal_status_t gpu_cuda_pool_reserved_bytes(gpu_adapter_t* adapter,
+                                                 gpu_pool_t pool,
+                                                 uint64_t* out_bytes) {
+  gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  *out_bytes = 0;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC,
+                      "stream-ordered allocation");
+  cuuint64_t bytes = 0;
+  GPU_RETURN_IF_ERROR(
+      &cuda->base,
+      cuda->syms.cuMemPoolGetAttribute(
+          (CUmemoryPool)pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &bytes),
+      "cuMemPoolGetAttribute");
+  *out_bytes = bytes;
+  return HAL_OK;
+}
+
+static hal_status_t gpu_cuda_alloc_async(gpu_adapter_t* adapter,
+                                         gpu_pool_t pool, gpu_stream_t stream,
+                                         uint64_t size,
+                                         gpu_device_ptr_t* out_pointer) {
+  gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  *out_pointer = 0;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC,
+                      "stream-ordered allocation");
+  CUdeviceptr native = 0;
+  GPU_RETURN_IF_ERROR(
+      &cuda->base,
+      cuda->syms.cuMemAllocFromPoolAsync(&native, (size_t)size,
+                                         (CUmemoryPool)pool, (CUstream)stream),
+      "cuMemAllocFromPoolAsync");
+  *out_pointer = (gpu_device_ptr_t)native;
+  return HAL_OK;
+}
+
+static hal_status_t gpu_cuda_free_async(gpu_adapter_t* adapter,
+                                        gpu_stream_t stream,
+                                        gpu_device_ptr_t pointer) {
+  gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC,
+                      "stream-ordered allocation");
+  GPU_RETURN_IF_ERROR(
+      &cuda->base,
+      cuda->syms.cuMemFreeAsync((CUdeviceptr)pointer, (CUstream)stream),
+      "cuMemFreeAsync");
+  return HAL_OK;
+}
+
 //===--- streams ---===//
 
 static hal_status_t gpu_cuda_stream_create(gpu_adapter_t* adapter,
@@ -853,6 +936,11 @@ static const gpu_adapter_ops_t gpu_cuda_ops = {
     .host_alloc = gpu_cuda_host_alloc,
     .host_free = gpu_cuda_host_free,
     .memcpy_sync = gpu_cuda_memcpy_sync,
+    .pool_create = gpu_cuda_pool_create,
+    .pool_destroy = gpu_cuda_pool_destroy,
+    .pool_reserved_bytes = gpu_cuda_pool_reserved_bytes,
+    .alloc_async = gpu_cuda_alloc_async,
+    .free_async = gpu_cuda_free_async,
     .memcpy_async = gpu_cuda_memcpy_async,
     .memset_async = gpu_cuda_memset_async,
     .stream_create = gpu_cuda_stream_create,

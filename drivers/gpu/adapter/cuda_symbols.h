@@ -58,6 +58,19 @@
     (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream))    \
   X(REQUIRED, NONE, cuMemsetD32Async, CUresult,                                \
     (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream))      \
+  /* Stream-ordered allocation. */                                             \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, cuMemPoolCreate, CUresult,                 \
+    (CUmemoryPool* pool, const CUmemPoolProps* poolProps))                     \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, cuMemPoolDestroy, CUresult,                \
+    (CUmemoryPool pool))                                                       \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, cuMemPoolSetAttribute, CUresult,           \
+    (CUmemoryPool pool, CUmemPool_attribute attr, void* value))                \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, cuMemPoolGetAttribute, CUresult,           \
+    (CUmemoryPool pool, CUmemPool_attribute attr, void* value))                \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, cuMemAllocFromPoolAsync, CUresult,         \
+    (CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)) \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, cuMemFreeAsync, CUresult,                  \
+    (CUdeviceptr dptr, CUstream hStream))                                      \
   /* Streams and events. */                                                    \
   X(REQUIRED, NONE, cuStreamCreate, CUresult,                                  \
     (CUstream* phStream, unsigned int Flags))                                  \

@@ -350,6 +350,88 @@ static hal_status_t gpu_hip_memset_async(
                          pattern_size);
 }
 
+//===--- stream-ordered memory ---===//
+
+static hal_status_t gpu_hip_pool_create(gpu_adapter_t* adapter,
+                                        gpu_context_t* context,
+                                        uint64_t release_threshold,
+                                        gpu_pool_t* out_pool) {
+  gpu_hip_adapter_t* hip = gpu_hip(adapter);
+  *out_pool = NULL;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC,
+                      "stream-ordered allocation");
+  hipMemPoolProps props;
+  memset(&props, 0, sizeof(props));
+  props.allocType = hipMemAllocationTypePinned;
+  props.location.type = hipMemLocationTypeDevice;
+  props.location.id = context->native_device;
+  hipMemPool_t pool = NULL;
+  GPU_RETURN_IF_ERROR(&hip->base, hip->syms.hipMemPoolCreate(&pool, &props),
+                      "hipMemPoolCreate");
+  uint64_t threshold = release_threshold;
+  hipError_t result = hip->syms.hipMemPoolSetAttribute(
+      pool, hipMemPoolAttrReleaseThreshold, &threshold);
+  if (result != hipSuccess) {
+    (void)hip->syms.hipMemPoolDestroy(pool);
+    return gpu_adapter_result_status(
+        &hip->base, result, "hipMemPoolSetAttribute", __FILE__, __LINE__);
+  }
+  *out_pool = (gpu_pool_t)pool;
+  return HAL_OK;
+}
+
+static void gpu_hip_pool_destroy(gpu_adapter_t* adapter, gpu_pool_t pool) {
+  if (pool)
+    (void)gpu_hip(adapter)->syms.hipMemPoolDestroy((hipMemPool_t)pool);
+}
+
+static hal_status_t gpu_hip_pool_reserved_bytes(gpu_adapter_t* adapter,
+                                                gpu_pool_t pool,
+                                                uint64_t* out_bytes) {
+  gpu_hip_adapter_t* hip = gpu_hip(adapter);
+  *out_bytes = 0;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC,
+                      "stream-ordered allocation");
+  uint64_t bytes = 0;
+  GPU_RETURN_IF_ERROR(
+      &hip->base,
+      hip->syms.hipMemPoolGetAttribute(
+          (hipMemPool_t)pool, hipMemPoolAttrReservedMemCurrent, &bytes),
+      "hipMemPoolGetAttribute");
+  *out_bytes = bytes;
+  return HAL_OK;
+}
+
+static hal_status_t gpu_hip_alloc_async(gpu_adapter_t* adapter, gpu_pool_t pool,
+                                        gpu_stream_t stream, uint64_t size,
+                                        gpu_device_ptr_t* out_pointer) {
+  gpu_hip_adapter_t* hip = gpu_hip(adapter);
+  *out_pointer = 0;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC,
+                      "stream-ordered allocation");
+  void* native = NULL;
+  GPU_RETURN_IF_ERROR(
+      &hip->base,
+      hip->syms.hipMallocFromPoolAsync(&native, (size_t)size,
+                                       (hipMemPool_t)pool, (hipStream_t)stream),
+      "hipMallocFromPoolAsync");
+  *out_pointer = (gpu_device_ptr_t)(uintptr_t)native;
+  return HAL_OK;
+}
+
+static hal_status_t gpu_hip_free_async(gpu_adapter_t* adapter,
+                                       gpu_stream_t stream,
+                                       gpu_device_ptr_t pointer) {
+  gpu_hip_adapter_t* hip = gpu_hip(adapter);
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC,
+                      "stream-ordered allocation");
+  GPU_RETURN_IF_ERROR(
+      &hip->base,
+      hip->syms.hipFreeAsync(gpu_hip_pointer(pointer), (hipStream_t)stream),
+      "hipFreeAsync");
+  return HAL_OK;
+}
+
 //===--- streams ---===//
 
 static hal_status_t gpu_hip_stream_create(gpu_adapter_t* adapter,
@@ -779,6 +861,11 @@ static const gpu_adapter_ops_t gpu_hip_ops = {
     .host_alloc = gpu_hip_host_alloc,
     .host_free = gpu_hip_host_free,
     .memcpy_sync = gpu_hip_memcpy_sync,
+    .pool_create = gpu_hip_pool_create,
+    .pool_destroy = gpu_hip_pool_destroy,
+    .pool_reserved_bytes = gpu_hip_pool_reserved_bytes,
+    .alloc_async = gpu_hip_alloc_async,
+    .free_async = gpu_hip_free_async,
     .memcpy_async = gpu_hip_memcpy_async,
     .memset_async = gpu_hip_memset_async,
     .stream_create = gpu_hip_stream_create,

@@ -55,6 +55,19 @@
      hipStream_t stream))                                                      \
   X(REQUIRED, NONE, hipMemsetD32Async, hipError_t,                             \
     (hipDeviceptr_t dst, int value, size_t count, hipStream_t stream))         \
+  /* Stream-ordered allocation. */                                             \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, hipMemPoolCreate, hipError_t,              \
+    (hipMemPool_t* mem_pool, const hipMemPoolProps* pool_props))               \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, hipMemPoolDestroy, hipError_t,             \
+    (hipMemPool_t mem_pool))                                                   \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, hipMemPoolSetAttribute, hipError_t,        \
+    (hipMemPool_t mem_pool, hipMemPoolAttr attr, void* value))                 \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, hipMemPoolGetAttribute, hipError_t,        \
+    (hipMemPool_t mem_pool, hipMemPoolAttr attr, void* value))                 \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, hipMallocFromPoolAsync, hipError_t,        \
+    (void** dev_ptr, size_t size, hipMemPool_t mem_pool, hipStream_t stream))  \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, hipFreeAsync, hipError_t,                  \
+    (void* dev_ptr, hipStream_t stream))                                       \
   /* Streams and events. */                                                    \
   X(REQUIRED, NONE, hipStreamCreateWithFlags, hipError_t,                      \
     (hipStream_t* stream, unsigned int flags))                                 \

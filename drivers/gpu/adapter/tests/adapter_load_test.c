@@ -127,7 +127,7 @@ static void Cuda_FakeLoads(void** state) {
       GPU_ADAPTER_CAP_GRAPH_MEMSET_NODE | GPU_ADAPTER_CAP_GRAPH_MEMCPY_NODE |
       GPU_ADAPTER_CAP_GRAPH_HOST_NODE | GPU_ADAPTER_CAP_GRAPH_KERNEL_NODE |
       GPU_ADAPTER_CAP_GRAPH_EXEC_UPDATE | GPU_ADAPTER_CAP_MODULE |
-      GPU_ADAPTER_CAP_EVENT_TIMING;
+      GPU_ADAPTER_CAP_EVENT_TIMING | GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC;
   assert_int_equal(adapter->info.capabilities, all);
   int count = -1;
   HAL_ASSERT_OK(adapter->ops->device_count(adapter, &count));
@@ -241,13 +241,43 @@ static void Cuda_FakeWithoutGraphs(void** state) {
       create_adapter(GPU_ADAPTER_VENDOR_CUDA, fake, "cuGraphLaunch", &adapter));
   assert_int_equal(adapter->info.capabilities,
                    GPU_ADAPTER_CAP_HOST_FUNC_NATIVE | GPU_ADAPTER_CAP_MODULE |
-                       GPU_ADAPTER_CAP_EVENT_TIMING);
+                       GPU_ADAPTER_CAP_EVENT_TIMING |
+                       GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC);
   assert_string_equal(adapter->info.missing_optional_symbols,
                       "cuGraphLaunch (hidden)");
   gpu_graph_t graph = (gpu_graph_t)1;
   HAL_ASSERT_STATUS(HAL_STATUS_UNIMPLEMENTED, "does not support graphs",
                     adapter->ops->graph_create(adapter, &graph));
   assert_null(graph);
+  gpu_adapter_destroy(adapter);
+}
+
+// Without one stream-ordered allocation symbol the capability is off and
+// each of its ops refuses clearly (the GPU core then orders allocations
+// itself).
+static void Cuda_FakeWithoutStreamOrderedAlloc(void** state) {
+  const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
+  if (!fake)
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_CUDA is not set: no such library on this "
+        "machine");
+  gpu_adapter_t* adapter = NULL;
+  HAL_ASSERT_OK(create_adapter(GPU_ADAPTER_VENDOR_CUDA, fake, "cuMemFreeAsync",
+                               &adapter));
+  assert_false(adapter->info.capabilities &
+               GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC);
+  assert_true(adapter->info.capabilities & GPU_ADAPTER_CAP_GRAPH);
+  gpu_pool_t pool = (gpu_pool_t)1;
+  HAL_ASSERT_STATUS(HAL_STATUS_UNIMPLEMENTED, "stream-ordered allocation",
+                    adapter->ops->pool_create(adapter, NULL, 0, &pool));
+  assert_null(pool);
+  gpu_device_ptr_t pointer = 1;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_UNIMPLEMENTED, "stream-ordered allocation",
+      adapter->ops->alloc_async(adapter, NULL, NULL, 64, &pointer));
+  assert_int_equal(pointer, 0);
+  HAL_ASSERT_STATUS(HAL_STATUS_UNIMPLEMENTED, "stream-ordered allocation",
+                    adapter->ops->free_async(adapter, NULL, 64));
   gpu_adapter_destroy(adapter);
 }
 
@@ -387,6 +417,7 @@ int main(void) {
     CASE(Cuda_FakeMissingRequired),
     CASE(Cuda_FakeMissingOptional),
     CASE(Cuda_FakeWithoutGraphs),
+    CASE(Cuda_FakeWithoutStreamOrderedAlloc),
 #endif
 #if defined(GPU_ADAPTER_HAVE_HIP)
     CASE(Hip_MissingLibrary),

@@ -493,3 +493,90 @@ HAL_API hal_status_t hal_device_wait_semaphores(
   return hal_device_vtable(device)->wait_semaphores(device, wait_mode,
                                                     semaphore_list, timeout);
 }
+
+// The lists, the queue and the device of an alloca or dealloca.
+static hal_status_t hal_device_validate_queue_op(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, const char* what) {
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
+  HAL_RETURN_IF_ERROR(hal_device_check_queue(device, queue_index));
+  HAL_RETURN_IF_ERROR(
+      hal_device_validate_semaphore_list(wait_semaphores, "wait"));
+  HAL_RETURN_IF_ERROR(
+      hal_device_validate_semaphore_list(signal_semaphores, "signal"));
+  if (!hal_device_vtable(device)->queue_alloca ||
+      !hal_device_vtable(device)->queue_dealloca) {
+    return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
+                           "%s: driver '%s' has no queue-ordered allocation",
+                           what, device->driver ? device->driver->name : "?");
+  }
+  return HAL_OK;
+}
+
+HAL_API hal_status_t hal_device_queue_alloca(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_params_t params,
+    uint64_t byte_length, hal_buffer_t** out_buffer) {
+  if (!out_buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "queue_alloca: out_buffer is NULL");
+  }
+  *out_buffer = NULL;
+  HAL_RETURN_IF_ERROR(hal_device_validate_queue_op(
+      device, queue_index, wait_semaphores, signal_semaphores, "queue_alloca"));
+  if (params.memory_type != HAL_MEMORY_TYPE_DEVICE_LOCAL) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "queue_alloca makes DEVICE_LOCAL memory only "
+                           "(memory type 0x%x asked); host-visible buffers "
+                           "come from hal_device_allocate_buffer",
+                           params.memory_type);
+  }
+  if (params.usage == 0 ||
+      (params.usage & ~(hal_buffer_usage_t)HAL_BUFFER_USAGE_ALL_) ||
+      (params.usage & HAL_BUFFER_USAGE_MAPPING)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "queue_alloca: buffer usage 0x%x is empty, has "
+                           "unknown bits or asks for MAPPING",
+                           params.usage);
+  }
+  if (byte_length == 0) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "queue_alloca: a buffer has at least one byte");
+  }
+  if (byte_length > device->info.total_memory) {
+    return hal_make_status(
+        HAL_STATUS_RESOURCE_EXHAUSTED,
+        "queue_alloca of %" PRIu64 " bytes exceeds the %" PRIu64
+        " bytes of device '%s'",
+        byte_length, device->info.total_memory, device->info.name);
+  }
+  return hal_device_vtable(device)->queue_alloca(
+      device, queue_index, wait_semaphores, signal_semaphores, params,
+      byte_length, out_buffer);
+}
+
+HAL_API hal_status_t hal_device_queue_dealloca(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* buffer) {
+  HAL_RETURN_IF_ERROR(
+      hal_device_validate_queue_op(device, queue_index, wait_semaphores,
+                                   signal_semaphores, "queue_dealloca"));
+  if (!buffer) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "queue_dealloca: buffer is NULL");
+  }
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(buffer, HAL_RESOURCE_KIND_BUFFER, "buffer"));
+  if (buffer->device != device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "queue_dealloca: the buffer is of device '%s', "
+                           "not of '%s'",
+                           buffer->device->info.name, device->info.name);
+  }
+  return hal_device_vtable(device)->queue_dealloca(
+      device, queue_index, wait_semaphores, signal_semaphores, buffer);
+}

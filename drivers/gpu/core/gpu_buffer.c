@@ -19,14 +19,19 @@ static void gpu_buffer_destroy(hal_buffer_t* base) {
   gpu_device_t* device = gpu_buffer_device(base);
   gpu_adapter_t* adapter = device->adapter;
   hal_status_ignore(gpu_device_make_current(device));
-  if (buffer->host_pointer) {
+  if (buffer->queue_ordered) {
+    gpu_buffer_queue_ordered_free(device, buffer);
+  } else if (buffer->host_pointer) {
     adapter->ops->host_free(adapter, buffer->host_pointer);
   } else {
     adapter->ops->device_free(adapter, buffer->address);
   }
-  atomic_fetch_sub_explicit(&device->allocated_bytes, base->byte_length,
-                            memory_order_relaxed);
-  atomic_fetch_sub_explicit(&device->allocation_count, 1, memory_order_relaxed);
+  if (!buffer->queue_ordered) {
+    atomic_fetch_sub_explicit(&device->allocated_bytes, base->byte_length,
+                              memory_order_relaxed);
+    atomic_fetch_sub_explicit(&device->allocation_count, 1,
+                              memory_order_relaxed);
+  }
   hal_allocator_free(device->base.host_allocator, buffer);
 }
 
@@ -43,22 +48,25 @@ static void gpu_buffer_unmap_range(hal_buffer_t* base, uint64_t offset,
   // Pinned host memory is coherent: nothing to flush.
 }
 
+// Host transfers reach a queue-ordered buffer only while it has memory.
 static hal_status_t gpu_buffer_read(hal_buffer_t* base, uint64_t offset,
                                     void* target, uint64_t length) {
   gpu_device_t* device = gpu_buffer_device(base);
+  gpu_device_ptr_t source = 0;
+  HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(base, offset, &source));
   HAL_RETURN_IF_ERROR(gpu_device_make_current(device));
   return device->adapter->ops->memcpy_sync(
-      device->adapter, gpu_host_address(target),
-      gpu_buffer_cast(base)->address + offset, length);
+      device->adapter, gpu_host_address(target), source, length);
 }
 
 static hal_status_t gpu_buffer_write(hal_buffer_t* base, uint64_t offset,
                                      const void* source, uint64_t length) {
   gpu_device_t* device = gpu_buffer_device(base);
+  gpu_device_ptr_t target = 0;
+  HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(base, offset, &target));
   HAL_RETURN_IF_ERROR(gpu_device_make_current(device));
-  return device->adapter->ops->memcpy_sync(
-      device->adapter, gpu_buffer_cast(base)->address + offset,
-      gpu_host_address(source), length);
+  return device->adapter->ops->memcpy_sync(device->adapter, target,
+                                           gpu_host_address(source), length);
 }
 
 const hal_buffer_vtable_t gpu_buffer_vtable = {

@@ -129,6 +129,14 @@ struct gpu_device_t {
   gpu_event_t trace_epoch;
   hal_time_t trace_epoch_ns;
   _Atomic uint64_t trace_dropped_spans;
+  // Queue-ordered allocation's vendor pool (NULL without the adapter's
+  // STREAM_ORDERED_ALLOC: allocas then use device_alloc at issue).
+  gpu_pool_t alloca_pool;
+  // The fallback's deallocas issued and not yet freed, and its signal: an
+  // alloca that finds the device full waits for them once, then retries.
+  pthread_mutex_t alloca_mutex;
+  pthread_cond_t alloca_freed;
+  uint32_t alloca_frees_pending;  // under |alloca_mutex|
   // Timed events whose records are done, for the next marks (under
   // |trace_mutex|): creating one per mark would double a traced submit.
   pthread_mutex_t trace_mutex;
@@ -136,12 +144,30 @@ struct gpu_device_t {
   uint32_t trace_free_count;
 };
 
+// Where a buffer of hal_device_queue_alloca is in its queue-ordered life
+// (gpu_alloca.c). Other buffers have memory for their whole life.
+typedef enum gpu_buffer_life_e {
+  GPU_BUFFER_LIFE_PENDING = 0,  // the alloca was not reached: no memory
+  GPU_BUFFER_LIFE_LIVE = 1,     // reached: |address| is set
+  GPU_BUFFER_LIFE_FREED = 2,    // the dealloca was reached: memory gone
+  GPU_BUFFER_LIFE_FAILED = 3,   // the alloca never ran: never has memory
+} gpu_buffer_life_t;
+
 typedef struct gpu_buffer_t {
   hal_buffer_t base;
-  // Unified address of the first byte (device memory or pinned host).
+  // Unified address of the first byte (device memory or pinned host). For
+  // a queue-ordered buffer, written by the alloca's issue before |life|
+  // becomes LIVE (release), read after an acquire of |life|.
   gpu_device_ptr_t address;
   // The host address for HOST_VISIBLE buffers; NULL otherwise.
   void* host_pointer;
+  // Made by hal_device_queue_alloca: |life| says whether it has memory.
+  bool queue_ordered;
+  _Atomic uint32_t life;  // gpu_buffer_life_t
+  atomic_bool dealloca_submitted;
+  // The memory came from the device's vendor pool (alloc_async), not from
+  // device_alloc (the fallback without stream-ordered allocation).
+  bool pooled;
 } gpu_buffer_t;
 
 // Creates a driver: loads the vendor runtime and lists its devices. A
@@ -170,6 +196,62 @@ static inline gpu_buffer_t* gpu_buffer_cast(hal_buffer_t* buffer) {
   return HAL_RESOURCE_CAST(gpu_buffer_t, buffer, &gpu_buffer_vtable);
 }
 
+// The address of |buffer| for device work issued now. A queue-ordered
+// buffer whose alloca was not reached, or whose dealloca was, is
+// FAILED_PRECONDITION (gpu_alloca.c).
+hal_status_t gpu_buffer_queue_ordered_address(const gpu_buffer_t* buffer,
+                                              gpu_device_ptr_t* out_address);
+static inline hal_status_t gpu_buffer_issue_address(hal_buffer_t* buffer,
+                                                    uint64_t offset,
+                                                    gpu_device_ptr_t* out) {
+  const gpu_buffer_t* b = gpu_buffer_cast(buffer);
+  if (HAL_LIKELY(!b->queue_ordered)) {
+    *out = b->address + offset;
+    return HAL_OK;
+  }
+  HAL_RETURN_IF_ERROR(gpu_buffer_queue_ordered_address(b, out));
+  *out += offset;
+  return HAL_OK;
+}
+
+// Queue-ordered allocation (gpu_alloca.c): the device's vtable members,
+// what a payload of each does at issue and when it is released, and the
+// device's pool.
+hal_status_t gpu_device_queue_alloca(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_params_t params,
+    uint64_t byte_length, hal_buffer_t** out_buffer);
+hal_status_t gpu_device_queue_dealloca(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* buffer);
+// What a submission does besides command buffers (gpu_device.c).
+typedef enum gpu_payload_kind_e {
+  GPU_PAYLOAD_COMMAND_BUFFERS = 0,
+  GPU_PAYLOAD_ALLOCA = 1,
+  GPU_PAYLOAD_DEALLOCA = 2,
+} gpu_payload_kind_t;
+// Submits an alloca or dealloca of |buffer| (retained until released) to
+// queue |queue_index| of |device|.
+hal_status_t gpu_device_submit_memory_op(
+    gpu_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, gpu_payload_kind_t kind,
+    gpu_buffer_t* buffer);
+// WORKER thread, context current.
+hal_status_t gpu_queue_issue_alloca(gpu_queue_t* queue, gpu_buffer_t* buffer);
+hal_status_t gpu_queue_issue_dealloca(gpu_queue_t* queue, gpu_buffer_t* buffer);
+// The payload is released; |issued| whether its issue succeeded.
+void gpu_alloca_released(gpu_buffer_t* buffer, bool issued);
+void gpu_dealloca_released(gpu_device_t* device, gpu_buffer_t* buffer,
+                           bool issued);
+// At device creation (context current) and destruction.
+hal_status_t gpu_device_alloca_initialize(gpu_device_t* device);
+void gpu_device_alloca_deinitialize(gpu_device_t* device);
+// A queue-ordered buffer's memory when the buffer goes (gpu_buffer.c).
+void gpu_buffer_queue_ordered_free(gpu_device_t* device, gpu_buffer_t* buffer);
+
 // Makes the device's context current on the calling thread.
 static inline hal_status_t gpu_device_make_current(gpu_device_t* device) {
   return device->adapter->ops->make_current(device->adapter, device->context);
@@ -189,7 +271,8 @@ typedef struct gpu_dispatch_args_t {
   void* args[HAL_MAX_DISPATCH_BINDINGS + HAL_MAX_DISPATCH_CONSTANTS];
   gpu_kernel_launch_t launch;
 } gpu_dispatch_args_t;
-void gpu_dispatch_prepare(const hal_op_t* op, gpu_dispatch_args_t* out);
+// FAILED_PRECONDITION for a binding whose queue-ordered memory is not alive.
+hal_status_t gpu_dispatch_prepare(const hal_op_t* op, gpu_dispatch_args_t* out);
 
 //===----------------------------------------------------------------------===//
 // Tracing's device spans (gpu_trace.c)

@@ -32,8 +32,12 @@ static void gpu_event_destroy(void* self, void* handle) {
 // Queue interface: what the sync module's threads call
 //===----------------------------------------------------------------------===//
 
-// A submission's payload: its command buffers, retained until completion.
+// A submission's payload: its command buffers, or the buffer of an alloca
+// or dealloca, retained until completion.
 typedef struct gpu_payload_t {
+  gpu_payload_kind_t kind;
+  bool issued;               // its issue succeeded (allocas and deallocas)
+  gpu_buffer_t* buffer;      // ALLOCA, DEALLOCA: retained
   gpu_trace_spans_t* trace;  // HAL_TRACE's device spans; NULL when off
   // The vendor profiler's range (NVTX, roctx) from issue to completion.
   bool range_started;
@@ -115,6 +119,14 @@ static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
   HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
   HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
   gpu_adapter_t* adapter = device->adapter;
+  if (payload->kind != GPU_PAYLOAD_COMMAND_BUFFERS) {
+    hal_status_t status =
+        payload->kind == GPU_PAYLOAD_ALLOCA
+            ? gpu_queue_issue_alloca(queue, payload->buffer)
+            : gpu_queue_issue_dealloca(queue, payload->buffer);
+    payload->issued = status == HAL_OK;
+    return gpu_device_note(device, status);
+  }
   if (HAL_UNLIKELY(adapter->info.tool_ranges != NULL)) {
     char message[HAL_DRIVER_NAME_MAX + 64];
     snprintf(message, sizeof(message), "HAL %s:%u:q%u submission %" PRIu64,
@@ -201,6 +213,13 @@ static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   for (size_t i = 0; i < payload->count; ++i) {
     hal_command_buffer_release_for_submission(payload->command_buffers[i]);
   }
+  if (payload->kind == GPU_PAYLOAD_ALLOCA) {
+    gpu_alloca_released(payload->buffer, payload->issued);
+  } else if (payload->kind == GPU_PAYLOAD_DEALLOCA) {
+    gpu_dealloca_released(queue->device, payload->buffer, payload->issued);
+  }
+  if (payload->buffer)
+    hal_buffer_release(&payload->buffer->base);
   hal_resource_defer_destruction_exit();
   hal_allocator_free(allocator, payload);
 }
@@ -242,6 +261,7 @@ static void gpu_device_destroy(hal_device_t* base) {
       }
     }
     gpu_device_trace_deinitialize(device);
+    gpu_device_alloca_deinitialize(device);
     if (device->event_pool)
       hal_sync_event_pool_destroy(device->event_pool);
     adapter->ops->context_close(adapter, device->context);
@@ -250,6 +270,8 @@ static void gpu_device_destroy(hal_device_t* base) {
   hal_sync_loss_domain_release(device->loss_domain);
   hal_status_free(device->lost_status);
   pthread_mutex_destroy(&device->lost_mutex);
+  pthread_cond_destroy(&device->alloca_freed);
+  pthread_mutex_destroy(&device->alloca_mutex);
   hal_allocator_free(base->host_allocator, device);
 }
 
@@ -325,8 +347,7 @@ static hal_status_t gpu_device_queue_execute(
         base->host_allocator,
         sizeof(*payload) + command_buffer_count * sizeof(hal_command_buffer_t*),
         (void**)&payload));
-    payload->trace = NULL;
-    payload->range_started = false;
+    memset(payload, 0, sizeof(*payload));
     payload->count = command_buffer_count;
     for (size_t i = 0; i < command_buffer_count; ++i) {
       payload->command_buffers[i] = command_buffers[i];
@@ -349,6 +370,37 @@ static hal_status_t gpu_device_queue_execute(
   return status;
 }
 
+hal_status_t gpu_device_submit_memory_op(
+    gpu_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, gpu_payload_kind_t kind,
+    gpu_buffer_t* buffer) {
+  if (atomic_load_explicit(&device->shut_down, memory_order_acquire)) {
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "device '%s' was released; it takes no more work",
+                           device->base.info.name);
+  }
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  gpu_payload_t* payload = NULL;
+  HAL_RETURN_IF_ERROR(hal_allocator_malloc(device->base.host_allocator,
+                                           sizeof(*payload), (void**)&payload));
+  memset(payload, 0, sizeof(*payload));
+  payload->kind = kind;
+  payload->buffer = buffer;
+  hal_buffer_retain(&buffer->base);  // Q3
+  hal_semaphore_list_t waits =
+      wait_semaphores ? *wait_semaphores : hal_semaphore_list_empty();
+  hal_semaphore_list_t signals =
+      signal_semaphores ? *signal_semaphores : hal_semaphore_list_empty();
+  hal_status_t status = hal_sync_queue_submit(
+      device->queues[queue_index].sync_queue, waits, signals, payload);
+  if (status != HAL_OK) {
+    hal_buffer_release(&buffer->base);
+    hal_allocator_free(device->base.host_allocator, payload);
+  }
+  return status;
+}
+
 static hal_status_t gpu_device_wait_semaphores(
     hal_device_t* base, hal_wait_mode_t wait_mode,
     const hal_semaphore_list_t* semaphore_list, hal_timeout_t timeout) {
@@ -365,6 +417,8 @@ const hal_device_vtable_t gpu_device_vtable = {
     .create_executable = gpu_device_create_executable,
     .queue_execute = gpu_device_queue_execute,
     .wait_semaphores = gpu_device_wait_semaphores,
+    .queue_alloca = gpu_device_queue_alloca,
+    .queue_dealloca = gpu_device_queue_dealloca,
 };
 
 // Creates queue |index|: a stream and a sync queue over it.
@@ -406,6 +460,10 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
   device->allocator.vtable = &gpu_device_allocator_vtable;
   device->allocator.device = &device->base;
   pthread_mutex_init(&device->lost_mutex, NULL);
+  pthread_mutex_init(&device->alloca_mutex, NULL);
+  pthread_cond_init(&device->alloca_freed, NULL);
+  device->alloca_frees_pending = 0;
+  device->alloca_pool = NULL;
 
   hal_status_t status = hal_sync_loss_domain_create(&device->loss_domain);
   if (status == HAL_OK) {
@@ -443,6 +501,8 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
     device->queue_count = i + 1;  // destroy tears down what exists
     status = gpu_queue_initialize(device, i);
   }
+  if (status == HAL_OK)
+    status = gpu_device_alloca_initialize(device);
   if (status == HAL_OK)
     status = gpu_device_trace_initialize(device);
   if (status != HAL_OK) {

@@ -89,14 +89,15 @@ hal_status_t gpu_executable_create(gpu_device_t* device,
   return HAL_OK;
 }
 
-void gpu_dispatch_prepare(const hal_op_t* op, gpu_dispatch_args_t* out) {
+hal_status_t gpu_dispatch_prepare(const hal_op_t* op,
+                                  gpu_dispatch_args_t* out) {
   const gpu_executable_t* executable = HAL_RESOURCE_CAST(
       const gpu_executable_t, op->dispatch.executable, &gpu_executable_vtable);
   size_t arg = 0;
   for (uint32_t i = 0; i < op->dispatch.binding_count; ++i) {
     const hal_dispatch_binding_t* binding = &op->dispatch.bindings[i];
-    out->addresses[i] =
-        gpu_buffer_cast(binding->buffer)->address + binding->offset;
+    HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(
+        binding->buffer, binding->offset, &out->addresses[i]));
     out->args[arg++] = &out->addresses[i];
   }
   for (uint32_t i = 0; i < op->dispatch.constant_count; ++i) {
@@ -109,4 +110,5 @@ void gpu_dispatch_prepare(const hal_op_t* op, gpu_dispatch_args_t* out) {
     out->launch.block[i] = op->dispatch.workgroup_size[i];
   }
   out->launch.args = out->args;
+  return HAL_OK;
 }

@@ -29,6 +29,15 @@ typedef struct gpu_graph_state_t {
   gpu_device_t* device;
   gpu_graph_t graph;      // the graph the executable was made from
   gpu_graph_exec_t exec;  // NULL when the recording has no ops
+  // The queue-ordered buffers the recording uses (retained by it). With
+  // any, the graph is built at the first issue, when their allocas were
+  // reached and their addresses are known (under |build_mutex|: several
+  // queues may issue the command buffer at once), and each issue checks
+  // that none was deallocated.
+  hal_buffer_t** queue_ordered;
+  size_t queue_ordered_count;
+  bool deferred;  // the build waits for the first issue
+  pthread_mutex_t build_mutex;
   // hal_command_buffer_query_info(): how end() produced |exec|, counted.
   uint32_t instantiate_count;
   uint32_t update_count;
@@ -66,32 +75,36 @@ static hal_status_t gpu_graph_builder_add_op(gpu_graph_builder_t* builder,
   const gpu_graph_node_t* dependencies = builder->join ? &builder->join : NULL;
   size_t dependency_count = builder->join ? 1 : 0;
   gpu_graph_node_t node = NULL;
+  gpu_device_ptr_t target = 0, source = 0;
   switch (op->kind) {
     case HAL_OP_FILL:
+      HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(
+          op->fill.target, op->fill.target_offset, &target));
       HAL_RETURN_IF_ERROR(adapter->ops->graph_add_memset_node(
-          adapter, builder->graph, dependencies, dependency_count,
-          gpu_buffer_cast(op->fill.target)->address + op->fill.target_offset,
+          adapter, builder->graph, dependencies, dependency_count, target,
           op->fill.pattern, op->fill.pattern_length,
           op->fill.length / op->fill.pattern_length, &node));
       break;
     case HAL_OP_UPDATE:
       // The source bytes live in the recording for as long as the graph.
+      HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(
+          op->update.target, op->update.target_offset, &target));
       HAL_RETURN_IF_ERROR(adapter->ops->graph_add_memcpy_node(
-          adapter, builder->graph, dependencies, dependency_count,
-          gpu_buffer_cast(op->update.target)->address +
-              op->update.target_offset,
+          adapter, builder->graph, dependencies, dependency_count, target,
           gpu_host_address(op->update.data), op->update.length, &node));
       break;
     case HAL_OP_COPY:
+      HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(
+          op->copy.target, op->copy.target_offset, &target));
+      HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(
+          op->copy.source, op->copy.source_offset, &source));
       HAL_RETURN_IF_ERROR(adapter->ops->graph_add_memcpy_node(
-          adapter, builder->graph, dependencies, dependency_count,
-          gpu_buffer_cast(op->copy.target)->address + op->copy.target_offset,
-          gpu_buffer_cast(op->copy.source)->address + op->copy.source_offset,
-          op->copy.length, &node));
+          adapter, builder->graph, dependencies, dependency_count, target,
+          source, op->copy.length, &node));
       break;
     case HAL_OP_DISPATCH: {
       gpu_dispatch_args_t dispatch;
-      gpu_dispatch_prepare(op, &dispatch);
+      HAL_RETURN_IF_ERROR(gpu_dispatch_prepare(op, &dispatch));
       HAL_RETURN_IF_ERROR(adapter->ops->graph_add_kernel_node(
           adapter, builder->graph, dependencies, dependency_count,
           &dispatch.launch, &node));
@@ -160,14 +173,60 @@ static void gpu_graph_state_clear(gpu_graph_state_t* state) {
   state->graph = NULL;
 }
 
-// end(): build the graph, then update the executable in place or
-// instantiate. Errors surface here, never at submit.
-static hal_status_t gpu_graph_end(void* user,
-                                  hal_command_buffer_t* command_buffer) {
-  gpu_graph_state_t* state = user;
+// Adds |buffer| to |state|'s queue-ordered buffers if it is one, once.
+static hal_status_t gpu_graph_note_buffer(gpu_graph_state_t* state,
+                                          hal_buffer_t* buffer) {
+  if (!gpu_buffer_cast(buffer)->queue_ordered)
+    return HAL_OK;
+  for (size_t i = 0; i < state->queue_ordered_count; ++i) {
+    if (state->queue_ordered[i] == buffer)
+      return HAL_OK;
+  }
+  HAL_RETURN_IF_ERROR(hal_allocator_realloc(
+      state->device->base.host_allocator,
+      (state->queue_ordered_count + 1) * sizeof(hal_buffer_t*),
+      (void**)&state->queue_ordered));
+  state->queue_ordered[state->queue_ordered_count++] = buffer;
+  return HAL_OK;
+}
+
+// The queue-ordered buffers |ops| use, into |state|.
+static hal_status_t gpu_graph_collect_queue_ordered(gpu_graph_state_t* state,
+                                                    const hal_op_t* ops,
+                                                    size_t count) {
+  state->queue_ordered_count = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const hal_op_t* op = &ops[i];
+    switch (op->kind) {
+      case HAL_OP_BARRIER:
+        break;
+      case HAL_OP_FILL:
+        HAL_RETURN_IF_ERROR(gpu_graph_note_buffer(state, op->fill.target));
+        break;
+      case HAL_OP_UPDATE:
+        HAL_RETURN_IF_ERROR(gpu_graph_note_buffer(state, op->update.target));
+        break;
+      case HAL_OP_COPY:
+        HAL_RETURN_IF_ERROR(gpu_graph_note_buffer(state, op->copy.source));
+        HAL_RETURN_IF_ERROR(gpu_graph_note_buffer(state, op->copy.target));
+        break;
+      case HAL_OP_DISPATCH:
+        for (uint32_t b = 0; b < op->dispatch.binding_count; ++b) {
+          HAL_RETURN_IF_ERROR(
+              gpu_graph_note_buffer(state, op->dispatch.bindings[b].buffer));
+        }
+        break;
+    }
+  }
+  return HAL_OK;
+}
+
+// Builds the graph of |command_buffer|, then updates the executable in
+// place or instantiates. Context current.
+static hal_status_t gpu_graph_build_exec(gpu_graph_state_t* state,
+                                         hal_command_buffer_t* command_buffer) {
   gpu_device_t* device = state->device;
   gpu_adapter_t* adapter = device->adapter;
-  HAL_RETURN_IF_ERROR(gpu_device_make_current(device));
   size_t count = 0;
   const hal_op_t* ops =
       hal_recording_command_buffer_ops(command_buffer, &count);
@@ -208,6 +267,25 @@ static hal_status_t gpu_graph_end(void* user,
   return HAL_OK;
 }
 
+// end(): build the graph now, unless it uses queue-ordered buffers (their
+// addresses come when their allocas are reached: the first issue builds
+// it). Errors surface here, never at submit.
+static hal_status_t gpu_graph_end(void* user,
+                                  hal_command_buffer_t* command_buffer) {
+  gpu_graph_state_t* state = user;
+  HAL_RETURN_IF_ERROR(gpu_device_make_current(state->device));
+  size_t count = 0;
+  const hal_op_t* ops =
+      hal_recording_command_buffer_ops(command_buffer, &count);
+  HAL_RETURN_IF_ERROR(gpu_graph_collect_queue_ordered(state, ops, count));
+  state->deferred = state->queue_ordered_count > 0;
+  if (state->deferred) {
+    gpu_graph_state_clear(state);
+    return HAL_OK;
+  }
+  return gpu_graph_build_exec(state, command_buffer);
+}
+
 static void gpu_graph_destroy(void* user,
                               hal_command_buffer_t* command_buffer) {
   gpu_graph_state_t* state = user;
@@ -215,6 +293,8 @@ static void gpu_graph_destroy(void* user,
     return;
   hal_status_ignore(gpu_device_make_current(state->device));
   gpu_graph_state_clear(state);
+  pthread_mutex_destroy(&state->build_mutex);
+  hal_allocator_free(state->device->base.host_allocator, state->queue_ordered);
   hal_allocator_free(state->device->base.host_allocator, state);
 }
 
@@ -232,7 +312,9 @@ static hal_status_t gpu_graph_create_command_buffer(
   gpu_graph_state_t* state = NULL;
   HAL_RETURN_IF_ERROR(hal_allocator_malloc(device->base.host_allocator,
                                            sizeof(*state), (void**)&state));
+  memset(state, 0, sizeof(*state));
   state->device = device;
+  pthread_mutex_init(&state->build_mutex, NULL);
   const hal_recording_hooks_t hooks = {
       // A re-record keeps the executable (end() may update it in place);
       // it holds its own copy of every parameter, so the old ops may go.
@@ -245,6 +327,7 @@ static hal_status_t gpu_graph_create_command_buffer(
   hal_status_t status = hal_recording_command_buffer_create(
       &device->base, mode, &hooks, state, out_command_buffer);
   if (status != HAL_OK) {
+    pthread_mutex_destroy(&state->build_mutex);
     hal_allocator_free(device->base.host_allocator, state);
   }
   return status;
@@ -256,9 +339,24 @@ static hal_status_t gpu_graph_issue(gpu_queue_t* queue,
                                     gpu_trace_spans_t* trace) {
   (void)trace;
   gpu_graph_state_t* state = hal_recording_command_buffer_user(command_buffer);
+  gpu_adapter_t* adapter = queue->device->adapter;
+  if (HAL_UNLIKELY(state->deferred)) {
+    // Every queue-ordered buffer must be alive for this launch; the first
+    // issue also builds the graph with their addresses.
+    for (size_t i = 0; i < state->queue_ordered_count; ++i) {
+      gpu_device_ptr_t address = 0;
+      HAL_RETURN_IF_ERROR(
+          gpu_buffer_issue_address(state->queue_ordered[i], 0, &address));
+    }
+    pthread_mutex_lock(&state->build_mutex);
+    hal_status_t status = HAL_OK;
+    if (!state->exec)
+      status = gpu_graph_build_exec(state, command_buffer);
+    pthread_mutex_unlock(&state->build_mutex);
+    HAL_RETURN_IF_ERROR(status);
+  }
   if (!state->exec)
     return HAL_OK;  // no ops
-  gpu_adapter_t* adapter = queue->device->adapter;
   return adapter->ops->graph_launch(adapter, state->exec, queue->stream);
 }
 

@@ -36,37 +36,50 @@ static hal_status_t gpu_stream_issue(gpu_queue_t* queue,
   for (size_t i = 0; i < count; ++i) {
     const hal_op_t* op = &ops[i];
     hal_status_t status = HAL_OK;
+    gpu_device_ptr_t target = 0, source = 0;
     switch (op->kind) {
       case HAL_OP_BARRIER:
         break;  // the stream is in order
       case HAL_OP_FILL:
-        status = adapter->ops->memset_async(
-            adapter, stream,
-            gpu_buffer_cast(op->fill.target)->address + op->fill.target_offset,
-            op->fill.pattern, op->fill.pattern_length,
-            op->fill.length / op->fill.pattern_length);
+        status = gpu_buffer_issue_address(op->fill.target,
+                                          op->fill.target_offset, &target);
+        if (status == HAL_OK) {
+          status = adapter->ops->memset_async(
+              adapter, stream, target, op->fill.pattern,
+              op->fill.pattern_length,
+              op->fill.length / op->fill.pattern_length);
+        }
         break;
       case HAL_OP_UPDATE:
         // The data lives in the recording, which the submission keeps
         // alive until the device is done with it.
-        status = adapter->ops->memcpy_async(
-            adapter, stream,
-            gpu_buffer_cast(op->update.target)->address +
-                op->update.target_offset,
-            gpu_host_address(op->update.data), op->update.length);
+        status = gpu_buffer_issue_address(op->update.target,
+                                          op->update.target_offset, &target);
+        if (status == HAL_OK) {
+          status = adapter->ops->memcpy_async(adapter, stream, target,
+                                              gpu_host_address(op->update.data),
+                                              op->update.length);
+        }
         break;
       case HAL_OP_DISPATCH: {
         gpu_dispatch_args_t dispatch;
-        gpu_dispatch_prepare(op, &dispatch);
-        status = adapter->ops->launch_kernel(adapter, stream, &dispatch.launch);
+        status = gpu_dispatch_prepare(op, &dispatch);
+        if (status == HAL_OK)
+          status =
+              adapter->ops->launch_kernel(adapter, stream, &dispatch.launch);
         break;
       }
       case HAL_OP_COPY:
-        status = adapter->ops->memcpy_async(
-            adapter, stream,
-            gpu_buffer_cast(op->copy.target)->address + op->copy.target_offset,
-            gpu_buffer_cast(op->copy.source)->address + op->copy.source_offset,
-            op->copy.length);
+        status = gpu_buffer_issue_address(op->copy.target,
+                                          op->copy.target_offset, &target);
+        if (status == HAL_OK) {
+          status = gpu_buffer_issue_address(op->copy.source,
+                                            op->copy.source_offset, &source);
+        }
+        if (status == HAL_OK) {
+          status = adapter->ops->memcpy_async(adapter, stream, target, source,
+                                              op->copy.length);
+        }
         break;
     }
     if (status != HAL_OK) {

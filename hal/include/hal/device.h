@@ -184,6 +184,43 @@ hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
                            const hal_semaphore_list_t* signal_semaphores,
                            hal_host_call_fn_t fn, void* user_data);
 
+// Queue-ordered allocation (docs/queue-ops.md has the long form).
+//
+// hal_device_queue_alloca returns at once a buffer handle of |byte_length|
+// (> 0) bytes of DEVICE_LOCAL memory (|params| may not ask for
+// HOST_VISIBLE memory or MAPPING usage). Its memory comes from the device's
+// pool when queue |queue_index| reaches the alloca (after its waits), and
+// may be used by queue work ordered after |signal_semaphores| only: before
+// that, nothing may touch it (queue work that does fails FAILED_PRECONDITION
+// at issue; hal_buffer_read/write return FAILED_PRECONDITION). A failed
+// wait fails the signals and the buffer never gets memory. A pool that
+// cannot grow fails the signals with RESOURCE_EXHAUSTED.
+//
+// hal_device_queue_dealloca gives |buffer|'s memory back to the pool once
+// queue |queue_index| reaches it (after its waits), then signals. Every use
+// must be ordered before |wait_semaphores|. After the dealloca is reached
+// nothing may touch the memory again: queue work issued after it that
+// references the buffer fails FAILED_PRECONDITION. The handle itself stays
+// the caller's to release. A failed wait fails the signals and leaves the
+// memory with the buffer, freed when its last reference goes (nothing is
+// leaked, nothing freed under running work). A buffer released without a
+// dealloca frees its memory then too.
+//
+// Errors (nothing submitted): INVALID_ARGUMENT for a size of 0, memory
+// types or usage an alloca cannot have, a buffer not made by
+// hal_device_queue_alloca, or one of another device; RESOURCE_EXHAUSTED
+// for a size beyond the device's memory; FAILED_PRECONDITION for a second
+// dealloca of one buffer. As hal_device_queue_execute otherwise.
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_alloca(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_params_t params,
+    uint64_t byte_length, hal_buffer_t** out_buffer);
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_dealloca(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* buffer);
+
 // Blocks until ALL/ANY of |semaphore_list| reached their values, one failed
 // (its status is returned), or |timeout| passed (DEADLINE_EXCEEDED). An
 // empty list returns OK at once.
@@ -243,6 +280,21 @@ struct hal_device_vtable_t {
                                   hal_wait_mode_t wait_mode,
                                   const hal_semaphore_list_t* semaphore_list,
                                   hal_timeout_t timeout);
+  // Optional (NULL: UNIMPLEMENTED). |params| and |byte_length| are
+  // validated (device-local, > 0, within the device's memory), as are the
+  // lists; the contract is hal_device_queue_alloca's.
+  hal_status_t (*queue_alloca)(hal_device_t* device, uint32_t queue_index,
+                               const hal_semaphore_list_t* wait_semaphores,
+                               const hal_semaphore_list_t* signal_semaphores,
+                               hal_buffer_params_t params, uint64_t byte_length,
+                               hal_buffer_t** out_buffer);
+  // Optional, with queue_alloca. |buffer| is a buffer of this device; the
+  // driver checks that it came from its queue_alloca and was not
+  // deallocated before.
+  hal_status_t (*queue_dealloca)(hal_device_t* device, uint32_t queue_index,
+                                 const hal_semaphore_list_t* wait_semaphores,
+                                 const hal_semaphore_list_t* signal_semaphores,
+                                 hal_buffer_t* buffer);
 };
 
 HAL_EXTERN_C_END

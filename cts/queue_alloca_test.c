@@ -1,0 +1,289 @@
+// Copyright 2026 The HAL Authors.
+//
+// CTS suite "queue_alloca": queue-ordered allocation on the driver's device
+// (hal_device_queue_alloca / hal_device_queue_dealloca).
+//
+// The memory of an alloca'd buffer exists from its alloca's signals to its
+// dealloca's waits: work ordered in between sees what earlier work wrote,
+// across queues; work outside fails at issue; a loop of pairs reuses the
+// pool's memory (the virtual GPU's device memory is 64 MiB in this suite's
+// runs); failures reach the signals and leak nothing; the device's release
+// cancels what still waits (Q4). The suite also runs with the vendor's
+// stream-ordered allocator hidden (the core's fallback).
+
+#include "cts.h"
+
+typedef cts_fixture_t fixture_t;
+
+static const hal_buffer_params_t kDeviceLocal = {
+    .memory_type = HAL_MEMORY_TYPE_DEVICE_LOCAL,
+    .usage = HAL_BUFFER_USAGE_DEFAULT,
+};
+
+static hal_semaphore_list_t one(hal_semaphore_t** semaphore, uint64_t* value) {
+  hal_semaphore_list_t list = {*semaphore ? 1 : 0, semaphore, value};
+  return list;
+}
+
+// An alloca on |queue| waiting (wait, wait_value), signaling (signal,
+// signal_value).
+static hal_status_t alloca_on(hal_device_t* device, uint32_t queue,
+                              hal_semaphore_t* wait, uint64_t wait_value,
+                              hal_semaphore_t* signal, uint64_t signal_value,
+                              uint64_t size, hal_buffer_t** out_buffer) {
+  hal_semaphore_list_t waits = one(&wait, &wait_value);
+  hal_semaphore_list_t signals = one(&signal, &signal_value);
+  return hal_device_queue_alloca(device, queue, &waits, &signals, kDeviceLocal,
+                                 size, out_buffer);
+}
+
+static hal_status_t dealloca_on(hal_device_t* device, uint32_t queue,
+                                hal_semaphore_t* wait, uint64_t wait_value,
+                                hal_semaphore_t* signal, uint64_t signal_value,
+                                hal_buffer_t* buffer) {
+  hal_semaphore_list_t waits = one(&wait, &wait_value);
+  hal_semaphore_list_t signals = one(&signal, &signal_value);
+  return hal_device_queue_dealloca(device, queue, &waits, &signals, buffer);
+}
+
+static hal_status_t fill_on(hal_device_t* device, uint32_t queue,
+                            hal_semaphore_t* wait, uint64_t wait_value,
+                            hal_semaphore_t* signal, uint64_t signal_value,
+                            hal_buffer_t* buffer, uint64_t length,
+                            uint8_t pattern) {
+  hal_semaphore_list_t waits = one(&wait, &wait_value);
+  hal_semaphore_list_t signals = one(&signal, &signal_value);
+  return hal_device_queue_fill(device, queue, &waits, &signals, buffer, 0,
+                               length, &pattern, 1);
+}
+
+static hal_status_t copy_on(hal_device_t* device, uint32_t queue,
+                            hal_semaphore_t* wait, uint64_t wait_value,
+                            hal_semaphore_t* signal, uint64_t signal_value,
+                            hal_buffer_t* source, hal_buffer_t* target,
+                            uint64_t length) {
+  hal_semaphore_list_t waits = one(&wait, &wait_value);
+  hal_semaphore_list_t signals = one(&signal, &signal_value);
+  return hal_device_queue_copy(device, queue, &waits, &signals, source, 0,
+                               target, 0, length);
+}
+
+// Work before and after, submitted back to front (wait-before-signal all
+// the way, S4): a fill of a, the alloca, a copy a -> x, a reusable command
+// buffer filling half of x submitted twice (graph drivers build its graph
+// at the first issue), a copy x -> b, the dealloca. b holds what a got
+// and the fill wrote over it.
+CTS_CASE(Alloca_OrderedWithWorkBeforeAndAfter) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  enum { kSize = CTS_FIXTURE_BUFFER_SIZE, kHalf = kSize / 2 };
+  hal_buffer_t* x = NULL;
+  HAL_ASSERT_OK(alloca_on(f->device, f->q0, s, 1, s, 2, kSize, &x));
+  hal_command_buffer_t* half =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
+  uint8_t pattern = 0x77;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(half, x, 0, kHalf, &pattern, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(half));
+  HAL_ASSERT_OK(dealloca_on(f->device, f->q0, s, 6, s, 7, x));
+  HAL_ASSERT_OK(copy_on(f->device, f->q1, s, 5, s, 6, x, f->b, kSize));
+  HAL_ASSERT_OK(cts_submit(f->device, f->q1, s, 4, half, s, 5));
+  HAL_ASSERT_OK(cts_submit(f->device, f->q0, s, 3, half, s, 4));
+  HAL_ASSERT_OK(copy_on(f->device, f->q1, s, 2, s, 3, f->a, x, kSize));
+  HAL_ASSERT_OK(fill_on(f->device, f->q0, NULL, 0, s, 1, f->a, kSize, 0x3C));
+  HAL_ASSERT_OK(cts_wait(s, 7));
+  cts_expect_bytes(f->b, 0, kHalf, 0x77);
+  cts_expect_bytes(f->b, kHalf, kSize - kHalf, 0x3C);
+  hal_command_buffer_release(half);
+  hal_buffer_release(x);
+  hal_semaphore_release(s);
+}
+
+// Alloca on one queue, used on the other, deallocated on the first.
+CTS_CASE(Alloca_AcrossQueues) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_buffer_t* x = NULL;
+  HAL_ASSERT_OK(alloca_on(f->device, f->q0, NULL, 0, s, 1, 1000, &x));
+  HAL_ASSERT_OK(fill_on(f->device, f->q1, s, 1, s, 2, x, 1000, 0xA5));
+  HAL_ASSERT_OK(copy_on(f->device, f->q1, s, 2, s, 3, x, f->b, 1000));
+  HAL_ASSERT_OK(dealloca_on(f->device, f->q0, s, 3, s, 4, x));
+  HAL_ASSERT_OK(cts_wait(s, 4));
+  cts_expect_bytes(f->b, 0, 1000, 0xA5);
+  cts_expect_bytes(f->b, 1000, CTS_FIXTURE_BUFFER_SIZE - 1000, 0);
+  hal_buffer_release(x);
+  hal_semaphore_release(s);
+}
+
+// 10 000 pairs of 1 MiB (HAL_STRESS_ITERATIONS scales them), each alloca
+// waiting for the previous dealloca, all submitted before the first runs:
+// the pool reuses one block. Without reuse the 64 MiB of the virtual GPU's
+// device would run out after 64 and the chain would fail.
+CTS_CASE(Alloca_ReuseLoopStaysWithinDeviceMemory) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  const uint32_t pairs = cts_iterations(10000);
+  const uint64_t size = 1u << 20;
+  uint64_t value = 0;
+  for (uint32_t i = 0; i < pairs; ++i) {
+    hal_buffer_t* x = NULL;
+    HAL_ASSERT_OK(
+        alloca_on(f->device, f->q0, s, value, s, value + 1, size, &x));
+    HAL_ASSERT_OK(fill_on(f->device, f->q0, s, value + 1, s, value + 2, x, size,
+                          (uint8_t)i));
+    HAL_ASSERT_OK(dealloca_on(f->device, f->q0, s, value + 2, s, value + 3, x));
+    hal_buffer_release(x);  // the submissions keep it while they need it
+    value += 3;
+  }
+  HAL_ASSERT_OK(cts_wait(s, value));
+  hal_semaphore_release(s);
+}
+
+// A failed wait fails the alloca's signals; the buffer never gets memory:
+// work using it and its dealloca fail too, host transfers refuse, and the
+// handle's release frees nothing it does not own.
+CTS_CASE(Alloca_FailedWaitFailsSignalsAndWorkUsingIt) {
+  fixture_t* f = *state;
+  hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_buffer_t* x = NULL;
+  HAL_ASSERT_OK(alloca_on(f->device, f->q0, gate, 1, s, 1, 256, &x));
+  HAL_ASSERT_OK(fill_on(f->device, f->q1, s, 1, s, 2, x, 256, 1));
+  HAL_ASSERT_OK(dealloca_on(f->device, f->q0, s, 2, s, 3, x));
+  uint8_t byte = 0;
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "alloca was not reached",
+                    hal_buffer_read(x, 0, &byte, 1));
+  hal_semaphore_fail(gate, hal_make_status(HAL_STATUS_ABORTED, "no input"));
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "no input", cts_wait(s, 3));
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "alloca failed",
+                    hal_buffer_write(x, 0, &byte, 1));
+  hal_buffer_release(x);
+  hal_semaphore_release(s);
+  hal_semaphore_release(gate);
+}
+
+// Work issued after the dealloca was reached fails at issue, naming the
+// buffer; host transfers refuse; a second dealloca is refused at the call.
+CTS_CASE(Alloca_UseAfterDeallocaFailsAtIssue) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_buffer_t* x = NULL;
+  HAL_ASSERT_OK(alloca_on(f->device, f->q0, NULL, 0, s, 1, 512, &x));
+  HAL_ASSERT_OK(dealloca_on(f->device, f->q1, s, 1, s, 2, x));
+  HAL_ASSERT_OK(cts_wait(s, 2));
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "already passed",
+                    dealloca_on(f->device, f->q0, NULL, 0, NULL, 0, x));
+  HAL_ASSERT_OK(fill_on(f->device, f->q0, s, 2, s, 3, x, 512, 9));
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "dealloca was reached",
+                    cts_wait(s, 3));
+  uint8_t byte = 0;
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "dealloca was reached",
+                    hal_buffer_read(x, 0, &byte, 1));
+  hal_buffer_release(x);
+  hal_semaphore_release(s);
+}
+
+// A buffer never deallocated keeps its memory until its last reference
+// goes (the virtual GPU reports a leak otherwise); one written by the host
+// between its alloca and its release reads back.
+CTS_CASE(Alloca_ReleaseWithoutDeallocaFreesTheMemory) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_buffer_t* x = NULL;
+  HAL_ASSERT_OK(alloca_on(f->device, f->q1, NULL, 0, s, 1, 64, &x));
+  HAL_ASSERT_OK(cts_wait(s, 1));
+  uint8_t bytes[64];
+  memset(bytes, 0xEE, sizeof(bytes));
+  HAL_ASSERT_OK(hal_buffer_write(x, 0, bytes, sizeof(bytes)));
+  memset(bytes, 0, sizeof(bytes));
+  HAL_ASSERT_OK(hal_buffer_read(x, 0, bytes, sizeof(bytes)));
+  assert_int_equal(bytes[63], 0xEE);
+  hal_buffer_release(x);
+  hal_semaphore_release(s);
+}
+
+// Bad input: a clear status, nothing submitted, no semaphore moved.
+CTS_CASE(Alloca_BadArgumentsSubmitNothing) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t one_value = 1;
+  hal_semaphore_list_t signal = {1, &s, &one_value};
+  hal_buffer_t* x = (hal_buffer_t*)1;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "at least one byte",
+                    hal_device_queue_alloca(f->device, 0, NULL, &signal,
+                                            kDeviceLocal, 0, &x));
+  assert_null(x);
+  hal_buffer_params_t visible = {
+      HAL_MEMORY_TYPE_HOST_VISIBLE,
+      HAL_BUFFER_USAGE_DEFAULT | HAL_BUFFER_USAGE_MAPPING};
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "DEVICE_LOCAL memory only",
+      hal_device_queue_alloca(f->device, 0, NULL, &signal, visible, 64, &x));
+  hal_buffer_params_t mapped = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_MAPPING};
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "MAPPING",
+      hal_device_queue_alloca(f->device, 0, NULL, &signal, mapped, 64, &x));
+  const hal_device_info_t* info = hal_device_info(f->device);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_RESOURCE_EXHAUSTED, "exceeds",
+      hal_device_queue_alloca(f->device, 0, NULL, &signal, kDeviceLocal,
+                              info->total_memory + 1, &x));
+  HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "out of range",
+                    hal_device_queue_alloca(f->device, 99, NULL, &signal,
+                                            kDeviceLocal, 64, &x));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "out_buffer",
+                    hal_device_queue_alloca(f->device, 0, NULL, &signal,
+                                            kDeviceLocal, 64, NULL));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "not made by hal_device_queue_alloca",
+      hal_device_queue_dealloca(f->device, 0, NULL, &signal, f->a));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "NULL",
+      hal_device_queue_dealloca(f->device, 0, NULL, &signal, NULL));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "not a buffer",
+      hal_device_queue_dealloca(f->device, 0, NULL, &signal, (hal_buffer_t*)s));
+  assert_int_equal(cts_query(s), 0);
+  hal_semaphore_release(s);
+}
+
+// Releasing the device with an alloca parked on a semaphore nobody signals
+// cancels it (its signals fail CANCELLED); the handle, released after the
+// device, frees without touching the device's queues. A live buffer that
+// outlives the device's last release frees its memory then.
+CTS_CASE(Q4_AllocaParkedAtReleaseIsCancelled) {
+  (void)state;
+  hal_device_t* device = cts_create_device(0);
+  hal_semaphore_t* never = cts_create_semaphore(device, 0);
+  hal_semaphore_t* s = cts_create_semaphore(device, 0);
+  hal_semaphore_t* reached = cts_create_semaphore(device, 0);
+  hal_buffer_t* parked = NULL;
+  hal_buffer_t* live = NULL;
+  HAL_ASSERT_OK(alloca_on(device, 0, never, 1, s, 1, 4096, &parked));
+  HAL_ASSERT_OK(alloca_on(device, 1, NULL, 0, reached, 1, 4096, &live));
+  HAL_ASSERT_OK(cts_wait(reached, 1));
+  hal_device_release(device);
+  HAL_ASSERT_STATUS(HAL_STATUS_CANCELLED, "", cts_wait(s, 1));
+  hal_buffer_release(parked);
+  hal_buffer_release(live);
+  hal_semaphore_release(reached);
+  hal_semaphore_release(s);
+  hal_semaphore_release(never);
+}
+
+// The test list: CASE binds this program's fixture.
+#define CASE(name) CTS_ON_FIXTURE(name)
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      CASE(Alloca_OrderedWithWorkBeforeAndAfter),
+      CASE(Alloca_AcrossQueues),
+      CASE(Alloca_ReuseLoopStaysWithinDeviceMemory),
+      CASE(Alloca_FailedWaitFailsSignalsAndWorkUsingIt),
+      CASE(Alloca_UseAfterDeallocaFailsAtIssue),
+      CASE(Alloca_ReleaseWithoutDeallocaFreesTheMemory),
+      CASE(Alloca_BadArgumentsSubmitNothing),
+      cmocka_unit_test(Q4_AllocaParkedAtReleaseIsCancelled),
+  };
+  return cts_main("queue_alloca", tests, HAL_ARRAYSIZE(tests));
+}

@@ -1,0 +1,239 @@
+// Copyright 2026 The HAL Authors.
+//
+// Queue-ordered allocation (hal_device_queue_alloca / _dealloca): a buffer
+// handle at once, its memory in queue order. docs/queue-ops.md has the
+// contract; this is how the GPU core keeps it.
+//
+// An alloca is a submission whose payload is the buffer: when the queue's
+// worker issues it (after its waits, on the queue's stream) it allocates
+// from the device's vendor pool in stream order (cuMemAllocFromPoolAsync,
+// hipMallocFromPoolAsync), stores the address and marks the buffer LIVE.
+// The alloca's completion event is recorded after that, so work that waits
+// for its signals runs after the allocation on the device and sees the
+// address at issue. A dealloca likewise frees in stream order
+// (cuMemFreeAsync, hipFreeAsync) at issue, after its waits: the vendor pool
+// reuses the memory only after the free ran, on this stream or on streams
+// ordered after it (the reuse loop of a queue keeps one block).
+//
+// Without the adapter's STREAM_ORDERED_ALLOC (a runtime that lacks the
+// family, or one hidden by HAL_GPU_ADAPTER_HIDE_SYMBOLS) the worker
+// allocates with device_alloc at issue, never on the caller's thread, and a
+// dealloca frees when its completion event was reached (all work ordered
+// before it is done then), on the completion thread.
+//
+// Issue time is where every use is checked: replay, graph build and launch,
+// and host transfers read the address through gpu_buffer_issue_address,
+// which refuses a buffer that is not LIVE (FAILED_PRECONDITION). A dealloca
+// that never ran (a failed wait) leaves the memory to the buffer: it is
+// freed when the buffer's last reference goes, when no submission uses it
+// any more. Graph drivers build the graph of a command buffer that uses
+// queue-ordered buffers at its first issue (gpu_graph.c).
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "gpu_core.h"
+#include "hal/env.h"
+
+// Idle pool memory kept for reuse unless HAL_ALLOCA_RELEASE_THRESHOLD says
+// otherwise: enough for a pipeline's working set without a trip to the
+// driver on every alloca.
+#define GPU_ALLOCA_DEFAULT_RELEASE_THRESHOLD ((uint64_t)64 << 20)
+
+hal_status_t gpu_device_alloca_initialize(gpu_device_t* device) {
+  gpu_adapter_t* adapter = device->adapter;
+  if (!(adapter->info.capabilities & GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC))
+    return HAL_OK;  // the fallback: device_alloc at issue
+  uint64_t threshold = GPU_ALLOCA_DEFAULT_RELEASE_THRESHOLD;
+  HAL_RETURN_IF_ERROR(hal_env_uint("HAL_ALLOCA_RELEASE_THRESHOLD", 0,
+                                   UINT64_MAX, &threshold, NULL));
+  return adapter->ops->pool_create(adapter, device->context, threshold,
+                                   &device->alloca_pool);
+}
+
+void gpu_device_alloca_deinitialize(gpu_device_t* device) {
+  // Every queue-ordered buffer is gone (each keeps the device alive), so
+  // every allocation of the pool was freed.
+  if (device->alloca_pool)
+    device->adapter->ops->pool_destroy(device->adapter, device->alloca_pool);
+  device->alloca_pool = NULL;
+}
+
+hal_status_t gpu_buffer_queue_ordered_address(const gpu_buffer_t* buffer,
+                                              gpu_device_ptr_t* out_address) {
+  uint32_t life = atomic_load_explicit(&((gpu_buffer_t*)buffer)->life,
+                                       memory_order_acquire);
+  if (HAL_LIKELY(life == GPU_BUFFER_LIFE_LIVE)) {
+    *out_address = buffer->address;
+    return HAL_OK;
+  }
+  *out_address = 0;
+  return hal_make_status(
+      HAL_STATUS_FAILED_PRECONDITION,
+      "buffer %p of %" PRIu64
+      " bytes is queue-ordered and %s: work that "
+      "uses it must be ordered after its alloca's signals and before its "
+      "dealloca's waits",
+      (const void*)buffer, buffer->base.byte_length,
+      life == GPU_BUFFER_LIFE_PENDING ? "its alloca was not reached yet"
+      : life == GPU_BUFFER_LIFE_FREED ? "its dealloca was reached"
+                                      : "its alloca failed");
+}
+
+hal_status_t gpu_device_queue_alloca(
+    hal_device_t* base, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_params_t params,
+    uint64_t byte_length, hal_buffer_t** out_buffer) {
+  gpu_device_t* device = gpu_device_cast(base);
+  gpu_buffer_t* buffer = NULL;
+  HAL_RETURN_IF_ERROR(hal_allocator_malloc(base->host_allocator,
+                                           sizeof(*buffer), (void**)&buffer));
+  memset(buffer, 0, sizeof(*buffer));
+  buffer->queue_ordered = true;
+  buffer->pooled = device->alloca_pool != NULL;
+  atomic_init(&buffer->life, GPU_BUFFER_LIFE_PENDING);
+  atomic_init(&buffer->dealloca_submitted, false);
+  hal_buffer_initialize(&gpu_buffer_vtable, base, params, byte_length,
+                        &buffer->base);
+  hal_status_t status = gpu_device_submit_memory_op(
+      device, queue_index, wait_semaphores, signal_semaphores,
+      GPU_PAYLOAD_ALLOCA, buffer);
+  if (status != HAL_OK) {
+    atomic_store_explicit(&buffer->life, GPU_BUFFER_LIFE_FAILED,
+                          memory_order_release);
+    hal_buffer_release(&buffer->base);
+    return status;
+  }
+  *out_buffer = &buffer->base;
+  return HAL_OK;
+}
+
+hal_status_t gpu_device_queue_dealloca(
+    hal_device_t* base, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* buffer_base) {
+  gpu_device_t* device = gpu_device_cast(base);
+  gpu_buffer_t* buffer = gpu_buffer_cast(buffer_base);
+  if (!buffer->queue_ordered) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "queue_dealloca: buffer %p was not made by "
+                           "hal_device_queue_alloca (release it instead)",
+                           (void*)buffer_base);
+  }
+  if (atomic_exchange_explicit(&buffer->dealloca_submitted, true,
+                               memory_order_acq_rel)) {
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "queue_dealloca: buffer %p was already passed to "
+                           "hal_device_queue_dealloca",
+                           (void*)buffer_base);
+  }
+  hal_status_t status = gpu_device_submit_memory_op(
+      device, queue_index, wait_semaphores, signal_semaphores,
+      GPU_PAYLOAD_DEALLOCA, buffer);
+  if (status != HAL_OK) {
+    atomic_store_explicit(&buffer->dealloca_submitted, false,
+                          memory_order_release);
+  }
+  return status;
+}
+
+// WORKER thread: waits until no fallback dealloca is between its issue and
+// its free. False when there was none (nothing to wait for).
+static bool gpu_alloca_wait_for_frees(gpu_device_t* device) {
+  pthread_mutex_lock(&device->alloca_mutex);
+  bool pending = device->alloca_frees_pending > 0;
+  while (device->alloca_frees_pending > 0)
+    pthread_cond_wait(&device->alloca_freed, &device->alloca_mutex);
+  pthread_mutex_unlock(&device->alloca_mutex);
+  return pending;
+}
+
+hal_status_t gpu_queue_issue_alloca(gpu_queue_t* queue, gpu_buffer_t* buffer) {
+  gpu_device_t* device = queue->device;
+  gpu_adapter_t* adapter = device->adapter;
+  gpu_device_ptr_t address = 0;
+  hal_status_t status = buffer->pooled
+                            ? adapter->ops->alloc_async(
+                                  adapter, device->alloca_pool, queue->stream,
+                                  buffer->base.byte_length, &address)
+                            : adapter->ops->device_alloc(
+                                  adapter, buffer->base.byte_length, &address);
+  if (status != HAL_OK && !buffer->pooled &&
+      hal_status_code(status) == HAL_STATUS_RESOURCE_EXHAUSTED &&
+      gpu_alloca_wait_for_frees(device)) {
+    // The fallback frees at completion, so this worker may run ahead of
+    // the frees its alloca is ordered after: those were issued, and their
+    // memory comes back once the device reaches them.
+    hal_status_free(status);
+    status =
+        adapter->ops->device_alloc(adapter, buffer->base.byte_length, &address);
+  }
+  if (status != HAL_OK) {
+    return hal_status_annotatef(status,
+                                "queue_alloca of %" PRIu64 " bytes on queue %u",
+                                buffer->base.byte_length, queue->index);
+  }
+  buffer->address = address;
+  atomic_store_explicit(&buffer->life, GPU_BUFFER_LIFE_LIVE,
+                        memory_order_release);
+  return HAL_OK;
+}
+
+hal_status_t gpu_queue_issue_dealloca(gpu_queue_t* queue,
+                                      gpu_buffer_t* buffer) {
+  gpu_device_t* device = queue->device;
+  gpu_device_ptr_t address = 0;
+  HAL_RETURN_IF_ERROR(
+      hal_status_annotatef(gpu_buffer_queue_ordered_address(buffer, &address),
+                           "queue_dealloca on queue %u", queue->index));
+  if (buffer->pooled) {
+    HAL_RETURN_IF_ERROR(device->adapter->ops->free_async(
+        device->adapter, queue->stream, address));
+  } else {
+    pthread_mutex_lock(&device->alloca_mutex);
+    ++device->alloca_frees_pending;
+    pthread_mutex_unlock(&device->alloca_mutex);
+  }
+  // Without a pool the memory goes when the dealloca completes
+  // (gpu_dealloca_released); from here on no work may use it.
+  atomic_store_explicit(&buffer->life, GPU_BUFFER_LIFE_FREED,
+                        memory_order_release);
+  return HAL_OK;
+}
+
+void gpu_alloca_released(gpu_buffer_t* buffer, bool issued) {
+  if (!issued) {
+    // Its waits failed, or the allocation did: it never gets memory.
+    uint32_t pending = GPU_BUFFER_LIFE_PENDING;
+    atomic_compare_exchange_strong_explicit(
+        &buffer->life, &pending, GPU_BUFFER_LIFE_FAILED, memory_order_acq_rel,
+        memory_order_acquire);
+  }
+}
+
+void gpu_dealloca_released(gpu_device_t* device, gpu_buffer_t* buffer,
+                           bool issued) {
+  // The fallback frees once the dealloca's completion event was reached:
+  // everything ordered before it is done. A dealloca that never ran leaves
+  // the memory to the buffer (gpu_buffer_queue_ordered_free).
+  if (!issued || buffer->pooled)
+    return;
+  gpu_adapter_t* adapter = device->adapter;
+  hal_status_ignore(gpu_device_make_current(device));
+  adapter->ops->device_free(adapter, buffer->address);
+  pthread_mutex_lock(&device->alloca_mutex);
+  --device->alloca_frees_pending;
+  pthread_cond_broadcast(&device->alloca_freed);
+  pthread_mutex_unlock(&device->alloca_mutex);
+}
+
+void gpu_buffer_queue_ordered_free(gpu_device_t* device, gpu_buffer_t* buffer) {
+  // LIVE: never deallocated (or its dealloca failed) and no submission
+  // holds the buffer any more, so nothing uses the memory. The synchronous
+  // free takes stream-ordered memory too.
+  if (atomic_load_explicit(&buffer->life, memory_order_acquire) ==
+      GPU_BUFFER_LIFE_LIVE) {
+    device->adapter->ops->device_free(device->adapter, buffer->address);
+  }
+}

@@ -27,6 +27,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,73 +320,116 @@ static hal_run_vendor_t* hal_run_vendor_of(const char* driver_name) {
   return NULL;
 }
 
+// A malloc'd string formatted as printf does, or NULL when out of memory.
+static char* hal_run_format(const char* format, ...) HAL_PRINTF_LIKE(1, 2);
+static char* hal_run_format(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  int length = vsnprintf(NULL, 0, format, args);
+  va_end(args);
+  char* text = length < 0 ? NULL : malloc((size_t)length + 1);
+  if (!text)
+    return NULL;
+  va_start(args, format);
+  vsnprintf(text, (size_t)length + 1, format, args);
+  va_end(args);
+  return text;
+}
+
+// Why the system runtime of |status| is not usable, malloc'd (NULL when out
+// of memory): the whole chain with -v, else its first link without its
+// source location.
+static char* hal_run_system_reason(hal_status_t status) {
+  // Room for " (-v: why)", which replaces "; " and may outgrow the rest.
+  enum { kSlack = 16 };
+  size_t length = hal_status_format(status, NULL, 0);
+  char* reason = malloc(length + kSlack);
+  if (!reason)
+    return NULL;
+  hal_status_format(status, reason, length + 1);
+  if (hal_run_verbose)
+    return reason;
+  char* cut = strstr(reason, "; ");
+  if (cut)
+    snprintf(cut, length + kSlack - (size_t)(cut - reason), " (-v: why)");
+  // "CODE: file.c:123: message" -> "CODE: message"
+  char* location = strstr(reason, ": ");
+  char* message = location ? strstr(location + 2, ": ") : NULL;
+  if (location && message &&
+      memchr(location, '.', (size_t)(message - location)))
+    memmove(location + 2, message + 2, strlen(message + 2) + 1);
+  return reason;
+}
+
 // Creates |driver_name|, choosing the runtime (see the top of this file).
-// |runtime_note| receives a line saying what it runs on.
+// |out_note| receives a line saying what it runs on (malloc'd, whole however
+// long the chain of why the system runtime is not usable); the caller frees
+// it.
 static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
                                           hal_driver_registry_t* registry,
                                           const char* driver_name,
                                           hal_driver_t** out_driver,
-                                          char* runtime_note,
-                                          size_t note_capacity) {
+                                          char** out_note) {
+  *out_note = NULL;
   hal_run_vendor_t* vendor = hal_run_vendor_of(driver_name);
   const char* chosen = vendor ? getenv(vendor->variable) : NULL;
+  char* note = NULL;
+  hal_status_t status = HAL_OK;
   if (vendor && vendor->fell_back && chosen) {
     // An earlier driver of this vendor already fell back (--driver=all).
-    snprintf(runtime_note, note_capacity, "the virtual GPU (%s=%s)",
-             vendor->variable, chosen);
-    return hal_driver_registry_create_driver(
+    note = hal_run_format("the virtual GPU (%s=%s)", vendor->variable, chosen);
+    status = hal_driver_registry_create_driver(
         registry, driver_name, hal_allocator_system(), out_driver);
-  }
-  if (!vendor || (chosen && *chosen)) {
-    snprintf(runtime_note, note_capacity, "%s%s%s",
-             vendor ? vendor->variable : "its own runtime", vendor ? "=" : "",
-             vendor ? chosen : "");
-    return hal_driver_registry_create_driver(
+  } else if (!vendor || (chosen && *chosen)) {
+    note =
+        hal_run_format("%s%s%s", vendor ? vendor->variable : "its own runtime",
+                       vendor ? "=" : "", vendor ? chosen : "");
+    status = hal_driver_registry_create_driver(
         registry, driver_name, hal_allocator_system(), out_driver);
+  } else {
+    hal_status_t system_status = hal_driver_registry_create_driver(
+        registry, driver_name, hal_allocator_system(), out_driver);
+    if (system_status == HAL_OK) {
+      note = hal_run_format("the system %s runtime (a real GPU)",
+                            vendor->prefix[0] == 'c' ? "CUDA" : "HIP");
+    } else {
+      char vgpu_path[PATH_MAX * 2];
+      snprintf(vgpu_path, sizeof(vgpu_path), "%s/%s", paths->vgpu,
+               vendor->vgpu);
+      if (!paths->vgpu[0] || access(vgpu_path, R_OK) != 0) {
+        return hal_status_annotatef(system_status,
+                                    "and no virtual GPU was found (looked "
+                                    "for %s)",
+                                    vgpu_path);
+      }
+      char* reason = hal_run_system_reason(system_status);
+      hal_status_free(system_status);
+      if (reason) {
+        setenv(vendor->variable, vgpu_path, 1);
+        vendor->fell_back = true;
+        note = hal_run_format(
+            "the virtual GPU (%s=%s), because the system runtime is not "
+            "usable: %s",
+            vendor->variable, vgpu_path, reason);
+        free(reason);
+        status = hal_driver_registry_create_driver(
+            registry, driver_name, hal_allocator_system(), out_driver);
+      }
+    }
   }
-  hal_status_t system_status = hal_driver_registry_create_driver(
-      registry, driver_name, hal_allocator_system(), out_driver);
-  if (system_status == HAL_OK) {
-    snprintf(runtime_note, note_capacity, "the system %s runtime (a real GPU)",
-             vendor->prefix[0] == 'c' ? "CUDA" : "HIP");
-    return HAL_OK;
+  if (!status && !note) {
+    hal_driver_release(*out_driver);
+    *out_driver = NULL;
+    status = hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                             "out of memory saying what driver '%s' runs on",
+                             driver_name);
   }
-  char vgpu_path[PATH_MAX * 2];
-  snprintf(vgpu_path, sizeof(vgpu_path), "%s/%s", paths->vgpu, vendor->vgpu);
-  if (!paths->vgpu[0] || access(vgpu_path, R_OK) != 0) {
-    return hal_status_annotatef(system_status,
-                                "and no virtual GPU was found (looked for "
-                                "%s)",
-                                vgpu_path);
+  if (status) {
+    free(note);
+    return status;
   }
-  // The first link of the chain, without its source location, unless -v.
-  char reason[512];
-  hal_status_format(system_status, reason, sizeof(reason));
-  hal_status_free(system_status);
-  if (!hal_run_verbose) {
-    char* cut = strstr(reason, "; ");
-    if (cut)
-      snprintf(cut, sizeof(reason) - (size_t)(cut - reason), " (-v: why)");
-    // "CODE: file.c:123: message" -> "CODE: message"
-    char* location = strstr(reason, ": ");
-    char* message = location ? strstr(location + 2, ": ") : NULL;
-    if (location && message &&
-        memchr(location, '.', (size_t)(message - location)))
-      memmove(location + 2, message + 2, strlen(message + 2) + 1);
-  }
-  setenv(vendor->variable, vgpu_path, 1);
-  vendor->fell_back = true;
-  int length = snprintf(runtime_note, note_capacity,
-                        "the virtual GPU (%s=%s), because the system runtime "
-                        "is not usable: %s",
-                        vendor->variable, vgpu_path, reason);
-  if (length < 0 || (size_t)length >= note_capacity) {
-    // A truncated note is still a useful note; mark it as cut.
-    if (note_capacity > 4)
-      memcpy(runtime_note + note_capacity - 4, "...", 4);
-  }
-  return hal_driver_registry_create_driver(registry, driver_name,
-                                           hal_allocator_system(), out_driver);
+  *out_note = note;
+  return HAL_OK;
 }
 
 // The drivers that loaded (neither shadowed nor broken), in search order,
@@ -511,9 +555,9 @@ static hal_status_t hal_run_list_driver_devices(const hal_run_paths_t* paths,
                                                 const char* driver_name,
                                                 bool dump, bool first) {
   hal_driver_t* driver = NULL;
-  char note[1024] = "";
-  hal_status_t status = hal_run_create_driver(paths, registry, driver_name,
-                                              &driver, note, sizeof(note));
+  char* note = NULL;
+  hal_status_t status =
+      hal_run_create_driver(paths, registry, driver_name, &driver, &note);
   uint32_t count = 0;
   if (!status)
     status = hal_driver_query_device_count(driver, &count);
@@ -547,6 +591,7 @@ static hal_status_t hal_run_list_driver_devices(const hal_run_paths_t* paths,
     }
     printf("}");
   }
+  free(note);
   hal_driver_release(driver);
   return status;
 }
@@ -614,10 +659,11 @@ static hal_status_t hal_run_pipeline_on(const hal_run_paths_t* paths,
   // The driver first, choosing its runtime; then the device by its URI
   // (the library parses it), on the runtime chosen.
   hal_driver_t* driver = NULL;
-  char note[1024] = "";
-  HAL_RETURN_IF_ERROR(hal_run_create_driver(paths, registry, driver_name,
-                                            &driver, note, sizeof(note)));
+  char* note = NULL;
+  HAL_RETURN_IF_ERROR(
+      hal_run_create_driver(paths, registry, driver_name, &driver, &note));
   printf("driver %s: running on %s\n", driver_name, note);
+  free(note);
   hal_device_t* device = NULL;
   hal_status_t status = hal_driver_registry_create_device(
       registry, uri, hal_allocator_system(), &device);

@@ -119,7 +119,9 @@ if [ "$driver_count" -gt 0 ]; then
     else
       check fallback_one_line 0 "not usable: NOT_FOUND: could not load the CUDA runtime (-v: why)" "" -- \
         env HAL_DRIVERS_SELECT=cuda_graph "$hal_run" --device=cuda_graph
-      check fallback_verbose 0 "not usable: .*loader.c:[0-9]*: could not load the CUDA runtime; tried" "" -- \
+      # The whole chain, however long: from the loader's first link to the
+      # registry's last, which names the plugin file.
+      check fallback_verbose 0 "not usable: .*loader.c:[0-9]*: could not load the CUDA runtime; tried.*creating driver 'cuda_graph' from [^ ]*/hal-driver-cuda_graph\.so\$" "" -- \
         env HAL_DRIVERS_SELECT=cuda_graph "$hal_run" -v --device=cuda_graph
     fi
   fi

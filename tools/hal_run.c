@@ -735,6 +735,54 @@ static void hal_run_report_trace(void) {
           getenv("HAL_TRACE"), hal_trace_dropped());
 }
 
+// getopt_long's complaint about the option it stopped at, said as hal-run
+// (getopt would name argv[0], a build path). |result| is what getopt_long
+// returned (':' a missing argument, '?' anything else), |short_option| its
+// optopt and |argument| the command-line element of a long option.
+static void hal_run_print_option_error(int result, int short_option,
+                                       const char* argument,
+                                       const struct option* options) {
+  // optopt is the character of a bad short option, 0 for an unknown or
+  // ambiguous long one, and the (larger) value of a known long one.
+  if (short_option > 0 && short_option <= UCHAR_MAX) {
+    fprintf(stderr, "hal-run: unrecognized option '-%c'\n", short_option);
+    return;
+  }
+  if (result == ':') {
+    fprintf(stderr, "hal-run: option '%s' requires an argument\n", argument);
+    return;
+  }
+  const char* name = argument + 2;
+  size_t length = strcspn(name, "=");
+  size_t matches = 0;
+  const struct option* match = NULL;
+  // "--=x" names no option rather than every one.
+  for (const struct option* o = options; o->name && length > 0; ++o) {
+    if (strncmp(o->name, name, length) != 0)
+      continue;
+    if (strlen(o->name) == length) {
+      match = o;  // an exact name is never ambiguous
+      matches = 1;
+      break;
+    }
+    match = o;
+    ++matches;
+  }
+  if (matches == 1 && name[length] == '=' && match->has_arg == no_argument) {
+    fprintf(stderr, "hal-run: option '--%s' takes no argument\n", match->name);
+  } else if (matches > 1) {
+    fprintf(stderr, "hal-run: option '--%.*s' is ambiguous:", (int)length,
+            name);
+    for (const struct option* o = options; o->name; ++o) {
+      if (strncmp(o->name, name, length) == 0)
+        fprintf(stderr, " --%s", o->name);
+    }
+    fprintf(stderr, "\n");
+  } else {
+    fprintf(stderr, "hal-run: unrecognized option '%s'\n", argument);
+  }
+}
+
 int main(int argc, char** argv) {
   enum {
     OPT_LIST_DRIVERS = 256,
@@ -767,12 +815,16 @@ int main(int argc, char** argv) {
   const char* device_uri = NULL;
   const char* trace_path = NULL;
   int option;
-  while ((option = getopt_long(argc, argv, "hv", long_options, NULL)) != -1) {
+  // ':' first: a missing argument is told from an unknown option.
+  opterr = 0;
+  while ((option = getopt_long(argc, argv, ":hv", long_options, NULL)) != -1) {
     if (option == 'h')
       option = OPT_HELP;
     if (option == 'v')
       option = OPT_VERBOSE;
     if (option < OPT_LIST_DRIVERS || option >= OPT_COUNT_) {
+      hal_run_print_option_error(option, optopt, argv[optind - 1],
+                                 long_options);
       hal_run_print_usage(stderr);
       return HAL_RUN_EXIT_USAGE;
     }

@@ -46,7 +46,17 @@ check broken_driver 1 "" "INCOMPATIBLE" -- \
   "$hal_run" --driver=test_wrong_abi --list-devices
 check no_devices 1 "" "no devices" -- \
   "$hal_run" --driver=test_no_devices --list-devices
-check bad_option 2 "" "usage" -- "$hal_run" --bogus
+# getopt's complaints, said as hal-run (not as argv[0], a build path).
+check bad_option 2 "" "^hal-run: unrecognized option '--bogus'" -- \
+  "$hal_run" --bogus
+check bad_short_option 2 "" "^hal-run: unrecognized option '-x'" -- \
+  "$hal_run" -x
+check missing_argument 2 "" "^hal-run: option '--driver' requires an argument" -- \
+  "$hal_run" --driver
+check unwanted_argument 2 "" "^hal-run: option '--json' takes no argument" -- \
+  "$hal_run" --json=1
+check ambiguous_option 2 "" "^hal-run: option '--d' is ambiguous: --driver --device --dump-devices" -- \
+  "$hal_run" --d=test
 check no_action 2 "" "usage" -- "$hal_run"
 check list_devices_all 0 "test://1 *test-device-1" \
   "driver test_no_devices: NOT_FOUND" -- "$hal_run" --list-devices

@@ -853,6 +853,15 @@ int main(int argc, char** argv) {
            HAL_PLUGIN_ABI_VERSION);
     return HAL_RUN_EXIT_OK;
   }
+  // An empty name would only fail later as "no driver named ''".
+  if (driver_name && !*driver_name) {
+    fprintf(stderr, "hal-run: --driver needs a driver name (or all)\n");
+    return HAL_RUN_EXIT_USAGE;
+  }
+  if (device_uri && !*device_uri) {
+    fprintf(stderr, "hal-run: --device needs a device URI\n");
+    return HAL_RUN_EXIT_USAGE;
+  }
   if (trace_path) {
     // libhal reads HAL_TRACE when it loads, before main: run again with it
     // set (and without --trace).

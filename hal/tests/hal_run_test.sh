@@ -67,6 +67,12 @@ check help_exit_codes 0 "exit status: 0 success, 1 a failure" "" -- \
   "$hal_run" --help
 check repeated_flag 2 "" "--driver=test given twice" -- \
   "$hal_run" --driver=test --driver=test --list-devices
+check empty_driver 2 "" "^hal-run: --driver needs a driver name" -- \
+  "$hal_run" --driver=
+check empty_driver_listing 2 "" "^hal-run: --driver needs a driver name" -- \
+  "$hal_run" --driver= --list-devices
+check empty_device 2 "" "^hal-run: --device needs a device URI" -- \
+  "$hal_run" --device=
 check conflicting_flags 2 "" "--driver and --device both choose" -- \
   "$hal_run" --driver=test --device=test://1
 check list_drivers_alone 2 "" "--list-drivers takes no other option" -- \

@@ -63,6 +63,43 @@ check list_devices_all 0 "test://1 *test-device-1" \
 check version 0 "^hal-run [0-9.]* (HAL plugin ABI [0-9]*)\$" "" -- \
   "$hal_run" --version
 check help_lists_everything 0 "HAL_DRIVERS_SELECT" "" -- "$hal_run" -h
+
+# check_help NAME ITEM...: each ITEM (a fixed string) is in --help, read as
+# one line so that the help's wrapping does not matter.
+check_help() {
+  name=$1
+  shift
+  help=$("$hal_run" --help | tr -s ' \n' '  ')
+  missing=""
+  for item in "$@"; do
+    case "$help" in
+      *"$item"*) ;;
+      *) missing="$missing '$item'" ;;
+    esac
+  done
+  if [ -z "$missing" ] && [ $# -gt 0 ]; then
+    passed=$((passed + 1))
+    echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name (not in --help:${missing:- nothing to look for})"
+  fi
+}
+# The variables hal-run and libhal read, and where the virtual GPU's are.
+check_help help_lists_variables HAL_DRIVER_PATH HAL_DRIVERS_SELECT \
+  HAL_DRIVERS_DISABLE HAL_LOADER_DEBUG HAL_CUDA_LIBRARY HAL_HIP_LIBRARY \
+  HAL_GPU_ADAPTER_HIDE_SYMBOLS HAL_SYNC_MAX_WAIT_MS HAL_SYNC_NO_FUTEX \
+  HAL_TRACE HAL_TRACE_MAX_MB "VGPU_*" README.md docs/vgpu.md
+# Everything --dump-devices prints ("    LABEL: value" lines) is named in
+# its entry.
+labels=$(HAL_DRIVER_PATH="$plugin_dir" "$hal_run" --dump-devices --driver=test |
+  sed -n 's/^    \([a-z][a-z ]*\):.*/\1/p' | sort -u)
+old_ifs=$IFS
+IFS='
+'
+# shellcheck disable=SC2086
+check_help help_lists_dump_fields $labels
+IFS=$old_ifs
 check help_exit_codes 0 "exit status: 0 success, 1 a failure" "" -- \
   "$hal_run" --help
 check repeated_flag 2 "" "--driver=test given twice" -- \

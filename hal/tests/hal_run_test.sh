@@ -85,6 +85,17 @@ check_help() {
     echo "FAIL $name (not in --help:${missing:- nothing to look for})"
   fi
 }
+# Every long option of hal-run's table, and -h and -v, has its entry in the
+# help: read from the source, so a new option cannot be left out of it.
+source_file="$(dirname "$0")/../../tools/hal_run.c"
+options=$(sed -n 's/^ *{"\([a-z-]*\)", *[a-z]*_argument,.*/--\1/p' "$source_file")
+if [ "$(echo "$options" | grep -c .)" -ge 10 ]; then
+  # shellcheck disable=SC2086
+  check_help help_lists_every_option "-h, --help" "-v, --verbose" $options
+else
+  failed=$((failed + 1))
+  echo "FAIL help_lists_every_option (no option table read from $source_file)"
+fi
 # The variables hal-run and libhal read, and where the virtual GPU's are.
 check_help help_lists_variables HAL_DRIVER_PATH HAL_DRIVERS_SELECT \
   HAL_DRIVERS_DISABLE HAL_LOADER_DEBUG HAL_CUDA_LIBRARY HAL_HIP_LIBRARY \
@@ -112,6 +123,13 @@ check empty_device 2 "" "^hal-run: --device needs a device URI" -- \
   "$hal_run" --device=
 check conflicting_flags 2 "" "--driver and --device both choose" -- \
   "$hal_run" --driver=test --device=test://1
+check device_and_list_devices 2 "" "list by --driver, not --device" -- \
+  "$hal_run" --device=test://1 --list-devices
+check device_and_dump_devices 2 "" "list by --driver, not --device" -- \
+  "$hal_run" --device=test://1 --dump-devices
+check driver_all_list_devices 0 "test://1 *test-device-1" \
+  "driver test_no_devices: NOT_FOUND" -- \
+  "$hal_run" --driver=all --list-devices
 check list_drivers_alone 2 "" "--list-drivers takes no other option" -- \
   "$hal_run" --list-drivers --driver=test
 check dump_devices 0 "max workgroup size:" "" -- \
@@ -149,6 +167,9 @@ if [ "$driver_count" -gt 0 ]; then
   unset HAL_CUDA_LIBRARY HAL_HIP_LIBRARY
   check pipeline_all 0 "^pipeline: $driver_count driver(s) passed, 0 failed" "" -- \
     "$hal_run" --driver=all
+  # The timings are the host's, and the summary says so.
+  check pipeline_host_time 0 "^pipeline ok: driver=cuda_stream .* total=[0-9.]* ms (host time)\$" "" -- \
+    "$hal_run" --driver=cuda_stream
   # --trace: the whole run in one trace, every submission accounted for.
   trace=$(mktemp)
   check trace_all 0 "^pipeline: $driver_count driver(s) passed" \

@@ -35,7 +35,7 @@ header=$(find "$stage" -path '*/include/hal/device.h' | head -n1)
 # authoring headers, the docs and the licence.
 for file in include/hal/mlir_async.h include/hal/hal_kernel.h \
     include/vgpu/vgpu_module.h share/doc/hal/LICENSE share/doc/hal/README.md \
-    share/doc/hal/sync-contract.md; do
+    share/doc/hal/sync-contract.md share/doc/hal/collectives.md; do
   find "$stage" -path "*/$file" | grep -q . || fail "$file not installed"
 done
 [ -f "$libdir/pkgconfig/hal-async-runtime.pc" ] ||

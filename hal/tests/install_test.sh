@@ -5,14 +5,18 @@
 # The installed examples (examples/first_program.c, examples/dispatch.c
 # with its kernel examples/scale_kernel.c) build against the staged prefix
 # through `pkg-config hal` and through CMake's find_package(hal), and each
-# build runs, with the installed virtual GPU, on all four drivers.
-# usage: install_test.sh BUILD_ROOT TEST_PLUGIN.so SANITIZE [VGPU_CUDA VGPU_HIP]
+# build runs, with the installed virtual GPU, on all four drivers. The
+# installed hal-bench runs when the build has one.
+# usage: install_test.sh BUILD_ROOT TEST_PLUGIN.so SANITIZE HAL_BENCH
+#                        [VGPU_CUDA VGPU_HIP]
+#   HAL_BENCH: 1 when the build has hal-bench, 0 when not
 set -eu
 build=$1
 plugin=$2
 sanitize=${3:-none}
-vgpu_cuda=${4:-}
-vgpu_hip=${5:-}
+has_bench=${4:-0}
+vgpu_cuda=${5:-}
+vgpu_hip=${6:-}
 stage=$(mktemp -d /tmp/hal-install-test-XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 
@@ -65,6 +69,22 @@ echo "$out" | grep -q "  $plugin_dir\$" ||
 out=$(env -u HAL_DRIVER_PATH -u LD_LIBRARY_PATH "$hal_run" --driver=test \
   --list-devices) || fail "staged hal-run --driver=test exited $?"
 echo "$out" | grep -q "test-device-0" || fail "devices not listed: $out"
+# hal-bench, when the build has it, is installed and runs from the stage
+# (its rpath finds libhal).
+hal_bench=$(find "$stage" -type f -path '*/bin/hal-bench' | head -n1)
+if [ "$has_bench" = 1 ]; then
+  [ -n "$hal_bench" ] || fail "bin/hal-bench not installed"
+  out=$(env -u LD_LIBRARY_PATH "$hal_bench" --list) ||
+    fail "staged hal-bench --list exited $?"
+  echo "$out" | grep -q "^warm_submit_allocations " ||
+    fail "staged hal-bench --list does not name its figures: $out"
+  echo "staged hal-bench --list: $(echo "$out" | grep -c .) figures"
+else
+  [ -z "$hal_bench" ] || fail "hal-bench installed by a build that has none"
+  echo "hal-bench not built (no Google Benchmark or C++ compiler, or a" \
+    "sanitizer build): not checked"
+fi
+
 # The examples, from the installed docs, built as a user would.
 examples_dir=$(dirname "$(find "$stage" -path '*/examples/first_program.c' | head -n1)")
 for file in first_program.c dispatch.c scale_kernel.c; do

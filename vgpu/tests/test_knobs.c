@@ -316,6 +316,13 @@ static void Knob_BadSettingsAreFatal(void** state) {
                     "VGPU_JITTER_US=abc: expected an integer in [0, 1000000]");
   check_bad_setting(lib_path, "VGPU_STREAM_THREADS=-1",
                     "VGPU_STREAM_THREADS=-1: expected an integer in [1, 256]");
+  // Base 10 only: no hexadecimal, no sign, no blanks.
+  check_bad_setting(lib_path, "VGPU_DEVICES=0x3",
+                    "VGPU_DEVICES=0x3: expected an integer in [0, ");
+  check_bad_setting(lib_path, "VGPU_DEVICES=+3",
+                    "VGPU_DEVICES=+3: expected an integer in [0, ");
+  check_bad_setting(lib_path, "VGPU_STREAM_THREADS=' 4'",
+                    "VGPU_STREAM_THREADS= 4: expected an integer in [1, 256]");
   check_bad_setting(lib_path, "VGPU_STRICT=maybe",
                     "VGPU_STRICT=maybe: expected 0 or 1");
   // Independent of VGPU_FAIL_EXIT_CODE and strict mode.
@@ -485,6 +492,21 @@ static void Knob_DevicesAndMemory(void** state) {
   assert_int_equal(api.malloc(&p, 2u << 20), api.out_of_memory);
   OK(api.malloc(&p, 512u << 10));
   OK(api.free(p));
+  OK(api.init(0));
+}
+
+// Numbers are decimal whatever their leading zeros (VGPU_DEVICES=010 and
+// VGPU_DEVICE_MEMORY_MB=010: ten devices of 10 MiB, not eight of 8 MiB).
+static void Knob_NumbersAreDecimal(void** state) {
+  (void)state;
+  int count = 0;
+  void* p = NULL;
+  OK(api.device_count(&count));
+  assert_int_equal(count, 10);
+  OK(api.init(9));
+  OK(api.malloc(&p, 9u << 20));
+  OK(api.free(p));
+  assert_int_equal(api.malloc(&p, 11u << 20), api.out_of_memory);
   OK(api.init(0));
 }
 
@@ -674,6 +696,7 @@ int main(int argc, char** argv) {
       CASE(Knob_Jitter),
       CASE(Knob_OneStreamThread),
       CASE(Knob_DevicesAndMemory),
+      CASE(Knob_NumbersAreDecimal),
       CASE(Knob_MaxWait),
       CASE(Knob_AbortOnMisuse),
       CASE(Knob_LeakReport),

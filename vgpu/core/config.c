@@ -66,7 +66,7 @@ static bool env_bool(const char* name, bool def) {
     return false;
   if (strcmp(s, "1") == 0 || strcmp(s, "true") == 0 || strcmp(s, "on") == 0)
     return true;
-  vgpu_log("%s=%s: expected 0 or 1", name, s);
+  vgpu_log("%s=%s: expected 0, 1, false, true, off or on", name, s);
   ++bad_settings;
   return def;
 }

@@ -323,8 +323,9 @@ static void Knob_BadSettingsAreFatal(void** state) {
                     "VGPU_DEVICES=+3: expected an integer in [0, ");
   check_bad_setting(lib_path, "VGPU_STREAM_THREADS=' 4'",
                     "VGPU_STREAM_THREADS= 4: expected an integer in [1, 256]");
+  // A flag's message names every word it takes (below, each one works).
   check_bad_setting(lib_path, "VGPU_STRICT=maybe",
-                    "VGPU_STRICT=maybe: expected 0 or 1");
+                    "VGPU_STRICT=maybe: expected 0, 1, false, true, off or on");
   // Independent of VGPU_FAIL_EXIT_CODE and strict mode.
   check_bad_setting(lib_path,
                     "VGPU_FAIL_EXIT_CODE=70 VGPU_STRICT=0 "
@@ -545,6 +546,30 @@ static void Knob_AbortOnMisuse(void** state) {
   free(out);
 }
 
+// Every word a flag's message names is taken, with its meaning: a misuse
+// aborts under VGPU_ABORT_ON_MISUSE=1, true or on, and is only reported
+// under 0, false or off.
+static void Knob_FlagWords(void** state) {
+  (void)state;
+  const char* words[] = {"1", "true", "on", "0", "false", "off"};
+  for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); ++i) {
+    bool set = i < 3;
+    char env[64];
+    snprintf(env, sizeof(env), "VGPU_ABORT_ON_MISUSE=%s", words[i]);
+    int st = 0;
+    char* out = run_child(env, "misuse_child", &st);
+    // The shell popen runs may report the child's SIGABRT as 128 + 6.
+    bool aborted = WIFSIGNALED(st) ? WTERMSIG(st) == SIGABRT
+                                   : WIFEXITED(st) && WEXITSTATUS(st) == 134;
+    bool returned = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (set ? !aborted : !returned)
+      fprintf(stderr, "%s: child status 0x%x, output:\n%s\n", env, st, out);
+    assert_true(set ? aborted : returned);
+    assert_true((strstr(out, "aborting (VGPU_ABORT_ON_MISUSE") != NULL) == set);
+    free(out);
+  }
+}
+
 // Child mode: leaks a stream, an event and memory, then unloads.
 static int leak_child(void) {
   if (api.init(0) != api.ok)
@@ -691,6 +716,7 @@ int main(int argc, char** argv) {
       CASE(Knob_LostDeviceSyncDrains),
       CASE(Knob_FaultUnknownCall),
       CASE(Knob_BadSettingsAreFatal),
+      CASE(Knob_FlagWords),
       CASE(Knob_CallCounts),
       CASE(Knob_SeedReproducible),
       CASE(Knob_Jitter),

@@ -33,6 +33,13 @@ have_pkg mlir-14-tools || missing="$missing mlir-14-tools"
 have_pkg libmlir-14 || missing="$missing libmlir-14"
 have_pkg llvm-14-dev || missing="$missing llvm-14-dev"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
+# CMake (install_test builds the installed examples through
+# find_package(hal)), clang++ (cxx_headers_test compiles the headers with
+# g++ and clang++) and clang's runtimes (test.sh's fuzz build links
+# libFuzzer: docs/fuzzing.md). Without them those tests are skipped.
+command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
+command -v clang++ >/dev/null 2>&1 || missing="$missing clang"
+have_pkg libclang-rt-14-dev || missing="$missing libclang-rt-14-dev"
 # Spin (suite model: the Promela model of the sync protocol, docs/sync-model.md).
 command -v spin >/dev/null 2>&1 || missing="$missing spin"
 

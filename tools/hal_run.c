@@ -27,6 +27,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +85,12 @@ static void hal_run_print_usage(FILE* stream) {
       "                        status) and the directories searched\n"
       "  --list-devices        list the devices of every usable driver, or\n"
       "                        of --driver\n"
-      "  --dump-devices        the same with each device's properties\n"
-      "                        (memory types, executable formats, limits)\n"
+      "  --dump-devices        the same with each device's properties:\n"
+      "                        memory types, executable formats, max\n"
+      "                        workgroup size, max workgroup count, compute\n"
+      "                        capability, runtime (its library, whether it\n"
+      "                        is the virtual GPU, driver and runtime\n"
+      "                        versions)\n"
       "  --json                the listings above as JSON on stdout\n"
       "  --trace=FILE          write a trace of the run to FILE (Chrome\n"
       "                        Trace Event JSON: Perfetto UI, "
@@ -108,10 +113,18 @@ static void hal_run_print_usage(FILE* stream) {
       "  HAL_CUDA_LIBRARY, HAL_HIP_LIBRARY\n"
       "                        the vendor runtime to load; unset, hal-run\n"
       "                        tries the system runtime, then the virtual GPU\n"
+      "  HAL_GPU_ADAPTER_HIDE_SYMBOLS\n"
+      "                        comma-separated vendor entry points treated\n"
+      "                        as missing (to test the fallbacks)\n"
       "  HAL_SYNC_MAX_WAIT_MS  bound every host wait (a hang becomes an "
       "error)\n"
+      "  HAL_SYNC_NO_FUTEX=1   host waits block on condition variables, not\n"
+      "                        futexes\n"
       "  HAL_TRACE=FILE        trace to FILE (docs/tracing.md);\n"
       "  HAL_TRACE_MAX_MB      bound its memory (events past it are counted)\n"
+      "  VGPU_*                the virtual GPU's knobs (device count, strict\n"
+      "                        mode, faults, ...): the table in README.md,\n"
+      "                        in full in docs/vgpu.md\n"
       "\n"
       "exit status: 0 success, 1 a failure (its status on stderr), 2 usage\n");
 }
@@ -319,73 +332,116 @@ static hal_run_vendor_t* hal_run_vendor_of(const char* driver_name) {
   return NULL;
 }
 
+// A malloc'd string formatted as printf does, or NULL when out of memory.
+static char* hal_run_format(const char* format, ...) HAL_PRINTF_LIKE(1, 2);
+static char* hal_run_format(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  int length = vsnprintf(NULL, 0, format, args);
+  va_end(args);
+  char* text = length < 0 ? NULL : malloc((size_t)length + 1);
+  if (!text)
+    return NULL;
+  va_start(args, format);
+  vsnprintf(text, (size_t)length + 1, format, args);
+  va_end(args);
+  return text;
+}
+
+// Why the system runtime of |status| is not usable, malloc'd (NULL when out
+// of memory): the whole chain with -v, else its first link without its
+// source location.
+static char* hal_run_system_reason(hal_status_t status) {
+  // Room for " (-v: why)", which replaces "; " and may outgrow the rest.
+  enum { kSlack = 16 };
+  size_t length = hal_status_format(status, NULL, 0);
+  char* reason = malloc(length + kSlack);
+  if (!reason)
+    return NULL;
+  hal_status_format(status, reason, length + 1);
+  if (hal_run_verbose)
+    return reason;
+  char* cut = strstr(reason, "; ");
+  if (cut)
+    snprintf(cut, length + kSlack - (size_t)(cut - reason), " (-v: why)");
+  // "CODE: file.c:123: message" -> "CODE: message"
+  char* location = strstr(reason, ": ");
+  char* message = location ? strstr(location + 2, ": ") : NULL;
+  if (location && message &&
+      memchr(location, '.', (size_t)(message - location)))
+    memmove(location + 2, message + 2, strlen(message + 2) + 1);
+  return reason;
+}
+
 // Creates |driver_name|, choosing the runtime (see the top of this file).
-// |runtime_note| receives a line saying what it runs on.
+// |out_note| receives a line saying what it runs on (malloc'd, whole however
+// long the chain of why the system runtime is not usable); the caller frees
+// it.
 static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
                                           hal_driver_registry_t* registry,
                                           const char* driver_name,
                                           hal_driver_t** out_driver,
-                                          char* runtime_note,
-                                          size_t note_capacity) {
+                                          char** out_note) {
+  *out_note = NULL;
   hal_run_vendor_t* vendor = hal_run_vendor_of(driver_name);
   const char* chosen = vendor ? getenv(vendor->variable) : NULL;
+  char* note = NULL;
+  hal_status_t status = HAL_OK;
   if (vendor && vendor->fell_back && chosen) {
     // An earlier driver of this vendor already fell back (--driver=all).
-    snprintf(runtime_note, note_capacity, "the virtual GPU (%s=%s)",
-             vendor->variable, chosen);
-    return hal_driver_registry_create_driver(
+    note = hal_run_format("the virtual GPU (%s=%s)", vendor->variable, chosen);
+    status = hal_driver_registry_create_driver(
         registry, driver_name, hal_allocator_system(), out_driver);
-  }
-  if (!vendor || (chosen && *chosen)) {
-    snprintf(runtime_note, note_capacity, "%s%s%s",
-             vendor ? vendor->variable : "its own runtime", vendor ? "=" : "",
-             vendor ? chosen : "");
-    return hal_driver_registry_create_driver(
+  } else if (!vendor || (chosen && *chosen)) {
+    note =
+        hal_run_format("%s%s%s", vendor ? vendor->variable : "its own runtime",
+                       vendor ? "=" : "", vendor ? chosen : "");
+    status = hal_driver_registry_create_driver(
         registry, driver_name, hal_allocator_system(), out_driver);
+  } else {
+    hal_status_t system_status = hal_driver_registry_create_driver(
+        registry, driver_name, hal_allocator_system(), out_driver);
+    if (system_status == HAL_OK) {
+      note = hal_run_format("the system %s runtime (a real GPU)",
+                            vendor->prefix[0] == 'c' ? "CUDA" : "HIP");
+    } else {
+      char vgpu_path[PATH_MAX * 2];
+      snprintf(vgpu_path, sizeof(vgpu_path), "%s/%s", paths->vgpu,
+               vendor->vgpu);
+      if (!paths->vgpu[0] || access(vgpu_path, R_OK) != 0) {
+        return hal_status_annotatef(system_status,
+                                    "and no virtual GPU was found (looked "
+                                    "for %s)",
+                                    vgpu_path);
+      }
+      char* reason = hal_run_system_reason(system_status);
+      hal_status_free(system_status);
+      if (reason) {
+        setenv(vendor->variable, vgpu_path, 1);
+        vendor->fell_back = true;
+        note = hal_run_format(
+            "the virtual GPU (%s=%s), because the system runtime is not "
+            "usable: %s",
+            vendor->variable, vgpu_path, reason);
+        free(reason);
+        status = hal_driver_registry_create_driver(
+            registry, driver_name, hal_allocator_system(), out_driver);
+      }
+    }
   }
-  hal_status_t system_status = hal_driver_registry_create_driver(
-      registry, driver_name, hal_allocator_system(), out_driver);
-  if (system_status == HAL_OK) {
-    snprintf(runtime_note, note_capacity, "the system %s runtime (a real GPU)",
-             vendor->prefix[0] == 'c' ? "CUDA" : "HIP");
-    return HAL_OK;
+  if (!status && !note) {
+    hal_driver_release(*out_driver);
+    *out_driver = NULL;
+    status = hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                             "out of memory saying what driver '%s' runs on",
+                             driver_name);
   }
-  char vgpu_path[PATH_MAX * 2];
-  snprintf(vgpu_path, sizeof(vgpu_path), "%s/%s", paths->vgpu, vendor->vgpu);
-  if (!paths->vgpu[0] || access(vgpu_path, R_OK) != 0) {
-    return hal_status_annotatef(system_status,
-                                "and no virtual GPU was found (looked for "
-                                "%s)",
-                                vgpu_path);
+  if (status) {
+    free(note);
+    return status;
   }
-  // The first link of the chain, without its source location, unless -v.
-  char reason[512];
-  hal_status_format(system_status, reason, sizeof(reason));
-  hal_status_free(system_status);
-  if (!hal_run_verbose) {
-    char* cut = strstr(reason, "; ");
-    if (cut)
-      snprintf(cut, sizeof(reason) - (size_t)(cut - reason), " (-v: why)");
-    // "CODE: file.c:123: message" -> "CODE: message"
-    char* location = strstr(reason, ": ");
-    char* message = location ? strstr(location + 2, ": ") : NULL;
-    if (location && message &&
-        memchr(location, '.', (size_t)(message - location)))
-      memmove(location + 2, message + 2, strlen(message + 2) + 1);
-  }
-  setenv(vendor->variable, vgpu_path, 1);
-  vendor->fell_back = true;
-  int length = snprintf(runtime_note, note_capacity,
-                        "the virtual GPU (%s=%s), because the system runtime "
-                        "is not usable: %s",
-                        vendor->variable, vgpu_path, reason);
-  if (length < 0 || (size_t)length >= note_capacity) {
-    // A truncated note is still a useful note; mark it as cut.
-    if (note_capacity > 4)
-      memcpy(runtime_note + note_capacity - 4, "...", 4);
-  }
-  return hal_driver_registry_create_driver(registry, driver_name,
-                                           hal_allocator_system(), out_driver);
+  *out_note = note;
+  return HAL_OK;
 }
 
 // The drivers that loaded (neither shadowed nor broken), in search order,
@@ -511,9 +567,9 @@ static hal_status_t hal_run_list_driver_devices(const hal_run_paths_t* paths,
                                                 const char* driver_name,
                                                 bool dump, bool first) {
   hal_driver_t* driver = NULL;
-  char note[1024] = "";
-  hal_status_t status = hal_run_create_driver(paths, registry, driver_name,
-                                              &driver, note, sizeof(note));
+  char* note = NULL;
+  hal_status_t status =
+      hal_run_create_driver(paths, registry, driver_name, &driver, &note);
   uint32_t count = 0;
   if (!status)
     status = hal_driver_query_device_count(driver, &count);
@@ -547,6 +603,7 @@ static hal_status_t hal_run_list_driver_devices(const hal_run_paths_t* paths,
     }
     printf("}");
   }
+  free(note);
   hal_driver_release(driver);
   return status;
 }
@@ -614,10 +671,11 @@ static hal_status_t hal_run_pipeline_on(const hal_run_paths_t* paths,
   // The driver first, choosing its runtime; then the device by its URI
   // (the library parses it), on the runtime chosen.
   hal_driver_t* driver = NULL;
-  char note[1024] = "";
-  HAL_RETURN_IF_ERROR(hal_run_create_driver(paths, registry, driver_name,
-                                            &driver, note, sizeof(note)));
+  char* note = NULL;
+  HAL_RETURN_IF_ERROR(
+      hal_run_create_driver(paths, registry, driver_name, &driver, &note));
   printf("driver %s: running on %s\n", driver_name, note);
+  free(note);
   hal_device_t* device = NULL;
   hal_status_t status = hal_driver_registry_create_device(
       registry, uri, hal_allocator_system(), &device);
@@ -689,6 +747,54 @@ static void hal_run_report_trace(void) {
           getenv("HAL_TRACE"), hal_trace_dropped());
 }
 
+// getopt_long's complaint about the option it stopped at, said as hal-run
+// (getopt would name argv[0], a build path). |result| is what getopt_long
+// returned (':' a missing argument, '?' anything else), |short_option| its
+// optopt and |argument| the command-line element of a long option.
+static void hal_run_print_option_error(int result, int short_option,
+                                       const char* argument,
+                                       const struct option* options) {
+  // optopt is the character of a bad short option, 0 for an unknown or
+  // ambiguous long one, and the (larger) value of a known long one.
+  if (short_option > 0 && short_option <= UCHAR_MAX) {
+    fprintf(stderr, "hal-run: unrecognized option '-%c'\n", short_option);
+    return;
+  }
+  if (result == ':') {
+    fprintf(stderr, "hal-run: option '%s' requires an argument\n", argument);
+    return;
+  }
+  const char* name = argument + 2;
+  size_t length = strcspn(name, "=");
+  size_t matches = 0;
+  const struct option* match = NULL;
+  // "--=x" names no option rather than every one.
+  for (const struct option* o = options; o->name && length > 0; ++o) {
+    if (strncmp(o->name, name, length) != 0)
+      continue;
+    if (strlen(o->name) == length) {
+      match = o;  // an exact name is never ambiguous
+      matches = 1;
+      break;
+    }
+    match = o;
+    ++matches;
+  }
+  if (matches == 1 && name[length] == '=' && match->has_arg == no_argument) {
+    fprintf(stderr, "hal-run: option '--%s' takes no argument\n", match->name);
+  } else if (matches > 1) {
+    fprintf(stderr, "hal-run: option '--%.*s' is ambiguous:", (int)length,
+            name);
+    for (const struct option* o = options; o->name; ++o) {
+      if (strncmp(o->name, name, length) == 0)
+        fprintf(stderr, " --%s", o->name);
+    }
+    fprintf(stderr, "\n");
+  } else {
+    fprintf(stderr, "hal-run: unrecognized option '%s'\n", argument);
+  }
+}
+
 int main(int argc, char** argv) {
   enum {
     OPT_LIST_DRIVERS = 256,
@@ -721,12 +827,16 @@ int main(int argc, char** argv) {
   const char* device_uri = NULL;
   const char* trace_path = NULL;
   int option;
-  while ((option = getopt_long(argc, argv, "hv", long_options, NULL)) != -1) {
+  // ':' first: a missing argument is told from an unknown option.
+  opterr = 0;
+  while ((option = getopt_long(argc, argv, ":hv", long_options, NULL)) != -1) {
     if (option == 'h')
       option = OPT_HELP;
     if (option == 'v')
       option = OPT_VERBOSE;
     if (option < OPT_LIST_DRIVERS || option >= OPT_COUNT_) {
+      hal_run_print_option_error(option, optopt, argv[optind - 1],
+                                 long_options);
       hal_run_print_usage(stderr);
       return HAL_RUN_EXIT_USAGE;
     }
@@ -754,6 +864,15 @@ int main(int argc, char** argv) {
     printf("hal-run %s (HAL plugin ABI %u)\n", HAL_RUN_VERSION,
            HAL_PLUGIN_ABI_VERSION);
     return HAL_RUN_EXIT_OK;
+  }
+  // An empty name would only fail later as "no driver named ''".
+  if (driver_name && !*driver_name) {
+    fprintf(stderr, "hal-run: --driver needs a driver name (or all)\n");
+    return HAL_RUN_EXIT_USAGE;
+  }
+  if (device_uri && !*device_uri) {
+    fprintf(stderr, "hal-run: --device needs a device URI\n");
+    return HAL_RUN_EXIT_USAGE;
   }
   if (trace_path) {
     // libhal reads HAL_TRACE when it loads, before main: run again with it

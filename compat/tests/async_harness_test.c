@@ -145,6 +145,60 @@ static void BadInput_MisuseIsCaught(void** state) {
 #endif
 }
 
+static void noop_task(void* arg) {
+  (void)arg;
+}
+
+// The first execute with no runtime creates the default one from the
+// environment.
+static void bad_worker_threads_default_child(void) {
+  // Dropped, not destroyed: its workers did not survive the fork.
+  (void)hal_async_runtime_exchange_default(NULL);
+  setenv("HAL_ASYNC_WORKER_THREADS", "abc", 1);
+  spawn(noop_task, NULL);
+}
+
+// HAL_ASYNC_WORKER_THREADS sizes a runtime created with worker_count 0 (the
+// default runtime among them); a value that is not an integer in [1, 1024]
+// fails the creation with INVALID_ARGUMENT naming the variable and its range
+// rather than falling back to one worker per CPU.
+static void BadInput_WorkerThreadsSettingIsChecked(void** state) {
+  (void)state;
+  const char* expected =
+      "HAL_ASYNC_WORKER_THREADS='abc': expected an integer in [1, 1024]";
+  char text[4096];
+  assert_true(
+      run_in_child(bad_worker_threads_default_child, text, sizeof(text)));
+  assert_non_null(strstr(text, "creating the default runtime failed"));
+  assert_non_null(strstr(text, expected));
+
+  const char* values[] = {"abc", "0", "1025", "-1", " 2", "2x"};
+  for (size_t i = 0; i < HAL_ARRAYSIZE(values); ++i) {
+    setenv("HAL_ASYNC_WORKER_THREADS", values[i], 1);
+    char needle[128];
+    snprintf(needle, sizeof(needle),
+             "HAL_ASYNC_WORKER_THREADS='%s': expected an integer in [1, 1024]",
+             values[i]);
+    hal_async_runtime_t* runtime = NULL;
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_INVALID_ARGUMENT, needle,
+        hal_async_runtime_create(hal_allocator_system(), 0, &runtime));
+    assert_null(runtime);
+  }
+  // A valid value is the count; an explicit count does not read it.
+  setenv("HAL_ASYNC_WORKER_THREADS", "3", 1);
+  hal_async_runtime_t* runtime = NULL;
+  HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 0, &runtime));
+  assert_int_equal(hal_async_runtime_worker_count(runtime), 3);
+  hal_async_runtime_destroy(runtime);
+  setenv("HAL_ASYNC_WORKER_THREADS", "abc", 1);
+  HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 2, &runtime));
+  assert_int_equal(hal_async_runtime_worker_count(runtime), 2);
+  hal_async_runtime_destroy(runtime);
+  unsetenv("HAL_ASYNC_WORKER_THREADS");
+  assert_int_equal(hal_async_live_object_count(), 0);
+}
+
 //===----------------------------------------------------------------------===//
 // Basics
 //===----------------------------------------------------------------------===//
@@ -719,6 +773,7 @@ static void Async_HandoffsWaitForTheTaskToReturn(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(BadInput_MisuseIsCaught),
+      cmocka_unit_test(BadInput_WorkerThreadsSettingIsChecked),
       CASE(Async_TokenLifecycle),
       CASE(Async_ValueStorage),
       CASE(Async_AwaitAndExecuteChains),

@@ -60,10 +60,12 @@ static void Flag_IsZeroOrOne(void** state) {
   unsetenv("HAL_TEST_FLAG");
 }
 
-// A program that makes a registry is told of a bad libhal setting there.
+// A program that makes a registry is told of a bad libhal setting there
+// (HAL_TRACE_MAX_MB too, which the trace reads at load only when HAL_TRACE
+// is set).
 static void Registry_RefusesABadSetting(void** state) {
   const char* names[] = {"HAL_SYNC_MAX_WAIT_MS", "HAL_SYNC_NO_FUTEX",
-                         "HAL_LOADER_DEBUG"};
+                         "HAL_LOADER_DEBUG", "HAL_TRACE_MAX_MB"};
   for (size_t i = 0; i < HAL_ARRAYSIZE(names); ++i) {
     setenv(names[i], "bogus", 1);
     hal_driver_registry_t* registry = NULL;

@@ -46,19 +46,90 @@ check broken_driver 1 "" "INCOMPATIBLE" -- \
   "$hal_run" --driver=test_wrong_abi --list-devices
 check no_devices 1 "" "no devices" -- \
   "$hal_run" --driver=test_no_devices --list-devices
-check bad_option 2 "" "usage" -- "$hal_run" --bogus
+# getopt's complaints, said as hal-run (not as argv[0], a build path).
+check bad_option 2 "" "^hal-run: unrecognized option '--bogus'" -- \
+  "$hal_run" --bogus
+check bad_short_option 2 "" "^hal-run: unrecognized option '-x'" -- \
+  "$hal_run" -x
+check missing_argument 2 "" "^hal-run: option '--driver' requires an argument" -- \
+  "$hal_run" --driver
+check unwanted_argument 2 "" "^hal-run: option '--json' takes no argument" -- \
+  "$hal_run" --json=1
+check ambiguous_option 2 "" "^hal-run: option '--d' is ambiguous: --driver --device --dump-devices" -- \
+  "$hal_run" --d=test
 check no_action 2 "" "usage" -- "$hal_run"
 check list_devices_all 0 "test://1 *test-device-1" \
   "driver test_no_devices: NOT_FOUND" -- "$hal_run" --list-devices
 check version 0 "^hal-run [0-9.]* (HAL plugin ABI [0-9]*)\$" "" -- \
   "$hal_run" --version
 check help_lists_everything 0 "HAL_DRIVERS_SELECT" "" -- "$hal_run" -h
+
+# check_help NAME ITEM...: each ITEM (a fixed string) is in --help, read as
+# one line so that the help's wrapping does not matter.
+check_help() {
+  name=$1
+  shift
+  help=$("$hal_run" --help | tr -s ' \n' '  ')
+  missing=""
+  for item in "$@"; do
+    case "$help" in
+      *"$item"*) ;;
+      *) missing="$missing '$item'" ;;
+    esac
+  done
+  if [ -z "$missing" ] && [ $# -gt 0 ]; then
+    passed=$((passed + 1))
+    echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name (not in --help:${missing:- nothing to look for})"
+  fi
+}
+# Every long option of hal-run's table, and -h and -v, has its entry in the
+# help: read from the source, so a new option cannot be left out of it.
+source_file="$(dirname "$0")/../../tools/hal_run.c"
+options=$(sed -n 's/^ *{"\([a-z-]*\)", *[a-z]*_argument,.*/--\1/p' "$source_file")
+if [ "$(echo "$options" | grep -c .)" -ge 10 ]; then
+  # shellcheck disable=SC2086
+  check_help help_lists_every_option "-h, --help" "-v, --verbose" $options
+else
+  failed=$((failed + 1))
+  echo "FAIL help_lists_every_option (no option table read from $source_file)"
+fi
+# The variables hal-run and libhal read, and where the virtual GPU's are.
+check_help help_lists_variables HAL_DRIVER_PATH HAL_DRIVERS_SELECT \
+  HAL_DRIVERS_DISABLE HAL_LOADER_DEBUG HAL_CUDA_LIBRARY HAL_HIP_LIBRARY \
+  HAL_GPU_ADAPTER_HIDE_SYMBOLS HAL_SYNC_MAX_WAIT_MS HAL_SYNC_NO_FUTEX \
+  HAL_TRACE HAL_TRACE_MAX_MB "VGPU_*" README.md docs/vgpu.md
+# Everything --dump-devices prints ("    LABEL: value" lines) is named in
+# its entry.
+labels=$(HAL_DRIVER_PATH="$plugin_dir" "$hal_run" --dump-devices --driver=test |
+  sed -n 's/^    \([a-z][a-z ]*\):.*/\1/p' | sort -u)
+old_ifs=$IFS
+IFS='
+'
+# shellcheck disable=SC2086
+check_help help_lists_dump_fields $labels
+IFS=$old_ifs
 check help_exit_codes 0 "exit status: 0 success, 1 a failure" "" -- \
   "$hal_run" --help
 check repeated_flag 2 "" "--driver=test given twice" -- \
   "$hal_run" --driver=test --driver=test --list-devices
+check empty_driver 2 "" "^hal-run: --driver needs a driver name" -- \
+  "$hal_run" --driver=
+check empty_driver_listing 2 "" "^hal-run: --driver needs a driver name" -- \
+  "$hal_run" --driver= --list-devices
+check empty_device 2 "" "^hal-run: --device needs a device URI" -- \
+  "$hal_run" --device=
 check conflicting_flags 2 "" "--driver and --device both choose" -- \
   "$hal_run" --driver=test --device=test://1
+check device_and_list_devices 2 "" "list by --driver, not --device" -- \
+  "$hal_run" --device=test://1 --list-devices
+check device_and_dump_devices 2 "" "list by --driver, not --device" -- \
+  "$hal_run" --device=test://1 --dump-devices
+check driver_all_list_devices 0 "test://1 *test-device-1" \
+  "driver test_no_devices: NOT_FOUND" -- \
+  "$hal_run" --driver=all --list-devices
 check list_drivers_alone 2 "" "--list-drivers takes no other option" -- \
   "$hal_run" --list-drivers --driver=test
 check dump_devices 0 "max workgroup size:" "" -- \
@@ -96,6 +167,9 @@ if [ "$driver_count" -gt 0 ]; then
   unset HAL_CUDA_LIBRARY HAL_HIP_LIBRARY
   check pipeline_all 0 "^pipeline: $driver_count driver(s) passed, 0 failed" "" -- \
     "$hal_run" --driver=all
+  # The timings are the host's, and the summary says so.
+  check pipeline_host_time 0 "^pipeline ok: driver=cuda_stream .* total=[0-9.]* ms (host time)\$" "" -- \
+    "$hal_run" --driver=cuda_stream
   # --trace: the whole run in one trace, every submission accounted for.
   trace=$(mktemp)
   check trace_all 0 "^pipeline: $driver_count driver(s) passed" \
@@ -119,7 +193,9 @@ if [ "$driver_count" -gt 0 ]; then
     else
       check fallback_one_line 0 "not usable: NOT_FOUND: could not load the CUDA runtime (-v: why)" "" -- \
         env HAL_DRIVERS_SELECT=cuda_graph "$hal_run" --device=cuda_graph
-      check fallback_verbose 0 "not usable: .*loader.c:[0-9]*: could not load the CUDA runtime; tried" "" -- \
+      # The whole chain, however long: from the loader's first link to the
+      # registry's last, which names the plugin file.
+      check fallback_verbose 0 "not usable: .*loader.c:[0-9]*: could not load the CUDA runtime; tried.*creating driver 'cuda_graph' from [^ ]*/hal-driver-cuda_graph\.so\$" "" -- \
         env HAL_DRIVERS_SELECT=cuda_graph "$hal_run" -v --device=cuda_graph
     fi
   fi

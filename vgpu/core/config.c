@@ -35,7 +35,10 @@ vgpu_config vgpu_cfg;
 static int bad_settings;
 
 // The one parser of numeric knobs: false when unset; a malformed or
-// out-of-range value is reported and counted.
+// out-of-range value is reported and counted. Decimal digits only, as in
+// libhal's parser (hal/env.c): a leading zero is no octal prefix
+// (VGPU_DEVICES=010 is ten devices), and a "0x" prefix, a sign or leading
+// blanks (the last two of which strtoull accepts) are malformed.
 static bool env_uint(const char* name, unsigned long long min,
                      unsigned long long max, unsigned long long* out) {
   const char* s = getenv(name);
@@ -43,9 +46,9 @@ static bool env_uint(const char* name, unsigned long long min,
     return false;
   char* end = NULL;
   errno = 0;
-  unsigned long long v = strtoull(s, &end, 0);
-  if (errno != 0 || end == s || *end != '\0' || *s == '-' || v < min ||
-      v > max) {
+  unsigned long long v = strtoull(s, &end, 10);
+  bool digits = *s >= '0' && *s <= '9';
+  if (!digits || errno != 0 || *end != '\0' || v < min || v > max) {
     vgpu_log("%s=%s: expected an integer in [%llu, %llu]", name, s, min, max);
     ++bad_settings;
     return false;
@@ -63,7 +66,7 @@ static bool env_bool(const char* name, bool def) {
     return false;
   if (strcmp(s, "1") == 0 || strcmp(s, "true") == 0 || strcmp(s, "on") == 0)
     return true;
-  vgpu_log("%s=%s: expected 0 or 1", name, s);
+  vgpu_log("%s=%s: expected 0, 1, false, true, off or on", name, s);
   ++bad_settings;
   return def;
 }

@@ -316,8 +316,16 @@ static void Knob_BadSettingsAreFatal(void** state) {
                     "VGPU_JITTER_US=abc: expected an integer in [0, 1000000]");
   check_bad_setting(lib_path, "VGPU_STREAM_THREADS=-1",
                     "VGPU_STREAM_THREADS=-1: expected an integer in [1, 256]");
+  // Base 10 only: no hexadecimal, no sign, no blanks.
+  check_bad_setting(lib_path, "VGPU_DEVICES=0x3",
+                    "VGPU_DEVICES=0x3: expected an integer in [0, ");
+  check_bad_setting(lib_path, "VGPU_DEVICES=+3",
+                    "VGPU_DEVICES=+3: expected an integer in [0, ");
+  check_bad_setting(lib_path, "VGPU_STREAM_THREADS=' 4'",
+                    "VGPU_STREAM_THREADS= 4: expected an integer in [1, 256]");
+  // A flag's message names every word it takes (below, each one works).
   check_bad_setting(lib_path, "VGPU_STRICT=maybe",
-                    "VGPU_STRICT=maybe: expected 0 or 1");
+                    "VGPU_STRICT=maybe: expected 0, 1, false, true, off or on");
   // Independent of VGPU_FAIL_EXIT_CODE and strict mode.
   check_bad_setting(lib_path,
                     "VGPU_FAIL_EXIT_CODE=70 VGPU_STRICT=0 "
@@ -488,6 +496,21 @@ static void Knob_DevicesAndMemory(void** state) {
   OK(api.init(0));
 }
 
+// Numbers are decimal whatever their leading zeros (VGPU_DEVICES=010 and
+// VGPU_DEVICE_MEMORY_MB=010: ten devices of 10 MiB, not eight of 8 MiB).
+static void Knob_NumbersAreDecimal(void** state) {
+  (void)state;
+  int count = 0;
+  void* p = NULL;
+  OK(api.device_count(&count));
+  assert_int_equal(count, 10);
+  OK(api.init(9));
+  OK(api.malloc(&p, 9u << 20));
+  OK(api.free(p));
+  assert_int_equal(api.malloc(&p, 11u << 20), api.out_of_memory);
+  OK(api.init(0));
+}
+
 // A host wait that runs past VGPU_MAX_WAIT_MS fails instead of hanging.
 static void Knob_MaxWait(void** state) {
   (void)state;
@@ -521,6 +544,30 @@ static void Knob_AbortOnMisuse(void** state) {
   out = run_child("VGPU_ABORT_ON_MISUSE=0", "misuse_child", &st);
   assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   free(out);
+}
+
+// Every word a flag's message names is taken, with its meaning: a misuse
+// aborts under VGPU_ABORT_ON_MISUSE=1, true or on, and is only reported
+// under 0, false or off.
+static void Knob_FlagWords(void** state) {
+  (void)state;
+  const char* words[] = {"1", "true", "on", "0", "false", "off"};
+  for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); ++i) {
+    bool set = i < 3;
+    char env[64];
+    snprintf(env, sizeof(env), "VGPU_ABORT_ON_MISUSE=%s", words[i]);
+    int st = 0;
+    char* out = run_child(env, "misuse_child", &st);
+    // The shell popen runs may report the child's SIGABRT as 128 + 6.
+    bool aborted = WIFSIGNALED(st) ? WTERMSIG(st) == SIGABRT
+                                   : WIFEXITED(st) && WEXITSTATUS(st) == 134;
+    bool returned = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (set ? !aborted : !returned)
+      fprintf(stderr, "%s: child status 0x%x, output:\n%s\n", env, st, out);
+    assert_true(set ? aborted : returned);
+    assert_true((strstr(out, "aborting (VGPU_ABORT_ON_MISUSE") != NULL) == set);
+    free(out);
+  }
 }
 
 // Child mode: leaks a stream, an event and memory, then unloads.
@@ -669,11 +716,13 @@ int main(int argc, char** argv) {
       CASE(Knob_LostDeviceSyncDrains),
       CASE(Knob_FaultUnknownCall),
       CASE(Knob_BadSettingsAreFatal),
+      CASE(Knob_FlagWords),
       CASE(Knob_CallCounts),
       CASE(Knob_SeedReproducible),
       CASE(Knob_Jitter),
       CASE(Knob_OneStreamThread),
       CASE(Knob_DevicesAndMemory),
+      CASE(Knob_NumbersAreDecimal),
       CASE(Knob_MaxWait),
       CASE(Knob_AbortOnMisuse),
       CASE(Knob_LeakReport),

@@ -180,6 +180,20 @@ static hal_status_t hal_device_validate_semaphore_list(
   return list ? hal_semaphore_list_validate(*list, what) : HAL_OK;
 }
 
+// What every queue operation checks first: the device, the queue index and
+// both lists.
+static hal_status_t hal_device_validate_submission(
+    const hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores) {
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
+  HAL_RETURN_IF_ERROR(hal_device_check_queue(device, queue_index));
+  HAL_RETURN_IF_ERROR(
+      hal_device_validate_semaphore_list(wait_semaphores, "wait"));
+  return hal_device_validate_semaphore_list(signal_semaphores, "signal");
+}
+
 // Marks the ONE_SHOT command buffers among [0, count) as no longer
 // submitted: they were all claimed by this call (each passed
 // hal_command_buffer_validate_submit), which is undoing a submission that
@@ -250,13 +264,8 @@ HAL_API hal_status_t hal_device_queue_execute(
     const hal_semaphore_list_t* wait_semaphores,
     const hal_semaphore_list_t* signal_semaphores, size_t command_buffer_count,
     hal_command_buffer_t* const* command_buffers) {
-  HAL_RETURN_IF_ERROR(
-      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
-  HAL_RETURN_IF_ERROR(hal_device_check_queue(device, queue_index));
-  HAL_RETURN_IF_ERROR(
-      hal_device_validate_semaphore_list(wait_semaphores, "wait"));
-  HAL_RETURN_IF_ERROR(
-      hal_device_validate_semaphore_list(signal_semaphores, "signal"));
+  HAL_RETURN_IF_ERROR(hal_device_validate_submission(
+      device, queue_index, wait_semaphores, signal_semaphores));
   if (command_buffer_count && !command_buffers) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "%zu command buffers but a NULL array",
@@ -429,17 +438,12 @@ hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
                            const hal_semaphore_list_t* wait_semaphores,
                            const hal_semaphore_list_t* signal_semaphores,
                            hal_host_call_fn_t fn, void* user_data) {
-  HAL_RETURN_IF_ERROR(
-      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
-  HAL_RETURN_IF_ERROR(hal_device_check_queue(device, queue_index));
+  HAL_RETURN_IF_ERROR(hal_device_validate_submission(
+      device, queue_index, wait_semaphores, signal_semaphores));
   if (!fn) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "host call function is NULL");
   }
-  HAL_RETURN_IF_ERROR(
-      hal_device_validate_semaphore_list(wait_semaphores, "wait"));
-  HAL_RETURN_IF_ERROR(
-      hal_device_validate_semaphore_list(signal_semaphores, "signal"));
   for (size_t i = 0; signal_semaphores && i < signal_semaphores->count; ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (signal_semaphores->semaphores[j] ==
@@ -499,13 +503,8 @@ static hal_status_t hal_device_validate_queue_op(
     hal_device_t* device, uint32_t queue_index,
     const hal_semaphore_list_t* wait_semaphores,
     const hal_semaphore_list_t* signal_semaphores, const char* what) {
-  HAL_RETURN_IF_ERROR(
-      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
-  HAL_RETURN_IF_ERROR(hal_device_check_queue(device, queue_index));
-  HAL_RETURN_IF_ERROR(
-      hal_device_validate_semaphore_list(wait_semaphores, "wait"));
-  HAL_RETURN_IF_ERROR(
-      hal_device_validate_semaphore_list(signal_semaphores, "signal"));
+  HAL_RETURN_IF_ERROR(hal_device_validate_submission(
+      device, queue_index, wait_semaphores, signal_semaphores));
   if (!hal_device_vtable(device)->queue_alloca ||
       !hal_device_vtable(device)->queue_dealloca) {
     return hal_make_status(HAL_STATUS_UNIMPLEMENTED,

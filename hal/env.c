@@ -57,5 +57,9 @@ HAL_API hal_status_t hal_env_check(void) {
   HAL_RETURN_IF_ERROR(hal_env_flag("HAL_LOADER_DEBUG", &flag, NULL));
   HAL_RETURN_IF_ERROR(
       hal_env_uint("HAL_TRACE_MAX_MB", 0, UINT32_MAX, &ms, NULL));
+  HAL_RETURN_IF_ERROR(
+      hal_env_uint("HAL_FILE_CHUNK_BYTES", 4096, (uint64_t)1 << 30, &ms, NULL));
+  HAL_RETURN_IF_ERROR(
+      hal_env_uint("HAL_ALLOCA_RELEASE_THRESHOLD", 0, UINT64_MAX, &ms, NULL));
   return HAL_OK;
 }

@@ -38,6 +38,8 @@ static const char* hal_resource_kind_name(hal_resource_kind_t kind) {
       return "a command buffer";
     case HAL_RESOURCE_KIND_EXECUTABLE:
       return "an executable";
+    case HAL_RESOURCE_KIND_FILE:
+      return "a file";
     case HAL_RESOURCE_KIND_OTHER:
       break;
   }

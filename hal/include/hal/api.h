@@ -14,6 +14,7 @@
 #include "hal/driver_registry.h"
 #include "hal/env.h"
 #include "hal/executable.h"
+#include "hal/file.h"
 #include "hal/recording.h"
 #include "hal/resource.h"
 #include "hal/semaphore.h"

@@ -59,6 +59,7 @@ typedef enum hal_resource_kind_e {
   HAL_RESOURCE_KIND_SEMAPHORE,
   HAL_RESOURCE_KIND_COMMAND_BUFFER,
   HAL_RESOURCE_KIND_EXECUTABLE,
+  HAL_RESOURCE_KIND_FILE,
 } hal_resource_kind_t;
 
 struct hal_resource_t {

@@ -1,0 +1,295 @@
+// Copyright 2026 The HAL Authors.
+//
+// CTS suite "queue_file": transfers between files and buffers
+// (hal_device_queue_read / hal_device_queue_write) on the driver's device,
+// from a descriptor and from host memory. meson.build runs it with
+// HAL_FILE_CHUNK_BYTES=4096 so a few KiB cross several chunks and both
+// staging buffers.
+//
+// Round trips with odd offsets and sizes read back byte for byte; a read
+// waits for its waits and work after it sees what it read; a file shorter
+// than the read fails at the call, or through the signals when it shrinks
+// before the read runs; bad input is refused with nothing submitted; a
+// failed wait fails the signals; the device's release cancels a transfer
+// still waiting (Q4).
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "cts.h"
+
+typedef cts_fixture_t fixture_t;
+
+enum { kChunk = 4096, kFileBytes = 3 * kChunk + 517 };
+
+static hal_semaphore_list_t one(hal_semaphore_t** semaphore, uint64_t* value) {
+  hal_semaphore_list_t list = {*semaphore ? 1 : 0, semaphore, value};
+  return list;
+}
+
+// A temporary file of |length| seeded random bytes (also into |bytes|),
+// opened read-write and already unlinked.
+static int temp_file(uint8_t* bytes, size_t length, uint64_t stream) {
+  const char* dir = getenv("TMPDIR");
+  char path[512];
+  snprintf(path, sizeof(path), "%s/cts-queue-file-XXXXXX",
+           dir && dir[0] ? dir : "/tmp");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  cts_random_t random = cts_random_make(stream);
+  for (size_t i = 0; i < length; ++i)
+    bytes[i] = (uint8_t)cts_random_next(&random);
+  assert_int_equal(pwrite(fd, bytes, length, 0), (ssize_t)length);
+  return fd;
+}
+
+static hal_buffer_t* device_buffer(hal_device_t* device, uint64_t size) {
+  return cts_zeroed_buffer(device, size);
+}
+
+// One file kind of the round trip: a descriptor or host memory.
+static void round_trip(fixture_t* f, bool from_memory) {
+  static uint8_t bytes[kFileBytes];
+  static uint8_t memory[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), from_memory ? 2 : 1);
+  memcpy(memory, bytes, sizeof(memory));
+  hal_file_t* file = NULL;
+  if (from_memory) {
+    HAL_ASSERT_OK(hal_file_from_memory(memory, sizeof(memory),
+                                       HAL_FILE_ACCESS_READ_WRITE, &file));
+  } else {
+    HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ_WRITE, &file));
+  }
+  hal_buffer_t* buffer = device_buffer(f->device, kFileBytes + 64);
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1, v2 = 2;
+  hal_semaphore_list_t signal1 = one(&s, &v1);
+  hal_semaphore_list_t wait1 = one(&s, &v1);
+  hal_semaphore_list_t signal2 = one(&s, &v2);
+  // Read 3 chunks and a bit, from file offset 7 into buffer offset 13.
+  const uint64_t length = 3 * kChunk + 300;
+  HAL_ASSERT_OK(hal_device_queue_read(f->device, f->q0, NULL, &signal1, file, 7,
+                                      buffer, 13, length));
+  // Write it back from buffer offset 13 to file offset 5 (another queue,
+  // after the read).
+  HAL_ASSERT_OK(hal_device_queue_write(f->device, f->q1, &wait1, &signal2,
+                                       buffer, 13, file, 5, length));
+  HAL_ASSERT_OK(cts_wait(s, 2));
+  static uint8_t back[kFileBytes + 64];
+  HAL_ASSERT_OK(hal_buffer_read(buffer, 0, back, sizeof(back)));
+  for (int i = 0; i < 13; ++i)
+    assert_int_equal(back[i], 0);
+  assert_memory_equal(back + 13, bytes + 7, length);
+  assert_int_equal(back[13 + length], 0);
+  static uint8_t written[kFileBytes];
+  if (from_memory) {
+    memcpy(written, memory, sizeof(written));
+  } else {
+    assert_int_equal(pread(fd, written, sizeof(written), 0),
+                     (ssize_t)sizeof(written));
+  }
+  assert_memory_equal(written, bytes, 5);
+  assert_memory_equal(written + 5, bytes + 7, length);
+  assert_memory_equal(written + 5 + length, bytes + 5 + length,
+                      kFileBytes - 5 - length);
+  hal_semaphore_release(s);
+  hal_buffer_release(buffer);
+  hal_file_release(file);
+  close(fd);
+}
+
+CTS_CASE(File_RoundTripFromDescriptor) {
+  round_trip(*state, false);
+}
+
+CTS_CASE(File_RoundTripFromMemory) {
+  round_trip(*state, true);
+}
+
+// Submitted back to front: a copy after the read waits for it, the read
+// waits for a fill of its buffer's tail it must not overwrite.
+CTS_CASE(File_ReadOrderedWithWork) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 3);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
+  close(fd);  // the file holds its own descriptor
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1, v2 = 2, v3 = 3;
+  hal_semaphore_list_t w1 = one(&s, &v1), w2 = one(&s, &v2);
+  hal_semaphore_list_t s1 = one(&s, &v1), s2 = one(&s, &v2), s3 = one(&s, &v3);
+  HAL_ASSERT_OK(hal_device_queue_copy(f->device, f->q1, &w2, &s3, f->a, 0, f->b,
+                                      0, CTS_FIXTURE_BUFFER_SIZE));
+  HAL_ASSERT_OK(hal_device_queue_read(f->device, f->q0, &w1, &s2, file, 100,
+                                      f->a, 0, 3000));
+  uint8_t pattern = 0xD1;
+  HAL_ASSERT_OK(hal_device_queue_fill(f->device, f->q1, NULL, &s1, f->a, 0,
+                                      CTS_FIXTURE_BUFFER_SIZE, &pattern, 1));
+  HAL_ASSERT_OK(cts_wait(s, 3));
+  static uint8_t back[CTS_FIXTURE_BUFFER_SIZE];
+  HAL_ASSERT_OK(hal_buffer_read(f->b, 0, back, sizeof(back)));
+  assert_memory_equal(back, bytes + 100, 3000);
+  for (size_t i = 3000; i < sizeof(back); ++i)
+    assert_int_equal(back[i], 0xD1);
+  hal_semaphore_release(s);
+  hal_file_release(file);
+}
+
+// Past the end now: OUT_OF_RANGE at the call. Shrunk before the read runs:
+// the signals fail DATA_LOSS naming where the file ends, and work after it
+// fails too.
+CTS_CASE(File_ShortFileFails) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 4);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
+  hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1, v2 = 2;
+  hal_semaphore_list_t wait_gate = one(&gate, &v1);
+  hal_semaphore_list_t s1 = one(&s, &v1), w1 = one(&s, &v1), s2 = one(&s, &v2);
+  HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "past the end",
+                    hal_device_queue_read(f->device, f->q0, NULL, &s1, file,
+                                          kFileBytes - 10, f->a, 0, 11));
+  assert_int_equal(cts_query(s), 0);
+  hal_buffer_t* big = device_buffer(f->device, 3 * kChunk);
+  HAL_ASSERT_OK(hal_device_queue_read(f->device, f->q0, &wait_gate, &s1, file,
+                                      0, big, 0, 3 * kChunk));
+  HAL_ASSERT_OK(
+      hal_device_queue_copy(f->device, f->q1, &w1, &s2, big, 0, f->b, 0, 16));
+  assert_int_equal(ftruncate(fd, kChunk + 10), 0);
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "the file ends at offset",
+                    cts_wait(s, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "the file ends at offset",
+                    cts_wait(s, 2));
+  cts_expect_bytes(f->b, 0, CTS_FIXTURE_BUFFER_SIZE, 0);
+  hal_buffer_release(big);
+  hal_semaphore_release(s);
+  hal_semaphore_release(gate);
+  hal_file_release(file);
+  close(fd);
+}
+
+// A failed wait fails the signals; nothing is read.
+CTS_CASE(File_FailedWaitFailsSignals) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 5);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
+  close(fd);
+  hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1;
+  hal_semaphore_list_t wait_gate = one(&gate, &v1);
+  hal_semaphore_list_t s1 = one(&s, &v1);
+  hal_buffer_t* big = device_buffer(f->device, 2 * kChunk);
+  HAL_ASSERT_OK(hal_device_queue_read(f->device, f->q1, &wait_gate, &s1, file,
+                                      0, big, 0, 2 * kChunk));
+  hal_semaphore_fail(gate, hal_make_status(HAL_STATUS_ABORTED, "no input"));
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "no input", cts_wait(s, 1));
+  cts_expect_bytes(big, 0, 2 * kChunk, 0);
+  hal_buffer_release(big);
+  hal_semaphore_release(s);
+  hal_semaphore_release(gate);
+  hal_file_release(file);
+}
+
+// Bad input: a clear status, nothing submitted, no semaphore moved.
+CTS_CASE(File_BadArgumentsSubmitNothing) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 6);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not open",
+                    hal_file_from_fd(-1, HAL_FILE_ACCESS_READ, &file));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "unknown bits",
+                    hal_file_from_fd(fd, 8, &file));
+  int pipes[2];
+  assert_int_equal(pipe(pipes), 0);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "regular file",
+                    hal_file_from_fd(pipes[0], HAL_FILE_ACCESS_READ, &file));
+  close(pipes[0]);
+  close(pipes[1]);
+  int read_only = open("/proc/self/exe", O_RDONLY);
+  assert_true(read_only >= 0);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not opened for writing",
+                    hal_file_from_fd(read_only, HAL_FILE_ACCESS_WRITE, &file));
+  close(read_only);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "at NULL",
+      hal_file_from_memory(NULL, 10, HAL_FILE_ACCESS_READ, &file));
+  assert_null(file);
+
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1;
+  hal_semaphore_list_t s1 = one(&s, &v1);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "not opened for writing",
+      hal_device_queue_write(f->device, 0, NULL, &s1, f->a, 0, file, 0, 16));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "",
+      hal_device_queue_read(f->device, 0, NULL, &s1, file, 0, f->a, 0,
+                            CTS_FIXTURE_BUFFER_SIZE + 1));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "file is NULL",
+      hal_device_queue_read(f->device, 0, NULL, &s1, NULL, 0, f->a, 0, 16));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not a file",
+                    hal_device_queue_read(f->device, 0, NULL, &s1,
+                                          (hal_file_t*)f->b, 0, f->a, 0, 16));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "out of range",
+      hal_device_queue_read(f->device, 99, NULL, &s1, file, 0, f->a, 0, 16));
+  assert_int_equal(cts_query(s), 0);
+  cts_expect_bytes(f->a, 0, CTS_FIXTURE_BUFFER_SIZE, 0);
+  hal_semaphore_release(s);
+  hal_file_release(file);
+  close(fd);
+}
+
+// Released with a read still waiting: its signals fail CANCELLED, and the
+// file and buffer are released after (no hang, no leak).
+CTS_CASE(Q4_FileReadWaitingAtReleaseIsCancelled) {
+  (void)state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 7);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
+  close(fd);
+  hal_device_t* device = cts_create_device(0);
+  hal_buffer_t* buffer = device_buffer(device, kFileBytes);
+  hal_semaphore_t* never = cts_create_semaphore(device, 0);
+  hal_semaphore_t* s = cts_create_semaphore(device, 0);
+  uint64_t v1 = 1;
+  hal_semaphore_list_t wait_never = one(&never, &v1);
+  hal_semaphore_list_t s1 = one(&s, &v1);
+  HAL_ASSERT_OK(hal_device_queue_read(device, 0, &wait_never, &s1, file, 0,
+                                      buffer, 0, kFileBytes));
+  hal_device_release(device);
+  HAL_ASSERT_STATUS(HAL_STATUS_CANCELLED, "", cts_wait(s, 1));
+  hal_buffer_release(buffer);
+  hal_semaphore_release(s);
+  hal_semaphore_release(never);
+  hal_file_release(file);
+}
+
+// The test list: CASE binds this program's fixture.
+#define CASE(name) CTS_ON_FIXTURE(name)
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      CASE(File_RoundTripFromDescriptor),
+      CASE(File_RoundTripFromMemory),
+      CASE(File_ReadOrderedWithWork),
+      CASE(File_ShortFileFails),
+      CASE(File_FailedWaitFailsSignals),
+      CASE(File_BadArgumentsSubmitNothing),
+      cmocka_unit_test(Q4_FileReadWaitingAtReleaseIsCancelled),
+  };
+  return cts_main("queue_file", tests, HAL_ARRAYSIZE(tests));
+}

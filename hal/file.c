@@ -1,0 +1,508 @@
+// Copyright 2026 The HAL Authors.
+//
+// Files and the queue transfers between them and buffers, written once over
+// the public API for every driver: host calls do the file I/O on the
+// device's host-call thread, queue copies move each chunk between pinned
+// staging memory and the buffer, and two private timeline semaphores chain
+// them.
+//
+// A read of n chunks through two staging buffers (chunk i uses staging
+// i % 2):
+//
+//   io_i   host call   waits  [the caller's waits]            (i == 0)
+//                             io >= i, copied >= i - 1        (i > 0)
+//                      does   pread/memcpy chunk i into staging i % 2
+//                      signals io = i + 1
+//   copy_i queue copy  waits  io >= i + 1
+//                      signals copied = i + 1
+//   done   host call   waits  copied >= n; signals the caller's signals
+//
+// so io_{i+1} (the file) overlaps copy_i (the device), and io_i reuses a
+// staging buffer only after copy_{i-2} is done with it. A write mirrors it:
+// copy_i (buffer -> staging) waits for write_{i-2}, write_i (pwrite) waits
+// for copy_i and write_{i-1}. Any failure fails the semaphore the step
+// signals, so every later step is decided at once (S2) and the caller's
+// signals fail with the first cause. Every host call is called exactly once
+// (also when its wait failed or the device shut down), and each holds a
+// reference on the transfer, so the last of them frees it.
+
+#include "hal/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hal/api.h"
+
+// The status code of an errno from file I/O.
+static hal_status_code_t hal_file_errno_code(int error) {
+  switch (error) {
+    case ENOENT:
+      return HAL_STATUS_NOT_FOUND;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return HAL_STATUS_PERMISSION_DENIED;
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+      return HAL_STATUS_RESOURCE_EXHAUSTED;
+    case EBADF:
+    case EINVAL:
+    case ESPIPE:
+      return HAL_STATUS_INVALID_ARGUMENT;
+    case EIO:
+      return HAL_STATUS_DATA_LOSS;
+  }
+  return HAL_STATUS_UNKNOWN;
+}
+
+struct hal_file_t {
+  hal_resource_t resource;
+  hal_file_access_t access;
+  int fd;      // -1 for memory
+  void* data;  // memory files
+  uint64_t length;
+};
+
+static void hal_file_destroy(hal_resource_t* resource) {
+  hal_file_t* file = (hal_file_t*)resource;
+  if (file->fd >= 0)
+    close(file->fd);
+  hal_allocator_free(hal_allocator_system(), file);
+}
+
+static const struct {
+  hal_resource_destroy_fn_t destroy;
+} hal_file_vtable = {hal_file_destroy};
+
+static hal_status_t hal_file_check_access(hal_file_access_t access) {
+  if (access == 0 ||
+      (access & ~(hal_file_access_t)HAL_FILE_ACCESS_READ_WRITE)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "file access 0x%x is empty or has unknown bits",
+                           access);
+  }
+  return HAL_OK;
+}
+
+static hal_status_t hal_file_create(int fd, void* data, uint64_t length,
+                                    hal_file_access_t access,
+                                    hal_file_t** out_file) {
+  hal_file_t* file = NULL;
+  HAL_RETURN_IF_ERROR(hal_allocator_malloc(hal_allocator_system(),
+                                           sizeof(*file), (void**)&file));
+  hal_resource_initialize_kind(HAL_RESOURCE_KIND_FILE, &hal_file_vtable, NULL,
+                               &file->resource);
+  file->access = access;
+  file->fd = fd;
+  file->data = data;
+  file->length = length;
+  *out_file = file;
+  return HAL_OK;
+}
+
+HAL_API hal_status_t hal_file_from_fd(int fd, hal_file_access_t access,
+                                      hal_file_t** out_file) {
+  if (!out_file) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_file is NULL");
+  }
+  *out_file = NULL;
+  HAL_RETURN_IF_ERROR(hal_file_check_access(access));
+  int flags = fcntl(fd, F_GETFL);
+  if (fd < 0 || flags < 0) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "file descriptor %d is not open", fd);
+  }
+  int mode = flags & O_ACCMODE;
+  if (((access & HAL_FILE_ACCESS_READ) && mode == O_WRONLY) ||
+      ((access & HAL_FILE_ACCESS_WRITE) && mode == O_RDONLY)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "file descriptor %d was not opened for %s", fd,
+                           mode == O_WRONLY ? "reading" : "writing");
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "file descriptor %d is not a regular file or block "
+                           "device (transfers read and write at offsets)",
+                           fd);
+  }
+  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) {
+    return hal_make_status(hal_file_errno_code(errno),
+                           "duplicating file descriptor %d: %s", fd,
+                           strerror(errno));
+  }
+  hal_status_t status = hal_file_create(copy, NULL, 0, access, out_file);
+  if (status != HAL_OK)
+    close(copy);
+  return status;
+}
+
+HAL_API hal_status_t hal_file_from_memory(void* data, uint64_t length,
+                                          hal_file_access_t access,
+                                          hal_file_t** out_file) {
+  if (!out_file) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_file is NULL");
+  }
+  *out_file = NULL;
+  HAL_RETURN_IF_ERROR(hal_file_check_access(access));
+  if (!data && length > 0) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "memory file of %" PRIu64 " bytes at NULL", length);
+  }
+  return hal_file_create(-1, data, length, access, out_file);
+}
+
+HAL_API void hal_file_retain(hal_file_t* file) {
+  if (hal_resource_is_kind(file, HAL_RESOURCE_KIND_FILE))
+    hal_resource_retain(&file->resource);
+}
+
+HAL_API void hal_file_release(hal_file_t* file) {
+  if (hal_resource_is_kind(file, HAL_RESOURCE_KIND_FILE))
+    hal_resource_release(&file->resource);
+}
+
+// The file's length now (descriptors: fstat).
+static hal_status_t hal_file_length(const hal_file_t* file,
+                                    uint64_t* out_length) {
+  if (file->fd < 0) {
+    *out_length = file->length;
+    return HAL_OK;
+  }
+  struct stat st;
+  if (fstat(file->fd, &st) != 0) {
+    return hal_make_status(hal_file_errno_code(errno), "fstat: %s",
+                           strerror(errno));
+  }
+  *out_length = (uint64_t)st.st_size;
+  return HAL_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Transfers
+//===----------------------------------------------------------------------===//
+
+// Chunk bytes unless HAL_FILE_CHUNK_BYTES says otherwise.
+#define HAL_FILE_DEFAULT_CHUNK ((uint64_t)4 << 20)
+
+typedef struct hal_transfer_t hal_transfer_t;
+
+// One host call's record: which chunk, and its transfer.
+typedef struct hal_transfer_step_t {
+  hal_transfer_t* transfer;
+  uint64_t chunk;  // UINT64_MAX: the final call
+} hal_transfer_step_t;
+
+struct hal_transfer_t {
+  atomic_int ref_count;  // one per host call still to be called
+  bool is_read;
+  hal_file_t* file;  // retained
+  uint64_t file_offset;
+  uint64_t length;
+  uint64_t chunk_bytes;
+  uint64_t chunk_count;
+  hal_buffer_t* staging[2];  // host-visible, mapped below
+  hal_buffer_mapping_t mappings[2];
+  hal_semaphore_t* io;          // file steps done
+  hal_semaphore_t* copied;      // queue copies done
+  hal_transfer_step_t steps[];  // [chunk_count + 1]
+};
+
+static void hal_transfer_release(hal_transfer_t* transfer) {
+  if (atomic_fetch_sub_explicit(&transfer->ref_count, 1,
+                                memory_order_acq_rel) != 1) {
+    return;
+  }
+  for (int i = 0; i < 2; ++i) {
+    hal_buffer_unmap(&transfer->mappings[i]);
+    hal_buffer_release(transfer->staging[i]);
+  }
+  hal_semaphore_release(transfer->io);
+  hal_semaphore_release(transfer->copied);
+  hal_file_release(transfer->file);
+  hal_allocator_free(hal_allocator_system(), transfer);
+}
+
+// The bytes of chunk |i|.
+static uint64_t hal_transfer_chunk_length(const hal_transfer_t* transfer,
+                                          uint64_t i) {
+  uint64_t start = i * transfer->chunk_bytes;
+  uint64_t rest = transfer->length - start;
+  return rest < transfer->chunk_bytes ? rest : transfer->chunk_bytes;
+}
+
+// The file side of chunk |i|: into staging (read) or out of it (write).
+static hal_status_t hal_transfer_io(hal_transfer_t* transfer, uint64_t i) {
+  uint8_t* staging = transfer->mappings[i % 2].contents;
+  uint64_t length = hal_transfer_chunk_length(transfer, i);
+  uint64_t offset = transfer->file_offset + i * transfer->chunk_bytes;
+  hal_file_t* file = transfer->file;
+  if (file->fd < 0) {
+    if (transfer->is_read) {
+      memcpy(staging, (uint8_t*)file->data + offset, length);
+    } else {
+      memcpy((uint8_t*)file->data + offset, staging, length);
+    }
+    return HAL_OK;
+  }
+  uint64_t done = 0;
+  while (done < length) {
+    ssize_t n = transfer->is_read
+                    ? pread(file->fd, staging + done, length - done,
+                            (off_t)(offset + done))
+                    : pwrite(file->fd, staging + done, length - done,
+                             (off_t)(offset + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      return hal_make_status(hal_file_errno_code(errno),
+                             "%s %" PRIu64 " bytes at file offset %" PRIu64
+                             ": %s",
+                             transfer->is_read ? "reading" : "writing",
+                             length - done, offset + done, strerror(errno));
+    }
+    if (n == 0) {
+      return hal_make_status(
+          HAL_STATUS_DATA_LOSS,
+          "the file ends at offset %" PRIu64 ", before the %" PRIu64
+          " bytes the read asked for from offset %" PRIu64,
+          offset + done, transfer->length, transfer->file_offset);
+    }
+    done += (uint64_t)n;
+  }
+  return HAL_OK;
+}
+
+static hal_status_t hal_transfer_step(void* user_data, hal_status_t status) {
+  hal_transfer_step_t* step = user_data;
+  hal_transfer_t* transfer = step->transfer;
+  hal_status_t result = HAL_OK;
+  if (status == HAL_OK && step->chunk != UINT64_MAX)
+    result = hal_transfer_io(transfer, step->chunk);
+  hal_transfer_release(transfer);
+  return result;
+}
+
+// The one-entry list (semaphore, value); empty for a NULL semaphore.
+static hal_semaphore_list_t hal_transfer_list(hal_semaphore_t** semaphore,
+                                              uint64_t* value) {
+  hal_semaphore_list_t list = {*semaphore ? 1 : 0, semaphore, value};
+  return list;
+}
+
+// Submits step |i|'s host call (the final one for i == chunk_count).
+static hal_status_t hal_transfer_submit_io(
+    hal_device_t* device, uint32_t queue, hal_transfer_t* t, uint64_t i,
+    const hal_semaphore_list_t* waits, const hal_semaphore_list_t* signals) {
+  t->steps[i].transfer = t;
+  t->steps[i].chunk = i == t->chunk_count ? UINT64_MAX : i;
+  return hal_device_queue_host_call(device, queue, waits, signals,
+                                    hal_transfer_step, &t->steps[i]);
+}
+
+// Every submission of |t|. On error the steps not submitted drop their
+// references (the submitted ones are decided by the failed semaphores).
+static hal_status_t hal_transfer_submit(
+    hal_device_t* device, uint32_t queue, hal_transfer_t* t,
+    hal_buffer_t* buffer, uint64_t buffer_offset,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores) {
+  hal_status_t status = HAL_OK;
+  uint64_t submitted = 0;  // host calls submitted
+  for (uint64_t i = 0; i < t->chunk_count && status == HAL_OK; ++i) {
+    uint64_t length = hal_transfer_chunk_length(t, i);
+    uint64_t at = buffer_offset + i * t->chunk_bytes;
+    hal_buffer_t* staging = t->staging[i % 2];
+    uint64_t io_done = i + 1, io_before = i, copy_done = i + 1;
+    uint64_t copy_before2 = i >= 1 ? i - 1 : 0;
+    hal_semaphore_t* waits2[2] = {t->io, t->copied};
+    if (t->is_read) {
+      // io_i after io_{i-1} and copy_{i-2}; io_0 after the caller's waits.
+      uint64_t values[2] = {io_before, copy_before2};
+      hal_semaphore_list_t io_waits = {i >= 2 ? 2 : 1, waits2, values};
+      hal_semaphore_list_t io_signal = hal_transfer_list(&t->io, &io_done);
+      status = hal_transfer_submit_io(device, queue, t, i,
+                                      i == 0 ? wait_semaphores : &io_waits,
+                                      &io_signal);
+      if (status != HAL_OK)
+        break;
+      ++submitted;
+      hal_semaphore_list_t copy_wait = hal_transfer_list(&t->io, &io_done);
+      hal_semaphore_list_t copy_signal =
+          hal_transfer_list(&t->copied, &copy_done);
+      status = hal_device_queue_copy(device, queue, &copy_wait, &copy_signal,
+                                     staging, 0, buffer, at, length);
+    } else {
+      // copy_i after copy_{i-1} and write_{i-2}; copy_0 after the caller's
+      // waits. write_i after copy_i and write_{i-1}.
+      uint64_t values[2] = {copy_before2, i};  // io >= i - 1, copied >= i
+      hal_semaphore_t* copy_sems[2] = {t->io, t->copied};
+      hal_semaphore_list_t copy_waits = {2, copy_sems, values};
+      if (i < 2) {
+        copy_sems[0] = t->copied;
+        values[0] = i;
+        copy_waits.count = 1;
+      }
+      hal_semaphore_list_t copy_signal =
+          hal_transfer_list(&t->copied, &copy_done);
+      status = hal_device_queue_copy(
+          device, queue, i == 0 ? wait_semaphores : &copy_waits, &copy_signal,
+          buffer, at, staging, 0, length);
+      if (status != HAL_OK)
+        break;
+      uint64_t write_values[2] = {copy_done, io_before};
+      hal_semaphore_t* write_sems[2] = {t->copied, t->io};
+      hal_semaphore_list_t write_waits = {2, write_sems, write_values};
+      hal_semaphore_list_t write_signal = hal_transfer_list(&t->io, &io_done);
+      status = hal_transfer_submit_io(device, queue, t, i, &write_waits,
+                                      &write_signal);
+      if (status == HAL_OK)
+        ++submitted;
+    }
+  }
+  if (status == HAL_OK) {
+    // The caller's signals once the last step is done: the final host call
+    // frees nothing it does not own (its reference, like every step's).
+    uint64_t last = t->chunk_count;
+    hal_semaphore_list_t final_wait =
+        hal_transfer_list(t->is_read ? &t->copied : &t->io, &last);
+    status = hal_transfer_submit_io(device, queue, t, t->chunk_count,
+                                    &final_wait, signal_semaphores);
+    if (status == HAL_OK)
+      ++submitted;
+  }
+  if (status != HAL_OK) {
+    // What was submitted must not wait forever: failing the chain decides
+    // every submitted step (each then drops its own reference).
+    hal_semaphore_fail(t->io, hal_status_clone(status));
+    hal_semaphore_fail(t->copied, hal_status_clone(status));
+    for (uint64_t i = submitted; i <= t->chunk_count; ++i)
+      hal_transfer_release(t);
+  }
+  return status;
+}
+
+// Validation shared by both directions, then the transfer.
+static hal_status_t hal_device_queue_transfer(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, bool is_read,
+    hal_file_t* file, uint64_t file_offset, hal_buffer_t* buffer,
+    uint64_t buffer_offset, uint64_t length) {
+  const char* what = is_read ? "queue_read" : "queue_write";
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(file, HAL_RESOURCE_KIND_FILE, "file"));
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(buffer, HAL_RESOURCE_KIND_BUFFER, "buffer"));
+  if (hal_buffer_device(buffer) != device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: the buffer is of device '%s', not of '%s'",
+                           what, hal_buffer_device(buffer)->info.name,
+                           device->info.name);
+  }
+  hal_file_access_t needed =
+      is_read ? HAL_FILE_ACCESS_READ : HAL_FILE_ACCESS_WRITE;
+  if (!(file->access & needed)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: the file was not opened for %s", what,
+                           is_read ? "reading" : "writing");
+  }
+  uint64_t resolved = 0;
+  HAL_RETURN_IF_ERROR(hal_status_annotatef(
+      hal_buffer_validate_range(buffer, buffer_offset, length, &resolved), "%s",
+      what));
+  uint64_t file_length = 0;
+  HAL_RETURN_IF_ERROR(hal_file_length(file, &file_length));
+  bool must_fit = is_read || file->fd < 0;
+  if (must_fit &&
+      (file_offset > file_length || resolved > file_length - file_offset)) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "%s: bytes [%" PRIu64 ", +%" PRIu64
+                           ") are past the end of the %" PRIu64 "-byte file",
+                           what, file_offset, resolved, file_length);
+  }
+  uint64_t chunk = HAL_FILE_DEFAULT_CHUNK;
+  HAL_RETURN_IF_ERROR(hal_env_uint("HAL_FILE_CHUNK_BYTES", 4096,
+                                   (uint64_t)1 << 30, &chunk, NULL));
+  if (resolved == 0) {
+    // Nothing to move: a barrier keeps the waits-before-signals order.
+    return hal_device_queue_barrier(device, queue_index, wait_semaphores,
+                                    signal_semaphores);
+  }
+  uint64_t chunk_count = (resolved + chunk - 1) / chunk;
+  hal_transfer_t* t = NULL;
+  HAL_RETURN_IF_ERROR(hal_allocator_malloc(
+      hal_allocator_system(),
+      sizeof(*t) + (chunk_count + 1) * sizeof(hal_transfer_step_t),
+      (void**)&t));
+  memset(t, 0, sizeof(*t));
+  atomic_init(&t->ref_count, (int)(chunk_count + 1));
+  t->is_read = is_read;
+  t->file = file;
+  hal_file_retain(file);
+  t->file_offset = file_offset;
+  t->length = resolved;
+  t->chunk_bytes = chunk;
+  t->chunk_count = chunk_count;
+  uint64_t staging_bytes = resolved < chunk ? resolved : chunk;
+  hal_buffer_params_t params = {
+      HAL_MEMORY_TYPE_HOST_VISIBLE,
+      HAL_BUFFER_USAGE_TRANSFER | HAL_BUFFER_USAGE_MAPPING};
+  hal_status_t status = HAL_OK;
+  for (int i = 0; i < 2 && status == HAL_OK; ++i) {
+    status = hal_device_allocate_buffer(device, params, staging_bytes,
+                                        &t->staging[i]);
+    if (status == HAL_OK) {
+      status =
+          hal_buffer_map_range(t->staging[i], HAL_MAPPING_ACCESS_READ_WRITE, 0,
+                               staging_bytes, &t->mappings[i]);
+    }
+  }
+  if (status == HAL_OK)
+    status = hal_device_create_semaphore(device, 0, &t->io);
+  if (status == HAL_OK)
+    status = hal_device_create_semaphore(device, 0, &t->copied);
+  if (status != HAL_OK) {
+    atomic_store(&t->ref_count, 1);
+    hal_transfer_release(t);
+    return hal_status_annotatef(status, "%s", what);
+  }
+  return hal_status_annotatef(
+      hal_transfer_submit(device, queue_index, t, buffer, buffer_offset,
+                          wait_semaphores, signal_semaphores),
+      "%s", what);
+}
+
+HAL_API hal_status_t hal_device_queue_read(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_file_t* source,
+    uint64_t source_offset, hal_buffer_t* target, uint64_t target_offset,
+    uint64_t length) {
+  return hal_device_queue_transfer(
+      device, queue_index, wait_semaphores, signal_semaphores, true, source,
+      source_offset, target, target_offset, length);
+}
+
+HAL_API hal_status_t hal_device_queue_write(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* source,
+    uint64_t source_offset, hal_file_t* target, uint64_t target_offset,
+    uint64_t length) {
+  return hal_device_queue_transfer(
+      device, queue_index, wait_semaphores, signal_semaphores, false, target,
+      target_offset, source, source_offset, length);
+}

@@ -5,8 +5,11 @@
 //
 // Each round builds a random DAG of nodes over one driver's devices (two
 // when there are two) and every queue. A node is one of:
-//  - device work on (device, queue): a fill, an update, a copy from an
-//    ancestor's region of the same device, a dispatch that fills the region
+//  - device work on (device, queue): a fill (as a command buffer, a queue
+//    op, or through a queue-ordered buffer: alloca, fill, copy, dealloca),
+//    an update (or a queue_read of its bytes from a memory file), a copy
+//    from an ancestor's region of the same device, a dispatch that fills the
+//    region
 //    (fill_u32), a copy-barrier-dispatch that adds to an ancestor's words
 //    (add_u32), or a bare barrier; it waits on up to three earlier nodes'
 //    semaphores (at or below the value each will reach, host- or
@@ -152,6 +155,10 @@ typedef struct soak_node_t {
   uint32_t signalers;   // SOAK_HOST_SHARED: threads; they signal 1..value
   bool queue_op;  // SOAK_FILL/UPDATE/COPY: hal_device_queue_fill/... instead
                   // of a command buffer
+  // queue_op FILL: through a queue-ordered buffer (alloca, fill it, copy it
+  // into the region, dealloca); queue_op UPDATE: a queue_read of the bytes
+  // from a memory file. The model is the same.
+  bool routed;
   int semaphore_device;  // the device that made its semaphore, -1: host
   hal_semaphore_t* semaphore;
   // The model.
@@ -295,6 +302,7 @@ static void soak_generate(soak_round_t* round) {
                  : roll < 97 ? SOAK_HOST_CALL
                              : SOAK_HOST_CALL_FAIL;
     node->queue_op = soak_chance(random, 33);
+    node->routed = node->queue_op && soak_chance(random, 50);
     node->device = soak_below(random, round->device_count);
     node->queue = soak_below(random, round->queue_count);
     node->value = 1 + soak_below(random, 3);
@@ -554,6 +562,64 @@ static hal_status_t soak_submit_host_call(soak_round_t* round, uint32_t index,
   return status;
 }
 
+// A routed fill: alloca a region-sized buffer after the waits, fill it,
+// copy it into the region (the node's signals), dealloca after that. The
+// chain's own steps signal a private timeline.
+static hal_status_t soak_submit_alloca_fill(soak_round_t* round,
+                                            soak_node_t* node, uint64_t offset,
+                                            hal_semaphore_list_t waits,
+                                            hal_semaphore_list_t signals) {
+  hal_device_t* device = round->devices[node->device];
+  hal_semaphore_t* chain = NULL;
+  HAL_RETURN_IF_ERROR(hal_device_create_semaphore(device, 0, &chain));
+  uint64_t one = 1, two = 2, three = 3;
+  hal_semaphore_list_t signal1 = {1, &chain, &one}, wait1 = {1, &chain, &one};
+  hal_semaphore_list_t signal2 = {1, &chain, &two}, wait2 = {1, &chain, &two};
+  hal_semaphore_list_t signal3 = {1, &chain, &three};
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_buffer_t* transient = NULL;
+  hal_status_t status = hal_device_queue_alloca(
+      device, node->queue, &waits, &signal1, params, SOAK_REGION, &transient);
+  if (status == HAL_OK) {
+    status =
+        hal_device_queue_fill(device, node->queue, &wait1, &signal2, transient,
+                              0, SOAK_REGION, &node->pattern, 1);
+  }
+  if (status == HAL_OK) {
+    status = hal_device_queue_copy(device, node->queue, &wait2, &signals,
+                                   transient, 0, round->buffers[node->device],
+                                   offset, SOAK_REGION);
+  }
+  if (status == HAL_OK) {
+    status = hal_device_queue_dealloca(device, node->queue, &signals, &signal3,
+                                       transient);
+  }
+  if (status != HAL_OK && transient) {
+    // Steps already submitted must not wait forever for the ones that
+    // were not: the chain fails them.
+    hal_semaphore_fail(chain, hal_status_clone(status));
+  }
+  hal_buffer_release(transient);  // the submissions hold it
+  hal_semaphore_release(chain);
+  return status;
+}
+
+// A routed update: the node's bytes read from a memory file.
+static hal_status_t soak_submit_file_update(soak_round_t* round,
+                                            soak_node_t* node, uint64_t offset,
+                                            hal_semaphore_list_t waits,
+                                            hal_semaphore_list_t signals) {
+  hal_file_t* file = NULL;
+  HAL_RETURN_IF_ERROR(hal_file_from_memory(node->region, SOAK_REGION,
+                                           HAL_FILE_ACCESS_READ, &file));
+  hal_status_t status = hal_device_queue_read(
+      round->devices[node->device], node->queue, &waits, &signals, file, 0,
+      round->buffers[node->device], offset, SOAK_REGION);
+  hal_file_release(file);  // the transfer holds it
+  return status;
+}
+
 // A fill, update or copy node as one queue op (no command buffer).
 static hal_status_t soak_submit_queue_op(soak_round_t* round, uint32_t index,
                                          hal_semaphore_list_t waits,
@@ -562,6 +628,10 @@ static hal_status_t soak_submit_queue_op(soak_round_t* round, uint32_t index,
   hal_device_t* device = round->devices[node->device];
   hal_buffer_t* buffer = round->buffers[node->device];
   uint64_t offset = (uint64_t)index * SOAK_REGION;
+  if (node->routed && node->kind == SOAK_FILL)
+    return soak_submit_alloca_fill(round, node, offset, waits, signals);
+  if (node->routed && node->kind == SOAK_UPDATE)
+    return soak_submit_file_update(round, node, offset, waits, signals);
   switch (node->kind) {
     case SOAK_FILL:
       return hal_device_queue_fill(device, node->queue, &waits, &signals,
@@ -598,8 +668,12 @@ static void soak_submit(soak_round_t* round, uint32_t index) {
   if (one_call) {
     soak_trace(round, "submit node %u (%s%s) on device %u queue %u", index,
                soak_kind_names[node->kind],
-               soak_is_host_call(node->kind) ? "" : ", queue op", node->device,
-               node->queue);
+               soak_is_host_call(node->kind) ? ""
+               : !node->routed               ? ", queue op"
+               : node->kind == SOAK_FILL     ? ", through an alloca"
+               : node->kind == SOAK_UPDATE   ? ", read from a file"
+                                             : ", queue op",
+               node->device, node->queue);
     hal_status_t status =
         soak_is_host_call(node->kind)
             ? soak_submit_host_call(round, index, dep_waits, node_signals)

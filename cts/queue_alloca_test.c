@@ -12,6 +12,7 @@
 // stream-ordered allocator hidden (the core's fallback).
 
 #include "cts.h"
+#include "kernel_images.h"
 
 typedef cts_fixture_t fixture_t;
 
@@ -96,6 +97,49 @@ CTS_CASE(Alloca_OrderedWithWorkBeforeAndAfter) {
   hal_command_buffer_release(half);
   hal_buffer_release(x);
   hal_semaphore_release(s);
+}
+
+// A dispatch reads and writes alloca'd memory after the alloca's signal and
+// sees what an earlier op wrote: a fill of words, add_u32 over them (a
+// reusable command buffer, so graph drivers build its graph at the first
+// issue), a copy out, the dealloca.
+CTS_CASE(Alloca_DispatchSeesWhatAnEarlierOpWrote) {
+  fixture_t* f = *state;
+  enum { kWords = 500 };
+  hal_executable_t* executable = NULL;
+  HAL_ASSERT_OK(hal_kernel_create_executable(f->device, &executable));
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_buffer_t* x = NULL;
+  HAL_ASSERT_OK(alloca_on(f->device, f->q0, NULL, 0, s, 1, kWords * 4, &x));
+  uint64_t v1 = 1, v2 = 2;
+  hal_semaphore_list_t w1 = one(&s, &v1), s2 = one(&s, &v2);
+  uint32_t word = 40;
+  HAL_ASSERT_OK(hal_device_queue_fill(f->device, f->q1, &w1, &s2, x, 0,
+                                      kWords * 4, &word, 4));
+  hal_command_buffer_t* add =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
+  uint32_t count[3] = {(kWords + 63) / 64, 1, 1};
+  uint32_t size[3] = {64, 1, 1};
+  uint32_t constants[2] = {2, kWords};
+  hal_dispatch_binding_t binding = {x, 0, HAL_WHOLE_BUFFER};
+  HAL_ASSERT_OK(hal_command_buffer_dispatch(add, executable, HAL_KERNEL_ADD_U32,
+                                            count, size, constants, 2, &binding,
+                                            1));
+  HAL_ASSERT_OK(hal_command_buffer_end(add));
+  HAL_ASSERT_OK(cts_submit(f->device, f->q0, s, 2, add, s, 3));
+  hal_buffer_t* out = cts_zeroed_buffer(f->device, kWords * 4);
+  HAL_ASSERT_OK(copy_on(f->device, f->q1, s, 3, s, 4, x, out, kWords * 4));
+  HAL_ASSERT_OK(dealloca_on(f->device, f->q0, s, 4, NULL, 0, x));
+  HAL_ASSERT_OK(cts_wait(s, 4));
+  uint32_t words[kWords];
+  HAL_ASSERT_OK(hal_buffer_read(out, 0, words, sizeof(words)));
+  for (int i = 0; i < kWords; ++i)
+    assert_int_equal(words[i], 42);
+  hal_command_buffer_release(add);
+  hal_buffer_release(out);
+  hal_buffer_release(x);
+  hal_semaphore_release(s);
+  hal_executable_release(executable);
 }
 
 // Alloca on one queue, used on the other, deallocated on the first.
@@ -277,6 +321,7 @@ CTS_CASE(Q4_AllocaParkedAtReleaseIsCancelled) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Alloca_OrderedWithWorkBeforeAndAfter),
+      CASE(Alloca_DispatchSeesWhatAnEarlierOpWrote),
       CASE(Alloca_AcrossQueues),
       CASE(Alloca_ReuseLoopStaysWithinDeviceMemory),
       CASE(Alloca_FailedWaitFailsSignalsAndWorkUsingIt),

@@ -245,6 +245,14 @@ CTS_CASE(File_BadArgumentsSubmitNothing) {
   HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, "out of range",
       hal_device_queue_read(f->device, 99, NULL, &s1, file, 0, f->a, 0, 16));
+  // Refused after its steps were made (the last one names the semaphore
+  // twice): none of them runs, nothing is written.
+  hal_semaphore_t* twice[2] = {s, s};
+  uint64_t twice_values[2] = {1, 2};
+  hal_semaphore_list_t duplicated = {2, twice, twice_values};
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "twice",
+                    hal_device_queue_read(f->device, 0, NULL, &duplicated, file,
+                                          0, f->a, 0, 3 * kChunk / 4));
   assert_int_equal(cts_query(s), 0);
   cts_expect_bytes(f->a, 0, CTS_FIXTURE_BUFFER_SIZE, 0);
   hal_semaphore_release(s);

@@ -213,8 +213,11 @@ struct hal_transfer_t {
   uint64_t chunk_count;
   hal_buffer_t* staging[2];  // host-visible, mapped below
   hal_buffer_mapping_t mappings[2];
-  hal_semaphore_t* io;          // file steps done
-  hal_semaphore_t* copied;      // queue copies done
+  hal_semaphore_t* io;      // file steps done
+  hal_semaphore_t* copied;  // queue copies done
+  // Opened (1) once every step was submitted, so that no step runs for a
+  // transfer the call then refuses; failed instead when one could not be.
+  hal_semaphore_t* gate;
   hal_transfer_step_t steps[];  // [chunk_count + 1]
 };
 
@@ -229,6 +232,7 @@ static void hal_transfer_release(hal_transfer_t* transfer) {
   }
   hal_semaphore_release(transfer->io);
   hal_semaphore_release(transfer->copied);
+  hal_semaphore_release(transfer->gate);
   hal_file_release(transfer->file);
   hal_allocator_free(hal_allocator_system(), transfer);
 }
@@ -317,7 +321,29 @@ static hal_status_t hal_transfer_submit(
     hal_buffer_t* buffer, uint64_t buffer_offset,
     const hal_semaphore_list_t* wait_semaphores,
     const hal_semaphore_list_t* signal_semaphores) {
-  hal_status_t status = HAL_OK;
+  // The first step waits for the caller's waits and the gate.
+  size_t wait_count = wait_semaphores ? wait_semaphores->count : 0;
+  hal_semaphore_t** first_semaphores = NULL;
+  uint64_t* first_values = NULL;
+  hal_status_t status = hal_allocator_malloc(
+      hal_allocator_system(),
+      (wait_count + 1) * (sizeof(*first_semaphores) + sizeof(*first_values)),
+      (void**)&first_semaphores);
+  if (status != HAL_OK) {
+    // Nothing submitted: every step's reference is still ours.
+    for (uint64_t i = 0; i <= t->chunk_count; ++i)
+      hal_transfer_release(t);
+    return status;
+  }
+  first_values = (uint64_t*)(first_semaphores + wait_count + 1);
+  for (size_t i = 0; i < wait_count; ++i) {
+    first_semaphores[i] = wait_semaphores->semaphores[i];
+    first_values[i] = wait_semaphores->payload_values[i];
+  }
+  first_semaphores[wait_count] = t->gate;
+  first_values[wait_count] = 1;
+  hal_semaphore_list_t first_waits = {wait_count + 1, first_semaphores,
+                                      first_values};
   uint64_t submitted = 0;  // host calls submitted
   for (uint64_t i = 0; i < t->chunk_count && status == HAL_OK; ++i) {
     uint64_t length = hal_transfer_chunk_length(t, i);
@@ -331,9 +357,8 @@ static hal_status_t hal_transfer_submit(
       uint64_t values[2] = {io_before, copy_before2};
       hal_semaphore_list_t io_waits = {i >= 2 ? 2 : 1, waits2, values};
       hal_semaphore_list_t io_signal = hal_transfer_list(&t->io, &io_done);
-      status = hal_transfer_submit_io(device, queue, t, i,
-                                      i == 0 ? wait_semaphores : &io_waits,
-                                      &io_signal);
+      status = hal_transfer_submit_io(
+          device, queue, t, i, i == 0 ? &first_waits : &io_waits, &io_signal);
       if (status != HAL_OK)
         break;
       ++submitted;
@@ -356,7 +381,7 @@ static hal_status_t hal_transfer_submit(
       hal_semaphore_list_t copy_signal =
           hal_transfer_list(&t->copied, &copy_done);
       status = hal_device_queue_copy(
-          device, queue, i == 0 ? wait_semaphores : &copy_waits, &copy_signal,
+          device, queue, i == 0 ? &first_waits : &copy_waits, &copy_signal,
           buffer, at, staging, 0, length);
       if (status != HAL_OK)
         break;
@@ -381,12 +406,23 @@ static hal_status_t hal_transfer_submit(
     if (status == HAL_OK)
       ++submitted;
   }
-  if (status != HAL_OK) {
-    // What was submitted must not wait forever: failing the chain decides
-    // every submitted step (each then drops its own reference).
+  hal_allocator_free(hal_allocator_system(), first_semaphores);
+  if (status == HAL_OK) {
+    hal_status_t opened = hal_semaphore_signal(t->gate, 1);
+    if (opened != HAL_OK)
+      hal_semaphore_fail(t->gate, hal_status_clone(opened));
+    return opened;  // the steps fail with it if the gate could not open
+  }
+  {
+    // The gate never opened: failing the chain decides every submitted
+    // step without running one (each then drops its own reference). The
+    // references of the steps not submitted are ours, so |t| lives until
+    // the last release below (which may free it: count first).
+    hal_semaphore_fail(t->gate, hal_status_clone(status));
     hal_semaphore_fail(t->io, hal_status_clone(status));
     hal_semaphore_fail(t->copied, hal_status_clone(status));
-    for (uint64_t i = submitted; i <= t->chunk_count; ++i)
+    uint64_t unsubmitted = t->chunk_count + 1 - submitted;
+    for (uint64_t i = 0; i < unsubmitted; ++i)
       hal_transfer_release(t);
   }
   return status;
@@ -402,6 +438,20 @@ static hal_status_t hal_device_queue_transfer(
   const char* what = is_read ? "queue_read" : "queue_write";
   HAL_RETURN_IF_ERROR(
       hal_resource_check_kind(device, HAL_RESOURCE_KIND_DEVICE, "device"));
+  if (queue_index >= device->info.queue_count) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "%s: queue index %u is out of range: device '%s' "
+                           "has %u queue(s)",
+                           what, queue_index, device->info.name,
+                           device->info.queue_count);
+  }
+  if (wait_semaphores) {
+    HAL_RETURN_IF_ERROR(hal_semaphore_list_validate(*wait_semaphores, "wait"));
+  }
+  if (signal_semaphores) {
+    HAL_RETURN_IF_ERROR(
+        hal_semaphore_list_validate(*signal_semaphores, "signal"));
+  }
   HAL_RETURN_IF_ERROR(
       hal_resource_check_kind(file, HAL_RESOURCE_KIND_FILE, "file"));
   HAL_RETURN_IF_ERROR(
@@ -474,6 +524,8 @@ static hal_status_t hal_device_queue_transfer(
     status = hal_device_create_semaphore(device, 0, &t->io);
   if (status == HAL_OK)
     status = hal_device_create_semaphore(device, 0, &t->copied);
+  if (status == HAL_OK)
+    status = hal_device_create_semaphore(device, 0, &t->gate);
   if (status != HAL_OK) {
     atomic_store(&t->ref_count, 1);
     hal_transfer_release(t);

@@ -231,6 +231,31 @@ CTS_CASE(Alloca_UseAfterDeallocaFailsAtIssue) {
   hal_semaphore_release(s);
 }
 
+// A dealloca reached while a use of the buffer is still waiting to be
+// issued is not ordered after it: it fails FAILED_PRECONDITION saying so,
+// and the memory stays with the buffer, so the use runs on live memory
+// when its wait comes; the buffer's release frees it.
+CTS_CASE(Alloca_DeallocaBeforeAPendingUseFailsAndKeepsTheMemory) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* used = cts_create_semaphore(f->device, 0);
+  hal_buffer_t* x = NULL;
+  HAL_ASSERT_OK(alloca_on(f->device, f->q0, NULL, 0, s, 1, 256, &x));
+  HAL_ASSERT_OK(fill_on(f->device, f->q1, gate, 1, used, 1, x, 256, 0x6B));
+  HAL_ASSERT_OK(dealloca_on(f->device, f->q0, s, 1, s, 2, x));
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION,
+                    "not ordered before the dealloca", cts_wait(s, 2));
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_OK(copy_on(f->device, f->q1, used, 1, used, 2, x, f->b, 256));
+  HAL_ASSERT_OK(cts_wait(used, 2));
+  cts_expect_bytes(f->b, 0, 256, 0x6B);
+  hal_buffer_release(x);
+  hal_semaphore_release(used);
+  hal_semaphore_release(gate);
+  hal_semaphore_release(s);
+}
+
 // A buffer never deallocated keeps its memory until its last reference
 // goes (the virtual GPU reports a leak otherwise); one written by the host
 // between its alloca and its release reads back.
@@ -331,6 +356,7 @@ int main(void) {
       CASE(Alloca_ReuseLoopStaysWithinDeviceMemory),
       CASE(Alloca_FailedWaitFailsSignalsAndWorkUsingIt),
       CASE(Alloca_UseAfterDeallocaFailsAtIssue),
+      CASE(Alloca_DeallocaBeforeAPendingUseFailsAndKeepsTheMemory),
       CASE(Alloca_ReleaseWithoutDeallocaFreesTheMemory),
       CASE(Alloca_BadArgumentsSubmitNothing),
       cmocka_unit_test(Q4_AllocaParkedAtReleaseIsCancelled),

@@ -94,6 +94,7 @@ hal_status_t gpu_device_queue_alloca(
   buffer->pooled = device->alloca_pool != NULL;
   atomic_init(&buffer->life, GPU_BUFFER_LIFE_PENDING);
   atomic_init(&buffer->dealloca_submitted, false);
+  atomic_init(&buffer->unissued_uses, 0);
   hal_buffer_initialize(&gpu_buffer_vtable, base, params, byte_length,
                         &buffer->base);
   hal_status_t status = gpu_device_submit_memory_op(
@@ -187,6 +188,20 @@ hal_status_t gpu_queue_issue_dealloca(gpu_queue_t* queue,
   HAL_RETURN_IF_ERROR(
       hal_status_annotatef(gpu_buffer_queue_ordered_address(buffer, &address),
                            "queue_dealloca on queue %u", queue->index));
+  // A use that was submitted but is not issued yet cannot be ordered
+  // before this dealloca's waits (its signals would have to come first):
+  // freeing now would free memory it will use. The memory stays with the
+  // buffer instead, freed when its last submission lets it go.
+  uint32_t pending =
+      atomic_load_explicit(&buffer->unissued_uses, memory_order_acquire);
+  if (pending > 0) {
+    return hal_make_status(
+        HAL_STATUS_FAILED_PRECONDITION,
+        "queue_dealloca of buffer %p on queue %u: %u submission(s) that use "
+        "it are not ordered before the dealloca's waits (they have not "
+        "been issued); its memory stays with the buffer until it is released",
+        (void*)buffer, queue->index, pending);
+  }
   if (buffer->pooled) {
     HAL_RETURN_IF_ERROR(device->adapter->ops->free_async(
         device->adapter, queue->stream, address));
@@ -235,5 +250,62 @@ void gpu_buffer_queue_ordered_free(gpu_device_t* device, gpu_buffer_t* buffer) {
   if (atomic_load_explicit(&buffer->life, memory_order_acquire) ==
       GPU_BUFFER_LIFE_LIVE) {
     device->adapter->ops->device_free(device->adapter, buffer->address);
+  }
+}
+
+static hal_status_t gpu_buffer_set_note(gpu_buffer_set_t* set,
+                                        hal_buffer_t* buffer) {
+  if (!gpu_buffer_cast(buffer)->queue_ordered)
+    return HAL_OK;
+  for (size_t i = 0; i < set->count; ++i) {
+    if (set->items[i] == buffer)
+      return HAL_OK;
+  }
+  HAL_RETURN_IF_ERROR(hal_allocator_realloc(
+      set->allocator, (set->count + 1) * sizeof(hal_buffer_t*),
+      (void**)&set->items));
+  set->items[set->count++] = buffer;
+  return HAL_OK;
+}
+
+hal_status_t gpu_buffer_set_collect(gpu_buffer_set_t* set, const hal_op_t* ops,
+                                    size_t count) {
+  set->count = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const hal_op_t* op = &ops[i];
+    switch (op->kind) {
+      case HAL_OP_BARRIER:
+        break;
+      case HAL_OP_FILL:
+        HAL_RETURN_IF_ERROR(gpu_buffer_set_note(set, op->fill.target));
+        break;
+      case HAL_OP_UPDATE:
+        HAL_RETURN_IF_ERROR(gpu_buffer_set_note(set, op->update.target));
+        break;
+      case HAL_OP_COPY:
+        HAL_RETURN_IF_ERROR(gpu_buffer_set_note(set, op->copy.source));
+        HAL_RETURN_IF_ERROR(gpu_buffer_set_note(set, op->copy.target));
+        break;
+      case HAL_OP_DISPATCH:
+        for (uint32_t b = 0; b < op->dispatch.binding_count; ++b) {
+          HAL_RETURN_IF_ERROR(
+              gpu_buffer_set_note(set, op->dispatch.bindings[b].buffer));
+        }
+        break;
+    }
+  }
+  return HAL_OK;
+}
+
+void gpu_buffer_set_deinitialize(gpu_buffer_set_t* set) {
+  hal_allocator_free(set->allocator, set->items);
+  set->items = NULL;
+  set->count = 0;
+}
+
+void gpu_buffer_set_add_uses(const gpu_buffer_set_t* set, int32_t delta) {
+  for (size_t i = 0; i < set->count; ++i) {
+    atomic_fetch_add_explicit(&gpu_buffer_cast(set->items[i])->unissued_uses,
+                              (uint32_t)delta, memory_order_acq_rel);
   }
 }

@@ -165,6 +165,9 @@ typedef struct gpu_buffer_t {
   bool queue_ordered;
   _Atomic uint32_t life;  // gpu_buffer_life_t
   atomic_bool dealloca_submitted;
+  // Submissions that use it and were accepted but not issued yet: a
+  // dealloca reached while one is pending is not ordered after it.
+  _Atomic uint32_t unissued_uses;
   // The memory came from the device's vendor pool (alloc_async), not from
   // device_alloc (the fallback without stream-ordered allocation).
   bool pooled;
@@ -226,6 +229,27 @@ hal_status_t gpu_device_queue_dealloca(
     hal_device_t* device, uint32_t queue_index,
     const hal_semaphore_list_t* wait_semaphores,
     const hal_semaphore_list_t* signal_semaphores, hal_buffer_t* buffer);
+// The queue-ordered buffers a recording uses, each once (retained by the
+// recording). Every strategy's recording state starts with one, filled at
+// end() (gpu_recording_queue_ordered finds it).
+typedef struct gpu_buffer_set_t {
+  hal_buffer_t** items;
+  size_t count;
+  hal_allocator_t allocator;
+} gpu_buffer_set_t;
+// Refills |set| from |ops|.
+hal_status_t gpu_buffer_set_collect(gpu_buffer_set_t* set, const hal_op_t* ops,
+                                    size_t count);
+void gpu_buffer_set_deinitialize(gpu_buffer_set_t* set);
+static inline const gpu_buffer_set_t* gpu_recording_queue_ordered(
+    hal_command_buffer_t* command_buffer) {
+  return (const gpu_buffer_set_t*)hal_recording_command_buffer_user(
+      command_buffer);
+}
+// Submit: counts the submission as a pending use of each; issue (or a
+// release without issue) uncounts it.
+void gpu_buffer_set_add_uses(const gpu_buffer_set_t* set, int32_t delta);
+
 // What a submission does besides command buffers (gpu_device.c).
 typedef enum gpu_payload_kind_e {
   GPU_PAYLOAD_COMMAND_BUFFERS = 0,

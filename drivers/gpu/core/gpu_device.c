@@ -36,8 +36,11 @@ static void gpu_event_destroy(void* self, void* handle) {
 // or dealloca, retained until completion.
 typedef struct gpu_payload_t {
   gpu_payload_kind_t kind;
-  bool issued;               // its issue succeeded (allocas and deallocas)
-  gpu_buffer_t* buffer;      // ALLOCA, DEALLOCA: retained
+  bool issued;           // its issue succeeded (allocas and deallocas)
+  gpu_buffer_t* buffer;  // ALLOCA, DEALLOCA: retained
+  // Its command buffers' queue-ordered uses are counted as pending until
+  // the issue starts (or the release, when it never does).
+  bool uses_pending;
   gpu_trace_spans_t* trace;  // HAL_TRACE's device spans; NULL when off
   // The vendor profiler's range (NVTX, roctx) from issue to completion.
   bool range_started;
@@ -45,6 +48,22 @@ typedef struct gpu_payload_t {
   size_t count;
   hal_command_buffer_t* command_buffers[];
 } gpu_payload_t;
+
+// Counts (|delta| 1) or uncounts (-1) the payload's pending uses of the
+// queue-ordered buffers its command buffers use.
+static void gpu_payload_count_uses(gpu_payload_t* payload, int32_t delta) {
+  for (size_t i = 0; i < payload->count; ++i) {
+    const gpu_buffer_set_t* set =
+        gpu_recording_queue_ordered(payload->command_buffers[i]);
+    if (HAL_UNLIKELY(set->count > 0))
+      gpu_buffer_set_add_uses(set, delta);
+  }
+}
+
+static void gpu_payload_uncount_uses(gpu_payload_t* payload) {
+  payload->uses_pending = false;
+  gpu_payload_count_uses(payload, -1);
+}
 
 //===----------------------------------------------------------------------===//
 // Device loss (Q5)
@@ -127,6 +146,9 @@ static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
     payload->issued = status == HAL_OK;
     return gpu_device_note(device, status);
   }
+  if (payload->uses_pending) {
+    gpu_payload_uncount_uses(payload);
+  }
   if (HAL_UNLIKELY(adapter->info.tool_ranges != NULL)) {
     char message[HAL_DRIVER_NAME_MAX + 64];
     snprintf(message, sizeof(message), "HAL %s:%u:q%u submission %" PRIu64,
@@ -204,6 +226,8 @@ static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   // This may drop the last reference to the device (through command
   // buffers and their buffers); a queue thread must never destroy its own
   // device, so such a destroy is handed to libhal's release thread.
+  if (payload->uses_pending)
+    gpu_payload_uncount_uses(payload);  // it never issued
   gpu_trace_spans_finish(queue, payload->trace);
   if (payload->range_started) {
     queue->device->adapter->ops->range_end(queue->device->adapter,
@@ -353,6 +377,8 @@ static hal_status_t gpu_device_queue_execute(
       payload->command_buffers[i] = command_buffers[i];
       hal_command_buffer_retain_for_submission(command_buffers[i]);  // Q3
     }
+    payload->uses_pending = true;
+    gpu_payload_count_uses(payload, 1);
   }
   hal_semaphore_list_t waits =
       wait_semaphores ? *wait_semaphores : hal_semaphore_list_empty();
@@ -362,6 +388,7 @@ static hal_status_t gpu_device_queue_execute(
       device->queues[queue_index].sync_queue, waits, signals, payload);
   if (status != HAL_OK && payload) {
     // Not submitted: the payload is still ours.
+    gpu_payload_uncount_uses(payload);
     for (size_t i = 0; i < payload->count; ++i) {
       hal_command_buffer_release_for_submission(payload->command_buffers[i]);
     }

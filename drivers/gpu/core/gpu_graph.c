@@ -26,16 +26,14 @@
 #include "gpu_core.h"
 
 typedef struct gpu_graph_state_t {
+  gpu_buffer_set_t queue_ordered;  // first: gpu_recording_queue_ordered
   gpu_device_t* device;
   gpu_graph_t graph;      // the graph the executable was made from
   gpu_graph_exec_t exec;  // NULL when the recording has no ops
-  // The queue-ordered buffers the recording uses (retained by it). With
-  // any, the graph is built at the first issue, when their allocas were
-  // reached and their addresses are known (under |build_mutex|: several
-  // queues may issue the command buffer at once), and each issue checks
-  // that none was deallocated.
-  hal_buffer_t** queue_ordered;
-  size_t queue_ordered_count;
+  // With queue-ordered buffers in |queue_ordered|, the graph is built at
+  // the first issue, when their allocas were reached and their addresses
+  // are known (under |build_mutex|: several queues may issue the command
+  // buffer at once), and each issue checks that none was deallocated.
   bool deferred;  // the build waits for the first issue
   pthread_mutex_t build_mutex;
   // hal_command_buffer_query_info(): how end() produced |exec|, counted.
@@ -173,54 +171,6 @@ static void gpu_graph_state_clear(gpu_graph_state_t* state) {
   state->graph = NULL;
 }
 
-// Adds |buffer| to |state|'s queue-ordered buffers if it is one, once.
-static hal_status_t gpu_graph_note_buffer(gpu_graph_state_t* state,
-                                          hal_buffer_t* buffer) {
-  if (!gpu_buffer_cast(buffer)->queue_ordered)
-    return HAL_OK;
-  for (size_t i = 0; i < state->queue_ordered_count; ++i) {
-    if (state->queue_ordered[i] == buffer)
-      return HAL_OK;
-  }
-  HAL_RETURN_IF_ERROR(hal_allocator_realloc(
-      state->device->base.host_allocator,
-      (state->queue_ordered_count + 1) * sizeof(hal_buffer_t*),
-      (void**)&state->queue_ordered));
-  state->queue_ordered[state->queue_ordered_count++] = buffer;
-  return HAL_OK;
-}
-
-// The queue-ordered buffers |ops| use, into |state|.
-static hal_status_t gpu_graph_collect_queue_ordered(gpu_graph_state_t* state,
-                                                    const hal_op_t* ops,
-                                                    size_t count) {
-  state->queue_ordered_count = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const hal_op_t* op = &ops[i];
-    switch (op->kind) {
-      case HAL_OP_BARRIER:
-        break;
-      case HAL_OP_FILL:
-        HAL_RETURN_IF_ERROR(gpu_graph_note_buffer(state, op->fill.target));
-        break;
-      case HAL_OP_UPDATE:
-        HAL_RETURN_IF_ERROR(gpu_graph_note_buffer(state, op->update.target));
-        break;
-      case HAL_OP_COPY:
-        HAL_RETURN_IF_ERROR(gpu_graph_note_buffer(state, op->copy.source));
-        HAL_RETURN_IF_ERROR(gpu_graph_note_buffer(state, op->copy.target));
-        break;
-      case HAL_OP_DISPATCH:
-        for (uint32_t b = 0; b < op->dispatch.binding_count; ++b) {
-          HAL_RETURN_IF_ERROR(
-              gpu_graph_note_buffer(state, op->dispatch.bindings[b].buffer));
-        }
-        break;
-    }
-  }
-  return HAL_OK;
-}
-
 // Builds the graph of |command_buffer|, then updates the executable in
 // place or instantiates. Context current.
 static hal_status_t gpu_graph_build_exec(gpu_graph_state_t* state,
@@ -277,8 +227,9 @@ static hal_status_t gpu_graph_end(void* user,
   size_t count = 0;
   const hal_op_t* ops =
       hal_recording_command_buffer_ops(command_buffer, &count);
-  HAL_RETURN_IF_ERROR(gpu_graph_collect_queue_ordered(state, ops, count));
-  state->deferred = state->queue_ordered_count > 0;
+  HAL_RETURN_IF_ERROR(
+      gpu_buffer_set_collect(&state->queue_ordered, ops, count));
+  state->deferred = state->queue_ordered.count > 0;
   if (state->deferred) {
     gpu_graph_state_clear(state);
     return HAL_OK;
@@ -294,7 +245,7 @@ static void gpu_graph_destroy(void* user,
   hal_status_ignore(gpu_device_make_current(state->device));
   gpu_graph_state_clear(state);
   pthread_mutex_destroy(&state->build_mutex);
-  hal_allocator_free(state->device->base.host_allocator, state->queue_ordered);
+  gpu_buffer_set_deinitialize(&state->queue_ordered);
   hal_allocator_free(state->device->base.host_allocator, state);
 }
 
@@ -313,6 +264,7 @@ static hal_status_t gpu_graph_create_command_buffer(
   HAL_RETURN_IF_ERROR(hal_allocator_malloc(device->base.host_allocator,
                                            sizeof(*state), (void**)&state));
   memset(state, 0, sizeof(*state));
+  state->queue_ordered.allocator = device->base.host_allocator;
   state->device = device;
   pthread_mutex_init(&state->build_mutex, NULL);
   const hal_recording_hooks_t hooks = {
@@ -343,10 +295,10 @@ static hal_status_t gpu_graph_issue(gpu_queue_t* queue,
   if (HAL_UNLIKELY(state->deferred)) {
     // Every queue-ordered buffer must be alive for this launch; the first
     // issue also builds the graph with their addresses.
-    for (size_t i = 0; i < state->queue_ordered_count; ++i) {
+    for (size_t i = 0; i < state->queue_ordered.count; ++i) {
       gpu_device_ptr_t address = 0;
       HAL_RETURN_IF_ERROR(
-          gpu_buffer_issue_address(state->queue_ordered[i], 0, &address));
+          gpu_buffer_issue_address(state->queue_ordered.items[i], 0, &address));
     }
     pthread_mutex_lock(&state->build_mutex);
     hal_status_t status = HAL_OK;

@@ -5,6 +5,7 @@
 // in order, so execution barriers need no vendor call.
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "gpu_core.h"
 
@@ -94,12 +95,48 @@ static hal_status_t gpu_stream_issue(gpu_queue_t* queue,
   return HAL_OK;
 }
 
+// A recording's state: the queue-ordered buffers it uses (the submission
+// counts its pending uses of them, gpu_device.c).
+typedef struct gpu_stream_state_t {
+  gpu_buffer_set_t queue_ordered;  // first: gpu_recording_queue_ordered
+} gpu_stream_state_t;
+
+static hal_status_t gpu_stream_end(void* user,
+                                   hal_command_buffer_t* command_buffer) {
+  gpu_stream_state_t* state = user;
+  size_t count = 0;
+  const hal_op_t* ops =
+      hal_recording_command_buffer_ops(command_buffer, &count);
+  return gpu_buffer_set_collect(&state->queue_ordered, ops, count);
+}
+
+static void gpu_stream_destroy(void* user,
+                               hal_command_buffer_t* command_buffer) {
+  gpu_stream_state_t* state = user;
+  if (!state)
+    return;
+  gpu_buffer_set_deinitialize(&state->queue_ordered);
+  hal_allocator_free(state->queue_ordered.allocator, state);
+}
+
 // The recording is libhal's op list, kept as it is until issue.
 static hal_status_t gpu_stream_create_command_buffer(
     gpu_device_t* device, hal_command_buffer_mode_t mode,
     hal_command_buffer_t** out_command_buffer) {
-  return hal_recording_command_buffer_create(&device->base, mode, NULL, NULL,
-                                             out_command_buffer);
+  gpu_stream_state_t* state = NULL;
+  HAL_RETURN_IF_ERROR(hal_allocator_malloc(device->base.host_allocator,
+                                           sizeof(*state), (void**)&state));
+  memset(state, 0, sizeof(*state));
+  state->queue_ordered.allocator = device->base.host_allocator;
+  const hal_recording_hooks_t hooks = {
+      .end = gpu_stream_end,
+      .destroy = gpu_stream_destroy,
+  };
+  hal_status_t status = hal_recording_command_buffer_create(
+      &device->base, mode, &hooks, state, out_command_buffer);
+  if (status != HAL_OK)
+    hal_allocator_free(device->base.host_allocator, state);
+  return status;
 }
 
 // Memset, memcpy and kernel launches are in every runtime the adapter

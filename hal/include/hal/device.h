@@ -200,7 +200,10 @@ hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
 // queue |queue_index| reaches it (after its waits), then signals. Every use
 // must be ordered before |wait_semaphores|. After the dealloca is reached
 // nothing may touch the memory again: queue work issued after it that
-// references the buffer fails FAILED_PRECONDITION. The handle itself stays
+// references the buffer fails FAILED_PRECONDITION; a dealloca reached while
+// a submission that uses the buffer is not issued yet (so not ordered
+// before it) fails FAILED_PRECONDITION and leaves the memory to the buffer.
+// The handle itself stays
 // the caller's to release. A failed wait fails the signals and leaves the
 // memory with the buffer, freed when its last reference goes (nothing is
 // leaked, nothing freed under running work). A buffer released without a

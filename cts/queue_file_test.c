@@ -199,6 +199,39 @@ CTS_CASE(File_FailedWaitFailsSignals) {
   hal_file_release(file);
 }
 
+// A wait that failed before the call: the transfer is accepted and fails
+// its signals with that failure; every step is decided at once, on other
+// threads, while the call is still making the chain (50 times: the call
+// must not touch the transfer after its steps let it go).
+CTS_CASE(File_WaitFailedBeforeTheCall) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 8);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ_WRITE, &file));
+  close(fd);
+  hal_semaphore_t* failed = cts_create_semaphore(f->device, 0);
+  hal_semaphore_fail(failed, hal_make_status(HAL_STATUS_ABORTED, "upstream"));
+  uint64_t v1 = 1;
+  hal_semaphore_list_t wait_failed = one(&failed, &v1);
+  for (int i = 0; i < 50; ++i) {
+    hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+    hal_semaphore_list_t s1 = one(&s, &v1);
+    if (i % 2) {
+      HAL_ASSERT_OK(hal_device_queue_read(f->device, f->q0, &wait_failed, &s1,
+                                          file, 0, f->a, 0, 3 * kChunk / 4));
+    } else {
+      HAL_ASSERT_OK(hal_device_queue_write(f->device, f->q1, &wait_failed, &s1,
+                                           f->a, 0, file, 0, 100));
+    }
+    HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream", cts_wait(s, 1));
+    hal_semaphore_release(s);
+  }
+  cts_expect_bytes(f->a, 0, CTS_FIXTURE_BUFFER_SIZE, 0);
+  hal_semaphore_release(failed);
+  hal_file_release(file);
+}
+
 // Bad input: a clear status, nothing submitted, no semaphore moved.
 CTS_CASE(File_BadArgumentsSubmitNothing) {
   fixture_t* f = *state;
@@ -296,6 +329,7 @@ int main(void) {
       CASE(File_ReadOrderedWithWork),
       CASE(File_ShortFileFails),
       CASE(File_FailedWaitFailsSignals),
+      CASE(File_WaitFailedBeforeTheCall),
       CASE(File_BadArgumentsSubmitNothing),
       cmocka_unit_test(Q4_FileReadWaitingAtReleaseIsCancelled),
   };

@@ -204,7 +204,10 @@ typedef struct hal_transfer_step_t {
 } hal_transfer_step_t;
 
 struct hal_transfer_t {
-  atomic_int ref_count;  // one per host call still to be called
+  // One per host call still to be called, and the submitting call's own
+  // until it is done with the transfer: a refused or failed chain can
+  // decide every submitted step before the submitter finishes.
+  atomic_int ref_count;
   bool is_read;
   hal_file_t* file;  // retained
   uint64_t file_offset;
@@ -330,8 +333,10 @@ static hal_status_t hal_transfer_submit(
       (wait_count + 1) * (sizeof(*first_semaphores) + sizeof(*first_values)),
       (void**)&first_semaphores);
   if (status != HAL_OK) {
-    // Nothing submitted: every step's reference is still ours.
-    for (uint64_t i = 0; i <= t->chunk_count; ++i)
+    // Nothing submitted: every reference is still ours (count first: the
+    // last release frees |t|).
+    uint64_t references = t->chunk_count + 2;
+    for (uint64_t i = 0; i < references; ++i)
       hal_transfer_release(t);
     return status;
   }
@@ -408,23 +413,22 @@ static hal_status_t hal_transfer_submit(
   }
   hal_allocator_free(hal_allocator_system(), first_semaphores);
   if (status == HAL_OK) {
-    hal_status_t opened = hal_semaphore_signal(t->gate, 1);
-    if (opened != HAL_OK)
-      hal_semaphore_fail(t->gate, hal_status_clone(opened));
-    return opened;  // the steps fail with it if the gate could not open
+    status = hal_semaphore_signal(t->gate, 1);
+    if (status != HAL_OK)
+      hal_semaphore_fail(t->gate, hal_status_clone(status));
+    hal_transfer_release(t);  // ours: the steps now hold it alone
+    return status;  // the steps fail with it if the gate could not open
   }
-  {
-    // The gate never opened: failing the chain decides every submitted
-    // step without running one (each then drops its own reference). The
-    // references of the steps not submitted are ours, so |t| lives until
-    // the last release below (which may free it: count first).
-    hal_semaphore_fail(t->gate, hal_status_clone(status));
-    hal_semaphore_fail(t->io, hal_status_clone(status));
-    hal_semaphore_fail(t->copied, hal_status_clone(status));
-    uint64_t unsubmitted = t->chunk_count + 1 - submitted;
-    for (uint64_t i = 0; i < unsubmitted; ++i)
-      hal_transfer_release(t);
-  }
+  // The gate never opened: failing the chain decides every submitted step
+  // without running one (each then drops its own reference). The
+  // references of the steps not submitted, and the submitter's, are ours,
+  // so |t| lives until the last release below (count first: it may free).
+  hal_semaphore_fail(t->gate, hal_status_clone(status));
+  hal_semaphore_fail(t->io, hal_status_clone(status));
+  hal_semaphore_fail(t->copied, hal_status_clone(status));
+  uint64_t references = t->chunk_count + 2 - submitted;
+  for (uint64_t i = 0; i < references; ++i)
+    hal_transfer_release(t);
   return status;
 }
 
@@ -498,7 +502,7 @@ static hal_status_t hal_device_queue_transfer(
       sizeof(*t) + (chunk_count + 1) * sizeof(hal_transfer_step_t),
       (void**)&t));
   memset(t, 0, sizeof(*t));
-  atomic_init(&t->ref_count, (int)(chunk_count + 1));
+  atomic_init(&t->ref_count, (int)(chunk_count + 2));
   t->is_read = is_read;
   t->file = file;
   hal_file_retain(file);

@@ -31,6 +31,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu_core.h"
 #include "hal/env.h"
@@ -39,6 +40,10 @@
 // otherwise: enough for a pipeline's working set without a trip to the
 // driver on every alloca.
 #define GPU_ALLOCA_DEFAULT_RELEASE_THRESHOLD ((uint64_t)64 << 20)
+
+// How long a fallback alloca that found the device full waits for frees
+// already on their way before it fails.
+#define GPU_ALLOCA_FREE_WAIT_SECONDS 10
 
 hal_status_t gpu_device_alloca_initialize(gpu_device_t* device) {
   gpu_adapter_t* adapter = device->adapter;
@@ -141,11 +146,21 @@ hal_status_t gpu_device_queue_dealloca(
 
 // WORKER thread: waits until no fallback dealloca is between its issue and
 // its free. False when there was none (nothing to wait for).
+// Bounded: a dealloca whose completion event could not be recorded is
+// released only when its queue is destroyed, so its free may never come
+// while this worker waits (the alloca then fails as the device is full).
 static bool gpu_alloca_wait_for_frees(gpu_device_t* device) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += GPU_ALLOCA_FREE_WAIT_SECONDS;
   pthread_mutex_lock(&device->alloca_mutex);
   bool pending = device->alloca_frees_pending > 0;
-  while (device->alloca_frees_pending > 0)
-    pthread_cond_wait(&device->alloca_freed, &device->alloca_mutex);
+  while (device->alloca_frees_pending > 0) {
+    if (pthread_cond_timedwait(&device->alloca_freed, &device->alloca_mutex,
+                               &deadline) != 0) {
+      break;
+    }
+  }
   pthread_mutex_unlock(&device->alloca_mutex);
   return pending;
 }

@@ -859,20 +859,56 @@ static void expect_device(hal_driver_registry_t* registry, const char* uri,
   hal_device_release(device);
 }
 
-// Device URIs: DRIVER, DRIVER://INDEX, DRIVER://NAME; what is wrong with a
-// bad one is said, with what there is.
+// Device URIs: DRIVER, DRIVER://INDEX, DRIVER://UUID (either case, with or
+// without "GPU-"), DRIVER://NAME; what is wrong with a bad one is said,
+// with what there is.
 static void DeviceUri_NamesDriverAndIndexOrName(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   expect_device(registry, "test", 0);
   expect_device(registry, "test://1", 1);
   expect_device(registry, "test://test-device-1", 1);
   expect_device(registry, "test://0", 0);
+  expect_device(registry, "test://7e57ab1e-0000-4000-8000-000000000001", 1);
+  expect_device(registry, "test://7E57AB1E-0000-4000-8000-000000000000", 0);
+  expect_device(registry, "test://GPU-7e57ab1e-0000-4000-8000-000000000001", 1);
+  expect_device(registry, "test://gpu-7E57aB1e-0000-4000-8000-000000000000", 0);
   hal_device_t* device = NULL;
+  const char* unknown = "test://GPU-7E57AB1E-0000-4000-8000-000000000009";
+  HAL_ASSERT_STATUS(HAL_STATUS_NOT_FOUND,
+                    "creating device "
+                    "'test://GPU-7E57AB1E-0000-4000-8000-000000000009'",
+                    hal_driver_registry_create_device(
+                        registry, unknown, hal_allocator_system(), &device));
+  HAL_ASSERT_STATUS(HAL_STATUS_NOT_FOUND,
+                    "driver 'test' has no device with UUID "
+                    "7e57ab1e-0000-4000-8000-000000000009; it has 2: "
+                    "7e57ab1e-0000-4000-8000-000000000000 ('test-device-0'), "
+                    "7e57ab1e-0000-4000-8000-000000000001 ('test-device-1')",
+                    hal_driver_registry_create_device(
+                        registry, unknown, hal_allocator_system(), &device));
+  assert_null(device);
+  // Not quite a UUID: a name, which no device has.
+  HAL_ASSERT_STATUS(HAL_STATUS_NOT_FOUND,
+                    "no device named '7e57ab1e-0000-4000-8000-00000000001'",
+                    hal_driver_registry_create_device(
+                        registry, "test://7e57ab1e-0000-4000-8000-00000000001",
+                        hal_allocator_system(), &device));
+  // A driver whose devices report no UUID: nothing matches one.
+  setenv("HAL_TEST_PLUGIN_NO_UUID", "1", 1);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_NOT_FOUND,
+      "no device with UUID 7e57ab1e-0000-4000-8000-000000000001; it has 2: "
+      "no UUID ('test-device-0'), no UUID ('test-device-1')",
+      hal_driver_registry_create_device(
+          registry, "test://7e57ab1e-0000-4000-8000-000000000001",
+          hal_allocator_system(), &device));
+  unsetenv("HAL_TEST_PLUGIN_NO_UUID");
+  assert_null(device);
   const char* malformed[] = {"", "://1", "test://", "te/st://1", "a:b"};
   for (size_t i = 0; i < HAL_ARRAYSIZE(malformed); ++i) {
     HAL_ASSERT_STATUS(
         HAL_STATUS_INVALID_ARGUMENT,
-        "is not DRIVER, DRIVER://INDEX or DRIVER://NAME",
+        "is not DRIVER, DRIVER://INDEX, DRIVER://UUID or DRIVER://NAME",
         hal_driver_registry_create_device(registry, malformed[i],
                                           hal_allocator_system(), &device));
     assert_null(device);

@@ -736,8 +736,9 @@ HAL_API hal_status_t hal_driver_registry_create_device(
   if (!name_ok || (selector && !*selector)) {
     return hal_make_status(
         HAL_STATUS_INVALID_ARGUMENT,
-        "device URI '%s' is not DRIVER, DRIVER://INDEX or DRIVER://NAME "
-        "(e.g. 'cuda_graph', 'cuda_graph://1')",
+        "device URI '%s' is not DRIVER, DRIVER://INDEX, DRIVER://UUID or "
+        "DRIVER://NAME (e.g. 'cuda_graph', 'cuda_graph://1', "
+        "'cuda_graph://GPU-<uuid as nvidia-smi -L prints it>')",
         uri);
   }
   memcpy(name, uri, name_length);
@@ -748,6 +749,10 @@ HAL_API hal_status_t hal_driver_registry_create_device(
   hal_status_t status;
   bool is_index =
       selector && strspn(selector, "0123456789") == strlen(selector);
+  uint8_t uuid[HAL_DEVICE_UUID_SIZE];
+  // A selector in UUID form is a UUID even if a device were named so: the
+  // UUID is the one name that cannot be ambiguous.
+  bool is_uuid = selector && !is_index && hal_device_uuid_parse(selector, uuid);
   if (!selector) {
     status = hal_driver_create_device_by_index(driver, 0, host_allocator,
                                                out_device);
@@ -761,6 +766,9 @@ HAL_API hal_status_t hal_driver_registry_create_device(
                               "device index '%s' is out of range", selector)
             : hal_driver_create_device_by_index(driver, (uint32_t)index,
                                                 host_allocator, out_device);
+  } else if (is_uuid) {
+    status = hal_driver_create_device_by_uuid(driver, uuid, host_allocator,
+                                              out_device);
   } else {
     status = hal_driver_create_device_by_name(driver, selector, host_allocator,
                                               out_device);

@@ -80,12 +80,15 @@ static void hal_run_print_usage(FILE* stream) {
       "  --driver=NAME         run the pipeline on device 0 of driver NAME\n"
       "                        (all: on every usable driver)\n"
       "  --device=URI          run the pipeline on one device: DRIVER,\n"
-      "                        DRIVER://INDEX or DRIVER://NAME\n"
+      "                        DRIVER://INDEX, DRIVER://UUID (as\n"
+      "                        --dump-devices prints it, or GPU-<uuid> as\n"
+      "                        nvidia-smi -L does) or DRIVER://NAME\n"
       "  --list-drivers        list driver plugins found (name, ABI, file,\n"
       "                        status) and the directories searched\n"
       "  --list-devices        list the devices of every usable driver, or\n"
       "                        of --driver\n"
       "  --dump-devices        the same with each device's properties:\n"
+      "                        uuid (absent when the runtime reports none),\n"
       "                        memory types, executable formats, max\n"
       "                        workgroup size, max workgroup count, compute\n"
       "                        capability, runtime (its library, whether it\n"
@@ -485,6 +488,9 @@ static hal_status_t hal_run_print_device(hal_driver_t* driver,
       properties.executable_formats && *properties.executable_formats
           ? properties.executable_formats
           : "none";
+  char uuid[HAL_DEVICE_UUID_TEXT_SIZE] = "";
+  if (info.has_uuid)
+    hal_device_uuid_format(info.uuid, uuid);
   if (hal_run_json) {
     printf("%s\n      {\"uri\": ", first ? "" : ",");
     hal_run_json_string(uri);
@@ -493,6 +499,11 @@ static hal_status_t hal_run_print_device(hal_driver_t* driver,
     printf(", \"total_memory\": %llu, \"queue_count\": %u",
            (unsigned long long)info.total_memory, info.queue_count);
     if (dump) {
+      printf(", \"uuid\": ");
+      if (info.has_uuid)
+        hal_run_json_string(uuid);
+      else
+        printf("null");
       printf(", \"device_local\": %s, \"host_visible\": %s",
              properties.supported_memory_types & HAL_MEMORY_TYPE_DEVICE_LOCAL
                  ? "true"
@@ -524,6 +535,8 @@ static hal_status_t hal_run_print_device(hal_driver_t* driver,
     printf("  %-18s %-32s %8llu MiB  %u queue(s)\n", uri, info.name,
            (unsigned long long)(info.total_memory >> 20), info.queue_count);
     if (dump) {
+      if (info.has_uuid)
+        printf("    uuid:                %s\n", uuid);
       printf(
           "    memory types:        %s%s%s\n",
           properties.supported_memory_types & HAL_MEMORY_TYPE_DEVICE_LOCAL

@@ -143,10 +143,38 @@ assert [x for x in d[\"drivers\"] if x[\"name\"] == \"test_no_devices\"][0][\"er
 print(\"ok\")'"
 check dump_devices_json 0 "^ok\$" "" -- sh -c "\"$hal_run\" --dump-devices --driver=test --json |
   python3 -c 'import json, sys
-d = json.load(sys.stdin)[\"drivers\"][0][\"devices\"][1]
+devices = json.load(sys.stdin)[\"drivers\"][0][\"devices\"]
+d = devices[1]
 assert d[\"uri\"] == \"test://1\" and \"executable_formats\" in d
 assert \"max_workgroup_size\" in d and len(d[\"max_workgroup_count\"]) == 3
+assert [v[\"uuid\"] for v in devices] == [
+    \"7e57ab1e-0000-4000-8000-000000000000\",
+    \"7e57ab1e-0000-4000-8000-000000000001\"], devices
+assert d[\"compute_capability\"] == [0, 0], d
+assert d[\"virtual\"] is False and d[\"driver_version\"] == 0, d
 print(\"ok\")'"
+# The UUID, lowercase 8-4-4-4-12, in the text dump; absent there and null
+# in JSON for devices whose runtime reports none.
+check dump_devices_uuid 0 "^    uuid:                7e57ab1e-0000-4000-8000-000000000001\$" "" -- \
+  "$hal_run" --dump-devices --driver=test
+check dump_devices_no_uuid 0 "^ok\$" "" -- sh -c "out=\$(HAL_TEST_PLUGIN_NO_UUID=1 \"$hal_run\" --dump-devices --driver=test) &&
+  echo \"\$out\" | grep -q '^    memory types:' && ! echo \"\$out\" | grep -q uuid && echo ok"
+check dump_devices_json_no_uuid 0 "^ok\$" "" -- sh -c "HAL_TEST_PLUGIN_NO_UUID=1 \"$hal_run\" --dump-devices --driver=test --json |
+  python3 -c 'import json, sys
+devices = json.load(sys.stdin)[\"drivers\"][0][\"devices\"]
+assert len(devices) == 2 and all(d[\"uuid\"] is None for d in devices), devices
+print(\"ok\")'"
+# --device by the UUID the dump printed, as printed and as nvidia-smi -L
+# writes one (GPU-, uppercase): that device is created (the test driver's
+# pipeline then stops for want of semaphores).
+uuid=$("$hal_run" --dump-devices --driver=test | sed -n 's/^    uuid: *//p' | sed -n 2p)
+check device_by_uuid 1 "^  device test://$uuid: test-device-1, " "no semaphores" -- \
+  "$hal_run" --device="test://$uuid"
+upper_uuid=GPU-$(echo "$uuid" | tr 'a-f' 'A-F')
+check device_by_nvidia_smi_uuid 1 "^  device test://$upper_uuid: test-device-1, " "no semaphores" -- \
+  "$hal_run" --device="test://$upper_uuid"
+check device_unknown_uuid 1 "" "NOT_FOUND: .*driver 'test' has no device with UUID 7e57ab1e-0000-4000-8000-0000000000ff; it has 2: 7e57ab1e-" -- \
+  "$hal_run" --device=test://7e57ab1e-0000-4000-8000-0000000000FF
 check list_drivers_json 0 "^ok\$" "" -- sh -c "\"$hal_run\" --list-drivers --json |
   python3 -c 'import json, sys
 d = json.load(sys.stdin)
@@ -188,6 +216,32 @@ if [ "$driver_count" -gt 0 ]; then
       "$hal_run" --device=cuda_graph://1
     check dump_devices_runtime 0 "runtime: .*libvgpu-cuda.so (the virtual GPU), driver version [1-9]" "" -- \
       "$hal_run" --dump-devices --driver=cuda_graph
+    # The GPU core's UUIDs are the runtime's (the virtual GPU's here, the
+    # same through CUDA and HIP); the pipeline runs on the device the
+    # dumped UUID names.
+    vgpu_dir="$(dirname "$hal_run")/../vgpu"
+    gpu_uuid=$(HAL_CUDA_LIBRARY="$vgpu_dir/libvgpu-cuda.so" "$hal_run" --dump-devices --driver=cuda_graph --json |
+      python3 -c 'import json, sys
+print(json.load(sys.stdin)["drivers"][0]["devices"][1]["uuid"])')
+    check gpu_dump_uuid 0 "^ok\$" "" -- sh -c "[ '$gpu_uuid' = 76677075-2d64-6576-0000-000000000001 ] && echo ok"
+    check gpu_device_by_uuid 0 "^  device cuda_graph://$gpu_uuid: vgpu virtual GPU 1" "" -- \
+      env HAL_CUDA_LIBRARY="$vgpu_dir/libvgpu-cuda.so" "$hal_run" --device="cuda_graph://$gpu_uuid"
+    if [ -f "$(dirname "$hal_run")/../drivers/hal-driver-hip_stream.so" ]; then
+      check gpu_hip_same_uuid 0 "^    uuid:                $gpu_uuid\$" "" -- \
+        env HAL_HIP_LIBRARY="$vgpu_dir/libvgpu-hip.so" "$hal_run" --dump-devices --driver=hip_stream
+    fi
+    # A runtime without a UUID for its devices (not supported): the
+    # driver loads, its devices have none. Any other failure of the query
+    # fails the driver, as a failed name query does.
+    check gpu_no_uuid 0 "^ok\$" "" -- sh -c "VGPU_FAULTS=cuDeviceGetUuid:always:error=CUDA_ERROR_NOT_SUPPORTED \
+      HAL_CUDA_LIBRARY='$vgpu_dir/libvgpu-cuda.so' \"$hal_run\" --dump-devices --driver=cuda_graph --json |
+      python3 -c 'import json, sys
+devices = json.load(sys.stdin)[\"drivers\"][0][\"devices\"]
+assert devices and all(d[\"uuid\"] is None for d in devices), devices
+print(\"ok\")'"
+    check gpu_uuid_failure 1 "" "cuDeviceGetUuid failed: CUDA_ERROR_INVALID_VALUE (1).*creating driver 'cuda_graph'" -- \
+      env VGPU_FAULTS=cuDeviceGetUuid:always:error=CUDA_ERROR_INVALID_VALUE \
+      HAL_CUDA_LIBRARY="$vgpu_dir/libvgpu-cuda.so" "$hal_run" --dump-devices --driver=cuda_graph
     if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
       echo "skip fallback_one_line: a system libcuda.so.1 is installed"
     else

@@ -60,6 +60,10 @@ static void Loader_CreatesDriverAndDevices(void** state) {
   assert_string_equal(info.name, "test-device-1");
   assert_true(info.total_memory > 0);
   assert_int_equal(info.queue_count, 2);
+  static const uint8_t kUuid1[HAL_DEVICE_UUID_SIZE] = {
+      0x7e, 0x57, 0xab, 0x1e, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 1};
+  assert_true(info.has_uuid);
+  assert_memory_equal(info.uuid, kUuid1, sizeof(kUuid1));
 
   hal_device_t* device = NULL;
   HAL_ASSERT_OK(hal_driver_create_device_by_index(
@@ -87,6 +91,104 @@ static void Loader_CreatesDriverAndDevices(void** state) {
                         driver, NULL, hal_allocator_system(), &device));
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
                     hal_driver_query_device_count(driver, NULL));
+  hal_driver_release(driver);
+  hal_driver_registry_free(registry);
+}
+
+// UUID text: lowercase 8-4-4-4-12 out; in, either case, with or without
+// nvidia-smi's "GPU-", and nothing else.
+static void DeviceUuid_FormatsAndParses(void** state) {
+  static const uint8_t kUuid[HAL_DEVICE_UUID_SIZE] = {
+      0x7e, 0x57, 0xab, 0x1e, 0x01, 0x23, 0x45, 0x67,
+      0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc, 0xba, 0x98};
+  char text[HAL_DEVICE_UUID_TEXT_SIZE];
+  hal_device_uuid_format(kUuid, text);
+  assert_string_equal(text, "7e57ab1e-0123-4567-89ab-cdeffedcba98");
+  const char* accepted[] = {
+      "7e57ab1e-0123-4567-89ab-cdeffedcba98",
+      "7E57AB1E-0123-4567-89AB-CDEFFEDCBA98",
+      "GPU-7e57ab1e-0123-4567-89ab-cdeffedcba98",
+      "gpu-7E57ab1e-0123-4567-89aB-cdeffedcba98",
+  };
+  for (size_t i = 0; i < HAL_ARRAYSIZE(accepted); ++i) {
+    uint8_t uuid[HAL_DEVICE_UUID_SIZE];
+    assert_true(hal_device_uuid_parse(accepted[i], uuid));
+    assert_memory_equal(uuid, kUuid, sizeof(kUuid));
+  }
+  const char* refused[] = {
+      "",
+      "GPU-",
+      "7e57ab1e0123456789abcdeffedcba98",       // no dashes
+      "7e57ab1e-0123-4567-89ab-cdeffedcba9",    // a digit short
+      "7e57ab1e-0123-4567-89ab-cdeffedcba987",  // a digit more
+      "7e57ab1e-0123-4567-89ab-cdeffedcba9g",   // not hex
+      "7e57ab1e0-123-4567-89ab-cdeffedcba98",   // a dash misplaced
+      "MIG-7e57ab1e-0123-4567-89ab-cdeffedcba98",
+      " 7e57ab1e-0123-4567-89ab-cdeffedcba98",
+      "GPU-GPU-7e57ab1e-0123-4567-89ab-cdeffedcba98",
+  };
+  for (size_t i = 0; i < HAL_ARRAYSIZE(refused); ++i) {
+    uint8_t uuid[HAL_DEVICE_UUID_SIZE];
+    memset(uuid, 0xAB, sizeof(uuid));
+    if (hal_device_uuid_parse(refused[i], uuid))
+      fail_msg("'%s' parsed as a UUID", refused[i]);
+    static const uint8_t kZero[HAL_DEVICE_UUID_SIZE] = {0};
+    assert_memory_equal(uuid, kZero, sizeof(kZero));
+  }
+  uint8_t uuid[HAL_DEVICE_UUID_SIZE];
+  assert_false(hal_device_uuid_parse(NULL, uuid));
+}
+
+// A device by UUID: the one whose UUID it is; an unknown UUID is NOT_FOUND
+// naming it and listing what there is; devices without a UUID never match.
+static void Loader_CreatesDeviceByUuid(void** state) {
+  hal_driver_registry_t* registry = hal_test_create_registry();
+  hal_driver_t* driver = NULL;
+  HAL_ASSERT_OK(hal_driver_registry_create_driver(
+      registry, "test", hal_allocator_system(), &driver));
+  uint8_t uuid[HAL_DEVICE_UUID_SIZE];
+  assert_true(
+      hal_device_uuid_parse("7e57ab1e-0000-4000-8000-000000000001", uuid));
+  hal_device_t* device = NULL;
+  HAL_ASSERT_OK(hal_driver_create_device_by_uuid(
+      driver, uuid, hal_allocator_system(), &device));
+  assert_int_equal(hal_device_info(device)->index, 1);
+  assert_true(hal_device_info(device)->has_uuid);
+  assert_memory_equal(hal_device_info(device)->uuid, uuid, sizeof(uuid));
+  hal_device_release(device);
+
+  uuid[0] = 0x00;
+  device = (hal_device_t*)1;
+  HAL_ASSERT_STATUS(HAL_STATUS_NOT_FOUND,
+                    "driver 'test' has no device with UUID "
+                    "0057ab1e-0000-4000-8000-000000000001; it has 2: "
+                    "7e57ab1e-0000-4000-8000-000000000000 ('test-device-0'), "
+                    "7e57ab1e-0000-4000-8000-000000000001 ('test-device-1')",
+                    hal_driver_create_device_by_uuid(
+                        driver, uuid, hal_allocator_system(), &device));
+  assert_null(device);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+                    hal_driver_create_device_by_uuid(
+                        driver, NULL, hal_allocator_system(), &device));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, NULL,
+                    hal_driver_create_device_by_uuid(
+                        driver, uuid, hal_allocator_system(), NULL));
+
+  // Without UUIDs (the plugin reads the variable at each query): all zero,
+  // and nothing matches, not even the nil UUID.
+  setenv("HAL_TEST_PLUGIN_NO_UUID", "1", 1);
+  hal_device_info_t info;
+  HAL_ASSERT_OK(hal_driver_query_device_info(driver, 0, &info));
+  assert_false(info.has_uuid);
+  static const uint8_t kZero[HAL_DEVICE_UUID_SIZE] = {0};
+  assert_memory_equal(info.uuid, kZero, sizeof(kZero));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_NOT_FOUND,
+      "it has 2: no UUID ('test-device-0'), no UUID ('test-device-1')",
+      hal_driver_create_device_by_uuid(driver, kZero, hal_allocator_system(),
+                                       &device));
+  unsetenv("HAL_TEST_PLUGIN_NO_UUID");
+  assert_null(device);
   hal_driver_release(driver);
   hal_driver_registry_free(registry);
 }
@@ -757,20 +859,56 @@ static void expect_device(hal_driver_registry_t* registry, const char* uri,
   hal_device_release(device);
 }
 
-// Device URIs: DRIVER, DRIVER://INDEX, DRIVER://NAME; what is wrong with a
-// bad one is said, with what there is.
+// Device URIs: DRIVER, DRIVER://INDEX, DRIVER://UUID (either case, with or
+// without "GPU-"), DRIVER://NAME; what is wrong with a bad one is said,
+// with what there is.
 static void DeviceUri_NamesDriverAndIndexOrName(void** state) {
   hal_driver_registry_t* registry = hal_test_create_registry();
   expect_device(registry, "test", 0);
   expect_device(registry, "test://1", 1);
   expect_device(registry, "test://test-device-1", 1);
   expect_device(registry, "test://0", 0);
+  expect_device(registry, "test://7e57ab1e-0000-4000-8000-000000000001", 1);
+  expect_device(registry, "test://7E57AB1E-0000-4000-8000-000000000000", 0);
+  expect_device(registry, "test://GPU-7e57ab1e-0000-4000-8000-000000000001", 1);
+  expect_device(registry, "test://gpu-7E57aB1e-0000-4000-8000-000000000000", 0);
   hal_device_t* device = NULL;
+  const char* unknown = "test://GPU-7E57AB1E-0000-4000-8000-000000000009";
+  HAL_ASSERT_STATUS(HAL_STATUS_NOT_FOUND,
+                    "creating device "
+                    "'test://GPU-7E57AB1E-0000-4000-8000-000000000009'",
+                    hal_driver_registry_create_device(
+                        registry, unknown, hal_allocator_system(), &device));
+  HAL_ASSERT_STATUS(HAL_STATUS_NOT_FOUND,
+                    "driver 'test' has no device with UUID "
+                    "7e57ab1e-0000-4000-8000-000000000009; it has 2: "
+                    "7e57ab1e-0000-4000-8000-000000000000 ('test-device-0'), "
+                    "7e57ab1e-0000-4000-8000-000000000001 ('test-device-1')",
+                    hal_driver_registry_create_device(
+                        registry, unknown, hal_allocator_system(), &device));
+  assert_null(device);
+  // Not quite a UUID: a name, which no device has.
+  HAL_ASSERT_STATUS(HAL_STATUS_NOT_FOUND,
+                    "no device named '7e57ab1e-0000-4000-8000-00000000001'",
+                    hal_driver_registry_create_device(
+                        registry, "test://7e57ab1e-0000-4000-8000-00000000001",
+                        hal_allocator_system(), &device));
+  // A driver whose devices report no UUID: nothing matches one.
+  setenv("HAL_TEST_PLUGIN_NO_UUID", "1", 1);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_NOT_FOUND,
+      "no device with UUID 7e57ab1e-0000-4000-8000-000000000001; it has 2: "
+      "no UUID ('test-device-0'), no UUID ('test-device-1')",
+      hal_driver_registry_create_device(
+          registry, "test://7e57ab1e-0000-4000-8000-000000000001",
+          hal_allocator_system(), &device));
+  unsetenv("HAL_TEST_PLUGIN_NO_UUID");
+  assert_null(device);
   const char* malformed[] = {"", "://1", "test://", "te/st://1", "a:b"};
   for (size_t i = 0; i < HAL_ARRAYSIZE(malformed); ++i) {
     HAL_ASSERT_STATUS(
         HAL_STATUS_INVALID_ARGUMENT,
-        "is not DRIVER, DRIVER://INDEX or DRIVER://NAME",
+        "is not DRIVER, DRIVER://INDEX, DRIVER://UUID or DRIVER://NAME",
         hal_driver_registry_create_device(registry, malformed[i],
                                           hal_allocator_system(), &device));
     assert_null(device);
@@ -812,6 +950,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Loader_FoundByDriverPathEnvironment),
       CASE(Loader_CreatesDriverAndDevices),
+      CASE(Loader_CreatesDeviceByUuid),
+      CASE(DeviceUuid_FormatsAndParses),
       CASE(Loader_WrongAbiVersionIsRefusedNamingBoth),
       CASE(Loader_MissingEntryPointKeepsDlerror),
       CASE(Loader_NotAnElfFileKeepsDlerror),

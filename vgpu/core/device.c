@@ -113,6 +113,20 @@ vgpu_status vgpu_device_memory_info(int ordinal, size_t* free_bytes,
   return VGPU_OK;
 }
 
+vgpu_status vgpu_device_uuid(int ordinal, uint8_t out[VGPU_UUID_SIZE]) {
+  vgpu_status st = vgpu_device_check(ordinal);
+  if (st != VGPU_OK)
+    return st;
+  // "vgpu-dev", four zero bytes, the ordinal big-endian: readable in a
+  // dump (76677075-2d64-6576-0000-00000000000N) and derived from nothing
+  // but the ordinal, so both facades and every run agree.
+  memset(out, 0, VGPU_UUID_SIZE);
+  memcpy(out, "vgpu-dev", 8);
+  for (int i = 0; i < 4; ++i)
+    out[VGPU_UUID_SIZE - 1 - i] = (uint8_t)((unsigned)ordinal >> (8 * i));
+  return VGPU_OK;
+}
+
 vgpu_status vgpu_device_default_stream(int ordinal, vgpu_stream** out) {
   vgpu_status st = vgpu_device_check(ordinal);
   if (st != VGPU_OK)

@@ -157,6 +157,12 @@ vgpu_status vgpu_device_synchronize(int ordinal);
 vgpu_status vgpu_device_memory_info(int ordinal, size_t* free_bytes,
                                     size_t* total_bytes);
 
+#define VGPU_UUID_SIZE 16
+// The device's UUID (cuDeviceGetUuid, hipDeviceGetUuid) into |out|: the
+// same for a device whichever facade asks, the same in every run, distinct
+// per device, never the nil UUID. Fails as vgpu_device_check().
+vgpu_status vgpu_device_uuid(int ordinal, uint8_t out[VGPU_UUID_SIZE]);
+
 // Primary contexts (one per device, reference counted by retain/release).
 vgpu_status vgpu_context_primary_retain(int ordinal, uint64_t* out);
 vgpu_status vgpu_context_primary_release(int ordinal);

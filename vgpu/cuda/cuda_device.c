@@ -93,12 +93,10 @@ VGPU_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
   VGPU_CU_ENTER("cuDeviceGetUuid");
   if (uuid == NULL)
     return CUDA_ERROR_INVALID_VALUE;
-  CUresult r = check_device(dev);
-  if (r != CUDA_SUCCESS)
-    return r;
-  memset(uuid, 0, sizeof(*uuid));
-  memcpy(uuid->bytes, "vgpu-cuda-dev", 13);
-  uuid->bytes[15] = (char)dev;
+  uint8_t bytes[VGPU_UUID_SIZE];
+  VGPU_CU_TRY(vgpu_device_uuid((int)dev, bytes));
+  _Static_assert(sizeof(uuid->bytes) == VGPU_UUID_SIZE, "16 bytes");
+  memcpy(uuid->bytes, bytes, sizeof(uuid->bytes));
   return CUDA_SUCCESS;
 }
 

@@ -98,6 +98,17 @@ VGPU_EXPORT hipError_t hipDeviceComputeCapability(int* major, int* minor,
   return hipSuccess;
 }
 
+VGPU_EXPORT hipError_t hipDeviceGetUuid(hipUUID* uuid, hipDevice_t device) {
+  VGPU_HIP_ENTER("hipDeviceGetUuid");
+  if (uuid == NULL)
+    VGPU_HIP_RETURN(hipErrorInvalidValue);
+  uint8_t bytes[VGPU_UUID_SIZE];
+  VGPU_HIP_TRY(vgpu_device_uuid(device, bytes));
+  _Static_assert(sizeof(uuid->bytes) == VGPU_UUID_SIZE, "16 bytes");
+  memcpy(uuid->bytes, bytes, sizeof(uuid->bytes));
+  return hipSuccess;
+}
+
 static bool attribute_value(const vgpu_device_info* in, hipDeviceAttribute_t a,
                             int* v) {
   switch (a) {

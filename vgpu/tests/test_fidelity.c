@@ -442,6 +442,31 @@ static void Fidelity_KernelLaunch(void** state) {
                    api.invalid_handle);  // function of an unloaded module
 }
 
+// Each device has one UUID, the same through either facade (this body runs
+// on both, against one expected value) and in every run, distinct per
+// device; a device that does not exist is the vendor's invalid device.
+static void Fidelity_DeviceUuid(void** state) {
+  (void)state;
+  static const uint8_t expected[2][16] = {
+      {'v', 'g', 'p', 'u', '-', 'd', 'e', 'v', 0, 0, 0, 0, 0, 0, 0, 0},
+      {'v', 'g', 'p', 'u', '-', 'd', 'e', 'v', 0, 0, 0, 0, 0, 0, 0, 1},
+  };
+  int count = 0;
+  OK(api.device_count(&count));
+  assert_int_equal(count, 2);
+  for (int i = 0; i < count; ++i) {
+    uint8_t uuid[16];
+    OK(api.device_uuid(i, uuid));
+    assert_memory_equal(uuid, expected[i], 16);
+    uint8_t again[16];
+    OK(api.device_uuid(i, again));
+    assert_memory_equal(again, uuid, 16);
+  }
+  uint8_t uuid[16];
+  assert_int_equal(api.device_uuid(count, uuid), api.invalid_device);
+  assert_int_equal(api.device_uuid(-1, uuid), api.invalid_device);
+}
+
 // Invalid handles and values return the vendor codes, never crash.
 static void Fidelity_BadInput(void** state) {
   (void)state;
@@ -585,6 +610,7 @@ int main(int argc, char** argv) {
       CASE(Fidelity_MemsetElementSizes),
       CASE(Fidelity_KernelLaunch),
       CASE(Fidelity_BadInput),
+      CASE(Fidelity_DeviceUuid),
       CASE(Fidelity_StreamOrderedAllocation),
   };
   return testutil_run(api.name, tests, sizeof(tests) / sizeof(tests[0]), only);

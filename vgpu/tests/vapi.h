@@ -23,6 +23,7 @@ typedef struct vapi {
 
   int (*init)(int device);  // init + make |device| current
   int (*device_count)(int* n);
+  int (*device_uuid)(int device, uint8_t out[16]);
   int (*malloc)(void** p, size_t n);
   int (*free)(void* p);
   int (*host_malloc)(void** p, size_t n);

@@ -15,6 +15,7 @@
   X(cuInit) \
   X(cuDeviceGet) \
   X(cuDeviceGetCount) \
+  X(cuDeviceGetUuid) \
   X(cuDevicePrimaryCtxRetain) \
   X(cuDevicePrimaryCtxRelease) \
   X(cuCtxSetCurrent) \
@@ -93,6 +94,13 @@ static int c_init(int device) {
 }
 static int c_device_count(int* n) {
   return (int)p_cuDeviceGetCount(n);
+}
+static int c_device_uuid(int device, uint8_t out[16]) {
+  CUuuid uuid;
+  CUresult r = p_cuDeviceGetUuid(&uuid, device);
+  if (r == CUDA_SUCCESS)
+    memcpy(out, uuid.bytes, 16);
+  return (int)r;
 }
 static int c_malloc(void** p, size_t n) {
   if (p == NULL)
@@ -358,6 +366,7 @@ bool vapi_open_cuda(vapi* api, const char* path) {
   api->pool_attr = c_pool_attr;
   api->pool_trim = c_pool_trim;
   api->device_count = c_device_count;
+  api->device_uuid = c_device_uuid;
   api->malloc = c_malloc;
   api->free = c_free;
   api->host_malloc = c_host_malloc;

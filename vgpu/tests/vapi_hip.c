@@ -13,6 +13,7 @@
   X(hipInit) \
   X(hipSetDevice) \
   X(hipGetDeviceCount) \
+  X(hipDeviceGetUuid) \
   X(hipMalloc) \
   X(hipFree) \
   X(hipHostMalloc) \
@@ -76,6 +77,13 @@ static int h_init(int device) {
 }
 static int h_device_count(int* n) {
   return p_hipGetDeviceCount(n);
+}
+static int h_device_uuid(int device, uint8_t out[16]) {
+  hipUUID uuid;
+  int r = p_hipDeviceGetUuid(&uuid, device);
+  if (r == hipSuccess)
+    memcpy(out, uuid.bytes, 16);
+  return r;
 }
 static int h_malloc(void** p, size_t n) {
   return p_hipMalloc(p, n);
@@ -338,6 +346,7 @@ bool vapi_open_hip(vapi* api, const char* path) {
   api->pool_attr = h_pool_attr;
   api->pool_trim = h_pool_trim;
   api->device_count = h_device_count;
+  api->device_uuid = h_device_uuid;
   api->malloc = h_malloc;
   api->free = h_free;
   api->host_malloc = h_host_malloc;

@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "adapter_impl.h"
 
@@ -78,6 +79,21 @@ hal_status_t gpu_adapter_unsupported(const gpu_adapter_t* adapter,
       "the %s runtime %s does not support %s (missing optional symbols: %s)",
       adapter->info.vendor_name, adapter->info.library_path, what,
       adapter->info.missing_optional_symbols);
+}
+
+hal_status_t gpu_adapter_device_uuid_result(
+    const gpu_adapter_t* adapter, int device, const char* call,
+    const void* vendor_uuid, uint8_t out_uuid[GPU_ADAPTER_UUID_SIZE]) {
+  static const uint8_t kNil[GPU_ADAPTER_UUID_SIZE] = {0};
+  if (memcmp(vendor_uuid, kNil, sizeof(kNil)) == 0) {
+    return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
+                           "%s gave the nil UUID for device %d: the %s "
+                           "runtime %s has no UUID for it",
+                           call, device, adapter->info.vendor_name,
+                           adapter->info.library_path);
+  }
+  memcpy(out_uuid, vendor_uuid, GPU_ADAPTER_UUID_SIZE);
+  return HAL_OK;
 }
 
 hal_status_t gpu_adapter_context_allocate(gpu_adapter_t* adapter, int device,

@@ -81,6 +81,9 @@ enum {
   GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC = 1u << 9,
 };
 
+// Bytes of a device UUID (device_uuid).
+#define GPU_ADAPTER_UUID_SIZE 16
+
 // An address in the unified (host + device) address space: device memory
 // from device_alloc(), pinned host memory from host_alloc(), or any host
 // pointer cast with gpu_host_address().
@@ -196,6 +199,12 @@ typedef struct gpu_adapter_ops_t {
   // NUL-terminated device name into |buffer| of |capacity| bytes.
   hal_status_t (*device_name)(gpu_adapter_t* adapter, int device, char* buffer,
                               size_t capacity);
+  // The device's UUID into |out_uuid| (cuDeviceGetUuid, whose _v2 gives a
+  // MIG instance its own; hipDeviceGetUuid), cleared first. UNIMPLEMENTED
+  // when the runtime has none for the device: its not-supported error, or
+  // the nil UUID (all zero), which would name no device in particular.
+  hal_status_t (*device_uuid)(gpu_adapter_t* adapter, int device,
+                              uint8_t out_uuid[GPU_ADAPTER_UUID_SIZE]);
   hal_status_t (*device_total_memory)(gpu_adapter_t* adapter, int device,
                                       uint64_t* out_bytes);
   hal_status_t (*device_attribute)(gpu_adapter_t* adapter, int device,

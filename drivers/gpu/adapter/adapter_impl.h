@@ -197,6 +197,13 @@ HAL_MUST_USE_RESULT hal_status_t gpu_adapter_memset_value(uint32_t pattern,
                                                           uint32_t pattern_size,
                                                           uint32_t* out_value);
 
+// The device_uuid op's result from the |vendor_uuid| bytes that |call|
+// gave for |device|: copied to |out_uuid|, or UNIMPLEMENTED for the nil
+// UUID (what a runtime without one for the device reports).
+HAL_MUST_USE_RESULT hal_status_t gpu_adapter_device_uuid_result(
+    const gpu_adapter_t* adapter, int device, const char* call,
+    const void* vendor_uuid, uint8_t out_uuid[GPU_ADAPTER_UUID_SIZE]);
+
 // Allocates a gpu_context_t for context_open() / frees it.
 HAL_MUST_USE_RESULT hal_status_t gpu_adapter_context_allocate(
     gpu_adapter_t* adapter, int device, int native_device, void* native,

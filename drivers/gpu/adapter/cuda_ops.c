@@ -208,6 +208,22 @@ static hal_status_t gpu_cuda_device_name(gpu_adapter_t* adapter, int device,
   return HAL_OK;
 }
 
+static hal_status_t gpu_cuda_device_uuid(
+    gpu_adapter_t* adapter, int device,
+    uint8_t out_uuid[GPU_ADAPTER_UUID_SIZE]) {
+  static_assert(sizeof(CUuuid) == GPU_ADAPTER_UUID_SIZE, "a CUuuid");
+  gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  memset(out_uuid, 0, GPU_ADAPTER_UUID_SIZE);
+  CUdevice native = 0;
+  HAL_RETURN_IF_ERROR(gpu_cuda_device_get(cuda, device, &native));
+  CUuuid uuid;
+  memset(&uuid, 0, sizeof(uuid));
+  GPU_RETURN_IF_ERROR(&cuda->base, cuda->syms.cuDeviceGetUuid(&uuid, native),
+                      "cuDeviceGetUuid");
+  return gpu_adapter_device_uuid_result(adapter, device, "cuDeviceGetUuid",
+                                        uuid.bytes, out_uuid);
+}
+
 static hal_status_t gpu_cuda_device_total_memory(gpu_adapter_t* adapter,
                                                  int device,
                                                  uint64_t* out_bytes) {
@@ -926,6 +942,7 @@ static const gpu_adapter_ops_t gpu_cuda_ops = {
     .destroy = gpu_cuda_destroy,
     .device_count = gpu_cuda_device_count,
     .device_name = gpu_cuda_device_name,
+    .device_uuid = gpu_cuda_device_uuid,
     .device_total_memory = gpu_cuda_device_total_memory,
     .device_attribute = gpu_cuda_device_attribute,
     .context_open = gpu_cuda_context_open,

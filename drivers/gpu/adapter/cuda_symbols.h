@@ -7,9 +7,10 @@
 // Only the *_DLSYM entries are looked up with dlsym() (by their exported,
 // possibly versioned name, e.g. cuGetProcAddress_v2); all others go through
 // cuGetProcAddress at the version of the cuda.h we are built against, so
-// versioned entry points (cuMemAlloc -> cuMemAlloc_v2, cuGraphInstantiate
-// -> cuGraphInstantiateWithFlags...) match the signatures below. cuda.h's
-// renaming macros apply to |name| where it is an identifier.
+// versioned entry points (cuMemAlloc -> cuMemAlloc_v2, cuDeviceGetUuid ->
+// cuDeviceGetUuid_v2, cuGraphInstantiate -> cuGraphInstantiateWithFlags...)
+// match the signatures below. cuda.h's renaming macros apply to |name|
+// where it is an identifier.
 //
 // Needs cuda.h included first.
 
@@ -33,6 +34,7 @@
   X(REQUIRED, NONE, cuDeviceGet, CUresult, (CUdevice* device, int ordinal))    \
   X(REQUIRED, NONE, cuDeviceGetName, CUresult,                                 \
     (char* name, int len, CUdevice dev))                                       \
+  X(REQUIRED, NONE, cuDeviceGetUuid, CUresult, (CUuuid* uuid, CUdevice dev))   \
   X(REQUIRED, NONE, cuDeviceTotalMem, CUresult,                                \
     (size_t* bytes, CUdevice dev))                                             \
   X(REQUIRED, NONE, cuDeviceGetAttribute, CUresult,                            \

@@ -171,6 +171,22 @@ static hal_status_t gpu_hip_device_name(gpu_adapter_t* adapter, int device,
   return HAL_OK;
 }
 
+static hal_status_t gpu_hip_device_uuid(
+    gpu_adapter_t* adapter, int device,
+    uint8_t out_uuid[GPU_ADAPTER_UUID_SIZE]) {
+  static_assert(sizeof(hipUUID) == GPU_ADAPTER_UUID_SIZE, "a hipUUID");
+  gpu_hip_adapter_t* hip = gpu_hip(adapter);
+  memset(out_uuid, 0, GPU_ADAPTER_UUID_SIZE);
+  hipDevice_t native = 0;
+  HAL_RETURN_IF_ERROR(gpu_hip_device_get(hip, device, &native));
+  hipUUID uuid;
+  memset(&uuid, 0, sizeof(uuid));
+  GPU_RETURN_IF_ERROR(&hip->base, hip->syms.hipDeviceGetUuid(&uuid, native),
+                      "hipDeviceGetUuid");
+  return gpu_adapter_device_uuid_result(adapter, device, "hipDeviceGetUuid",
+                                        uuid.bytes, out_uuid);
+}
+
 static hal_status_t gpu_hip_device_total_memory(gpu_adapter_t* adapter,
                                                 int device,
                                                 uint64_t* out_bytes) {
@@ -851,6 +867,7 @@ static const gpu_adapter_ops_t gpu_hip_ops = {
     .destroy = gpu_hip_destroy,
     .device_count = gpu_hip_device_count,
     .device_name = gpu_hip_device_name,
+    .device_uuid = gpu_hip_device_uuid,
     .device_total_memory = gpu_hip_device_total_memory,
     .device_attribute = gpu_hip_device_attribute,
     .context_open = gpu_hip_context_open,

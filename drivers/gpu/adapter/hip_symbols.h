@@ -31,6 +31,8 @@
     (hipDevice_t* device, int ordinal))                                        \
   X(REQUIRED, NONE, hipDeviceGetName, hipError_t,                              \
     (char* name, int len, hipDevice_t device))                                 \
+  X(REQUIRED, NONE, hipDeviceGetUuid, hipError_t,                              \
+    (hipUUID* uuid, hipDevice_t device))                                       \
   X(REQUIRED, NONE, hipDeviceTotalMem, hipError_t,                             \
     (size_t* bytes, hipDevice_t device))                                       \
   X(REQUIRED, NONE, hipDeviceGetAttribute, hipError_t,                         \

@@ -1,5 +1,6 @@
 // Copyright 2026 The HAL Authors.
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,7 +91,26 @@ static hal_status_t gpu_driver_check_capabilities(
           : "unknown");
 }
 
-// Reads every device's info once: names and sizes do not change.
+// Reads |device|'s UUID into |info|. A runtime with no UUID for it
+// (UNIMPLEMENTED) leaves has_uuid false; any other failure is the
+// driver's, as a failed name query is.
+static hal_status_t gpu_driver_read_uuid(gpu_adapter_t* adapter, int device,
+                                         hal_device_info_t* info) {
+  static_assert(HAL_DEVICE_UUID_SIZE == GPU_ADAPTER_UUID_SIZE,
+                "the HAL's UUID is the adapter's");
+  memset(info->uuid, 0, sizeof(info->uuid));
+  info->has_uuid = false;
+  hal_status_t status = adapter->ops->device_uuid(adapter, device, info->uuid);
+  if (hal_status_code(status) == HAL_STATUS_UNIMPLEMENTED) {
+    hal_status_free(status);
+    return HAL_OK;
+  }
+  HAL_RETURN_IF_ERROR(status);
+  info->has_uuid = true;
+  return HAL_OK;
+}
+
+// Reads every device's info once: names, sizes and UUIDs do not change.
 static hal_status_t gpu_driver_enumerate(gpu_driver_t* driver) {
   gpu_adapter_t* adapter = driver->adapter;
   int count = 0;
@@ -113,6 +133,7 @@ static hal_status_t gpu_driver_enumerate(gpu_driver_t* driver) {
         adapter->ops->device_name(adapter, i, info->name, sizeof(info->name)));
     HAL_RETURN_IF_ERROR(
         adapter->ops->device_total_memory(adapter, i, &info->total_memory));
+    HAL_RETURN_IF_ERROR(gpu_driver_read_uuid(adapter, i, info));
   }
   driver->device_count = (uint32_t)count;
   return HAL_OK;

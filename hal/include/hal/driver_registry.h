@@ -103,12 +103,18 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_driver_registry_create_driver(
 // Creates the device a URI names, with its driver:
 //   DRIVER             device 0 of driver DRIVER ("cuda_graph")
 //   DRIVER://INDEX     the device at INDEX, decimal ("cuda_graph://1")
+//   DRIVER://UUID      the device whose UUID is UUID: 32 hex digits as
+//                      8-4-4-4-12, either case, optionally after "GPU-"
+//                      as nvidia-smi prints it ("cuda_graph://GPU-
+//                      76677075-2d64-6576-0000-000000000001"); stays right
+//                      when devices are renumbered
 //   DRIVER://NAME      the first device named NAME ("hip_stream://vgpu
-//                      virtual GPU 1"); a name of digits only is an index
+//                      virtual GPU 1"); a name of digits only is an index,
+//                      one in UUID form a UUID
 // The device holds its driver; nothing else needs releasing. A malformed
-// URI is INVALID_ARGUMENT showing the forms; an unknown driver, index or
-// name is the registry's or the driver's NOT_FOUND / OUT_OF_RANGE, which
-// list what there is.
+// URI is INVALID_ARGUMENT showing the forms; an unknown driver, index,
+// UUID or name is the registry's or the driver's NOT_FOUND / OUT_OF_RANGE,
+// which name it and list what there is.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_driver_registry_create_device(
     hal_driver_registry_t* registry, const char* uri,
     hal_allocator_t host_allocator, hal_device_t** out_device);

@@ -10,6 +10,8 @@
 //   TEST_PLUGIN_NAME         driver name (must match the file name)
 //   TEST_PLUGIN_ABI_VERSION  ABI version to report (default: the host's)
 //   TEST_PLUGIN_DEVICE_COUNT devices to report (default 2)
+// and told at run time by HAL_TEST_PLUGIN_FAIL_CREATE (creating the driver
+// fails) and HAL_TEST_PLUGIN_NO_UUID (its devices have no UUID).
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +261,17 @@ static hal_status_t test_driver_query_device_info(hal_driver_t* driver,
   snprintf(out_info->name, sizeof(out_info->name), "test-device-%u", index);
   out_info->total_memory = TEST_DEVICE_MEMORY;
   out_info->queue_count = TEST_QUEUE_COUNT;
+  // Fixed UUIDs, 7e57ab1e-0000-4000-8000-0000000000NN for device NN, with
+  // letters so that URIs can be tested in either case; none at all with
+  // HAL_TEST_PLUGIN_NO_UUID set (devices of runtimes that report none).
+  if (!getenv("HAL_TEST_PLUGIN_NO_UUID")) {
+    static const uint8_t kUuid[HAL_DEVICE_UUID_SIZE] = {
+        0x7e, 0x57, 0xab, 0x1e, 0x00, 0x00, 0x40, 0x00,
+        0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+    memcpy(out_info->uuid, kUuid, sizeof(kUuid));
+    out_info->uuid[HAL_DEVICE_UUID_SIZE - 1] = (uint8_t)index;
+    out_info->has_uuid = true;
+  }
   return HAL_OK;
 }
 

@@ -75,6 +75,21 @@ static void check_missing_library(gpu_adapter_vendor_t vendor,
   hal_status_free(status);
 }
 
+// The fake runtime answers every UUID query with success and the nil UUID
+// (it writes nothing): the runtime has no UUID for the device, said as
+// UNIMPLEMENTED naming the call, with the output cleared.
+static void check_fake_has_no_uuid(gpu_adapter_t* adapter, const char* call) {
+  uint8_t uuid[GPU_ADAPTER_UUID_SIZE];
+  memset(uuid, 0xAB, sizeof(uuid));
+  char expected[96];
+  snprintf(expected, sizeof(expected), "%s gave the nil UUID for device 0",
+           call);
+  HAL_ASSERT_STATUS(HAL_STATUS_UNIMPLEMENTED, expected,
+                    adapter->ops->device_uuid(adapter, 0, uuid));
+  static const uint8_t kZero[GPU_ADAPTER_UUID_SIZE] = {0};
+  assert_memory_equal(uuid, kZero, sizeof(uuid));
+}
+
 #if defined(GPU_ADAPTER_HAVE_CUDA)
 
 static void Cuda_MissingLibrary(void** state) {
@@ -132,6 +147,7 @@ static void Cuda_FakeLoads(void** state) {
   int count = -1;
   HAL_ASSERT_OK(adapter->ops->device_count(adapter, &count));
   assert_int_equal(count, 0);
+  check_fake_has_no_uuid(adapter, "cuDeviceGetUuid");
   gpu_adapter_destroy(adapter);
 }
 
@@ -347,6 +363,7 @@ static void Hip_FakeLoads(void** state) {
   assert_string_equal(adapter->info.missing_optional_symbols, "");
   assert_true(adapter->info.capabilities & GPU_ADAPTER_CAP_HOST_FUNC_NATIVE);
   assert_true(adapter->info.capabilities & GPU_ADAPTER_CAP_GRAPH_EXEC_UPDATE);
+  check_fake_has_no_uuid(adapter, "hipDeviceGetUuid");
   gpu_adapter_destroy(adapter);
 }
 

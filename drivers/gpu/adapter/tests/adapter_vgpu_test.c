@@ -82,6 +82,12 @@ static void Vgpu_Devices(void** state) {
   uint64_t bytes = 0;
   HAL_ASSERT_OK(a->ops->device_total_memory(a, 0, &bytes));
   assert_true(bytes > 0);
+  // The virtual GPU's UUID of device 0 (docs/vgpu.md), whichever vendor.
+  static const uint8_t kUuid0[GPU_ADAPTER_UUID_SIZE] = {
+      'v', 'g', 'p', 'u', '-', 'd', 'e', 'v', 0, 0, 0, 0, 0, 0, 0, 0};
+  uint8_t uuid[GPU_ADAPTER_UUID_SIZE];
+  HAL_ASSERT_OK(a->ops->device_uuid(a, 0, uuid));
+  assert_memory_equal(uuid, kUuid0, sizeof(uuid));
   // A device that does not exist: the vendor's error, named.
   gpu_context_t* context = NULL;
   hal_status_t status = a->ops->context_open(a, count + 5, &context);
@@ -89,6 +95,11 @@ static void Vgpu_Devices(void** state) {
   assert_non_null(strstr(hal_status_message(status), "failed: "));
   hal_status_free(status);
   assert_null(context);
+  memset(uuid, 0xAB, sizeof(uuid));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT,
+                    "failed: ", a->ops->device_uuid(a, count + 5, uuid));
+  static const uint8_t kZero[GPU_ADAPTER_UUID_SIZE] = {0};
+  assert_memory_equal(uuid, kZero, sizeof(uuid));
 }
 
 // memset (8/16/32-bit), copies, an event, a host function, a second stream

@@ -2495,6 +2495,90 @@ static void op_host_call(fuzz_input_t* in) {
   fuzz_submitted(&waits, &signals, NULL, 0);
 }
 
+// [queue] [wait list...] [signal list...] [form] [size byte] [buffer slot]
+//
+// hal_device_queue_alloca with the lists of a submission, then, accepted,
+// its dealloca after the alloca's signals (or on nothing): validated as
+// queue_execute's, plus the alloca's own refusals (form 1: size 0, 2:
+// host-visible memory, 3: beyond the device; INVALID_ARGUMENT or
+// RESOURCE_EXHAUSTED) and the dealloca's (form 4: of a buffer not from an
+// alloca, INVALID_ARGUMENT; 5: a second dealloca, FAILED_PRECONDITION).
+// Nothing uses the buffer, so whatever order the queue reaches them in,
+// nothing touches freed memory (the virtual GPU's strict mode checks).
+static void op_queue_alloca(fuzz_input_t* in) {
+  uint32_t queue = fuzz_take_queue(in);
+  fuzz_list_t waits, signals;
+  take_list(in, &waits);
+  take_list(in, &signals);
+  int form = take_u8(in) % 6;
+  uint64_t size = 1 + (uint64_t)take_u8(in) * 64;
+  int slot = take_u8(in) % FUZZ_BUFFER_SLOTS;
+  if (fuzz_lists_lend(&waits, &signals))
+    return;
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  if (form == 1)
+    size = 0;
+  if (form == 2) {
+    params.memory_type = HAL_MEMORY_TYPE_HOST_VISIBLE;
+    params.usage |= HAL_BUFFER_USAGE_MAPPING;
+  }
+  if (form == 3)
+    size = fuzz_process.properties.total_memory + 1;
+  fuzz_expectation_t expect =
+      fuzz_expect_submission(false, queue, &waits, &signals, false);
+  if (expect.kind == FUZZ_EXPECT_OK && (form == 1 || form == 2))
+    expect = fuzz_error(HAL_STATUS_INVALID_ARGUMENT);
+  if (expect.kind == FUZZ_EXPECT_OK && form == 3)
+    expect = fuzz_error(HAL_STATUS_RESOURCE_EXHAUSTED);
+  if (expect.kind == FUZZ_EXPECT_OK && fuzz_list_repeats(&signals))
+    expect = fuzz_error(HAL_STATUS_INVALID_ARGUMENT);
+  char what[96];
+  snprintf(what, sizeof(what),
+           "hal_device_queue_alloca(queue %u, %zu waits, %zu signals, %" PRIu64
+           " bytes)",
+           queue, fuzz_list_count(&waits), fuzz_list_count(&signals), size);
+  hal_buffer_t* buffer = NULL;
+  hal_status_code_t code = fuzz_result(
+      hal_device_queue_alloca(
+          fuzz_process.device, queue, waits.null_pointer ? NULL : &waits.list,
+          signals.null_pointer ? NULL : &signals.list, params, size, &buffer),
+      expect, what);
+  if (code != HAL_STATUS_OK) {
+    FUZZ_CHECK(buffer == NULL, "a refused alloca returned a buffer");
+    return;
+  }
+  fuzz_submitted(&waits, &signals, NULL, 0);
+  // The dealloca waits for the alloca's signals (queue_execute's rules
+  // already held for them); no signals of its own.
+  queue %= fuzz_process.properties.queue_count;
+  hal_semaphore_list_t after =
+      signals.null_pointer ? hal_semaphore_list_empty() : signals.list;
+  if (form == 4) {
+    fuzz_buffer_t* plain = fuzz_buffer_slot(slot);
+    if (plain) {
+      fuzz_result(hal_device_queue_dealloca(fuzz_process.device, queue, &after,
+                                            NULL, plain->handle),
+                  fuzz_error(HAL_STATUS_INVALID_ARGUMENT),
+                  "hal_device_queue_dealloca(a buffer not from an alloca)");
+    }
+  }
+  fuzz_result(hal_device_queue_dealloca(fuzz_process.device, queue, &after,
+                                        NULL, buffer),
+              fuzz_ok(), "hal_device_queue_dealloca");
+  fuzz_list_t none;
+  memset(&none, 0, sizeof(none));
+  none.null_pointer = true;
+  fuzz_submitted(&signals, &none, NULL, 0);
+  if (form == 5) {
+    fuzz_result(hal_device_queue_dealloca(fuzz_process.device, queue, &after,
+                                          NULL, buffer),
+                fuzz_error(HAL_STATUS_FAILED_PRECONDITION),
+                "a second hal_device_queue_dealloca");
+  }
+  hal_buffer_release(buffer);  // the submissions hold it while they need it
+}
+
 // [object slot kind] [slot] [call]
 //
 // An object of one kind passed where another kind is expected (a caller's
@@ -2768,7 +2852,8 @@ static void op_device_query(fuzz_input_t* in) {
   X(DEVICE_OP_AND_VERIFY, op_device_op_and_verify)           \
   X(DEVICE_QUERY, op_device_query)                           \
   X(HOST_CALL, op_host_call)                                 \
-  X(WRONG_KIND, op_wrong_kind)
+  X(WRONG_KIND, op_wrong_kind)                               \
+  X(QUEUE_ALLOCA, op_queue_alloca)
 
 #define FUZZ_OP_ENUM(name, fn) FUZZ_OP_##name,
 enum { FUZZ_OPS(FUZZ_OP_ENUM) FUZZ_OP_COUNT };

@@ -276,6 +276,11 @@ def wrong_kind(kind, slot, call):
     return op("WRONG_KIND", kind, slot, call)
 
 
+def queue_alloca(queue=0, waits=EMPTY_LIST, signals=EMPTY_LIST, form=0,
+                 size=4, slot=0):
+    return op("QUEUE_ALLOCA", queue, waits, signals, form, size, slot)
+
+
 SEMAPHORE_KIND, BUFFER_KIND, COMMAND_BUFFER_KIND = range(3)
 
 FILL, UPDATE, COPY = range(3)
@@ -437,6 +442,14 @@ SEEDS = {
     host_call(0, EMPTY_LIST, entries((0, NEXT), (0, future(2)))) +
     host_call(0, form=1) + host_call(0, form=2) +
     host_call(0, entries((0, failure_range())), EMPTY_LIST),
+    "queue_alloca": sem_device(0) + sem_device(1) +
+    buffer(0, DEVICE_LOCAL, DEFAULT, 64) +
+    queue_alloca(0, EMPTY_LIST, entries((0, NEXT))) +
+    queue_alloca(1, entries((1, NEXT)), entries((0, future(2))), form=5) +
+    queue_alloca(0, form=4, slot=0) + queue_alloca(0xF0) +
+    queue_alloca(0, form=1) + queue_alloca(0, form=2) + queue_alloca(0, form=3) +
+    queue_alloca(0, EMPTY_LIST, entries((1, NEXT), (1, future(2)))) +
+    signal(1, NEXT) + wait(0, absolute(2), MS3),
     "wrong_kind": sem_device(0) + buffer(0, DEVICE_LOCAL, DEFAULT, 64) + cb(0) +
     wrong_kind(SEMAPHORE_KIND, 0, 0) + wrong_kind(SEMAPHORE_KIND, 0, 2) +
     wrong_kind(BUFFER_KIND, 0, 1) + wrong_kind(BUFFER_KIND, 0, 3) +

@@ -2,15 +2,18 @@
 // collectives engine (core/ccl.c): one source, compiled into each facade
 // library that carries it, so that its communicators and its streams are
 // one state. libvgpu-cuda.so exports it as NCCL
-// (HAL_NCCL_LIBRARY=libvgpu-cuda.so).
+// (HAL_NCCL_LIBRARY=libvgpu-cuda.so), libvgpu-hip.so and
+// libvgpu-hip-legacy.so as RCCL (HAL_RCCL_LIBRARY=libvgpu-hip.so), which
+// keeps NCCL's names (ncclCommCuDevice too), codes and strings, with
+// hipStream_t streams.
 //
-// What differs per facade comes from its nccl_vendor.h (the facade's
-// directory is on this file's include path through vgpu/meson.build): the
-// API's declarations (nccl.h for CUDA), the stream type vgpu_nccl_stream
-// and its core handle vgpu_nccl_stream_h, VGPU_NCCL_FAULT_DEVICE for
-// vgpu_api_enter, and vgpu_nccl_current_device with its
-// VGPU_NCCL_NO_DEVICE message. Every definition here is checked by the
-// compiler against those declarations.
+// What differs per facade comes from its nccl_vendor.h (cuda/, hip/; the
+// facade's directory is on this file's include path through
+// vgpu/meson.build): the API's declarations (nccl.h for CUDA,
+// hip/rccl_api.h for HIP), the stream type vgpu_nccl_stream and its core
+// handle vgpu_nccl_stream_h, VGPU_NCCL_FAULT_DEVICE for vgpu_api_enter, and
+// vgpu_nccl_current_device with its VGPU_NCCL_NO_DEVICE message. Every
+// definition here is checked by the compiler against those declarations.
 //
 // Ranks are in this process (one communicator per vgpu device, or several
 // threads); joins and destroys are bounded by VGPU_MAX_WAIT_MS. Collectives
@@ -298,7 +301,7 @@ VGPU_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
                          device);
 }
 
-// nccl.h declares these without a prototype.
+// nccl.h declares these without a prototype (-Wmissing-prototypes).
 VGPU_EXPORT ncclResult_t ncclGroupStart(void);
 VGPU_EXPORT ncclResult_t ncclGroupEnd(void);
 

@@ -114,8 +114,9 @@ static const char* const gpu_rccl_libraries[] = {"librccl.so.1"};
 // The fields the loader and the status conversion read; the rest of a
 // GPU runtime's descriptor (ops, init hooks) does not apply. Never
 // unloaded: ncclGetUniqueId leaves a bootstrap thread running in the
-// library until every rank has joined. The virtual GPU's CUDA library
-// carries NCCL's API too (its HIP library no RCCL yet).
+// library until every rank has joined. The virtual GPU's libraries carry
+// the collectives themselves: NCCL's API in its CUDA library, RCCL's in
+// its HIP library.
 #define GPU_CCL_DESC(vendor_name, env, library_list, virtual)                 \
   {                                                                           \
     .name = vendor_name, .library_env = env, .libraries = library_list,       \
@@ -130,8 +131,8 @@ static const char* const gpu_rccl_libraries[] = {"librccl.so.1"};
 static const gpu_adapter_vendor_desc_t gpu_ccl_descs[] = {
     [GPU_CCL_VENDOR_NCCL] = GPU_CCL_DESC("NCCL", "HAL_NCCL_LIBRARY",
                                          gpu_nccl_libraries, "libvgpu-cuda.so"),
-    [GPU_CCL_VENDOR_RCCL] =
-        GPU_CCL_DESC("RCCL", "HAL_RCCL_LIBRARY", gpu_rccl_libraries, NULL),
+    [GPU_CCL_VENDOR_RCCL] = GPU_CCL_DESC("RCCL", "HAL_RCCL_LIBRARY",
+                                         gpu_rccl_libraries, "libvgpu-hip.so"),
 };
 
 // |result| as a status naming |call|, with the library's last error (the

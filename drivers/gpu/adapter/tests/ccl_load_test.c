@@ -4,8 +4,9 @@
 // real libnccl.so.2 loads and reports its version, makes a unique id, and
 // fails to create a communicator with a status that names the call, the
 // NCCL error and the CUDA failure behind it, never a crash; a missing
-// library names what was tried and the variable that overrides it; a
-// library without NCCL's symbols names every one missing.
+// library names what was tried and the variable that overrides it (and,
+// for RCCL, the virtual GPU's library to set it to); a library without
+// NCCL's symbols names every one missing.
 
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,10 @@ static void Ccl_MissingLibraryNamesWhatWasTried(void** state) {
     gpu_ccl_destroy(ccl);
     HAL_TEST_SKIP("this machine has a librccl.so.1");
   }
+  // It says how to run on the virtual GPU's RCCL instead.
+  assert_non_null(strstr(hal_status_message(status),
+                         "to run on the virtual GPU instead, set "
+                         "HAL_RCCL_LIBRARY to its libvgpu-hip.so"));
   HAL_ASSERT_STATUS(HAL_STATUS_NOT_FOUND,
                     "could not load the RCCL runtime; tried 1 library: "
                     "librccl.so.1 (",

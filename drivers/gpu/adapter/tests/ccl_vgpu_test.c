@@ -1,12 +1,16 @@
 // Copyright 2026 The HAL Authors.
 //
-// The collectives through ccl.h on the virtual GPU's NCCL
-// (libvgpu-cuda.so, loaded both as the CUDA runtime and as NCCL): two
-// devices, one communicator each, collectives in stream order between a
-// fill before them and a copy after; every element checked on the host.
-// Communicators made all at once and rank by rank from threads; ranks that
-// disagree fail the communicator with what differed; a buffer that is not
-// the device's memory is refused.
+// The collectives through ccl.h on the virtual GPU's NCCL and RCCL (one
+// library loaded both as the runtime and as its collectives:
+// libvgpu-cuda.so as CUDA and NCCL, libvgpu-hip.so or
+// libvgpu-hip-legacy.so as HIP and RCCL; meson.build runs this program
+// once per library with GPU_ADAPTER_TEST_VENDOR, "cuda" or "hip", and
+// GPU_ADAPTER_TEST_LIBRARY): two devices, one communicator each,
+// collectives in stream order between a fill before them and a copy after;
+// every element checked on the host. Communicators made all at once and
+// rank by rank from threads; ranks that disagree fail the communicator
+// with what differed; a buffer that is not the device's memory is refused;
+// VGPU_FAULTS injects into the collectives' calls.
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -37,18 +41,27 @@ typedef struct fixture_t {
 static const size_t kBytes = sizeof(float) * kCount * kRanks;
 
 static int setup(void** state) {
+  const char* vendor = getenv("GPU_ADAPTER_TEST_VENDOR");
   const char* library = getenv("GPU_ADAPTER_TEST_LIBRARY");
-  if (!library) {
-    fprintf(stderr, "GPU_ADAPTER_TEST_LIBRARY not set\n");
+  if (!vendor || !library) {
+    fprintf(stderr, "GPU_ADAPTER_TEST_VENDOR/LIBRARY not set\n");
     return -1;
   }
+  bool hip = strcmp(vendor, "hip") == 0;
   fixture_t* f = calloc(1, sizeof(*f));
   gpu_adapter_options_t options = {.library = library, .hide_symbols = NULL};
-  HAL_ASSERT_OK(gpu_adapter_create(GPU_ADAPTER_VENDOR_CUDA, &options,
-                                   hal_allocator_system(), &f->adapter));
-  HAL_ASSERT_OK(gpu_ccl_create(GPU_CCL_VENDOR_NCCL, library,
-                               hal_allocator_system(), &f->ccl));
-  assert_true(gpu_ccl_info(f->ccl)->is_virtual);
+  HAL_ASSERT_OK(
+      gpu_adapter_create(hip ? GPU_ADAPTER_VENDOR_HIP : GPU_ADAPTER_VENDOR_CUDA,
+                         &options, hal_allocator_system(), &f->adapter));
+  HAL_ASSERT_OK(gpu_ccl_create(hip ? GPU_CCL_VENDOR_RCCL : GPU_CCL_VENDOR_NCCL,
+                               library, hal_allocator_system(), &f->ccl));
+  const gpu_ccl_info_t* info = gpu_ccl_info(f->ccl);
+  print_message("%s %s: version %d\n", info->name, info->library_path,
+                info->version);
+  assert_string_equal(info->name, hip ? "RCCL" : "NCCL");
+  assert_true(info->is_virtual);
+  // The version of the nccl.h the facade was built with (2.x).
+  assert_in_range(info->version, 20000, 29999);
   gpu_adapter_t* a = f->adapter;
   for (int r = 0; r < kRanks; ++r) {
     rank_t* rank = &f->ranks[r];
@@ -273,6 +286,32 @@ static void Vgpu_BufferNotOfTheDeviceIsRefused(void** state) {
   destroy_all(f, comms);
 }
 
+// VGPU_FAULTS names the collectives' entry points in the library that
+// exports them (meson.build sets ncclSend:nth=1:error=5): the send fails
+// at the call with the rule's code, ncclInvalidUsage, and the library's
+// text says it was injected; nothing was enqueued.
+static void Vgpu_FaultsNameTheCollectives(void** state) {
+  if (!getenv("VGPU_FAULTS"))
+    HAL_TEST_SKIP("VGPU_FAULTS is not set: no fault to see");
+  fixture_t* f = *state;
+  gpu_ccl_comm_t comms[kRanks];
+  make_all(f, comms);
+  gpu_adapter_t* a = f->adapter;
+  HAL_ASSERT_OK(a->ops->make_current(a, f->ranks[0].context));
+  gpu_ccl_collective_t c = {.kind = GPU_CCL_SEND,
+                            .send = f->ranks[0].send,
+                            .count = kCount,
+                            .type = kFloat32,
+                            .peer = 1};
+  char says[64];
+  snprintf(says, sizeof(says), "%s says: ncclSend: injected fault",
+           gpu_ccl_info(f->ccl)->name);
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, says,
+                    gpu_ccl_enqueue(f->ccl, comms[0], &c, f->ranks[0].stream));
+  HAL_ASSERT_OK(gpu_ccl_comm_check(f->ccl, comms[0]));
+  destroy_all(f, comms);
+}
+
 #define CASE(name) cmocka_unit_test(name)
 
 int main(void) {
@@ -282,6 +321,7 @@ int main(void) {
       CASE(Vgpu_RanksJoinFromTheirOwnThreads),
       CASE(Vgpu_RanksThatDisagreeFailTheCommunicator),
       CASE(Vgpu_BufferNotOfTheDeviceIsRefused),
+      CASE(Vgpu_FaultsNameTheCollectives),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,14 +1,24 @@
-// CUDA facade: the NCCL API subset the HAL's collectives use, over the
-// core's collectives engine (core/ccl.c), exported by libvgpu-cuda.so
-// itself so that its communicators and its streams are one state
-// (HAL_NCCL_LIBRARY=libvgpu-cuda.so). Compiled against the toolkit's
-// nccl.h: the signatures are NCCL's.
+// The NCCL API subset the HAL's collectives use, over the core's
+// collectives engine (core/ccl.c): one source, compiled into each facade
+// library that carries it, so that its communicators and its streams are
+// one state. libvgpu-cuda.so exports it as NCCL
+// (HAL_NCCL_LIBRARY=libvgpu-cuda.so), libvgpu-hip.so and
+// libvgpu-hip-legacy.so as RCCL (HAL_RCCL_LIBRARY=libvgpu-hip.so), which
+// keeps NCCL's names (ncclCommCuDevice too), codes and strings, with
+// hipStream_t streams.
+//
+// What differs per facade comes from its nccl_vendor.h (cuda/, hip/; the
+// facade's directory is on this file's include path through
+// vgpu/meson.build): the API's declarations (nccl.h for CUDA,
+// hip/rccl_api.h for HIP), the stream type vgpu_nccl_stream and its core
+// handle vgpu_nccl_stream_h, VGPU_NCCL_FAULT_DEVICE for vgpu_api_enter, and
+// vgpu_nccl_current_device with its VGPU_NCCL_NO_DEVICE message. Every
+// definition here is checked by the compiler against those declarations.
 //
 // Ranks are in this process (one communicator per vgpu device, or several
 // threads); joins and destroys are bounded by VGPU_MAX_WAIT_MS. Collectives
 // run in stream order; one that fails (ranks that disagree, an abort, a
 // rank that left) fails the communicator: ncclCommGetAsyncError says so.
-#include <nccl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,7 +26,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "cuda_facade.h"
+#include "nccl_vendor.h"
 
 // The handle behind ncclComm_t. Live ones are listed, so a destroyed or
 // made-up handle is refused instead of followed.
@@ -65,16 +75,16 @@ static ncclResult_t nccl_result(vgpu_status status) {
   }
 }
 
-// K1 and VGPU_FAULTS, as every CUDA entry point (an injected fault is
-// returned as the ncclResult_t it names).
-#define VGPU_NCCL_ENTER(name)                                              \
-  do {                                                                     \
-    int fault_ = 0;                                                        \
-    vgpu_status st_ = vgpu_api_enter(name, vgpu_cu_fault_device, &fault_); \
-    if (st_ == VGPU_ERR_FAULT)                                             \
-      return nccl_fail((ncclResult_t)fault_, "%s: injected fault", name);  \
-    if (st_ != VGPU_OK)                                                    \
-      return nccl_fail(nccl_result(st_), "%s: not permitted here", name);  \
+// K1 and VGPU_FAULTS, as every entry point of the facade (an injected
+// fault is returned as the ncclResult_t it names).
+#define VGPU_NCCL_ENTER(name)                                                \
+  do {                                                                       \
+    int fault_ = 0;                                                          \
+    vgpu_status st_ = vgpu_api_enter(name, VGPU_NCCL_FAULT_DEVICE, &fault_); \
+    if (st_ == VGPU_ERR_FAULT)                                               \
+      return nccl_fail((ncclResult_t)fault_, "%s: injected fault", name);    \
+    if (st_ != VGPU_OK)                                                      \
+      return nccl_fail(nccl_result(st_), "%s: not permitted here", name);    \
   } while (0)
 
 static vgpu_ccl_comm* nccl_comm_get(ncclComm_t handle) {
@@ -184,11 +194,10 @@ VGPU_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks,
     return nccl_fail(ncclInvalidArgument, "ncclCommInitRank: comm is NULL");
   *comm = NULL;
   int device = 0;
-  vgpu_status st = vgpu_cu_current_device(&device);
-  if (st != VGPU_OK) {
+  vgpu_status st = vgpu_nccl_current_device(&device);
+  if (st != VGPU_OK)
     return nccl_fail(ncclInvalidUsage,
-                     "ncclCommInitRank: no current CUDA context");
-  }
+                     "ncclCommInitRank: " VGPU_NCCL_NO_DEVICE);
   vgpu_ccl_comm* c = NULL;
   st = vgpu_ccl_comm_init((const uint8_t*)&commId, nranks, rank, device, &c,
                           nccl_last_error, sizeof(nccl_last_error));
@@ -292,7 +301,7 @@ VGPU_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
                          device);
 }
 
-// nccl.h declares these without a prototype.
+// nccl.h declares these without a prototype (-Wmissing-prototypes).
 VGPU_EXPORT ncclResult_t ncclGroupStart(void);
 VGPU_EXPORT ncclResult_t ncclGroupEnd(void);
 
@@ -313,13 +322,13 @@ VGPU_EXPORT ncclResult_t ncclGroupEnd(void) {
 
 static ncclResult_t nccl_enqueue(const char* name, ncclComm_t comm,
                                  const vgpu_ccl_call* call,
-                                 cudaStream_t stream) {
+                                 vgpu_nccl_stream stream) {
   vgpu_ccl_comm* c = nccl_comm_get(comm);
   if (c == NULL)
     return nccl_fail(ncclInvalidArgument, "%s: not a communicator", name);
   char error[384] = "";
-  vgpu_status st =
-      vgpu_ccl_enqueue(c, call, vgpu_cu_h(stream), error, sizeof(error));
+  vgpu_status st = vgpu_ccl_enqueue(c, call, vgpu_nccl_stream_h(stream), error,
+                                    sizeof(error));
   if (st == VGPU_OK)
     return ncclSuccess;
   return nccl_fail(nccl_result(st), "%s: %s", name,
@@ -329,7 +338,7 @@ static ncclResult_t nccl_enqueue(const char* name, ncclComm_t comm,
 VGPU_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff,
                                        size_t count, ncclDataType_t datatype,
                                        ncclRedOp_t op, ncclComm_t comm,
-                                       cudaStream_t stream) {
+                                       vgpu_nccl_stream stream) {
   VGPU_NCCL_ENTER("ncclAllReduce");
   vgpu_ccl_call call = {.kind = VGPU_CCL_ALL_REDUCE,
                         .send = sendbuff,
@@ -343,7 +352,7 @@ VGPU_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff,
 VGPU_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff,
                                        size_t count, ncclDataType_t datatype,
                                        int root, ncclComm_t comm,
-                                       cudaStream_t stream) {
+                                       vgpu_nccl_stream stream) {
   VGPU_NCCL_ENTER("ncclBroadcast");
   vgpu_ccl_call call = {.kind = VGPU_CCL_BROADCAST,
                         .send = sendbuff,
@@ -357,7 +366,7 @@ VGPU_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff,
 VGPU_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff,
                                     size_t count, ncclDataType_t datatype,
                                     ncclRedOp_t op, int root, ncclComm_t comm,
-                                    cudaStream_t stream) {
+                                    vgpu_nccl_stream stream) {
   VGPU_NCCL_ENTER("ncclReduce");
   vgpu_ccl_call call = {.kind = VGPU_CCL_REDUCE,
                         .send = sendbuff,
@@ -372,7 +381,7 @@ VGPU_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff,
 VGPU_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff,
                                        size_t sendcount,
                                        ncclDataType_t datatype, ncclComm_t comm,
-                                       cudaStream_t stream) {
+                                       vgpu_nccl_stream stream) {
   VGPU_NCCL_ENTER("ncclAllGather");
   vgpu_ccl_call call = {.kind = VGPU_CCL_ALL_GATHER,
                         .send = sendbuff,
@@ -386,7 +395,7 @@ VGPU_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff,
                                            size_t recvcount,
                                            ncclDataType_t datatype,
                                            ncclRedOp_t op, ncclComm_t comm,
-                                           cudaStream_t stream) {
+                                           vgpu_nccl_stream stream) {
   VGPU_NCCL_ENTER("ncclReduceScatter");
   vgpu_ccl_call call = {.kind = VGPU_CCL_REDUCE_SCATTER,
                         .send = sendbuff,
@@ -399,7 +408,7 @@ VGPU_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff,
 
 VGPU_EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count,
                                   ncclDataType_t datatype, int peer,
-                                  ncclComm_t comm, cudaStream_t stream) {
+                                  ncclComm_t comm, vgpu_nccl_stream stream) {
   VGPU_NCCL_ENTER("ncclSend");
   vgpu_ccl_call call = {.kind = VGPU_CCL_SEND,
                         .send = sendbuff,
@@ -411,7 +420,7 @@ VGPU_EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count,
 
 VGPU_EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count,
                                   ncclDataType_t datatype, int peer,
-                                  ncclComm_t comm, cudaStream_t stream) {
+                                  ncclComm_t comm, vgpu_nccl_stream stream) {
   VGPU_NCCL_ENTER("ncclRecv");
   vgpu_ccl_call call = {.kind = VGPU_CCL_RECV,
                         .recv = recvbuff,

@@ -158,6 +158,74 @@ CTS_CASE(Alloca_AcrossQueues) {
   hal_semaphore_release(s);
 }
 
+// A dealloca on the other queue that waits for nothing is not ordered after
+// its alloca: the HAL orders the free after the allocation on the device
+// itself (the virtual GPU's strict mode reports a free that ran before its
+// allocation). Each round puts a fill ahead of the alloca on its queue, so
+// the allocation runs late on the device while the host has issued it; the
+// dealloca either frees after it (OK) or, issued before the alloca was,
+// fails FAILED_PRECONDITION and leaves the memory to the buffer.
+CTS_CASE(Alloca_UnorderedDeallocaOnAnotherQueueFreesAfterTheAllocation) {
+  fixture_t* f = *state;
+  const uint32_t rounds = cts_iterations(200);
+  uint32_t freed = 0;
+  for (uint32_t i = 0; i < rounds; ++i) {
+    hal_semaphore_t* allocated = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* deallocated = cts_create_semaphore(f->device, 0);
+    HAL_ASSERT_OK(fill_on(f->device, f->q0, NULL, 0, NULL, 0, f->a,
+                          CTS_FIXTURE_BUFFER_SIZE, (uint8_t)i));
+    hal_buffer_t* x = NULL;
+    HAL_ASSERT_OK(alloca_on(f->device, f->q0, NULL, 0, allocated, 1, 4096, &x));
+    HAL_ASSERT_OK(dealloca_on(f->device, f->q1, NULL, 0, deallocated, 1, x));
+    hal_status_t status = cts_wait(deallocated, 1);
+    if (status == HAL_OK) {
+      ++freed;
+    } else {
+      HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION,
+                        "its alloca was not reached yet", status);
+    }
+    HAL_ASSERT_OK(cts_wait(allocated, 1));
+    hal_buffer_release(x);
+    hal_semaphore_release(deallocated);
+    hal_semaphore_release(allocated);
+  }
+  print_message("[          ] %u of %u deallocas freed after the allocation\n",
+                freed, rounds);
+}
+
+// The same for a use: a fill on the other queue that waits for nothing
+// runs after the allocation on the device (the virtual GPU's strict mode
+// reports work on memory not allocated yet) or, issued before the alloca
+// was, fails FAILED_PRECONDITION naming the buffer.
+CTS_CASE(Alloca_UnorderedUseOnAnotherQueueRunsAfterTheAllocation) {
+  fixture_t* f = *state;
+  const uint32_t rounds = cts_iterations(200);
+  uint32_t ran = 0;
+  for (uint32_t i = 0; i < rounds; ++i) {
+    hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* used = cts_create_semaphore(f->device, 0);
+    HAL_ASSERT_OK(fill_on(f->device, f->q0, NULL, 0, NULL, 0, f->a,
+                          CTS_FIXTURE_BUFFER_SIZE, (uint8_t)i));
+    hal_buffer_t* x = NULL;
+    HAL_ASSERT_OK(alloca_on(f->device, f->q0, NULL, 0, s, 1, 4096, &x));
+    HAL_ASSERT_OK(fill_on(f->device, f->q1, NULL, 0, used, 1, x, 4096, 0x5A));
+    hal_status_t status = cts_wait(used, 1);
+    if (status == HAL_OK) {
+      ++ran;
+    } else {
+      HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION,
+                        "its alloca was not reached yet", status);
+    }
+    HAL_ASSERT_OK(dealloca_on(f->device, f->q0, s, 1, s, 2, x));
+    HAL_ASSERT_OK(cts_wait(s, 2));
+    hal_buffer_release(x);
+    hal_semaphore_release(used);
+    hal_semaphore_release(s);
+  }
+  print_message("[          ] %u of %u fills ran after the allocation\n", ran,
+                rounds);
+}
+
 // 10 000 pairs of 128 KiB (HAL_STRESS_ITERATIONS scales them), each alloca
 // waiting for the previous dealloca, submitted 1000 pairs ahead of the
 // device: the pool reuses one block. Without reuse the 64 MiB of the
@@ -353,6 +421,8 @@ int main(void) {
       CASE(Alloca_OrderedWithWorkBeforeAndAfter),
       CASE(Alloca_DispatchSeesWhatAnEarlierOpWrote),
       CASE(Alloca_AcrossQueues),
+      CASE(Alloca_UnorderedDeallocaOnAnotherQueueFreesAfterTheAllocation),
+      CASE(Alloca_UnorderedUseOnAnotherQueueRunsAfterTheAllocation),
       CASE(Alloca_ReuseLoopStaysWithinDeviceMemory),
       CASE(Alloca_FailedWaitFailsSignalsAndWorkUsingIt),
       CASE(Alloca_UseAfterDeallocaFailsAtIssue),

@@ -165,6 +165,45 @@ static bool gpu_alloca_wait_for_frees(gpu_device_t* device) {
   return pending;
 }
 
+// WORKER thread: records |buffer|'s allocation event on |queue|'s stream,
+// after the allocation was enqueued there.
+static hal_status_t gpu_alloca_record_allocation(gpu_queue_t* queue,
+                                                 gpu_buffer_t* buffer) {
+  gpu_device_t* device = queue->device;
+  hal_sync_native_event_t* event = NULL;
+  HAL_RETURN_IF_ERROR(hal_sync_event_pool_acquire(device->event_pool, &event));
+  hal_status_t status = device->adapter->ops->event_record(
+      device->adapter, (gpu_event_t)event->handle, queue->stream);
+  if (status != HAL_OK) {
+    hal_sync_native_event_release(event);
+    return status;
+  }
+  buffer->alloc_event = event;
+  buffer->alloc_queue_index = queue->index;
+  return HAL_OK;
+}
+
+hal_status_t gpu_alloca_order_use(gpu_queue_t* queue, gpu_buffer_t* buffer) {
+  // The use fails here unless the buffer is LIVE: an alloca on another
+  // queue may make it LIVE between this check and the use's address read,
+  // and a use that saw it PENDING would then run unordered. LIVE: the event
+  // was written before |life| and stays until the buffer goes.
+  gpu_device_ptr_t address = 0;
+  HAL_RETURN_IF_ERROR(gpu_buffer_queue_ordered_address(buffer, &address));
+  if (!buffer->alloc_event || buffer->alloc_queue_index == queue->index)
+    return HAL_OK;
+  gpu_adapter_t* adapter = queue->device->adapter;
+  return adapter->ops->stream_wait_event(
+      adapter, queue->stream, (gpu_event_t)buffer->alloc_event->handle);
+}
+
+void gpu_alloca_release_event(gpu_buffer_t* buffer) {
+  if (buffer->alloc_event) {
+    hal_sync_native_event_release(buffer->alloc_event);
+    buffer->alloc_event = NULL;
+  }
+}
+
 hal_status_t gpu_queue_issue_alloca(gpu_queue_t* queue, gpu_buffer_t* buffer) {
   gpu_device_t* device = queue->device;
   gpu_adapter_t* adapter = device->adapter;
@@ -184,6 +223,16 @@ hal_status_t gpu_queue_issue_alloca(gpu_queue_t* queue, gpu_buffer_t* buffer) {
     hal_status_free(status);
     status =
         adapter->ops->device_alloc(adapter, buffer->base.byte_length, &address);
+  }
+  if (status == HAL_OK && buffer->pooled) {
+    status = gpu_alloca_record_allocation(queue, buffer);
+    if (status != HAL_OK) {
+      // The alloca fails, but its allocation is enqueued: the buffer keeps
+      // the address (never LIVE) and frees it when it goes, after the
+      // queue drained (a free in stream order could fail as the record did,
+      // a lost device).
+      buffer->address = address;
+    }
   }
   if (status != HAL_OK) {
     return hal_status_annotatef(status,
@@ -218,6 +267,10 @@ hal_status_t gpu_queue_issue_dealloca(gpu_queue_t* queue,
         (void*)buffer, queue->index, pending);
   }
   if (buffer->pooled) {
+    // The vendor pool frees in this stream's order only: a dealloca on
+    // another queue than its alloca's, which nothing else orders after the
+    // allocation, would free memory not allocated yet on the device.
+    HAL_RETURN_IF_ERROR(gpu_alloca_order_use(queue, buffer));
     HAL_RETURN_IF_ERROR(device->adapter->ops->free_async(
         device->adapter, queue->stream, address));
   } else {
@@ -262,8 +315,11 @@ void gpu_buffer_queue_ordered_free(gpu_device_t* device, gpu_buffer_t* buffer) {
   // LIVE: never deallocated (or its dealloca failed) and no submission
   // holds the buffer any more, so nothing uses the memory. The synchronous
   // free takes stream-ordered memory too.
-  if (atomic_load_explicit(&buffer->life, memory_order_acquire) ==
-      GPU_BUFFER_LIFE_LIVE) {
+  // FAILED with an address: allocated, then its allocation event could not
+  // be recorded (gpu_queue_issue_alloca).
+  uint32_t life = atomic_load_explicit(&buffer->life, memory_order_acquire);
+  if (life == GPU_BUFFER_LIFE_LIVE ||
+      (life == GPU_BUFFER_LIFE_FAILED && buffer->address != 0)) {
     device->adapter->ops->device_free(device->adapter, buffer->address);
   }
 }

@@ -21,6 +21,7 @@ static void gpu_buffer_destroy(hal_buffer_t* base) {
   hal_status_ignore(gpu_device_make_current(device));
   if (buffer->queue_ordered) {
     gpu_buffer_queue_ordered_free(device, buffer);
+    gpu_alloca_release_event(buffer);
   } else if (buffer->host_pointer) {
     adapter->ops->host_free(adapter, buffer->host_pointer);
   } else {

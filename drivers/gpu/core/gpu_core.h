@@ -171,6 +171,12 @@ typedef struct gpu_buffer_t {
   // The memory came from the device's vendor pool (alloc_async), not from
   // device_alloc (the fallback without stream-ordered allocation).
   bool pooled;
+  // Pooled: recorded on the alloca's stream right after the allocation, so
+  // a use or dealloca on another queue orders after the allocation even
+  // when nothing else orders the two streams. Written before |life| becomes
+  // LIVE; released when the buffer is destroyed.
+  hal_sync_native_event_t* alloc_event;
+  uint32_t alloc_queue_index;
 } gpu_buffer_t;
 
 // Creates a driver: loads the vendor runtime and lists its devices. A
@@ -275,6 +281,17 @@ hal_status_t gpu_device_alloca_initialize(gpu_device_t* device);
 void gpu_device_alloca_deinitialize(gpu_device_t* device);
 // A queue-ordered buffer's memory when the buffer goes (gpu_buffer.c).
 void gpu_buffer_queue_ordered_free(gpu_device_t* device, gpu_buffer_t* buffer);
+// WORKER thread: a use of queue-ordered |buffer| (work, or its dealloca)
+// about to issue on |queue|: when its pooled allocation was enqueued on
+// another queue's stream, |queue|'s stream waits for it there first. The
+// vendor pool orders an allocation only within its stream; a use ordered
+// after the alloca's signals is ordered anyway, but one the host reached
+// without a device edge (a semaphore signaled from the host, no waits at
+// all) would otherwise touch or free memory not allocated yet.
+hal_status_t gpu_alloca_order_use(gpu_queue_t* queue, gpu_buffer_t* buffer);
+
+// Returns a queue-ordered buffer's allocation event to the device's pool.
+void gpu_alloca_release_event(gpu_buffer_t* buffer);
 
 // Makes the device's context current on the calling thread.
 static inline hal_status_t gpu_device_make_current(gpu_device_t* device) {

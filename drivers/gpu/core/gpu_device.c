@@ -65,6 +65,22 @@ static void gpu_payload_uncount_uses(gpu_payload_t* payload) {
   gpu_payload_count_uses(payload, -1);
 }
 
+// WORKER thread: orders |queue|'s stream after the allocation of every
+// queue-ordered buffer the payload uses that was allocated on another queue
+// (gpu_alloca_order_use).
+static hal_status_t gpu_payload_order_uses(gpu_queue_t* queue,
+                                           gpu_payload_t* payload) {
+  for (size_t i = 0; i < payload->count; ++i) {
+    const gpu_buffer_set_t* set =
+        gpu_recording_queue_ordered(payload->command_buffers[i]);
+    for (size_t j = 0; HAL_UNLIKELY(j < set->count); ++j) {
+      HAL_RETURN_IF_ERROR(
+          gpu_alloca_order_use(queue, gpu_buffer_cast(set->items[j])));
+    }
+  }
+  return HAL_OK;
+}
+
 //===----------------------------------------------------------------------===//
 // Device loss (Q5)
 //===----------------------------------------------------------------------===//
@@ -149,6 +165,8 @@ static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
   if (payload->uses_pending) {
     gpu_payload_uncount_uses(payload);
   }
+  HAL_RETURN_IF_ERROR(
+      gpu_device_note(device, gpu_payload_order_uses(queue, payload)));
   if (HAL_UNLIKELY(adapter->info.tool_ranges != NULL)) {
     char message[HAL_DRIVER_NAME_MAX + 64];
     snprintf(message, sizeof(message), "HAL %s:%u:q%u submission %" PRIu64,

@@ -162,8 +162,10 @@ CTS_CASE(File_ShortFileFails) {
       hal_device_queue_copy(f->device, f->q1, &w1, &s2, big, 0, f->b, 0, 16));
   assert_int_equal(ftruncate(fd, kChunk + 10), 0);
   HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
-  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "the file ends at offset",
-                    cts_wait(s, 1));
+  char ends_at[64];
+  snprintf(ends_at, sizeof(ends_at), "the file ends at offset %d (it shrank",
+           kChunk + 10);
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, ends_at, cts_wait(s, 1));
   HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "the file ends at offset",
                     cts_wait(s, 2));
   cts_expect_bytes(f->b, 0, CTS_FIXTURE_BUFFER_SIZE, 0);
@@ -269,6 +271,18 @@ CTS_CASE(File_BadArgumentsSubmitNothing) {
       HAL_STATUS_OUT_OF_RANGE, "",
       hal_device_queue_read(f->device, 0, NULL, &s1, file, 0, f->a, 0,
                             CTS_FIXTURE_BUFFER_SIZE + 1));
+  // A write may grow the file, but not past the largest offset.
+  int writable = temp_file(bytes, 16, 7);
+  hal_file_t* out = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(writable, HAL_FILE_ACCESS_WRITE, &out));
+  HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "largest file offset",
+                    hal_device_queue_write(f->device, 0, NULL, &s1, f->a, 0,
+                                           out, UINT64_MAX - 8, 16));
+  HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "largest file offset",
+                    hal_device_queue_write(f->device, 0, NULL, &s1, f->a, 0,
+                                           out, (uint64_t)INT64_MAX - 8, 16));
+  hal_file_release(out);
+  close(writable);
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "file is NULL",
       hal_device_queue_read(f->device, 0, NULL, &s1, NULL, 0, f->a, 0, 16));

@@ -279,11 +279,20 @@ static hal_status_t hal_transfer_io(hal_transfer_t* transfer, uint64_t i) {
                              length - done, offset + done, strerror(errno));
     }
     if (n == 0) {
-      return hal_make_status(
-          HAL_STATUS_DATA_LOSS,
-          "the file ends at offset %" PRIu64 ", before the %" PRIu64
-          " bytes the read asked for from offset %" PRIu64,
-          offset + done, transfer->length, transfer->file_offset);
+      // The file shrank after the call checked its length: name its end
+      // now, not only where this chunk stopped.
+      uint64_t end = offset + done;
+      struct stat st;
+      if (fstat(file->fd, &st) == 0 && S_ISREG(st.st_mode))
+        end = (uint64_t)st.st_size;
+      return hal_make_status(HAL_STATUS_DATA_LOSS,
+                             "the file ends at offset %" PRIu64
+                             " (it shrank after the read "
+                             "was submitted), before the %" PRIu64
+                             " bytes the read asked for from offset %" PRIu64
+                             "; the read stopped at offset %" PRIu64,
+                             end, transfer->length, transfer->file_offset,
+                             offset + done);
     }
     done += (uint64_t)n;
   }
@@ -479,6 +488,14 @@ static hal_status_t hal_device_queue_transfer(
       what));
   uint64_t file_length = 0;
   HAL_RETURN_IF_ERROR(hal_file_length(file, &file_length));
+  if (file->fd >= 0 && (file_offset > (uint64_t)INT64_MAX ||
+                        resolved > (uint64_t)INT64_MAX - file_offset)) {
+    // pread/pwrite take an off_t: the last byte must be addressable.
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "%s: bytes [%" PRIu64 ", +%" PRIu64
+                           ") end past the largest file offset (%" PRId64 ")",
+                           what, file_offset, resolved, (int64_t)INT64_MAX);
+  }
   bool must_fit = is_read || file->fd < 0;
   if (must_fit &&
       (file_offset > file_length || resolved > file_length - file_offset)) {

@@ -65,8 +65,9 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_read(
     uint64_t length);
 
 // Writes |length| bytes of |source| at |source_offset| into |target| at
-// |target_offset| (a descriptor's file grows as needed; host memory must
-// hold the range), in chunks likewise. Errors as hal_device_queue_read's.
+// |target_offset| (a descriptor's file grows as needed, up to the largest
+// off_t: a range ending past it is OUT_OF_RANGE; host memory must hold the
+// range), in chunks likewise. Errors as hal_device_queue_read's.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_write(
     hal_device_t* device, uint32_t queue_index,
     const hal_semaphore_list_t* wait_semaphores,

@@ -2884,16 +2884,16 @@ static bool fuzz_poll(bool (*done)(void)) {
 static bool fuzz_only_our_references(void) {
   for (int i = 0; i < FUZZ_SEMAPHORE_SLOTS; ++i) {
     hal_semaphore_t* s = fuzz_state.semaphores[i].handle;
-    if (s && hal_resource_ref_count(&s->resource) != 1)
+    if (s && hal_resource_ref_count(s) != 1)
       return false;
   }
   for (int i = 0; i < fuzz_state.kept_count; ++i) {
-    if (hal_resource_ref_count(&fuzz_state.kept[i].handle->resource) != 1)
+    if (hal_resource_ref_count(fuzz_state.kept[i].handle) != 1)
       return false;
   }
   for (int i = 0; i < FUZZ_COMMAND_BUFFER_SLOTS; ++i) {
     hal_command_buffer_t* c = fuzz_state.command_buffers[i].handle;
-    if (c && hal_resource_ref_count(&c->resource) != 1)
+    if (c && hal_resource_ref_count(c) != 1)
       return false;
   }
   return true;
@@ -2904,7 +2904,7 @@ static bool fuzz_only_our_references(void) {
 static bool fuzz_only_our_buffer_references(void) {
   for (int i = 0; i < FUZZ_BUFFER_SLOTS; ++i) {
     hal_buffer_t* b = fuzz_state.buffers[i].handle;
-    if (b && hal_resource_ref_count(&b->resource) != 1)
+    if (b && hal_resource_ref_count(b) != 1)
       return false;
   }
   return true;

@@ -1,11 +1,11 @@
 // Copyright 2026 The HAL Authors.
 
-#include "hal/buffer.h"
+#include "hal/impl/buffer.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "hal/device.h"
+#include "hal/impl/device.h"
 
 static const hal_buffer_vtable_t* hal_buffer_vtable(hal_buffer_t* buffer) {
   return (const hal_buffer_vtable_t*)buffer->resource.vtable;

@@ -1,13 +1,13 @@
 // Copyright 2026 The HAL Authors.
 
-#include "hal/command_buffer.h"
+#include "hal/impl/command_buffer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hal/device.h"
+#include "hal/impl/device.h"
 #include "hal/trace.h"
 
 static const hal_command_buffer_vtable_t* hal_command_buffer_vtable(

@@ -1,12 +1,12 @@
 // Copyright 2026 The HAL Authors.
 
-#include "hal/device.h"
+#include "hal/impl/device.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "hal/recording.h"
+#include "hal/impl/recording.h"
 #include "hal/trace.h"
 #include "sync_queue.h"
 

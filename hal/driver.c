@@ -1,12 +1,12 @@
 // Copyright 2026 The HAL Authors.
 
-#include "hal/driver.h"
+#include "hal/impl/driver.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "hal/device.h"
+#include "hal/impl/device.h"
 
 HAL_API void hal_driver_initialize(const hal_driver_vtable_t* vtable,
                                    const char* name,

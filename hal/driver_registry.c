@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include "hal/env.h"
+#include "hal/impl/resource.h"
 #include "hal/library.h"
 #include "hal/plugin.h"
-#include "hal/resource.h"
 
 #ifndef HAL_PLUGIN_SUBDIR
 #define HAL_PLUGIN_SUBDIR "hal/drivers"

@@ -1,10 +1,10 @@
 // Copyright 2026 The HAL Authors.
 
-#include "hal/executable.h"
+#include "hal/impl/executable.h"
 
 #include <string.h>
 
-#include "hal/device.h"
+#include "hal/impl/device.h"
 
 HAL_API bool hal_executable_format_in_list(const char* formats,
                                            const char* format) {

@@ -36,7 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hal/api.h"
+#include "hal/impl/api.h"
 
 // The status code of an errno from file I/O.
 static hal_status_code_t hal_file_errno_code(int error) {

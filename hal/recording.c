@@ -1,11 +1,11 @@
 // Copyright 2026 The HAL Authors.
 
-#include "hal/recording.h"
+#include "hal/impl/recording.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "hal/device.h"
+#include "hal/impl/device.h"
 
 // Update data lives in chunks so pointers handed out in ops stay valid as
 // the recording grows.

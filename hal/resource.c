@@ -1,6 +1,6 @@
 // Copyright 2026 The HAL Authors.
 
-#include "hal/resource.h"
+#include "hal/impl/resource.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -320,7 +320,7 @@ HAL_API void hal_resource_release(hal_resource_t* resource) {
   }
 }
 
-HAL_API intptr_t hal_resource_ref_count(const hal_resource_t* resource) {
+HAL_API intptr_t hal_resource_ref_count(const void* resource) {
   return atomic_load_explicit(&((hal_resource_t*)resource)->ref_count,
                               memory_order_relaxed);
 }

@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hal/device.h"
+#include "hal/impl/device.h"
 #include "hal/timepoint.h"
 #include "hal/trace.h"
 #include "semaphore_impl.h"

@@ -12,7 +12,7 @@
 
 #include <inttypes.h>
 
-#include "hal/semaphore.h"
+#include "hal/impl/semaphore.h"
 #include "sync_queue.h"
 #include "timepoint.h"
 #include "wake.h"

@@ -53,9 +53,9 @@
 
 #include "hal/allocator.h"
 #include "hal/base.h"
-#include "hal/device.h"
-#include "hal/resource.h"
-#include "hal/semaphore.h"
+#include "hal/impl/device.h"
+#include "hal/impl/resource.h"
+#include "hal/impl/semaphore.h"
 #include "hal/status.h"
 #include "pool.h"
 #include "wake.h"

@@ -2,7 +2,7 @@
 
 #include "timepoint.h"
 
-#include "hal/resource.h"
+#include "hal/impl/resource.h"
 #include "hal/trace.h"
 
 #include <pthread.h>

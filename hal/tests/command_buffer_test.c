@@ -4,6 +4,7 @@
 // plugin's host executor: the state machine, fill/update/copy semantics and
 // every rejection.
 
+#include "hal/impl/api.h"
 #include "hal_test.h"
 
 typedef struct fixture_t {

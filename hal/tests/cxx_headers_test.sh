@@ -2,7 +2,8 @@
 # The installed headers compile as C++ with -Wall -Wextra -Werror: each
 # alone (C++17, the first compiler found), and all together in C++17 and
 # C++20 with each C++ compiler (g++, clang++). The headers are every
-# SUBDIR/*.h of each INCLUDE_DIR given (hal/include: the public API;
+# SUBDIR/*.h and SUBDIR/*/*.h of each INCLUDE_DIR given (hal/include: the
+# public API and, under hal/impl/, the implementations' headers;
 # compat/include: the async runtime's; tools/kernels/include and
 # vgpu/include: the kernel authoring headers), all of them on -I.
 # Exits 77 (a meson skip) when g++ or clang++ is missing, after checking
@@ -30,7 +31,8 @@ includes=""
 headers=""
 for dir in "$@"; do
   includes="$includes -I$dir"
-  for h in "$dir"/*/*.h; do
+  for h in "$dir"/*/*.h "$dir"/*/*/*.h; do
+    [ -f "$h" ] || case "$h" in *"/*/*/*.h") continue ;; esac
     [ -f "$h" ] || { echo "FAILED: no SUBDIR/*.h in $dir"; exit 1; }
     headers="$headers ${h#"$dir"/}"
   done

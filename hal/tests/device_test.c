@@ -3,6 +3,7 @@
 // Device-level wrappers: properties, argument validation before any driver
 // code runs.
 
+#include "hal/impl/api.h"
 #include "hal_test.h"
 
 static void Device_PropertiesMatchInfo(void** state) {

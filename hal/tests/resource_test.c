@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hal/impl/api.h"
 #include "hal_test.h"
 
 typedef struct test_object_t {

@@ -37,7 +37,7 @@
 #include <stdatomic.h>
 
 #include "adapter/adapter.h"
-#include "hal/api.h"
+#include "hal/impl/api.h"
 #include "hal/plugin.h"
 #include "sync_queue.h"
 

@@ -15,7 +15,6 @@
 #include "hal/env.h"
 #include "hal/executable.h"
 #include "hal/file.h"
-#include "hal/recording.h"
 #include "hal/resource.h"
 #include "hal/semaphore.h"
 #include "hal/status.h"

@@ -17,20 +17,6 @@
 #define HAL_EXTERN_C_END
 #endif
 
-// An atomic member of a struct that implementations share (a resource's
-// count, a command buffer's in-flight count). C code uses C11 atomics on
-// it. C++ code includes the headers to call the API and never touches
-// these members; it sees std::atomic of the same type, which GCC's and
-// Clang's standard libraries lay out as C's _Atomic (the bridge C++23's
-// <stdatomic.h> makes official), so the structs keep one layout.
-#ifdef __cplusplus
-#include <atomic>
-#define HAL_ATOMIC(type) std::atomic<type>
-#else
-#include <stdatomic.h>
-#define HAL_ATOMIC(type) _Atomic(type)
-#endif
-
 // Marks a function exported from libhal. Everything else is hidden: the
 // project builds with -fvisibility=hidden.
 #define HAL_API __attribute__((visibility("default")))

@@ -53,22 +53,7 @@ typedef enum hal_command_buffer_state_e {
   HAL_COMMAND_BUFFER_STATE_EXECUTABLE = 2,
 } hal_command_buffer_state_t;
 
-// Shared fields; drivers embed this first in their command buffer type.
-typedef struct hal_command_buffer_t {
-  hal_resource_t resource;  // parent: the owning device
-  hal_device_t* device;     // borrowed: kept alive by resource.parent
-  hal_command_buffer_mode_t mode;
-  hal_command_buffer_state_t state;  // touched by the recording thread only
-  uint32_t op_count;                 // ops recorded since begin()
-  // Set by the first submission of a ONE_SHOT buffer; atomic because
-  // submissions may race from several threads.
-  HAL_ATOMIC(bool) submitted;
-  // Submissions holding the buffer that the device may still run or be
-  // running (hal_command_buffer_retain/release_for_submission); begin()
-  // refuses to re-record while it is not 0.
-  HAL_ATOMIC(unsigned) in_flight;
-} hal_command_buffer_t;
-HAL_RESOURCE_ASSERT_LAYOUT(hal_command_buffer_t, resource);
+typedef struct hal_command_buffer_t hal_command_buffer_t;
 
 // Largest fill pattern, in bytes (patterns are 1, 2 or 4 bytes).
 #define HAL_MAX_FILL_PATTERN_LENGTH 4
@@ -153,69 +138,6 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_command_buffer_dispatch(
     const uint32_t workgroup_size[3], const uint32_t* constants,
     size_t constant_count, const hal_dispatch_binding_t* bindings,
     size_t binding_count);
-
-//===----------------------------------------------------------------------===//
-// For implementations
-//===----------------------------------------------------------------------===//
-
-HAL_API void hal_command_buffer_initialize(
-    const hal_command_buffer_vtable_t* vtable, hal_device_t* device,
-    hal_command_buffer_mode_t mode, hal_command_buffer_t* out_command_buffer);
-
-// Called by queue_execute implementations for each command buffer: checks
-// the state and marks a ONE_SHOT buffer as submitted (exactly one caller
-// wins). FAILED_PRECONDITION otherwise.
-HAL_API HAL_MUST_USE_RESULT hal_status_t
-hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer);
-
-// Called by queue_execute implementations for each command buffer a
-// submission takes: retains it and counts one more submission in flight.
-// The driver calls hal_command_buffer_release_for_submission() exactly once
-// for each, after the device's last use of the command buffer's recording
-// (the submission completed, failed and was quiesced, or will never run).
-// The count drops with release ordering before the reference goes, and
-// begin() reads it with acquire ordering, so whatever begin() frees is freed
-// after the device's last read of it.
-HAL_API void hal_command_buffer_retain_for_submission(
-    hal_command_buffer_t* command_buffer);
-HAL_API void hal_command_buffer_release_for_submission(
-    hal_command_buffer_t* command_buffer);
-
-// Validation of arguments, state and ranges is done by the wrappers above;
-// members see resolved lengths (never HAL_WHOLE_BUFFER) and buffers of the
-// command buffer's device. All members are required; the recording thread
-// calls them.
-struct hal_command_buffer_vtable_t {
-  void (*destroy)(hal_command_buffer_t* command_buffer);
-  // Drops any previous recording (REUSABLE re-record) and starts a new one.
-  hal_status_t (*begin)(hal_command_buffer_t* command_buffer);
-  // Finishes the recording (a graph driver builds its graph here).
-  hal_status_t (*end)(hal_command_buffer_t* command_buffer);
-  hal_status_t (*execution_barrier)(hal_command_buffer_t* command_buffer);
-  hal_status_t (*fill_buffer)(hal_command_buffer_t* command_buffer,
-                              hal_buffer_t* target, uint64_t target_offset,
-                              uint64_t length, uint32_t pattern,
-                              size_t pattern_length);
-  hal_status_t (*update_buffer)(hal_command_buffer_t* command_buffer,
-                                const void* source, hal_buffer_t* target,
-                                uint64_t target_offset, uint64_t length);
-  hal_status_t (*copy_buffer)(hal_command_buffer_t* command_buffer,
-                              hal_buffer_t* source, uint64_t source_offset,
-                              hal_buffer_t* target, uint64_t target_offset,
-                              uint64_t length);
-  // Optional (NULL: dispatches are UNIMPLEMENTED). Bindings are resolved
-  // (no HAL_WHOLE_BUFFER) and every count validated.
-  hal_status_t (*dispatch)(hal_command_buffer_t* command_buffer,
-                           hal_executable_t* executable, size_t entry_point,
-                           const uint32_t workgroup_count[3],
-                           const uint32_t workgroup_size[3],
-                           const uint32_t* constants, size_t constant_count,
-                           const hal_dispatch_binding_t* bindings,
-                           size_t binding_count);
-  // Optional: fills the native_* fields of |out_info| (zeroed before).
-  void (*query_info)(const hal_command_buffer_t* command_buffer,
-                     hal_command_buffer_info_t* out_info);
-};
 
 HAL_EXTERN_C_END
 

@@ -66,26 +66,7 @@ typedef struct hal_device_properties_t {
   bool is_virtual;
 } hal_device_properties_t;
 
-struct hal_device_t {
-  hal_resource_t resource;  // parent: the driver
-  hal_driver_t* driver;     // borrowed: kept alive by resource.parent
-  hal_device_info_t info;
-  hal_allocator_t host_allocator;
-  // The caller's references (hal_device_retain/release); at zero the device
-  // shuts down. Starts at 1.
-  HAL_ATOMIC(intptr_t) external_ref_count;
-  // Set by the release that runs the shutdown: it runs once even if a
-  // retain revives |external_ref_count| after it reached zero.
-  HAL_ATOMIC(bool) shutdown_claimed;
-  // Runs the shutdown on libhal's release thread when the last caller
-  // reference is dropped on a thread that must not run it (a queue thread
-  // running a user callback: shutdown would join it).
-  hal_deferred_node_t shutdown_node;
-  // The host call thread and its calls (hal_device_queue_host_call),
-  // started by the first one; shut down before the driver's shutdown.
-  HAL_ATOMIC(struct hal_sync_host_executor_t*) host_executor;
-};
-HAL_RESOURCE_ASSERT_LAYOUT(hal_device_t, resource);
+typedef struct hal_device_t hal_device_t;
 
 HAL_API void hal_device_retain(hal_device_t* device);
 HAL_API void hal_device_release(hal_device_t* device);
@@ -230,75 +211,6 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_dealloca(
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_wait_semaphores(
     hal_device_t* device, hal_wait_mode_t wait_mode,
     const hal_semaphore_list_t* semaphore_list, hal_timeout_t timeout);
-
-//===----------------------------------------------------------------------===//
-// For implementations
-//===----------------------------------------------------------------------===//
-
-// Fills the shared fields and makes |driver| the device's parent.
-HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
-                                   hal_driver_t* driver,
-                                   const hal_device_info_t* info,
-                                   hal_allocator_t host_allocator,
-                                   hal_device_t* out_device);
-
-// All members are required and thread-safe; the public wrappers validate
-// arguments (queue index, lists, command buffer states and devices) first.
-struct hal_device_vtable_t {
-  // Frees the device once nothing refers to it. Any thread (possibly
-  // libhal's release thread). If shutdown did not run (a failed create),
-  // destroy does its work first.
-  void (*destroy)(hal_device_t* device);
-  // Optional. The caller released its last reference: wait for issued
-  // work, fail parked work with CANCELLED, stop and join the device's
-  // threads. Runs once, on the releasing thread, before the resource
-  // reference that came with the caller's is dropped. Afterwards only
-  // buffer and command-buffer destruction (and their host transfers) may
-  // still touch the device; queue_execute must refuse.
-  void (*shutdown)(hal_device_t* device);
-  hal_status_t (*query_properties)(hal_device_t* device,
-                                   hal_device_properties_t* out_properties);
-  hal_device_allocator_t* (*allocator)(hal_device_t* device);
-  hal_status_t (*create_semaphore)(hal_device_t* device, uint64_t initial_value,
-                                   hal_semaphore_t** out_semaphore);
-  hal_status_t (*create_command_buffer)(
-      hal_device_t* device, hal_command_buffer_mode_t mode,
-      hal_command_buffer_t** out_command_buffer);
-  // Optional (NULL: no executables). |params| are validated and the format
-  // is one of the device's executable_formats. Resolves every entry point
-  // (NOT_FOUND otherwise) and calls hal_executable_initialize().
-  hal_status_t (*create_executable)(hal_device_t* device,
-                                    const hal_executable_params_t* params,
-                                    hal_executable_t** out_executable);
-  // |command_buffers| are EXECUTABLE, belong to this device, and ONE_SHOT
-  // ones are already marked submitted by the wrapper (which unmarks them if
-  // this returns an error). May be called with zero command buffers (a
-  // barrier). On error nothing may have been submitted.
-  hal_status_t (*queue_execute)(hal_device_t* device, uint32_t queue_index,
-                                const hal_semaphore_list_t* wait_semaphores,
-                                const hal_semaphore_list_t* signal_semaphores,
-                                size_t command_buffer_count,
-                                hal_command_buffer_t* const* command_buffers);
-  hal_status_t (*wait_semaphores)(hal_device_t* device,
-                                  hal_wait_mode_t wait_mode,
-                                  const hal_semaphore_list_t* semaphore_list,
-                                  hal_timeout_t timeout);
-  // Optional (NULL: UNIMPLEMENTED). |params| and |byte_length| are
-  // validated (device-local, > 0, within the device's memory), as are the
-  // lists; the contract is hal_device_queue_alloca's.
-  hal_status_t (*queue_alloca)(hal_device_t* device, uint32_t queue_index,
-                               const hal_semaphore_list_t* wait_semaphores,
-                               const hal_semaphore_list_t* signal_semaphores,
-                               hal_buffer_params_t params, uint64_t byte_length,
-                               hal_buffer_t** out_buffer);
-  // Optional, with queue_alloca. |buffer| is a buffer of this device; the
-  // driver checks that it came from its queue_alloca and was not
-  // deallocated before.
-  hal_status_t (*queue_dealloca)(hal_device_t* device, uint32_t queue_index,
-                                 const hal_semaphore_list_t* wait_semaphores,
-                                 const hal_semaphore_list_t* signal_semaphores,
-                                 hal_buffer_t* buffer);
-};
 
 HAL_EXTERN_C_END
 

@@ -61,12 +61,7 @@ HAL_API void hal_device_uuid_format(const uint8_t uuid[HAL_DEVICE_UUID_SIZE],
 HAL_API bool hal_device_uuid_parse(const char* text,
                                    uint8_t out_uuid[HAL_DEVICE_UUID_SIZE]);
 
-typedef struct hal_driver_t {
-  hal_resource_t resource;
-  char name[HAL_DRIVER_NAME_MAX];
-  hal_allocator_t host_allocator;
-} hal_driver_t;
-HAL_RESOURCE_ASSERT_LAYOUT(hal_driver_t, resource);
+typedef struct hal_driver_t hal_driver_t;
 
 HAL_API void hal_driver_retain(hal_driver_t* driver);
 HAL_API void hal_driver_release(hal_driver_t* driver);
@@ -98,30 +93,6 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_driver_create_device_by_name(
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_driver_create_device_by_uuid(
     hal_driver_t* driver, const uint8_t uuid[HAL_DEVICE_UUID_SIZE],
     hal_allocator_t host_allocator, hal_device_t** out_device);
-
-//===----------------------------------------------------------------------===//
-// For implementations
-//===----------------------------------------------------------------------===//
-
-HAL_API void hal_driver_initialize(const hal_driver_vtable_t* vtable,
-                                   const char* name,
-                                   hal_allocator_t host_allocator,
-                                   hal_driver_t* out_driver);
-
-// All members are required and thread-safe. Arguments are validated first.
-struct hal_driver_vtable_t {
-  // Frees the driver (all its devices are already gone: they keep it alive).
-  void (*destroy)(hal_driver_t* driver);
-  hal_status_t (*query_device_count)(hal_driver_t* driver, uint32_t* out_count);
-  // |index| < the count the driver reported.
-  hal_status_t (*query_device_info)(hal_driver_t* driver, uint32_t index,
-                                    hal_device_info_t* out_info);
-  // Creates a device; the implementation calls hal_device_initialize(),
-  // which makes the driver the device's parent.
-  hal_status_t (*create_device)(hal_driver_t* driver, uint32_t index,
-                                hal_allocator_t host_allocator,
-                                hal_device_t** out_device);
-};
 
 HAL_EXTERN_C_END
 

@@ -64,15 +64,7 @@ typedef struct hal_entry_point_info_t {
   uint32_t constant_count;
 } hal_entry_point_info_t;
 
-// Shared fields; drivers embed this first in their executable type.
-typedef struct hal_executable_t {
-  hal_resource_t resource;  // parent: the device
-  hal_device_t* device;     // borrowed: kept alive by resource.parent
-  size_t entry_point_count;
-  hal_entry_point_info_t* entry_points;  // owned, [entry_point_count]
-  hal_allocator_t host_allocator;
-} hal_executable_t;
-HAL_RESOURCE_ASSERT_LAYOUT(hal_executable_t, resource);
+typedef struct hal_executable_t hal_executable_t;
 
 // Loads an executable on |device|. Errors: INVALID_ARGUMENT (no data,
 // malformed entry point list, counts over the limits), UNIMPLEMENTED (a
@@ -100,24 +92,6 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_executable_lookup_entry_point(
 // True when the comma-separated |formats| list contains |format|.
 HAL_API bool hal_executable_format_in_list(const char* formats,
                                            const char* format);
-
-//===----------------------------------------------------------------------===//
-// For implementations
-//===----------------------------------------------------------------------===//
-
-// Fills the shared fields from validated |params| (copying the entry point
-// table) and makes |device| the parent. On failure nothing is retained.
-HAL_API HAL_MUST_USE_RESULT hal_status_t hal_executable_initialize(
-    const hal_executable_vtable_t* vtable, hal_device_t* device,
-    const hal_executable_params_t* params, hal_executable_t* out_executable);
-
-// Frees what hal_executable_initialize() allocated (call from destroy).
-HAL_API void hal_executable_deinitialize(hal_executable_t* executable);
-
-struct hal_executable_vtable_t {
-  // Unloads the code. Any thread; no command buffer refers to it any more.
-  void (*destroy)(hal_executable_t* executable);
-};
 
 HAL_EXTERN_C_END
 

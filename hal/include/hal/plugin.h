@@ -26,7 +26,7 @@
 
 #include "hal/allocator.h"
 #include "hal/base.h"
-#include "hal/driver.h"
+#include "hal/impl/api.h"
 #include "hal/status.h"
 
 HAL_EXTERN_C_BEGIN

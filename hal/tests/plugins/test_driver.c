@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hal/api.h"
+#include "hal/impl/api.h"
+#include "hal/impl/recording.h"
 #include "hal/plugin.h"
-#include "hal/recording.h"
 
 #ifndef TEST_PLUGIN_NAME
 #define TEST_PLUGIN_NAME "test"

@@ -22,13 +22,13 @@
 // from issue until it releases the submission, and the begin and end hooks
 // never run while a submission may still use what they replace.
 
-#ifndef HAL_RECORDING_H_
-#define HAL_RECORDING_H_
+#ifndef HAL_IMPL_RECORDING_H_
+#define HAL_IMPL_RECORDING_H_
 
 #include "hal/allocator.h"
 #include "hal/base.h"
-#include "hal/buffer.h"
-#include "hal/command_buffer.h"
+#include "hal/impl/buffer.h"
+#include "hal/impl/command_buffer.h"
 #include "hal/status.h"
 
 HAL_EXTERN_C_BEGIN
@@ -112,4 +112,4 @@ HAL_API void* hal_recording_command_buffer_user(
 
 HAL_EXTERN_C_END
 
-#endif  // HAL_RECORDING_H_
+#endif  // HAL_IMPL_RECORDING_H_

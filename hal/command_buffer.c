@@ -429,6 +429,157 @@ HAL_API hal_status_t hal_command_buffer_dispatch(
   return HAL_OK;
 }
 
+// The bytes of |count| elements of |size|, times |blocks|; false on overflow.
+static bool hal_collective_bytes(uint64_t count, size_t size, uint64_t blocks,
+                                 uint64_t* out_bytes) {
+  if (count > UINT64_MAX / size || count * size > UINT64_MAX / blocks)
+    return false;
+  *out_bytes = count * size * blocks;
+  return true;
+}
+
+static const char* hal_collective_kind_name(hal_collective_kind_t kind) {
+  switch (kind) {
+    case HAL_COLLECTIVE_ALL_REDUCE:
+      return "all_reduce";
+    case HAL_COLLECTIVE_BROADCAST:
+      return "broadcast";
+    case HAL_COLLECTIVE_REDUCE:
+      return "reduce";
+    case HAL_COLLECTIVE_ALL_GATHER:
+      return "all_gather";
+    case HAL_COLLECTIVE_REDUCE_SCATTER:
+      return "reduce_scatter";
+    case HAL_COLLECTIVE_SEND:
+      return "send";
+    case HAL_COLLECTIVE_RECV:
+      return "recv";
+  }
+  return NULL;
+}
+
+// One buffer of a collective: |need| says whether the kind uses it on this
+// rank (NULL is refused then, and a buffer given is checked either way).
+static hal_status_t hal_collective_validate_buffer(
+    hal_command_buffer_t* command_buffer, hal_buffer_t* buffer, uint64_t offset,
+    uint64_t bytes, bool need, hal_buffer_usage_t usage, const char* op,
+    const char* role) {
+  if (!buffer) {
+    if (!need)
+      return HAL_OK;
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%s: %s buffer is NULL",
+                           op, role);
+  }
+  uint64_t length = bytes;
+  HAL_RETURN_IF_ERROR(hal_command_buffer_validate_buffer(
+      command_buffer, buffer, usage, offset, &length, op, role));
+  if (!(buffer->memory_type & HAL_MEMORY_TYPE_DEVICE_LOCAL)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: %s buffer is not DEVICE_LOCAL: the collective "
+                           "library reads and writes device memory",
+                           op, role);
+  }
+  return HAL_OK;
+}
+
+HAL_API hal_status_t hal_command_buffer_collective(
+    hal_command_buffer_t* command_buffer, hal_channel_t* channel,
+    const hal_collective_params_t* params, hal_buffer_t* send,
+    uint64_t send_offset, hal_buffer_t* recv, uint64_t recv_offset) {
+  HAL_RETURN_IF_ERROR(
+      hal_command_buffer_require_recording(command_buffer, "collective"));
+  HAL_RETURN_AND_ANNOTATE_IF_ERROR(
+      hal_resource_check_kind(channel, HAL_RESOURCE_KIND_CHANNEL, "channel"),
+      "collective");
+  if (!params) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "collective: params is NULL");
+  }
+  const char* op = hal_collective_kind_name(params->kind);
+  if (!op) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "collective: unknown kind %d", (int)params->kind);
+  }
+  if (channel->device != command_buffer->device) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: the channel (rank %" PRId32
+                           ") is of device '%s', the command buffer of '%s'",
+                           op, channel->rank, channel->device->info.name,
+                           command_buffer->device->info.name);
+  }
+  size_t size = hal_element_type_size(params->element_type);
+  if (size == 0) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: unknown element type %d", op,
+                           (int)params->element_type);
+  }
+  bool reduces = params->kind == HAL_COLLECTIVE_ALL_REDUCE ||
+                 params->kind == HAL_COLLECTIVE_REDUCE ||
+                 params->kind == HAL_COLLECTIVE_REDUCE_SCATTER;
+  if (reduces && ((unsigned)params->reduction > HAL_REDUCTION_AVG)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: unknown reduction %d", op,
+                           (int)params->reduction);
+  }
+  bool rooted = params->kind == HAL_COLLECTIVE_BROADCAST ||
+                params->kind == HAL_COLLECTIVE_REDUCE;
+  bool paired = params->kind == HAL_COLLECTIVE_SEND ||
+                params->kind == HAL_COLLECTIVE_RECV;
+  if ((rooted || paired) && (params->root_or_peer < 0 ||
+                             params->root_or_peer >= channel->rank_count)) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "%s: %s %" PRId32
+                           " is not a rank of the channel (%" PRId32 " ranks)",
+                           op, rooted ? "root" : "peer", params->root_or_peer,
+                           channel->rank_count);
+  }
+  if (params->count == 0) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: a count of 0 elements", op);
+  }
+  uint64_t ranks = (uint64_t)channel->rank_count;
+  uint64_t send_blocks =
+      params->kind == HAL_COLLECTIVE_REDUCE_SCATTER ? ranks : 1;
+  uint64_t recv_blocks = params->kind == HAL_COLLECTIVE_ALL_GATHER ? ranks : 1;
+  uint64_t send_bytes = 0, recv_bytes = 0;
+  if (!hal_collective_bytes(params->count, size, send_blocks, &send_bytes) ||
+      !hal_collective_bytes(params->count, size, recv_blocks, &recv_bytes)) {
+    return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                           "%s: %" PRIu64 " elements of %zu bytes overflow", op,
+                           params->count, size);
+  }
+  bool is_root = rooted && params->root_or_peer == channel->rank;
+  bool needs_send = params->kind != HAL_COLLECTIVE_RECV &&
+                    !(params->kind == HAL_COLLECTIVE_BROADCAST && !is_root);
+  bool needs_recv = params->kind != HAL_COLLECTIVE_SEND &&
+                    !(params->kind == HAL_COLLECTIVE_REDUCE && !is_root);
+  if (params->kind == HAL_COLLECTIVE_SEND && recv) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "send: a send has no recv buffer");
+  }
+  if (params->kind == HAL_COLLECTIVE_RECV && send) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "recv: a receive has no send buffer");
+  }
+  HAL_RETURN_IF_ERROR(hal_collective_validate_buffer(
+      command_buffer, send, send_offset, send_bytes, needs_send,
+      HAL_BUFFER_USAGE_TRANSFER_SOURCE, op, "send"));
+  HAL_RETURN_IF_ERROR(hal_collective_validate_buffer(
+      command_buffer, recv, recv_offset, recv_bytes, needs_recv,
+      HAL_BUFFER_USAGE_TRANSFER_TARGET, op, "recv"));
+  const hal_command_buffer_vtable_t* vtable =
+      hal_command_buffer_vtable(command_buffer);
+  if (!vtable->collective) {
+    return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
+                           "%s: this command buffer cannot record collectives",
+                           op);
+  }
+  HAL_RETURN_IF_ERROR(vtable->collective(command_buffer, channel, params, send,
+                                         send_offset, recv, recv_offset));
+  ++command_buffer->op_count;
+  return HAL_OK;
+}
+
 HAL_API void hal_command_buffer_retain_for_submission(
     hal_command_buffer_t* command_buffer) {
   hal_command_buffer_retain(command_buffer);

@@ -62,6 +62,11 @@ static void hal_recording_reset(hal_recording_command_buffer_t* recording) {
         }
         hal_executable_release(op->dispatch.executable);
         break;
+      case HAL_OP_COLLECTIVE:
+        hal_buffer_release(op->collective.send);
+        hal_buffer_release(op->collective.recv);
+        hal_channel_release(op->collective.channel);
+        break;
     }
   }
   recording->op_count = 0;
@@ -238,6 +243,28 @@ static hal_status_t hal_recording_dispatch(
   return HAL_OK;
 }
 
+static hal_status_t hal_recording_collective(
+    hal_command_buffer_t* command_buffer, hal_channel_t* channel,
+    const hal_collective_params_t* params, hal_buffer_t* send,
+    uint64_t send_offset, hal_buffer_t* recv, uint64_t recv_offset) {
+  hal_recording_command_buffer_t* recording =
+      hal_recording_cast(command_buffer);
+  hal_op_t op = {.kind = HAL_OP_COLLECTIVE};
+  op.collective.channel = channel;
+  op.collective.params = *params;
+  op.collective.send = send;
+  op.collective.send_offset = send_offset;
+  op.collective.recv = recv;
+  op.collective.recv_offset = recv_offset;
+  HAL_RETURN_IF_ERROR(hal_recording_append(recording, op));
+  hal_channel_retain(channel);
+  if (send)
+    hal_buffer_retain(send);
+  if (recv)
+    hal_buffer_retain(recv);
+  return HAL_OK;
+}
+
 static void hal_recording_query_info(const hal_command_buffer_t* command_buffer,
                                      hal_command_buffer_info_t* out_info) {
   const hal_recording_command_buffer_t* recording =
@@ -256,6 +283,7 @@ static const hal_command_buffer_vtable_t hal_recording_vtable = {
     .update_buffer = hal_recording_update,
     .copy_buffer = hal_recording_copy,
     .dispatch = hal_recording_dispatch,
+    .collective = hal_recording_collective,
     .query_info = hal_recording_query_info,
 };
 

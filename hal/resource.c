@@ -40,6 +40,8 @@ static const char* hal_resource_kind_name(hal_resource_kind_t kind) {
       return "an executable";
     case HAL_RESOURCE_KIND_FILE:
       return "a file";
+    case HAL_RESOURCE_KIND_CHANNEL:
+      return "a channel";
     case HAL_RESOURCE_KIND_OTHER:
       break;
   }

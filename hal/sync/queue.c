@@ -203,6 +203,11 @@ static void* hal_sync_queue_completion_main(void* arg) {
       // payload, which completing releases (Q3).
       if (submission->payload && interface->quiesce)
         interface->quiesce(interface->self);
+    } else if (submission->payload && interface->check_completion &&
+               (status = interface->check_completion(
+                    interface->self, submission->payload)) != HAL_OK) {
+      status = hal_status_annotatef(status, "submission on queue '%s' failed",
+                                    queue->name);
     } else if ((status = hal_sync_submission_await_device_waits(submission)) !=
                HAL_OK) {
       // The device ran it after a signaler that failed (K13): downstream

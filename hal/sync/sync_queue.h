@@ -239,6 +239,11 @@ typedef struct hal_sync_queue_interface_t {
   // nothing about when the device is done, so the queue calls quiesce
   // before it releases the payload.
   hal_status_t (*synchronize_event)(void* self, void* event_handle);
+  // COMPLETION thread, after synchronize_event succeeded for a submission
+  // with a payload: OK, or a failure the device's event does not carry (a
+  // collective library's asynchronous error), which fails the signals as a
+  // device error does. The device is done with the payload. Optional.
+  hal_status_t (*check_completion)(void* self, void* payload);
   // WORKER or COMPLETION thread, exactly once per payload accepted by
   // submit, once the device is done with it or it will never run, and
   // before the submission's signal semaphores are signaled or failed, so a

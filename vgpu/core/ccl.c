@@ -686,8 +686,15 @@ static vgpu_status ccl_check_call(const vgpu_ccl_comm* comm,
         ccl_kind_rooted(call->kind) ? "root" : "peer", call->peer, ranks);
     return VGPU_ERR_INVALID_VALUE;
   }
-  if (call->count > 0 && ((call->kind != VGPU_CCL_RECV && !call->send) ||
-                          (call->kind != VGPU_CCL_SEND && !call->recv))) {
+  // As NCCL: a broadcast reads send on its root only, a reduce writes recv
+  // on its root only; the other ranks may pass NULL there.
+  bool is_root = ccl_kind_rooted(call->kind) && call->peer == comm->rank;
+  bool needs_send = call->kind != VGPU_CCL_RECV &&
+                    !(call->kind == VGPU_CCL_BROADCAST && !is_root);
+  bool needs_recv = call->kind != VGPU_CCL_SEND &&
+                    !(call->kind == VGPU_CCL_REDUCE && !is_root);
+  if (call->count > 0 &&
+      ((needs_send && !call->send) || (needs_recv && !call->recv))) {
     ccl_format(error, size, "%s of %zu elements with a NULL buffer",
                ccl_kind_name(call->kind), call->count);
     return VGPU_ERR_INVALID_VALUE;
@@ -955,15 +962,20 @@ void vgpu_ccl_work_run(const vgpu_work_collective* work, vgpu_status status) {
 }
 
 // The bytes |call| reads and writes on its rank of |ranks|.
-static void ccl_call_extents(const vgpu_ccl_call* call, int ranks,
+// The bytes |call| reads and writes on rank |rank|: a broadcast reads no
+// send buffer off its root, a reduce writes no receive buffer off its root.
+static void ccl_call_extents(const vgpu_ccl_call* call, int ranks, int rank,
                              size_t* send_bytes, size_t* recv_bytes) {
   size_t bytes = call->count * vgpu_ccl_type_size(call->type);
-  *send_bytes = call->kind == VGPU_CCL_RECV             ? 0
+  bool root = call->peer == rank;
+  *send_bytes = call->kind == VGPU_CCL_RECV                 ? 0
+                : call->kind == VGPU_CCL_BROADCAST && !root ? 0
                 : call->kind == VGPU_CCL_REDUCE_SCATTER ? bytes * (size_t)ranks
                                                         : bytes;
-  *recv_bytes = call->kind == VGPU_CCL_SEND         ? 0
-                : call->kind == VGPU_CCL_ALL_GATHER ? bytes * (size_t)ranks
-                                                    : bytes;
+  *recv_bytes = call->kind == VGPU_CCL_SEND              ? 0
+                : call->kind == VGPU_CCL_REDUCE && !root ? 0
+                : call->kind == VGPU_CCL_ALL_GATHER      ? bytes * (size_t)ranks
+                                                         : bytes;
 }
 
 vgpu_status vgpu_ccl_enqueue(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
@@ -998,7 +1010,7 @@ vgpu_status vgpu_ccl_enqueue(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
     goto out;
   }
   size_t send_bytes = 0, recv_bytes = 0;
-  ccl_call_extents(call, ranks, &send_bytes, &recv_bytes);
+  ccl_call_extents(call, ranks, comm->rank, &send_bytes, &recv_bytes);
   st = vgpu_range_check("send buffer", call->send, send_bytes, comm->device,
                         &op->uses);
   if (st == VGPU_OK) {

@@ -339,9 +339,23 @@ static hal_status_t gpu_buffer_set_note(gpu_buffer_set_t* set,
   return HAL_OK;
 }
 
+static hal_status_t gpu_buffer_set_note_channel(gpu_buffer_set_t* set,
+                                                hal_channel_t* channel) {
+  for (size_t i = 0; i < set->channel_count; ++i) {
+    if (set->channels[i] == channel)
+      return HAL_OK;
+  }
+  HAL_RETURN_IF_ERROR(hal_allocator_realloc(
+      set->allocator, (set->channel_count + 1) * sizeof(hal_channel_t*),
+      (void**)&set->channels));
+  set->channels[set->channel_count++] = channel;
+  return HAL_OK;
+}
+
 hal_status_t gpu_buffer_set_collect(gpu_buffer_set_t* set, const hal_op_t* ops,
                                     size_t count) {
   set->count = 0;
+  set->channel_count = 0;
   for (size_t i = 0; i < count; ++i) {
     const hal_op_t* op = &ops[i];
     switch (op->kind) {
@@ -357,6 +371,16 @@ hal_status_t gpu_buffer_set_collect(gpu_buffer_set_t* set, const hal_op_t* ops,
         HAL_RETURN_IF_ERROR(gpu_buffer_set_note(set, op->copy.source));
         HAL_RETURN_IF_ERROR(gpu_buffer_set_note(set, op->copy.target));
         break;
+      case HAL_OP_COLLECTIVE:
+        HAL_RETURN_IF_ERROR(
+            gpu_buffer_set_note_channel(set, op->collective.channel));
+        if (op->collective.send) {
+          HAL_RETURN_IF_ERROR(gpu_buffer_set_note(set, op->collective.send));
+        }
+        if (op->collective.recv) {
+          HAL_RETURN_IF_ERROR(gpu_buffer_set_note(set, op->collective.recv));
+        }
+        break;
       case HAL_OP_DISPATCH:
         for (uint32_t b = 0; b < op->dispatch.binding_count; ++b) {
           HAL_RETURN_IF_ERROR(
@@ -370,8 +394,11 @@ hal_status_t gpu_buffer_set_collect(gpu_buffer_set_t* set, const hal_op_t* ops,
 
 void gpu_buffer_set_deinitialize(gpu_buffer_set_t* set) {
   hal_allocator_free(set->allocator, set->items);
+  hal_allocator_free(set->allocator, set->channels);
   set->items = NULL;
   set->count = 0;
+  set->channels = NULL;
+  set->channel_count = 0;
 }
 
 void gpu_buffer_set_add_uses(const gpu_buffer_set_t* set, int32_t delta) {

@@ -90,6 +90,10 @@ typedef struct gpu_driver_t {
   const gpu_strategy_t* strategy;
   uint32_t device_count;
   hal_device_info_t* device_infos;  // [device_count]
+  // The collective library (NCCL or RCCL), loaded by the first channel
+  // call (gpu_channel.c); under |ccl_mutex| until set.
+  pthread_mutex_t ccl_mutex;
+  struct gpu_ccl_t* ccl;
 } gpu_driver_t;
 
 struct gpu_queue_t {
@@ -241,6 +245,10 @@ hal_status_t gpu_device_queue_dealloca(
 typedef struct gpu_buffer_set_t {
   hal_buffer_t** items;
   size_t count;
+  // The channels its collectives use, each once (retained by the
+  // recording): a completed submission checks each (gpu_channels_check).
+  hal_channel_t** channels;
+  size_t channel_count;
   hal_allocator_t allocator;
 } gpu_buffer_set_t;
 // Refills |set| from |ops|.
@@ -255,6 +263,29 @@ static inline const gpu_buffer_set_t* gpu_recording_queue_ordered(
 // Submit: counts the submission as a pending use of each; issue (or a
 // release without issue) uncounts it.
 void gpu_buffer_set_add_uses(const gpu_buffer_set_t* set, int32_t delta);
+
+// Collectives (gpu_channel.c). The device's channel members, where the
+// build has the collective library's header.
+#if defined(GPU_CORE_HAVE_CCL)
+hal_status_t gpu_device_channel_id_generate(hal_device_t* device,
+                                            hal_channel_id_t* out_id);
+hal_status_t gpu_device_create_channel(hal_device_t* device,
+                                       const hal_channel_id_t* id, int32_t rank,
+                                       int32_t rank_count,
+                                       hal_channel_t** out_channel);
+hal_status_t gpu_device_create_channel_group(hal_device_t* device, size_t count,
+                                             hal_device_t* const* devices,
+                                             hal_channel_t** out_channels);
+#endif
+// WORKER thread, context current: enqueues |count| collective ops on
+// |queue|'s stream, each run of sends and receives as one group.
+hal_status_t gpu_collectives_issue(gpu_queue_t* queue, const hal_op_t* ops,
+                                   size_t count);
+// COMPLETION thread: OK, or the first asynchronous failure of |set|'s
+// channels.
+hal_status_t gpu_channels_check(const gpu_buffer_set_t* set);
+// Unloads the driver's collective library, if loaded (every channel gone).
+void gpu_driver_ccl_destroy(gpu_driver_t* driver);
 
 // What a submission does besides command buffers (gpu_device.c).
 typedef enum gpu_payload_kind_e {

@@ -230,6 +230,21 @@ static hal_status_t gpu_queue_synchronize_event(void* self,
                              device->adapter, (gpu_event_t)event_handle));
 }
 
+// COMPLETION thread: the channels of the payload's command buffers, each
+// for a collective that failed without the device's knowing (ranks that
+// disagreed, an abort, a peer gone).
+static hal_status_t gpu_queue_check_completion(void* self, void* payload_ptr) {
+  (void)self;
+  gpu_payload_t* payload = payload_ptr;
+  for (size_t i = 0; i < payload->count; ++i) {
+    const gpu_buffer_set_t* set =
+        gpu_recording_queue_ordered(payload->command_buffers[i]);
+    if (HAL_UNLIKELY(set->channel_count > 0))
+      HAL_RETURN_IF_ERROR(gpu_channels_check(set));
+  }
+  return HAL_OK;
+}
+
 // hal_sync_queue_destroy(), after the queue's threads stopped: work whose
 // completion event could not be recorded is released next.
 static void gpu_queue_quiesce(void* self) {
@@ -464,6 +479,11 @@ const hal_device_vtable_t gpu_device_vtable = {
     .wait_semaphores = gpu_device_wait_semaphores,
     .queue_alloca = gpu_device_queue_alloca,
     .queue_dealloca = gpu_device_queue_dealloca,
+#if defined(GPU_CORE_HAVE_CCL)
+    .channel_id_generate = gpu_device_channel_id_generate,
+    .create_channel = gpu_device_create_channel,
+    .create_channel_group = gpu_device_create_channel_group,
+#endif
 };
 
 // Creates queue |index|: a stream and a sync queue over it.
@@ -478,6 +498,7 @@ static hal_status_t gpu_queue_initialize(gpu_device_t* device, uint32_t index) {
       .wait_event = gpu_queue_wait_event,
       .issue = gpu_queue_issue,
       .record_event = gpu_queue_record_event,
+      .check_completion = gpu_queue_check_completion,
       .synchronize_event = gpu_queue_synchronize_event,
       .release_payload = gpu_queue_release_payload,
       .quiesce = gpu_queue_quiesce,

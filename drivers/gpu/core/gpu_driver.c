@@ -14,6 +14,8 @@ static gpu_driver_t* gpu_driver_cast(hal_driver_t* driver) {
 
 static void gpu_driver_destroy(hal_driver_t* base) {
   gpu_driver_t* driver = gpu_driver_cast(base);
+  gpu_driver_ccl_destroy(driver);
+  pthread_mutex_destroy(&driver->ccl_mutex);
   gpu_adapter_destroy(driver->adapter);
   hal_allocator_free(base->host_allocator, driver->device_infos);
   hal_allocator_free(base->host_allocator, driver);
@@ -149,6 +151,10 @@ hal_status_t gpu_driver_create(const gpu_driver_params_t* params,
   hal_driver_initialize(&gpu_driver_vtable, params->name, host_allocator,
                         &driver->base);
   driver->strategy = params->strategy;
+  driver->device_count = 0;
+  driver->device_infos = NULL;
+  driver->ccl = NULL;
+  pthread_mutex_init(&driver->ccl_mutex, NULL);
   hal_status_t status = gpu_adapter_create(params->vendor, NULL, host_allocator,
                                            &driver->adapter);
   if (status == HAL_OK) {

@@ -15,6 +15,14 @@
 // (cuGraphExecUpdate / hipGraphExecUpdate); if the vendor refuses (another
 // topology, or no update support), the executable is instantiated anew.
 //
+// Collectives. The collective library enqueues on a stream; a recording
+// with collectives is split around them: each run of other ops between
+// collectives is a graph of its own, and an issue launches the graphs and
+// enqueues the collectives in recording order on the queue's stream (so a
+// collective waits for everything before it and everything after waits for
+// it, as a barrier on each side). Such a recording is instantiated anew at
+// each re-record (no in-place update).
+//
 // Concurrent submissions of one command buffer (several queues at once) all
 // launch the same executable: the vendors order launches of one executable
 // graph behind each other, across streams, so they are correct and simply
@@ -25,11 +33,27 @@
 
 #include "gpu_core.h"
 
+// A piece of a recording split around its collectives: ops [first, first +
+// count) of the recording, a run of collectives or a graph of other ops.
+typedef struct gpu_graph_segment_t {
+  size_t first;
+  size_t count;
+  bool collectives;
+  gpu_graph_t graph;      // NULL for collectives or no node ops
+  gpu_graph_exec_t exec;  // likewise
+} gpu_graph_segment_t;
+
 typedef struct gpu_graph_state_t {
   gpu_buffer_set_t queue_ordered;  // first: gpu_recording_queue_ordered
   gpu_device_t* device;
   gpu_graph_t graph;      // the graph the executable was made from
   gpu_graph_exec_t exec;  // NULL when the recording has no ops
+  // A recording with collectives: its pieces, launched in order (|graph|
+  // and |exec| are NULL then). |built| says they were made.
+  gpu_graph_segment_t* segments;
+  size_t segment_count;
+  bool split;
+  bool built;
   // With queue-ordered buffers in |queue_ordered|, the graph is built at
   // the first issue, when their allocas were reached and their addresses
   // are known (under |build_mutex|: several queues may issue the command
@@ -110,6 +134,10 @@ static hal_status_t gpu_graph_builder_add_op(gpu_graph_builder_t* builder,
     }
     case HAL_OP_BARRIER:
       return hal_make_status(HAL_STATUS_INTERNAL, "barrier is not an op node");
+    case HAL_OP_COLLECTIVE:
+      return hal_make_status(HAL_STATUS_INTERNAL,
+                             "a collective is not a graph node (the "
+                             "recording is split around it)");
   }
   return gpu_graph_builder_add_pending(builder, node);
 }
@@ -161,6 +189,21 @@ static hal_status_t gpu_graph_build(gpu_device_t* device, const hal_op_t* ops,
   return HAL_OK;
 }
 
+static void gpu_graph_segments_clear(gpu_graph_state_t* state) {
+  gpu_adapter_t* adapter = state->device->adapter;
+  for (size_t i = 0; i < state->segment_count; ++i) {
+    gpu_graph_segment_t* segment = &state->segments[i];
+    if (segment->exec)
+      adapter->ops->graph_exec_destroy(adapter, segment->exec);
+    if (segment->graph)
+      adapter->ops->graph_destroy(adapter, segment->graph);
+  }
+  hal_allocator_free(state->device->base.host_allocator, state->segments);
+  state->segments = NULL;
+  state->segment_count = 0;
+  state->built = false;
+}
+
 static void gpu_graph_state_clear(gpu_graph_state_t* state) {
   gpu_adapter_t* adapter = state->device->adapter;
   if (state->exec)
@@ -169,6 +212,57 @@ static void gpu_graph_state_clear(gpu_graph_state_t* state) {
     adapter->ops->graph_destroy(adapter, state->graph);
   state->exec = NULL;
   state->graph = NULL;
+  gpu_graph_segments_clear(state);
+}
+
+// Splits |ops| around their collectives and makes each other run's graph
+// executable. Context current.
+static hal_status_t gpu_graph_build_segments(gpu_graph_state_t* state,
+                                             const hal_op_t* ops,
+                                             size_t count) {
+  gpu_graph_segments_clear(state);
+  gpu_device_t* device = state->device;
+  gpu_adapter_t* adapter = device->adapter;
+  size_t segment_count = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (i == 0 || (ops[i].kind == HAL_OP_COLLECTIVE) !=
+                      (ops[i - 1].kind == HAL_OP_COLLECTIVE)) {
+      ++segment_count;
+    }
+  }
+  HAL_RETURN_IF_ERROR(hal_allocator_malloc_array(
+      device->base.host_allocator, segment_count, sizeof(gpu_graph_segment_t),
+      (void**)&state->segments));
+  memset(state->segments, 0, segment_count * sizeof(gpu_graph_segment_t));
+  state->segment_count = segment_count;
+  size_t next = 0;
+  for (size_t i = 0; i < count;) {
+    gpu_graph_segment_t* segment = &state->segments[next++];
+    segment->first = i;
+    segment->collectives = ops[i].kind == HAL_OP_COLLECTIVE;
+    while (i < count &&
+           (ops[i].kind == HAL_OP_COLLECTIVE) == segment->collectives) {
+      ++i;
+    }
+    segment->count = i - segment->first;
+    if (segment->collectives)
+      continue;
+    hal_status_t status = gpu_graph_build(device, &ops[segment->first],
+                                          segment->count, &segment->graph);
+    if (status == HAL_OK && segment->graph) {
+      status = adapter->ops->graph_instantiate(adapter, segment->graph,
+                                               &segment->exec);
+      if (status == HAL_OK)
+        ++state->instantiate_count;
+    }
+    if (status != HAL_OK) {
+      gpu_graph_segments_clear(state);
+      return hal_status_annotatef(status, "the graph of ops %zu to %zu",
+                                  segment->first, i);
+    }
+  }
+  state->built = true;
+  return HAL_OK;
 }
 
 // Builds the graph of |command_buffer|, then updates the executable in
@@ -180,6 +274,11 @@ static hal_status_t gpu_graph_build_exec(gpu_graph_state_t* state,
   size_t count = 0;
   const hal_op_t* ops =
       hal_recording_command_buffer_ops(command_buffer, &count);
+  if (state->split) {
+    gpu_graph_state_clear(state);
+    return gpu_graph_build_segments(state, ops, count);
+  }
+  gpu_graph_segments_clear(state);
   gpu_graph_t graph = NULL;
   HAL_RETURN_IF_ERROR(gpu_graph_build(device, ops, count, &graph));
   if (!graph) {
@@ -230,6 +329,7 @@ static hal_status_t gpu_graph_end(void* user,
   HAL_RETURN_IF_ERROR(
       gpu_buffer_set_collect(&state->queue_ordered, ops, count));
   state->deferred = state->queue_ordered.count > 0;
+  state->split = state->queue_ordered.channel_count > 0;
   if (state->deferred) {
     gpu_graph_state_clear(state);
     return HAL_OK;
@@ -302,10 +402,29 @@ static hal_status_t gpu_graph_issue(gpu_queue_t* queue,
     }
     pthread_mutex_lock(&state->build_mutex);
     hal_status_t status = HAL_OK;
-    if (!state->exec)
+    if (!state->exec && !state->built)
       status = gpu_graph_build_exec(state, command_buffer);
     pthread_mutex_unlock(&state->build_mutex);
     HAL_RETURN_IF_ERROR(status);
+  }
+  if (state->split) {
+    size_t count = 0;
+    const hal_op_t* ops =
+        hal_recording_command_buffer_ops(command_buffer, &count);
+    for (size_t i = 0; i < state->segment_count; ++i) {
+      const gpu_graph_segment_t* segment = &state->segments[i];
+      hal_status_t status =
+          segment->collectives
+              ? gpu_collectives_issue(queue, &ops[segment->first],
+                                      segment->count)
+          : segment->exec ? adapter->ops->graph_launch(adapter, segment->exec,
+                                                       queue->stream)
+                          : HAL_OK;
+      HAL_RETURN_IF_ERROR(hal_status_annotatef(
+          status, "piece %zu of %zu (ops %zu to %zu)", i, state->segment_count,
+          segment->first, segment->first + segment->count));
+    }
+    return HAL_OK;
   }
   if (!state->exec)
     return HAL_OK;  // no ops

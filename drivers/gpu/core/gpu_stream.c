@@ -20,6 +20,8 @@ static const char* gpu_stream_op_name(hal_op_kind_t kind) {
       return "copy";
     case HAL_OP_DISPATCH:
       return "dispatch";
+    case HAL_OP_COLLECTIVE:
+      return "collective";
     case HAL_OP_BARRIER:
       break;
   }
@@ -41,6 +43,16 @@ static hal_status_t gpu_stream_issue(gpu_queue_t* queue,
     switch (op->kind) {
       case HAL_OP_BARRIER:
         break;  // the stream is in order
+      case HAL_OP_COLLECTIVE: {
+        // The run of collectives from here, issued together (sends and
+        // receives grouped); its span is the run's.
+        size_t end = i + 1;
+        while (end < count && ops[end].kind == HAL_OP_COLLECTIVE)
+          ++end;
+        status = gpu_collectives_issue(queue, &ops[i], end - i);
+        i = end - 1;
+        break;
+      }
       case HAL_OP_FILL:
         status = gpu_buffer_issue_address(op->fill.target,
                                           op->fill.target_offset, &target);

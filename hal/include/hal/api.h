@@ -8,6 +8,7 @@
 #include "hal/allocator.h"
 #include "hal/base.h"
 #include "hal/buffer.h"
+#include "hal/channel.h"
 #include "hal/command_buffer.h"
 #include "hal/device.h"
 #include "hal/driver.h"

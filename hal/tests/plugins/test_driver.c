@@ -150,6 +150,8 @@ static void test_command_buffer_run(hal_command_buffer_t* command_buffer) {
         break;  // ops run in order on one thread
       case HAL_OP_DISPATCH:
         break;  // the test driver loads no executables, so never recorded
+      case HAL_OP_COLLECTIVE:
+        break;  // nor makes channels, so never recorded
       case HAL_OP_FILL: {
         uint8_t* target =
             test_buffer_data(op->fill.target, op->fill.target_offset);

@@ -10,6 +10,7 @@
 
 #include "hal/api.h"
 #include "hal/impl/buffer.h"
+#include "hal/impl/channel.h"
 #include "hal/impl/command_buffer.h"
 #include "hal/impl/device.h"
 #include "hal/impl/driver.h"

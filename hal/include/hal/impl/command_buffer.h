@@ -6,6 +6,7 @@
 #ifndef HAL_IMPL_COMMAND_BUFFER_H_
 #define HAL_IMPL_COMMAND_BUFFER_H_
 
+#include "hal/channel.h"
 #include "hal/command_buffer.h"
 #include "hal/impl/resource.h"
 
@@ -82,6 +83,14 @@ struct hal_command_buffer_vtable_t {
                            const uint32_t* constants, size_t constant_count,
                            const hal_dispatch_binding_t* bindings,
                            size_t binding_count);
+  // Optional (NULL: collectives are UNIMPLEMENTED). Everything validated:
+  // the channel is of the command buffer's device, |params| known and in
+  // range, the ranges resolved (a buffer the kind has no use for is NULL).
+  hal_status_t (*collective)(hal_command_buffer_t* command_buffer,
+                             hal_channel_t* channel,
+                             const hal_collective_params_t* params,
+                             hal_buffer_t* send, uint64_t send_offset,
+                             hal_buffer_t* recv, uint64_t recv_offset);
   // Optional: fills the native_* fields of |out_info| (zeroed before).
   void (*query_info)(const hal_command_buffer_t* command_buffer,
                      hal_command_buffer_info_t* out_info);

@@ -6,8 +6,10 @@
 #ifndef HAL_IMPL_DEVICE_H_
 #define HAL_IMPL_DEVICE_H_
 
+#include "hal/channel.h"
 #include "hal/device.h"
 #include "hal/impl/buffer.h"
+#include "hal/impl/channel.h"
 #include "hal/impl/command_buffer.h"
 #include "hal/impl/driver.h"
 #include "hal/impl/executable.h"
@@ -101,6 +103,22 @@ struct hal_device_vtable_t {
                                  const hal_semaphore_list_t* wait_semaphores,
                                  const hal_semaphore_list_t* signal_semaphores,
                                  hal_buffer_t* buffer);
+  // Optional (NULL: no collectives, UNIMPLEMENTED), all three together.
+  // A fresh communicator id from the device's collective library.
+  hal_status_t (*channel_id_generate)(hal_device_t* device,
+                                      hal_channel_id_t* out_id);
+  // Rank |rank| (validated: in [0, rank_count)) of the communicator of
+  // |id|, on this device; calls hal_channel_initialize().
+  hal_status_t (*create_channel)(hal_device_t* device,
+                                 const hal_channel_id_t* id, int32_t rank,
+                                 int32_t rank_count,
+                                 hal_channel_t** out_channel);
+  // Called on devices[0]: one channel per device of |devices| (validated:
+  // |count| >= 1 devices of this device's driver, each once), rank i on
+  // devices[i]. On error no channel is left.
+  hal_status_t (*create_channel_group)(hal_device_t* device, size_t count,
+                                       hal_device_t* const* devices,
+                                       hal_channel_t** out_channels);
 };
 
 HAL_EXTERN_C_END

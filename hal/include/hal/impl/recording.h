@@ -28,6 +28,7 @@
 #include "hal/allocator.h"
 #include "hal/base.h"
 #include "hal/impl/buffer.h"
+#include "hal/impl/channel.h"
 #include "hal/impl/command_buffer.h"
 #include "hal/status.h"
 
@@ -40,6 +41,7 @@ typedef enum hal_op_kind_e {
   HAL_OP_UPDATE = 2,
   HAL_OP_COPY = 3,
   HAL_OP_DISPATCH = 4,
+  HAL_OP_COLLECTIVE = 5,
 } hal_op_kind_t;
 
 // One recorded op. Buffers are retained by the recording; ranges are
@@ -78,6 +80,15 @@ typedef struct hal_op_t {
       // Owned by the recording; each buffer retained, lengths resolved.
       const hal_dispatch_binding_t* bindings;
     } dispatch;
+    struct {
+      hal_channel_t* channel;  // retained
+      hal_collective_params_t params;
+      // Retained; NULL where the kind has no use for one on this rank.
+      hal_buffer_t* send;
+      uint64_t send_offset;
+      hal_buffer_t* recv;
+      uint64_t recv_offset;
+    } collective;
   };
 } hal_op_t;
 

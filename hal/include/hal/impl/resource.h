@@ -74,6 +74,7 @@ typedef enum hal_resource_kind_e {
   HAL_RESOURCE_KIND_COMMAND_BUFFER,
   HAL_RESOURCE_KIND_EXECUTABLE,
   HAL_RESOURCE_KIND_FILE,
+  HAL_RESOURCE_KIND_CHANNEL,
 } hal_resource_kind_t;
 
 struct hal_resource_t {

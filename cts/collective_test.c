@@ -1,0 +1,728 @@
+// Copyright 2026 The HAL Authors.
+//
+// CTS suite "collective": channels (hal/channel.h) over two devices of the
+// driver under test, in one process, and collectives recorded into command
+// buffers between the work before and after them.
+//
+// Each case makes one channel per device (a group, or ranks joined from
+// threads with one id), records on each device a command buffer that writes
+// the inputs (updates), runs the collective and copies the result out, and
+// checks every element on the host. Graph drivers split such a command
+// buffer around its collectives; a reusable one is submitted again. Ranks
+// that disagree fail the submissions' signals with the library's message;
+// bad arguments are refused at record time. The virtual GPU runs the
+// collectives on its NCCL (CUDA) or RCCL (HIP).
+
+#include <math.h>
+
+#include "cts.h"
+
+enum { kRanks = 2 };
+
+typedef struct collective_fixture_t {
+  hal_device_t* devices[kRanks];
+  hal_channel_t* channels[kRanks];
+} collective_fixture_t;
+
+static int collective_setup(void** state) {
+  collective_fixture_t* f = calloc(1, sizeof(*f));
+  for (int r = 0; r < kRanks; ++r)
+    f->devices[r] = cts_create_device((uint32_t)r);
+  HAL_ASSERT_OK(hal_channel_create_group(kRanks, f->devices, f->channels));
+  *state = f;
+  return 0;
+}
+
+static int collective_teardown(void** state) {
+  collective_fixture_t* f = *state;
+  for (int r = 0; r < kRanks; ++r) {
+    hal_channel_release(f->channels[r]);
+    hal_device_release(f->devices[r]);
+  }
+  free(f);
+  return 0;
+}
+
+// A device-local buffer of |size| bytes, zeroed, usable by every op.
+static hal_buffer_t* device_buffer(hal_device_t* device, uint64_t size) {
+  return cts_zeroed_buffer(device, size);
+}
+
+// Writes |size| bytes of |data| into |buffer| (a synchronous host write).
+static void write_bytes(hal_buffer_t* buffer, const void* data, size_t size) {
+  HAL_ASSERT_OK(hal_buffer_write(buffer, 0, data, size));
+}
+
+// Submits |command_buffer| on queue 0 of |device|, signaling |semaphore|
+// to |value|.
+static void submit(hal_device_t* device, hal_command_buffer_t* command_buffer,
+                   hal_semaphore_t* semaphore, uint64_t value) {
+  HAL_ASSERT_OK(
+      cts_submit(device, 0, NULL, 0, command_buffer, semaphore, value));
+}
+
+static double element_get(hal_element_type_t type, const uint8_t* bytes,
+                          size_t i) {
+  switch (type) {
+    case HAL_ELEMENT_TYPE_INT8:
+      return ((const int8_t*)bytes)[i];
+    case HAL_ELEMENT_TYPE_UINT8:
+      return ((const uint8_t*)bytes)[i];
+    case HAL_ELEMENT_TYPE_INT32:
+      return ((const int32_t*)bytes)[i];
+    case HAL_ELEMENT_TYPE_UINT32:
+      return ((const uint32_t*)bytes)[i];
+    case HAL_ELEMENT_TYPE_INT64:
+      return (double)((const int64_t*)bytes)[i];
+    case HAL_ELEMENT_TYPE_UINT64:
+      return (double)((const uint64_t*)bytes)[i];
+    case HAL_ELEMENT_TYPE_FLOAT32:
+      return ((const float*)bytes)[i];
+    case HAL_ELEMENT_TYPE_FLOAT64:
+      return ((const double*)bytes)[i];
+    default:
+      break;
+  }
+  fail_msg("element type %d is not checked here", (int)type);
+  return 0;
+}
+
+static void element_set(hal_element_type_t type, uint8_t* bytes, size_t i,
+                        double value) {
+  switch (type) {
+    case HAL_ELEMENT_TYPE_INT8:
+      ((int8_t*)bytes)[i] = (int8_t)value;
+      return;
+    case HAL_ELEMENT_TYPE_UINT8:
+      ((uint8_t*)bytes)[i] = (uint8_t)value;
+      return;
+    case HAL_ELEMENT_TYPE_INT32:
+      ((int32_t*)bytes)[i] = (int32_t)value;
+      return;
+    case HAL_ELEMENT_TYPE_UINT32:
+      ((uint32_t*)bytes)[i] = (uint32_t)value;
+      return;
+    case HAL_ELEMENT_TYPE_INT64:
+      ((int64_t*)bytes)[i] = (int64_t)value;
+      return;
+    case HAL_ELEMENT_TYPE_UINT64:
+      ((uint64_t*)bytes)[i] = (uint64_t)value;
+      return;
+    case HAL_ELEMENT_TYPE_FLOAT32:
+      ((float*)bytes)[i] = (float)value;
+      return;
+    case HAL_ELEMENT_TYPE_FLOAT64:
+      ((double*)bytes)[i] = value;
+      return;
+    default:
+      break;
+  }
+  fail_msg("element type %d is not checked here", (int)type);
+}
+
+// Rank r's input element i: small values whose sums and products stay
+// exact in every type checked (int8 included).
+static double input_value(int rank, size_t i) {
+  return (double)((i * 7 + (size_t)rank * 3) % 5 + 1);
+}
+
+// One collective on every rank: rank r's send holds input_value(r, i); the
+// command buffer updates send from the host data, runs the collective and
+// copies recv to |out| (fill, update and copy before and after it on the
+// same queue). Returns each rank's output bytes (free them).
+typedef struct collective_run_t {
+  hal_collective_params_t params;
+  uint64_t send_elements;  // per rank
+  uint64_t recv_elements;  // per rank
+  hal_command_buffer_mode_t mode;
+  int submissions;  // times the command buffer is submitted
+} collective_run_t;
+
+// Whether the driver makes a native graph of a one-fill command buffer
+// (graph drivers do; stream drivers replay).
+static bool builds_graphs(hal_device_t* device) {
+  hal_buffer_t* buffer = cts_zeroed_buffer(device, 16);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint8_t value = 1;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 16, &value, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_command_buffer_info_t info;
+  HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
+  hal_command_buffer_release(cb);
+  hal_buffer_release(buffer);
+  return info.native_build_count > 0;
+}
+
+static uint8_t** run_collective(collective_fixture_t* f,
+                                const collective_run_t* run) {
+  size_t size = hal_element_type_size(run->params.element_type);
+  uint64_t send_bytes = run->send_elements * size;
+  uint64_t recv_bytes = run->recv_elements * size;
+  uint8_t** outputs = calloc(kRanks, sizeof(uint8_t*));
+  hal_buffer_t* send[kRanks];
+  hal_buffer_t* recv[kRanks];
+  hal_buffer_t* out[kRanks];
+  hal_command_buffer_t* cbs[kRanks];
+  hal_semaphore_t* done[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    send[r] = device_buffer(f->devices[r], send_bytes);
+    recv[r] = device_buffer(f->devices[r], recv_bytes);
+    out[r] = device_buffer(f->devices[r], recv_bytes);
+    uint8_t* data = malloc(send_bytes);
+    for (uint64_t i = 0; i < run->send_elements; ++i)
+      element_set(run->params.element_type, data, i, input_value(r, i));
+    write_bytes(send[r], data, send_bytes);
+    free(data);
+    cbs[r] = cts_begin_command_buffer(f->devices[r], run->mode);
+    // Work before: clear recv (the collective must write all of it).
+    uint8_t clear = 0xEE;
+    HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cbs[r], recv[r], 0, recv_bytes,
+                                                 &clear, 1));
+    HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cbs[r]));
+    hal_collective_params_t params = run->params;
+    hal_buffer_t* s = send[r];
+    hal_buffer_t* d = recv[r];
+    if (params.kind == HAL_COLLECTIVE_BROADCAST && params.root_or_peer != r)
+      s = NULL;
+    HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &params,
+                                                s, 0, d, 0));
+    HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cbs[r]));
+    // Work after: the copy out sees the collective's result.
+    HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cbs[r], recv[r], 0, out[r], 0,
+                                                 recv_bytes));
+    HAL_ASSERT_OK(hal_command_buffer_end(cbs[r]));
+    // A graph driver splits the command buffer around the collective: the
+    // fill before it and the copy after it are a graph each.
+    hal_command_buffer_info_t info;
+    HAL_ASSERT_OK(hal_command_buffer_query_info(cbs[r], &info));
+    assert_int_equal(info.op_count, 5);
+    assert_int_equal(info.native_build_count,
+                     builds_graphs(f->devices[r]) ? 2 : 0);
+    done[r] = cts_create_semaphore(f->devices[r], 0);
+  }
+  for (int k = 1; k <= run->submissions; ++k) {
+    for (int r = 0; r < kRanks; ++r)
+      submit(f->devices[r], cbs[r], done[r], (uint64_t)k);
+    for (int r = 0; r < kRanks; ++r)
+      HAL_ASSERT_OK(cts_wait(done[r], (uint64_t)k));
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    HAL_ASSERT_OK(hal_channel_check(f->channels[r]));
+    outputs[r] = malloc(recv_bytes);
+    HAL_ASSERT_OK(hal_buffer_read(out[r], 0, outputs[r], recv_bytes));
+    hal_semaphore_release(done[r]);
+    hal_command_buffer_release(cbs[r]);
+    hal_buffer_release(out[r]);
+    hal_buffer_release(recv[r]);
+    hal_buffer_release(send[r]);
+  }
+  return outputs;
+}
+
+static void free_outputs(uint8_t** outputs) {
+  for (int r = 0; r < kRanks; ++r)
+    free(outputs[r]);
+  free(outputs);
+}
+
+static double reduce_values(hal_reduction_t reduction, double a, double b) {
+  switch (reduction) {
+    case HAL_REDUCTION_SUM:
+    case HAL_REDUCTION_AVG:
+      return a + b;
+    case HAL_REDUCTION_PROD:
+      return a * b;
+    case HAL_REDUCTION_MAX:
+      return a > b ? a : b;
+    case HAL_REDUCTION_MIN:
+      return a < b ? a : b;
+  }
+  return 0;
+}
+
+static double reduced_input(hal_reduction_t reduction, size_t i) {
+  double value = input_value(0, i);
+  for (int r = 1; r < kRanks; ++r)
+    value = reduce_values(reduction, value, input_value(r, i));
+  return value;
+}
+
+static void expect_element(hal_element_type_t type, const uint8_t* bytes,
+                           size_t i, double expected, const char* what,
+                           int rank) {
+  double got = element_get(type, bytes, i);
+  if (fabs(got - expected) > 1e-6) {
+    fail_msg("%s: rank %d element %zu of type %d is %g, expected %g", what,
+             rank, i, (int)type, got, expected);
+  }
+}
+
+// All-reduce of each type and reduction (sum for every type, the others
+// on int32 and float32), counts of 1, 1000 and an odd 4097 elements.
+CTS_CASE(Collective_AllReduceEveryTypeAndReduction) {
+  collective_fixture_t* f = *state;
+  static const hal_element_type_t kTypes[] = {
+      HAL_ELEMENT_TYPE_INT8,    HAL_ELEMENT_TYPE_UINT8,
+      HAL_ELEMENT_TYPE_INT32,   HAL_ELEMENT_TYPE_UINT32,
+      HAL_ELEMENT_TYPE_INT64,   HAL_ELEMENT_TYPE_UINT64,
+      HAL_ELEMENT_TYPE_FLOAT32, HAL_ELEMENT_TYPE_FLOAT64,
+  };
+  static const uint64_t kCounts[] = {1, 1000, 4097};
+  for (size_t t = 0; t < HAL_ARRAYSIZE(kTypes); ++t) {
+    bool all_reductions = kTypes[t] == HAL_ELEMENT_TYPE_INT32 ||
+                          kTypes[t] == HAL_ELEMENT_TYPE_FLOAT32;
+    for (int reduction = HAL_REDUCTION_SUM;
+         reduction <= (all_reductions ? HAL_REDUCTION_MIN : HAL_REDUCTION_SUM);
+         ++reduction) {
+      for (size_t c = 0; c < HAL_ARRAYSIZE(kCounts); ++c) {
+        collective_run_t run = {
+            .params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                       .element_type = kTypes[t],
+                       .reduction = (hal_reduction_t)reduction,
+                       .count = kCounts[c]},
+            .send_elements = kCounts[c],
+            .recv_elements = kCounts[c],
+            .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+            .submissions = 1,
+        };
+        uint8_t** outputs = run_collective(f, &run);
+        for (int r = 0; r < kRanks; ++r) {
+          for (size_t i = 0; i < kCounts[c]; ++i) {
+            expect_element(kTypes[t], outputs[r], i,
+                           reduced_input((hal_reduction_t)reduction, i),
+                           "all_reduce", r);
+          }
+        }
+        free_outputs(outputs);
+      }
+    }
+  }
+}
+
+// A reusable command buffer submitted three times (graph drivers launch
+// its pieces again): 4 MiB of float32 summed each time.
+CTS_CASE(Collective_AllReduceInAReusedCommandBuffer) {
+  collective_fixture_t* f = *state;
+  const uint64_t count = (4u << 20) / 4;
+  collective_run_t run = {
+      .params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                 .element_type = HAL_ELEMENT_TYPE_FLOAT32,
+                 .reduction = HAL_REDUCTION_SUM,
+                 .count = count},
+      .send_elements = count,
+      .recv_elements = count,
+      .mode = HAL_COMMAND_BUFFER_MODE_REUSABLE,
+      .submissions = 3,
+  };
+  uint8_t** outputs = run_collective(f, &run);
+  for (int r = 0; r < kRanks; ++r) {
+    for (size_t i = 0; i < count; i += 997)
+      expect_element(HAL_ELEMENT_TYPE_FLOAT32, outputs[r], i,
+                     reduced_input(HAL_REDUCTION_SUM, i), "all_reduce", r);
+  }
+  free_outputs(outputs);
+}
+
+// Broadcast from rank 1, reduce (max) to rank 0, all-gather and
+// reduce-scatter (sum) of 777 int32 per rank.
+CTS_CASE(Collective_RootedAndGatheringCollectives) {
+  collective_fixture_t* f = *state;
+  const uint64_t n = 777;
+  const hal_element_type_t type = HAL_ELEMENT_TYPE_INT32;
+  {
+    collective_run_t run = {.params = {.kind = HAL_COLLECTIVE_BROADCAST,
+                                       .element_type = type,
+                                       .root_or_peer = 1,
+                                       .count = n},
+                            .send_elements = n,
+                            .recv_elements = n,
+                            .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+                            .submissions = 1};
+    uint8_t** outputs = run_collective(f, &run);
+    for (int r = 0; r < kRanks; ++r)
+      for (size_t i = 0; i < n; ++i)
+        expect_element(type, outputs[r], i, input_value(1, i), "broadcast", r);
+    free_outputs(outputs);
+  }
+  {
+    collective_run_t run = {.params = {.kind = HAL_COLLECTIVE_REDUCE,
+                                       .element_type = type,
+                                       .reduction = HAL_REDUCTION_MAX,
+                                       .root_or_peer = 0,
+                                       .count = n},
+                            .send_elements = n,
+                            .recv_elements = n,
+                            .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+                            .submissions = 1};
+    uint8_t** outputs = run_collective(f, &run);
+    for (size_t i = 0; i < n; ++i)
+      expect_element(type, outputs[0], i, reduced_input(HAL_REDUCTION_MAX, i),
+                     "reduce", 0);
+    free_outputs(outputs);
+  }
+  {
+    collective_run_t run = {.params = {.kind = HAL_COLLECTIVE_ALL_GATHER,
+                                       .element_type = type,
+                                       .count = n},
+                            .send_elements = n,
+                            .recv_elements = n * kRanks,
+                            .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+                            .submissions = 1};
+    uint8_t** outputs = run_collective(f, &run);
+    for (int r = 0; r < kRanks; ++r)
+      for (int from = 0; from < kRanks; ++from)
+        for (size_t i = 0; i < n; ++i)
+          expect_element(type, outputs[r], (size_t)from * n + i,
+                         input_value(from, i), "all_gather", r);
+    free_outputs(outputs);
+  }
+  {
+    collective_run_t run = {.params = {.kind = HAL_COLLECTIVE_REDUCE_SCATTER,
+                                       .element_type = type,
+                                       .reduction = HAL_REDUCTION_SUM,
+                                       .count = n},
+                            .send_elements = n * kRanks,
+                            .recv_elements = n,
+                            .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+                            .submissions = 1};
+    uint8_t** outputs = run_collective(f, &run);
+    for (int r = 0; r < kRanks; ++r)
+      for (size_t i = 0; i < n; ++i)
+        expect_element(type, outputs[r], i,
+                       reduced_input(HAL_REDUCTION_SUM, (size_t)r * n + i),
+                       "reduce_scatter", r);
+    free_outputs(outputs);
+  }
+}
+
+// Each rank sends its block to the other and receives the other's, both
+// recorded back to back (one group), twice in one command buffer.
+CTS_CASE(Collective_SendAndReceiveExchange) {
+  collective_fixture_t* f = *state;
+  enum { kCount = 1001 };
+  hal_buffer_t* send[kRanks];
+  hal_buffer_t* recv[kRanks];
+  hal_command_buffer_t* cbs[kRanks];
+  hal_semaphore_t* done[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    send[r] = device_buffer(f->devices[r], kCount * 4);
+    recv[r] = device_buffer(f->devices[r], 2 * kCount * 4);
+    uint32_t words[kCount];
+    for (int i = 0; i < kCount; ++i)
+      words[i] = (uint32_t)(r * 100000 + i);
+    write_bytes(send[r], words, sizeof(words));
+    cbs[r] = cts_begin_command_buffer(f->devices[r],
+                                      HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    int peer = 1 - r;
+    for (int round = 0; round < 2; ++round) {
+      hal_collective_params_t to = {.kind = HAL_COLLECTIVE_SEND,
+                                    .element_type = HAL_ELEMENT_TYPE_UINT32,
+                                    .root_or_peer = peer,
+                                    .count = kCount};
+      hal_collective_params_t from = to;
+      from.kind = HAL_COLLECTIVE_RECV;
+      // Rank 0 sends first, rank 1 receives first: grouped, neither waits.
+      if (r == 0) {
+        HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &to,
+                                                    send[r], 0, NULL, 0));
+      }
+      HAL_ASSERT_OK(
+          hal_command_buffer_collective(cbs[r], f->channels[r], &from, NULL, 0,
+                                        recv[r], (uint64_t)round * kCount * 4));
+      if (r == 1) {
+        HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &to,
+                                                    send[r], 0, NULL, 0));
+      }
+    }
+    HAL_ASSERT_OK(hal_command_buffer_end(cbs[r]));
+    done[r] = cts_create_semaphore(f->devices[r], 0);
+  }
+  for (int r = 0; r < kRanks; ++r)
+    submit(f->devices[r], cbs[r], done[r], 1);
+  for (int r = 0; r < kRanks; ++r) {
+    HAL_ASSERT_OK(cts_wait(done[r], 1));
+    uint32_t words[2 * kCount];
+    HAL_ASSERT_OK(hal_buffer_read(recv[r], 0, words, sizeof(words)));
+    for (int i = 0; i < 2 * kCount; ++i) {
+      uint32_t expected = (uint32_t)((1 - r) * 100000 + i % kCount);
+      if (words[i] != expected)
+        fail_msg("rank %d word %d is %u, expected %u", r, i, words[i],
+                 expected);
+    }
+    hal_semaphore_release(done[r]);
+    hal_command_buffer_release(cbs[r]);
+    hal_buffer_release(recv[r]);
+    hal_buffer_release(send[r]);
+  }
+}
+
+typedef struct join_arg_t {
+  hal_device_t* device;
+  const hal_channel_id_t* id;
+  int32_t rank;
+  hal_channel_t* channel;
+  hal_status_t status;
+} join_arg_t;
+
+static void* join_rank(void* p) {
+  join_arg_t* arg = p;
+  arg->status = hal_channel_create(arg->device, arg->id, arg->rank, kRanks,
+                                   &arg->channel);
+  return NULL;
+}
+
+// Ranks joined one per thread from one generated id make a communicator
+// as good as a group's: an all-reduce over them sums.
+CTS_CASE(Collective_RanksJoinedFromThreadsWithOneId) {
+  collective_fixture_t* f = *state;
+  hal_channel_id_t id;
+  HAL_ASSERT_OK(hal_channel_id_generate(f->devices[0], &id));
+  join_arg_t args[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    args[r] = (join_arg_t){.device = f->devices[r], .id = &id, .rank = r};
+  }
+  cts_run_threads(kRanks, join_rank, args, sizeof(args[0]));
+  hal_channel_t* group[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    HAL_ASSERT_OK(args[r].status);
+    assert_int_equal(hal_channel_rank(args[r].channel), r);
+    assert_int_equal(hal_channel_rank_count(args[r].channel), kRanks);
+    assert_ptr_equal(hal_channel_device(args[r].channel), f->devices[r]);
+    group[r] = f->channels[r];
+    f->channels[r] = args[r].channel;
+  }
+  collective_run_t run = {
+      .params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                 .element_type = HAL_ELEMENT_TYPE_INT32,
+                 .reduction = HAL_REDUCTION_SUM,
+                 .count = 333},
+      .send_elements = 333,
+      .recv_elements = 333,
+      .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+      .submissions = 1,
+  };
+  uint8_t** outputs = run_collective(f, &run);
+  for (int r = 0; r < kRanks; ++r)
+    for (size_t i = 0; i < 333; ++i)
+      expect_element(HAL_ELEMENT_TYPE_INT32, outputs[r], i,
+                     reduced_input(HAL_REDUCTION_SUM, i), "all_reduce", r);
+  free_outputs(outputs);
+  for (int r = 0; r < kRanks; ++r) {
+    hal_channel_release(f->channels[r]);
+    f->channels[r] = group[r];
+  }
+}
+
+// Ranks that disagree on the count: the library fails the communicator,
+// and both submissions' signals fail naming the channel's rank; the
+// channel reports the failure from then on.
+CTS_CASE(Collective_RanksThatDisagreeFailTheSignals) {
+  collective_fixture_t* f = *state;
+  // A channel pair of its own: the failure stays with it.
+  hal_channel_t* channels[kRanks];
+  HAL_ASSERT_OK(hal_channel_create_group(kRanks, f->devices, channels));
+  hal_buffer_t* buffers[kRanks];
+  hal_command_buffer_t* cbs[kRanks];
+  hal_semaphore_t* done[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    buffers[r] = device_buffer(f->devices[r], 64 * 4);
+    cbs[r] = cts_begin_command_buffer(f->devices[r],
+                                      HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                      .element_type = HAL_ELEMENT_TYPE_FLOAT32,
+                                      .reduction = HAL_REDUCTION_SUM,
+                                      .count = r == 0 ? 10 : 12};
+    HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], channels[r], &params,
+                                                buffers[r], 0, buffers[r], 0));
+    HAL_ASSERT_OK(hal_command_buffer_end(cbs[r]));
+    done[r] = cts_create_semaphore(f->devices[r], 0);
+  }
+  for (int r = 0; r < kRanks; ++r)
+    submit(f->devices[r], cbs[r], done[r], 1);
+  for (int r = 0; r < kRanks; ++r) {
+    char needle[64];
+    snprintf(needle, sizeof(needle), "channel rank %d of %d", r, kRanks);
+    hal_status_t status = cts_wait(done[r], 1);
+    assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
+    char text[2048];
+    hal_status_format(status, text, sizeof(text));
+    hal_status_free(status);
+    if (!strstr(text, needle))
+      fail_msg("rank %d's failure does not name its rank: %s", r, text);
+    hal_status_t check = hal_channel_check(channels[r]);
+    assert_int_not_equal(hal_status_code(check), HAL_STATUS_OK);
+    hal_status_free(check);
+    hal_semaphore_release(done[r]);
+    hal_command_buffer_release(cbs[r]);
+    hal_buffer_release(buffers[r]);
+    hal_channel_release(channels[r]);
+  }
+}
+
+// Refused at record time, nothing recorded: a channel of another device, a
+// buffer of another device, host memory, a range past the buffer (the
+// gathered size counts every rank), a root or peer out of range, a count of
+// 0, an unknown type or reduction, NULL params or buffers the kind needs.
+CTS_CASE(Collective_BadArgumentsAreRefusedAtRecord) {
+  collective_fixture_t* f = *state;
+  hal_device_t* device = f->devices[0];
+  hal_channel_t* channel = f->channels[0];
+  hal_buffer_t* mine = device_buffer(device, 4096);
+  hal_buffer_t* theirs = device_buffer(f->devices[1], 4096);
+  hal_buffer_t* host =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_HOST_VISIBLE, 4096);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  hal_collective_params_t ok = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                .element_type = HAL_ELEMENT_TYPE_FLOAT32,
+                                .reduction = HAL_REDUCTION_SUM,
+                                .count = 16};
+  hal_collective_params_t p = ok;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "is of device",
+      hal_command_buffer_collective(cb, f->channels[1], &p, mine, 0, mine, 0));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "another device",
+      hal_command_buffer_collective(cb, channel, &p, theirs, 0, mine, 0));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "DEVICE_LOCAL",
+      hal_command_buffer_collective(cb, channel, &p, host, 0, mine, 0));
+  p.count = 1025;  // 4100 bytes
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "send range",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
+  p = ok;
+  p.kind = HAL_COLLECTIVE_ALL_GATHER;
+  p.count = 513;  // 2 ranks x 513 x 4 bytes > 4096
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "recv range",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
+  p = ok;
+  p.kind = HAL_COLLECTIVE_BROADCAST;
+  p.root_or_peer = kRanks;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "root 2 is not a rank",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
+  p = ok;
+  p.kind = HAL_COLLECTIVE_SEND;
+  p.root_or_peer = -1;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "peer -1",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, NULL, 0));
+  p.root_or_peer = 1;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "no recv buffer",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
+  p = ok;
+  p.count = 0;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "count of 0",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
+  p = ok;
+  p.element_type = (hal_element_type_t)77;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "unknown element type",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
+  p = ok;
+  p.reduction = (hal_reduction_t)9;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "unknown reduction",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
+  p = ok;
+  p.kind = (hal_collective_kind_t)42;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "unknown kind",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "params is NULL",
+      hal_command_buffer_collective(cb, channel, NULL, mine, 0, mine, 0));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "send buffer is NULL",
+      hal_command_buffer_collective(cb, channel, &ok, NULL, 0, mine, 0));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not a channel",
+                    hal_command_buffer_collective(cb, (hal_channel_t*)mine, &ok,
+                                                  mine, 0, mine, 0));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_command_buffer_info_t info;
+  HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
+  assert_int_equal(info.op_count, 0);
+  // Channels: bad ranks and groups.
+  hal_channel_id_t id;
+  HAL_ASSERT_OK(hal_channel_id_generate(device, &id));
+  hal_channel_t* out = NULL;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "rank 2 of 2",
+                    hal_channel_create(device, &id, 2, 2, &out));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "rank 0 of 0",
+                    hal_channel_create(device, &id, 0, 0, &out));
+  hal_device_t* twice[2] = {device, device};
+  hal_channel_t* pair[2];
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "the same device",
+                    hal_channel_create_group(2, twice, pair));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "no devices",
+                    hal_channel_create_group(0, twice, pair));
+  hal_command_buffer_release(cb);
+  hal_buffer_release(host);
+  hal_buffer_release(theirs);
+  hal_buffer_release(mine);
+}
+
+// A channel released while its submission still runs: the submission
+// keeps it until the device is done (the communicator goes after).
+CTS_CASE(Collective_ChannelReleasedWithWorkInFlight) {
+  collective_fixture_t* f = *state;
+  hal_channel_t* channels[kRanks];
+  HAL_ASSERT_OK(hal_channel_create_group(kRanks, f->devices, channels));
+  hal_buffer_t* buffers[kRanks];
+  hal_command_buffer_t* cbs[kRanks];
+  hal_semaphore_t* gate = cts_create_semaphore(NULL, 0);
+  hal_semaphore_t* done[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    buffers[r] = device_buffer(f->devices[r], 1024 * 4);
+    uint32_t ones[1024];
+    for (int i = 0; i < 1024; ++i)
+      ones[i] = 1;
+    write_bytes(buffers[r], ones, sizeof(ones));
+    cbs[r] = cts_begin_command_buffer(f->devices[r],
+                                      HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                      .element_type = HAL_ELEMENT_TYPE_UINT32,
+                                      .reduction = HAL_REDUCTION_SUM,
+                                      .count = 1024};
+    HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], channels[r], &params,
+                                                buffers[r], 0, buffers[r], 0));
+    HAL_ASSERT_OK(hal_command_buffer_end(cbs[r]));
+    done[r] = cts_create_semaphore(f->devices[r], 0);
+    HAL_ASSERT_OK(cts_submit(f->devices[r], 0, gate, 1, cbs[r], done[r], 1));
+    hal_command_buffer_release(cbs[r]);
+    hal_channel_release(channels[r]);  // the submission keeps it
+  }
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  for (int r = 0; r < kRanks; ++r) {
+    HAL_ASSERT_OK(cts_wait(done[r], 1));
+    uint32_t words[1024];
+    HAL_ASSERT_OK(hal_buffer_read(buffers[r], 0, words, sizeof(words)));
+    for (int i = 0; i < 1024; ++i)
+      assert_int_equal(words[i], kRanks);
+    hal_semaphore_release(done[r]);
+    hal_buffer_release(buffers[r]);
+  }
+  hal_semaphore_release(gate);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+#define CASE(name) \
+  cmocka_unit_test_setup_teardown(name, collective_setup, collective_teardown)
+      CASE(Collective_AllReduceEveryTypeAndReduction),
+      CASE(Collective_AllReduceInAReusedCommandBuffer),
+      CASE(Collective_RootedAndGatheringCollectives),
+      CASE(Collective_SendAndReceiveExchange),
+      CASE(Collective_RanksJoinedFromThreadsWithOneId),
+      CASE(Collective_RanksThatDisagreeFailTheSignals),
+      CASE(Collective_BadArgumentsAreRefusedAtRecord),
+      CASE(Collective_ChannelReleasedWithWorkInFlight),
+#undef CASE
+  };
+  return cts_main("collective", tests, HAL_ARRAYSIZE(tests));
+}

@@ -1,0 +1,261 @@
+// Copyright 2026 The HAL Authors.
+//
+// Channels (hal/channel.h) over the vendor's collective library: NCCL beside
+// CUDA, RCCL beside HIP (drivers/gpu/adapter/ccl.h), loaded by the driver
+// the first time a device asks for it. A channel is one communicator rank.
+//
+// Issue: a collective op is enqueued on the queue's stream
+// (gpu_collectives_issue), after the work before it; a run of consecutive
+// sends and receives is one group, so exchanges in a ring do not wait for
+// each other. The library orders the rest. Completion: a submission whose
+// command buffers used channels checks each (gpu_channels_check) once the
+// device is done with it: a collective whose ranks disagreed, or an abort,
+// fails the submission's signals with the library's message.
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "gpu_core.h"
+
+#if defined(GPU_CORE_HAVE_CCL)
+
+#include "adapter/ccl.h"
+
+_Static_assert(sizeof(hal_channel_id_t) == sizeof(gpu_ccl_unique_id_t),
+               "a channel id is the library's unique id");
+
+typedef struct gpu_channel_t {
+  hal_channel_t base;
+  gpu_ccl_t* ccl;  // the driver's
+  gpu_ccl_comm_t comm;
+} gpu_channel_t;
+
+static const hal_channel_vtable_t gpu_channel_vtable;
+
+static gpu_channel_t* gpu_channel_cast(hal_channel_t* channel) {
+  return HAL_RESOURCE_CAST(gpu_channel_t, channel, &gpu_channel_vtable);
+}
+
+// The driver's collective library, loaded by the first call. A failed load
+// is not kept: a later call tries again (a fixed HAL_NCCL_LIBRARY).
+static hal_status_t gpu_driver_ccl(gpu_driver_t* driver, gpu_ccl_t** out_ccl) {
+  pthread_mutex_lock(&driver->ccl_mutex);
+  hal_status_t status = HAL_OK;
+  if (!driver->ccl) {
+    gpu_ccl_vendor_t vendor =
+        driver->adapter->info.vendor == GPU_ADAPTER_VENDOR_HIP
+            ? GPU_CCL_VENDOR_RCCL
+            : GPU_CCL_VENDOR_NCCL;
+    status = gpu_ccl_create(vendor, NULL, driver->base.host_allocator,
+                            (gpu_ccl_t**)&driver->ccl);
+  }
+  *out_ccl = driver->ccl;
+  pthread_mutex_unlock(&driver->ccl_mutex);
+  return status;
+}
+
+void gpu_driver_ccl_destroy(gpu_driver_t* driver) {
+  gpu_ccl_destroy(driver->ccl);
+  driver->ccl = NULL;
+}
+
+static gpu_driver_t* gpu_device_driver(gpu_device_t* device) {
+  return (gpu_driver_t*)device->base.driver;
+}
+
+static hal_status_t gpu_channel_wrap(gpu_device_t* device, gpu_ccl_t* ccl,
+                                     gpu_ccl_comm_t comm, int32_t rank,
+                                     int32_t rank_count,
+                                     hal_channel_t** out_channel) {
+  gpu_channel_t* channel = NULL;
+  hal_status_t status = hal_allocator_malloc(
+      device->base.host_allocator, sizeof(*channel), (void**)&channel);
+  if (status != HAL_OK) {
+    gpu_ccl_comm_destroy(ccl, comm, /*abort=*/true);
+    return status;
+  }
+  memset(channel, 0, sizeof(*channel));
+  hal_channel_initialize(&gpu_channel_vtable, &device->base, rank, rank_count,
+                         &channel->base);
+  channel->ccl = ccl;
+  channel->comm = comm;
+  *out_channel = &channel->base;
+  return HAL_OK;
+}
+
+static void gpu_channel_destroy(hal_channel_t* base) {
+  gpu_channel_t* channel = gpu_channel_cast(base);
+  gpu_device_t* device = gpu_device_cast(base->device);
+  hal_status_ignore(gpu_device_make_current(device));
+  // No submission uses it any more (each keeps its command buffers, which
+  // keep their channels): the library has nothing of ours left to run.
+  gpu_ccl_comm_destroy(channel->ccl, channel->comm, /*abort=*/false);
+  hal_allocator_free(device->base.host_allocator, channel);
+}
+
+static hal_status_t gpu_channel_check(hal_channel_t* base) {
+  gpu_channel_t* channel = gpu_channel_cast(base);
+  return hal_status_annotatef(
+      gpu_ccl_comm_check(channel->ccl, channel->comm),
+      "channel rank %" PRId32 " of %" PRId32 " on device '%s'", base->rank,
+      base->rank_count, base->device->info.name);
+}
+
+static const hal_channel_vtable_t gpu_channel_vtable = {
+    .destroy = gpu_channel_destroy,
+    .check = gpu_channel_check,
+};
+
+hal_status_t gpu_device_channel_id_generate(hal_device_t* base,
+                                            hal_channel_id_t* out_id) {
+  gpu_ccl_t* ccl = NULL;
+  HAL_RETURN_IF_ERROR(
+      gpu_driver_ccl(gpu_device_driver(gpu_device_cast(base)), &ccl));
+  return gpu_ccl_unique_id(ccl, (gpu_ccl_unique_id_t*)out_id);
+}
+
+hal_status_t gpu_device_create_channel(hal_device_t* base,
+                                       const hal_channel_id_t* id, int32_t rank,
+                                       int32_t rank_count,
+                                       hal_channel_t** out_channel) {
+  gpu_device_t* device = gpu_device_cast(base);
+  gpu_ccl_t* ccl = NULL;
+  HAL_RETURN_IF_ERROR(gpu_driver_ccl(gpu_device_driver(device), &ccl));
+  // ncclCommInitRank joins on the calling thread's current device.
+  HAL_RETURN_IF_ERROR(gpu_device_make_current(device));
+  gpu_ccl_comm_t comm = NULL;
+  HAL_RETURN_IF_ERROR(hal_status_annotatef(
+      gpu_ccl_comm_init_rank(ccl, rank_count, (const gpu_ccl_unique_id_t*)id,
+                             rank, &comm),
+      "channel rank %" PRId32 " of %" PRId32 " on device '%s'", rank,
+      rank_count, base->info.name));
+  return gpu_channel_wrap(device, ccl, comm, rank, rank_count, out_channel);
+}
+
+hal_status_t gpu_device_create_channel_group(hal_device_t* base, size_t count,
+                                             hal_device_t* const* devices,
+                                             hal_channel_t** out_channels) {
+  gpu_device_t* device = gpu_device_cast(base);
+  gpu_ccl_t* ccl = NULL;
+  HAL_RETURN_IF_ERROR(gpu_driver_ccl(gpu_device_driver(device), &ccl));
+  hal_allocator_t allocator = base->host_allocator;
+  int* ordinals = NULL;
+  gpu_ccl_comm_t* comms = NULL;
+  hal_status_t status = hal_allocator_malloc_array(
+      allocator, count, sizeof(int), (void**)&ordinals);
+  if (status == HAL_OK) {
+    status = hal_allocator_malloc_array(allocator, count, sizeof(*comms),
+                                        (void**)&comms);
+  }
+  if (status == HAL_OK) {
+    for (size_t i = 0; i < count; ++i)
+      ordinals[i] = gpu_device_cast(devices[i])->ordinal;
+    memset(comms, 0, count * sizeof(*comms));
+    status = hal_status_annotatef(
+        gpu_ccl_comm_init_all(ccl, (int)count, ordinals, comms),
+        "a group of %zu channels", count);
+  }
+  bool comms_made = status == HAL_OK;
+  size_t made = 0;
+  while (status == HAL_OK && made < count) {
+    status =
+        gpu_channel_wrap(gpu_device_cast(devices[made]), ccl, comms[made],
+                         (int32_t)made, (int32_t)count, &out_channels[made]);
+    if (status == HAL_OK)
+      ++made;
+  }
+  if (status != HAL_OK) {
+    // The wrap that failed dropped its communicator; the ones after it
+    // were never wrapped.
+    for (size_t i = made + 1; comms_made && i < count; ++i)
+      gpu_ccl_comm_destroy(ccl, comms[i], /*abort=*/true);
+    for (size_t i = 0; i < made; ++i) {
+      hal_channel_release(out_channels[i]);
+      out_channels[i] = NULL;
+    }
+  }
+  hal_allocator_free(allocator, comms);
+  hal_allocator_free(allocator, ordinals);
+  return status;
+}
+
+static bool gpu_collective_is_pair(const hal_op_t* op) {
+  return op->collective.params.kind == HAL_COLLECTIVE_SEND ||
+         op->collective.params.kind == HAL_COLLECTIVE_RECV;
+}
+
+static hal_status_t gpu_collective_enqueue(gpu_queue_t* queue,
+                                           const hal_op_t* op) {
+  gpu_channel_t* channel = gpu_channel_cast(op->collective.channel);
+  gpu_ccl_collective_t collective;
+  memset(&collective, 0, sizeof(collective));
+  const hal_collective_params_t* params = &op->collective.params;
+  collective.kind = (gpu_ccl_kind_t)params->kind;
+  collective.count = (size_t)params->count;
+  collective.type = (int)params->element_type;
+  collective.reduction = (int)params->reduction;
+  collective.peer = (int)params->root_or_peer;
+  if (op->collective.send) {
+    HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(
+        op->collective.send, op->collective.send_offset, &collective.send));
+  }
+  if (op->collective.recv) {
+    HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(
+        op->collective.recv, op->collective.recv_offset, &collective.recv));
+  }
+  return gpu_ccl_enqueue(channel->ccl, channel->comm, &collective,
+                         queue->stream);
+}
+
+hal_status_t gpu_collectives_issue(gpu_queue_t* queue, const hal_op_t* ops,
+                                   size_t count) {
+  size_t i = 0;
+  while (i < count) {
+    if (!gpu_collective_is_pair(&ops[i])) {
+      HAL_RETURN_IF_ERROR(gpu_collective_enqueue(queue, &ops[i]));
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < count && gpu_collective_is_pair(&ops[end]))
+      ++end;
+    gpu_ccl_t* ccl = gpu_channel_cast(ops[i].collective.channel)->ccl;
+    HAL_RETURN_IF_ERROR(gpu_ccl_group_start(ccl));
+    hal_status_t status = HAL_OK;
+    for (; i < end && status == HAL_OK; ++i)
+      status = gpu_collective_enqueue(queue, &ops[i]);
+    hal_status_t ended = gpu_ccl_group_end(ccl);
+    if (status == HAL_OK) {
+      status = ended;
+    } else {
+      hal_status_free(ended);
+    }
+    HAL_RETURN_IF_ERROR(status);
+    i = end;
+  }
+  return HAL_OK;
+}
+
+#else  // !GPU_CORE_HAVE_CCL
+
+void gpu_driver_ccl_destroy(gpu_driver_t* driver) {
+  (void)driver;
+}
+
+hal_status_t gpu_collectives_issue(gpu_queue_t* queue, const hal_op_t* ops,
+                                   size_t count) {
+  (void)queue;
+  (void)ops;
+  (void)count;
+  // No channel can exist without the library, so no op names one.
+  return hal_make_status(HAL_STATUS_INTERNAL,
+                         "a collective in a build without collectives");
+}
+
+#endif  // GPU_CORE_HAVE_CCL
+
+hal_status_t gpu_channels_check(const gpu_buffer_set_t* set) {
+  for (size_t i = 0; i < set->channel_count; ++i)
+    HAL_RETURN_IF_ERROR(hal_channel_check(set->channels[i]));
+  return HAL_OK;
+}

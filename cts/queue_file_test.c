@@ -14,6 +14,7 @@
 // still waiting (Q4).
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cts.h"
@@ -234,6 +235,95 @@ CTS_CASE(File_WaitFailedBeforeTheCall) {
   hal_file_release(file);
 }
 
+// A transfer into or out of an alloca'd buffer that is refused at the call,
+// or whose wait failed and whose signals the caller saw fail, leaves no
+// pending use of the buffer behind: a dealloca ordered after the alloca
+// frees it (its chunk copies retired before the call returned or the
+// signals failed).
+CTS_CASE(File_RefusedOrFailedTransferLeavesNoPendingUse) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 9);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ_WRITE, &file));
+  close(fd);
+  const hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                      HAL_BUFFER_USAGE_DEFAULT};
+  const uint32_t rounds = cts_iterations(40);
+  for (uint32_t i = 0; i < rounds; ++i) {
+    bool read = i % 2 == 0;
+    bool refused = (i / 2) % 2 == 0;
+    hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* t = cts_create_semaphore(f->device, 0);
+    uint64_t v1 = 1, v2 = 2;
+    hal_semaphore_list_t s1 = one(&s, &v1), s2 = one(&s, &v2);
+    hal_buffer_t* x = NULL;
+    HAL_ASSERT_OK(hal_device_queue_alloca(f->device, f->q0, NULL, &s1, params,
+                                          3 * kChunk, &x));
+    HAL_ASSERT_OK(cts_wait(s, 1));
+    if (refused) {
+      hal_semaphore_t* twice[2] = {t, t};
+      uint64_t values[2] = {1, 2};
+      hal_semaphore_list_t duplicated = {2, twice, values};
+      hal_status_t status =
+          read ? hal_device_queue_read(f->device, f->q1, NULL, &duplicated,
+                                       file, 0, x, 0, 3 * kChunk)
+               : hal_device_queue_write(f->device, f->q1, NULL, &duplicated, x,
+                                        0, file, 0, 3 * kChunk);
+      HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "twice", status);
+    } else {
+      hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+      hal_semaphore_list_t wait_gate = one(&gate, &v1), t1 = one(&t, &v1);
+      HAL_ASSERT_OK(read ? hal_device_queue_read(f->device, f->q1, &wait_gate,
+                                                 &t1, file, 0, x, 0, 3 * kChunk)
+                         : hal_device_queue_write(f->device, f->q1, &wait_gate,
+                                                  &t1, x, 0, file, 0,
+                                                  3 * kChunk));
+      hal_semaphore_fail(gate, hal_make_status(HAL_STATUS_ABORTED, "no input"));
+      HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "no input", cts_wait(t, 1));
+      hal_semaphore_release(gate);
+    }
+    HAL_ASSERT_OK(hal_device_queue_dealloca(f->device, f->q0, &s1, &s2, x));
+    HAL_ASSERT_OK(cts_wait(s, 2));
+    hal_buffer_release(x);
+    hal_semaphore_release(t);
+    hal_semaphore_release(s);
+  }
+  hal_file_release(file);
+}
+
+// O_APPEND would put every write at the file's end: a descriptor opened
+// with it is refused for writing, and one that got it later fails the
+// write at the call.
+CTS_CASE(File_AppendDescriptorIsRefusedForWrites) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 10);
+  int flags = fcntl(fd, F_GETFL);
+  assert_int_equal(fcntl(fd, F_SETFL, flags | O_APPEND), 0);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "O_APPEND",
+                    hal_file_from_fd(fd, HAL_FILE_ACCESS_WRITE, &file));
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
+  hal_file_release(file);
+  assert_int_equal(fcntl(fd, F_SETFL, flags), 0);
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_WRITE, &file));
+  assert_int_equal(fcntl(fd, F_SETFL, flags | O_APPEND), 0);  // shared flags
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1;
+  hal_semaphore_list_t s1 = one(&s, &v1);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "O_APPEND",
+                    hal_device_queue_write(f->device, f->q0, NULL, &s1, f->a, 0,
+                                           file, 0, 16));
+  assert_int_equal(cts_query(s), 0);
+  struct stat st;
+  assert_int_equal(fstat(fd, &st), 0);
+  assert_int_equal(st.st_size, kFileBytes);  // nothing appended
+  hal_semaphore_release(s);
+  hal_file_release(file);
+  close(fd);
+}
+
 // Bad input: a clear status, nothing submitted, no semaphore moved.
 CTS_CASE(File_BadArgumentsSubmitNothing) {
   fixture_t* f = *state;
@@ -345,6 +435,8 @@ int main(void) {
       CASE(File_FailedWaitFailsSignals),
       CASE(File_WaitFailedBeforeTheCall),
       CASE(File_BadArgumentsSubmitNothing),
+      CASE(File_RefusedOrFailedTransferLeavesNoPendingUse),
+      CASE(File_AppendDescriptorIsRefusedForWrites),
       cmocka_unit_test(Q4_FileReadWaitingAtReleaseIsCancelled),
   };
   return cts_main("queue_file", tests, HAL_ARRAYSIZE(tests));

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "hal/impl/api.h"
+#include "semaphore_impl.h"
 
 // The status code of an errno from file I/O.
 static hal_status_code_t hal_file_errno_code(int error) {
@@ -128,6 +129,13 @@ HAL_API hal_status_t hal_file_from_fd(int fd, hal_file_access_t access,
                            "file descriptor %d was not opened for %s", fd,
                            mode == O_WRONLY ? "reading" : "writing");
   }
+  if ((access & HAL_FILE_ACCESS_WRITE) && (flags & O_APPEND)) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "file descriptor %d was opened with O_APPEND: its "
+                           "writes would land at its end, not at the offsets "
+                           "transfers write at",
+                           fd);
+  }
   struct stat st;
   if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
@@ -158,6 +166,13 @@ HAL_API hal_status_t hal_file_from_memory(void* data, uint64_t length,
   if (!data && length > 0) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "memory file of %" PRIu64 " bytes at NULL", length);
+  }
+  if (length > UINTPTR_MAX - (uintptr_t)data) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "memory file of %" PRIu64
+                           " bytes at %p runs past the end of the address "
+                           "space",
+                           length, data);
   }
   return hal_file_create(-1, data, length, access, out_file);
 }
@@ -204,10 +219,24 @@ typedef struct hal_transfer_step_t {
 } hal_transfer_step_t;
 
 struct hal_transfer_t {
-  // One per host call still to be called, and the submitting call's own
-  // until it is done with the transfer: a refused or failed chain can
-  // decide every submitted step before the submitter finishes.
+  // One per host call still to be called, one per copy whose retirement
+  // is still to be seen, and the submitting call's own until it is done
+  // with the transfer: a refused or failed chain can decide every
+  // submitted step before the submitter finishes.
   atomic_int ref_count;
+  // The caller's signals are published (hal_transfer_finish_part) once the
+  // final host call ran AND every copy retired AND the submitter decided
+  // whether to publish at all: a failed chain decides its
+  // steps in no particular order, and a copy holds its buffer (a pending
+  // use a dealloca must not see) until it retired. |unfinished| counts
+  // those parts; |failure| is the first failure among them.
+  atomic_int unfinished;
+  _Atomic(hal_status_t) failure;
+  bool publish;  // false: the call was refused, the signals stay as they are
+  size_t signal_count;
+  hal_semaphore_t** signals;  // retained, with |signal_values|
+  uint64_t* signal_values;
+  hal_semaphore_t** retired;  // [chunk_count]: copy i signals retired[i] = 1
   bool is_read;
   hal_file_t* file;  // retained
   uint64_t file_offset;
@@ -236,6 +265,13 @@ static void hal_transfer_release(hal_transfer_t* transfer) {
   hal_semaphore_release(transfer->io);
   hal_semaphore_release(transfer->copied);
   hal_semaphore_release(transfer->gate);
+  for (uint64_t i = 0; transfer->retired && i < transfer->chunk_count; ++i)
+    hal_semaphore_release(transfer->retired[i]);
+  for (size_t i = 0; i < transfer->signal_count; ++i)
+    hal_semaphore_release(transfer->signals[i]);
+  hal_allocator_free(hal_allocator_system(), transfer->retired);
+  hal_allocator_free(hal_allocator_system(), transfer->signals);
+  hal_status_free(atomic_load(&transfer->failure));
   hal_file_release(transfer->file);
   hal_allocator_free(hal_allocator_system(), transfer);
 }
@@ -299,12 +335,55 @@ static hal_status_t hal_transfer_io(hal_transfer_t* transfer, uint64_t i) {
   return HAL_OK;
 }
 
+// One part of the transfer is done (|status| borrowed): the final host
+// call, or a copy that retired. The last part publishes the caller's
+// signals: reached, or failed with the first failure.
+static void hal_transfer_finish_part(hal_transfer_t* transfer,
+                                     hal_status_t status) {
+  if (status != HAL_OK) {
+    hal_status_t expected = HAL_OK;
+    hal_status_t mine = hal_status_clone(status);
+    if (!atomic_compare_exchange_strong(&transfer->failure, &expected, mine))
+      hal_status_free(mine);
+  }
+  if (atomic_fetch_sub_explicit(&transfer->unfinished, 1,
+                                memory_order_acq_rel) != 1) {
+    return;
+  }
+  if (!transfer->publish)
+    return;
+  hal_status_t failure = atomic_load(&transfer->failure);
+  for (size_t i = 0; i < transfer->signal_count; ++i) {
+    if (failure == HAL_OK) {
+      // At least the value, as a queue's signal: a semaphore already past
+      // it stays where it is.
+      hal_sync_semaphore_advance(hal_sync_semaphore_cast(transfer->signals[i]),
+                                 transfer->signal_values[i]);
+    } else {
+      hal_semaphore_fail(transfer->signals[i], hal_status_clone(failure));
+    }
+  }
+}
+
+// A copy's retirement semaphore was reached or failed: its submission has
+// released what it held.
+static void hal_transfer_copy_retired(void* user_data, uint64_t value,
+                                      hal_status_t status) {
+  (void)value;
+  hal_transfer_t* transfer = user_data;
+  hal_transfer_finish_part(transfer, status);
+  hal_transfer_release(transfer);
+}
+
 static hal_status_t hal_transfer_step(void* user_data, hal_status_t status) {
   hal_transfer_step_t* step = user_data;
   hal_transfer_t* transfer = step->transfer;
   hal_status_t result = HAL_OK;
-  if (status == HAL_OK && step->chunk != UINT64_MAX)
+  if (step->chunk == UINT64_MAX) {
+    hal_transfer_finish_part(transfer, status);
+  } else if (status == HAL_OK) {
     result = hal_transfer_io(transfer, step->chunk);
+  }
   hal_transfer_release(transfer);
   return result;
 }
@@ -324,6 +403,32 @@ static hal_status_t hal_transfer_submit_io(
   t->steps[i].chunk = i == t->chunk_count ? UINT64_MAX : i;
   return hal_device_queue_host_call(device, queue, waits, signals,
                                     hal_transfer_step, &t->steps[i]);
+}
+
+// Submits chunk |i|'s copy, signaling |t->copied| to |copied_value| and
+// its own retirement semaphore, watched (a reference of |t| until seen).
+static hal_status_t hal_transfer_submit_copy(
+    hal_device_t* device, uint32_t queue, hal_transfer_t* t, uint64_t i,
+    const hal_semaphore_list_t* waits, uint64_t copied_value,
+    hal_buffer_t* source, uint64_t source_offset, hal_buffer_t* target,
+    uint64_t target_offset, uint64_t length, uint64_t* inout_copies) {
+  hal_semaphore_t* semaphores[2] = {t->copied, t->retired[i]};
+  uint64_t values[2] = {copied_value, 1};
+  hal_semaphore_list_t signals = {2, semaphores, values};
+  HAL_RETURN_IF_ERROR(hal_device_queue_copy(device, queue, waits, &signals,
+                                            source, source_offset, target,
+                                            target_offset, length));
+  ++*inout_copies;
+  atomic_fetch_add_explicit(&t->ref_count, 1, memory_order_relaxed);
+  hal_status_t status = hal_semaphore_add_callback(
+      t->retired[i], 1, hal_transfer_copy_retired, t, NULL);
+  if (status != HAL_OK) {
+    // Submitted but not watched: the chain is refused below, which waits
+    // for this copy's retirement like every submitted one's.
+    atomic_fetch_sub_explicit(&t->ref_count, 1, memory_order_relaxed);
+    hal_transfer_finish_part(t, HAL_OK);
+  }
+  return status;
 }
 
 // Every submission of |t|. On error the steps not submitted drop their
@@ -359,6 +464,7 @@ static hal_status_t hal_transfer_submit(
   hal_semaphore_list_t first_waits = {wait_count + 1, first_semaphores,
                                       first_values};
   uint64_t submitted = 0;  // host calls submitted
+  uint64_t copies = 0;     // copies submitted, each watched
   for (uint64_t i = 0; i < t->chunk_count && status == HAL_OK; ++i) {
     uint64_t length = hal_transfer_chunk_length(t, i);
     uint64_t at = buffer_offset + i * t->chunk_bytes;
@@ -377,10 +483,9 @@ static hal_status_t hal_transfer_submit(
         break;
       ++submitted;
       hal_semaphore_list_t copy_wait = hal_transfer_list(&t->io, &io_done);
-      hal_semaphore_list_t copy_signal =
-          hal_transfer_list(&t->copied, &copy_done);
-      status = hal_device_queue_copy(device, queue, &copy_wait, &copy_signal,
-                                     staging, 0, buffer, at, length);
+      status =
+          hal_transfer_submit_copy(device, queue, t, i, &copy_wait, copy_done,
+                                   staging, 0, buffer, at, length, &copies);
     } else {
       // copy_i after copy_{i-1} and write_{i-2}; copy_0 after the caller's
       // waits. write_i after copy_i and write_{i-1}.
@@ -392,11 +497,9 @@ static hal_status_t hal_transfer_submit(
         values[0] = i;
         copy_waits.count = 1;
       }
-      hal_semaphore_list_t copy_signal =
-          hal_transfer_list(&t->copied, &copy_done);
-      status = hal_device_queue_copy(
-          device, queue, i == 0 ? &first_waits : &copy_waits, &copy_signal,
-          buffer, at, staging, 0, length);
+      status = hal_transfer_submit_copy(
+          device, queue, t, i, i == 0 ? &first_waits : &copy_waits, copy_done,
+          buffer, at, staging, 0, length, &copies);
       if (status != HAL_OK)
         break;
       uint64_t write_values[2] = {copy_done, io_before};
@@ -416,17 +519,24 @@ static hal_status_t hal_transfer_submit(
     hal_semaphore_list_t final_wait =
         hal_transfer_list(t->is_read ? &t->copied : &t->io, &last);
     status = hal_transfer_submit_io(device, queue, t, t->chunk_count,
-                                    &final_wait, signal_semaphores);
+                                    &final_wait, NULL);
     if (status == HAL_OK)
       ++submitted;
   }
   hal_allocator_free(hal_allocator_system(), first_semaphores);
   if (status == HAL_OK) {
+    // Steps may already be decided (a wait that had failed before the
+    // call): the submitter's own part keeps the publication until now.
+    t->publish = true;
+    hal_transfer_finish_part(t, HAL_OK);
     status = hal_semaphore_signal(t->gate, 1);
-    if (status != HAL_OK)
+    if (status != HAL_OK) {
+      // The gate could not open: the steps fail with its status, and the
+      // caller's signals with them.
       hal_semaphore_fail(t->gate, hal_status_clone(status));
+    }
     hal_transfer_release(t);  // ours: the steps now hold it alone
-    return status;  // the steps fail with it if the gate could not open
+    return status;
   }
   // The gate never opened: failing the chain decides every submitted step
   // without running one (each then drops its own reference). The
@@ -435,6 +545,18 @@ static hal_status_t hal_transfer_submit(
   hal_semaphore_fail(t->gate, hal_status_clone(status));
   hal_semaphore_fail(t->io, hal_status_clone(status));
   hal_semaphore_fail(t->copied, hal_status_clone(status));
+  // Nothing is published, but a copy refused with the call must have let
+  // its buffer go before the call returns: a dealloca right after must not
+  // see it pending. Each retires soon (its wait failed with the gate).
+  for (uint64_t i = 0; i < copies; ++i) {
+    hal_status_ignore(
+        hal_semaphore_wait(t->retired[i], 1, hal_infinite_timeout()));
+  }
+  // The parts never submitted will not finish: the copies not submitted
+  // and the final host call (always the last submission); and ours.
+  uint64_t unsubmitted_parts = (t->chunk_count - copies) + 2;
+  for (uint64_t i = 0; i < unsubmitted_parts; ++i)
+    hal_transfer_finish_part(t, HAL_OK);
   uint64_t references = t->chunk_count + 2 - submitted;
   for (uint64_t i = 0; i < references; ++i)
     hal_transfer_release(t);
@@ -464,6 +586,20 @@ static hal_status_t hal_device_queue_transfer(
   if (signal_semaphores) {
     HAL_RETURN_IF_ERROR(
         hal_semaphore_list_validate(*signal_semaphores, "signal"));
+    // The transfer publishes the signals itself, after its last step: the
+    // queue's checks of them are made here.
+    for (size_t i = 0; i < signal_semaphores->count; ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (signal_semaphores->semaphores[i] ==
+            signal_semaphores->semaphores[j]) {
+          return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                                 "%s: signal list names semaphore %p twice "
+                                 "(entries %zu and %zu)",
+                                 what, (void*)signal_semaphores->semaphores[i],
+                                 j, i);
+        }
+      }
+    }
   }
   HAL_RETURN_IF_ERROR(
       hal_resource_check_kind(file, HAL_RESOURCE_KIND_FILE, "file"));
@@ -486,6 +622,18 @@ static hal_status_t hal_device_queue_transfer(
   HAL_RETURN_IF_ERROR(hal_status_annotatef(
       hal_buffer_validate_range(buffer, buffer_offset, length, &resolved), "%s",
       what));
+  if (!is_read && file->fd >= 0) {
+    // The descriptor's status flags are shared with the caller's: O_APPEND
+    // may have been set after hal_file_from_fd.
+    int flags = fcntl(file->fd, F_GETFL);
+    if (flags >= 0 && (flags & O_APPEND)) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "%s: the file's descriptor has O_APPEND set: "
+                             "writes would land at its end, not at offset "
+                             "%" PRIu64,
+                             what, file_offset);
+    }
+  }
   uint64_t file_length = 0;
   HAL_RETURN_IF_ERROR(hal_file_length(file, &file_length));
   if (file->fd >= 0 && (file_offset > (uint64_t)INT64_MAX ||
@@ -520,6 +668,8 @@ static hal_status_t hal_device_queue_transfer(
       (void**)&t));
   memset(t, 0, sizeof(*t));
   atomic_init(&t->ref_count, (int)(chunk_count + 2));
+  atomic_init(&t->unfinished, (int)(chunk_count + 2));
+  atomic_init(&t->failure, HAL_OK);
   t->is_read = is_read;
   t->file = file;
   hal_file_retain(file);
@@ -547,6 +697,31 @@ static hal_status_t hal_device_queue_transfer(
     status = hal_device_create_semaphore(device, 0, &t->copied);
   if (status == HAL_OK)
     status = hal_device_create_semaphore(device, 0, &t->gate);
+  if (status == HAL_OK) {
+    status = hal_allocator_malloc_array(hal_allocator_system(), chunk_count,
+                                        sizeof(hal_semaphore_t*),
+                                        (void**)&t->retired);
+    if (status == HAL_OK)
+      memset(t->retired, 0, chunk_count * sizeof(hal_semaphore_t*));
+  }
+  for (uint64_t i = 0; status == HAL_OK && i < chunk_count; ++i)
+    status = hal_device_create_semaphore(device, 0, &t->retired[i]);
+  size_t signal_count = signal_semaphores ? signal_semaphores->count : 0;
+  if (status == HAL_OK && signal_count > 0) {
+    status = hal_allocator_malloc(
+        hal_allocator_system(),
+        signal_count * (sizeof(hal_semaphore_t*) + sizeof(uint64_t)),
+        (void**)&t->signals);
+    if (status == HAL_OK) {
+      t->signal_values = (uint64_t*)(t->signals + signal_count);
+      t->signal_count = signal_count;
+      for (size_t i = 0; i < signal_count; ++i) {
+        t->signals[i] = signal_semaphores->semaphores[i];
+        t->signal_values[i] = signal_semaphores->payload_values[i];
+        hal_semaphore_retain(t->signals[i]);
+      }
+    }
+  }
   if (status != HAL_OK) {
     atomic_store(&t->ref_count, 1);
     hal_transfer_release(t);

@@ -35,12 +35,14 @@ enum hal_file_access_bits_e {
 // A file over descriptor |fd| (duplicated; the HAL closes its copy when the
 // file goes). INVALID_ARGUMENT for a descriptor that is not open, an access
 // it was not opened for, or one that cannot be read or written at offsets
-// (a pipe, a socket).
+// (a pipe, a socket; O_APPEND with WRITE access, which queue_write also
+// refuses if the flag was set later).
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_file_from_fd(int fd, hal_file_access_t access, hal_file_t** out_file);
 
-// A file over |length| bytes of host memory at |data| (borrowed). Reads and
-// writes beyond |length| are OUT_OF_RANGE at the call.
+// A file over |length| bytes of host memory at |data| (borrowed; a range
+// that wraps the address space is INVALID_ARGUMENT). Reads and writes
+// beyond |length| are OUT_OF_RANGE at the call.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_file_from_memory(void* data, uint64_t length, hal_file_access_t access,
                      hal_file_t** out_file);
@@ -54,7 +56,9 @@ HAL_API void hal_file_release(hal_file_t* file);
 // (nothing submitted, no semaphore moved): OUT_OF_RANGE for a range past
 // the buffer, or past the end of the file as it is now; INVALID_ARGUMENT
 // for a file not opened for reading, a buffer of another device; the
-// queue and list errors of hal_device_queue_execute. A file that turns out
+// queue and list errors of hal_device_queue_execute (a signal list naming a
+// semaphore twice included). The signals are reached or failed only after
+// every chunk's copy let go of |target|. A file that turns out
 // shorter when it is read, or a read that fails, fails the signals
 // (DATA_LOSS, or the errno's status) and nothing after it runs.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_read(

@@ -710,6 +710,42 @@ CTS_CASE(Collective_ChannelReleasedWithWorkInFlight) {
   hal_semaphore_release(gate);
 }
 
+// A peer that never records its part (without leaving or aborting) does
+// not hold the other rank forever: on the virtual GPU the collective fails
+// after VGPU_CCL_TIMEOUT_MS (3 s in this suite's runs), naming the rank
+// that never came, and the submission's signals fail with it. A real
+// library's bound is its own (NCCL's is none: abort the communicator).
+CTS_CASE(Collective_PeerThatNeverCallsFailsAfterABound) {
+  collective_fixture_t* f = *state;
+  if (!getenv("VGPU_CCL_TIMEOUT_MS")) {
+    skip();  // a real library may wait forever here
+  }
+  hal_channel_t* channels[kRanks];
+  HAL_ASSERT_OK(hal_channel_create_group(kRanks, f->devices, channels));
+  hal_buffer_t* buffer = device_buffer(f->devices[0], 256);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                    .element_type = HAL_ELEMENT_TYPE_INT32,
+                                    .reduction = HAL_REDUCTION_SUM,
+                                    .count = 64};
+  HAL_ASSERT_OK(hal_command_buffer_collective(cb, channels[0], &params, buffer,
+                                              0, buffer, 0));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_semaphore_t* done = cts_create_semaphore(f->devices[0], 0);
+  submit(f->devices[0], cb, done, 1);
+  HAL_ASSERT_STATUS(HAL_STATUS_UNAVAILABLE, "rank(s) 1 never arrived",
+                    cts_wait(done, 1));
+  hal_status_t check = hal_channel_check(channels[1]);
+  assert_int_equal(hal_status_code(check), HAL_STATUS_UNAVAILABLE);
+  hal_status_free(check);
+  hal_semaphore_release(done);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(buffer);
+  for (int r = 0; r < kRanks; ++r)
+    hal_channel_release(channels[r]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define CASE(name) \
@@ -722,6 +758,7 @@ int main(void) {
       CASE(Collective_RanksThatDisagreeFailTheSignals),
       CASE(Collective_BadArgumentsAreRefusedAtRecord),
       CASE(Collective_ChannelReleasedWithWorkInFlight),
+      CASE(Collective_PeerThatNeverCallsFailsAfterABound),
 #undef CASE
   };
   return cts_main("collective", tests, HAL_ARRAYSIZE(tests));

@@ -12,6 +12,7 @@
 
 #include "ccl.h"
 
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ typedef struct ccl_meeting {
   bool present[VGPU_CCL_MAX_RANKS];
   vgpu_ccl_call calls[VGPU_CCL_MAX_RANKS];
   vgpu_mark* marks[VGPU_CCL_MAX_RANKS];
+  uint64_t opened_ns;  // when the first rank arrived (the watchdog's clock)
 } ccl_meeting;
 
 typedef struct ccl_group {
@@ -82,6 +84,9 @@ static struct {
   pthread_cond_t cv;  // a join completed or gave up
   bool initialized;
   ccl_group* groups;
+  // The watchdog (ccl_watchdog_main) runs while any meeting waits for a
+  // rank; it exits when none does and starts again with the next.
+  bool watchdog_running;
 } ccl_registry = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void ccl_format(char* out, size_t size, const char* fmt, ...)
@@ -703,6 +708,9 @@ static vgpu_status ccl_check_call(const vgpu_ccl_comm* comm,
 }
 
 // Under the lock: the meeting |call| joins (made when it is the first).
+static uint64_t ccl_timeout_ns(void);
+static void ccl_watchdog_start_locked(void);
+
 static ccl_meeting* ccl_meeting_for_locked(vgpu_ccl_comm* comm,
                                            const vgpu_ccl_call* call) {
   ccl_group* group = comm->group;
@@ -727,8 +735,116 @@ static ccl_meeting* ccl_meeting_for_locked(vgpu_ccl_comm* comm,
   m->p2p = p2p;
   m->from = from;
   m->to = to;
+  m->opened_ns = vgpu_now_ns();
   *tail = m;  // in arrival order
+  ccl_watchdog_start_locked();
   return m;
+}
+
+// Under the lock: "collective #3 of communicator 4a42db9f7623eb9c: rank 1
+// never arrived within 5000 ms" for the first meeting of |group| that
+// waited longer than |bound_ns| at |now|, or false.
+static bool ccl_group_overdue_locked(const ccl_group* group, uint64_t now,
+                                     uint64_t bound_ns, char* message,
+                                     size_t size) {
+  for (const ccl_meeting* m = group->meetings; m != NULL; m = m->next) {
+    if (now - m->opened_ns <= bound_ns)
+      continue;
+    char name[17];
+    ccl_id_text(group->id, name);
+    char missing[192] = "";
+    size_t length = 0;
+    for (int r = 0; r < group->rank_count && length < sizeof(missing); ++r) {
+      bool needed = m->p2p ? (r == m->from || r == m->to) : true;
+      bool came = m->p2p ? (r == m->from ? m->present[0] : m->present[1])
+                         : m->present[r];
+      if (!needed || came)
+        continue;
+      int n = snprintf(missing + length, sizeof(missing) - length, "%s%d",
+                       length ? ", " : "", r);
+      if (n > 0)
+        length += (size_t)n;
+    }
+    if (m->p2p) {
+      ccl_format(message, size,
+                 "send #%" PRIu64
+                 " from rank %d to rank %d of communicator %s: rank %s "
+                 "never arrived within %" PRIu64 " ms",
+                 m->seq, m->from, m->to, name, missing, bound_ns / 1000000u);
+    } else {
+      ccl_format(message, size,
+                 "collective #%" PRIu64
+                 " of communicator %s: rank(s) %s never arrived within %" PRIu64
+                 " ms",
+                 m->seq, name, missing, bound_ns / 1000000u);
+    }
+    return true;
+  }
+  return false;
+}
+
+// A peer that stops calling, without leaving or aborting, would hold its
+// communicator's other ranks forever (their streams wait for the meeting):
+// a meeting whose ranks have not all come within the bound (ccl_timeout_ns)
+// fails the communicator, as a disagreement does, naming who never came.
+static void* ccl_watchdog_main(void* arg) {
+  (void)arg;
+  pthread_mutex_lock(&ccl_registry.mu);
+  for (;;) {
+    uint64_t bound = ccl_timeout_ns();
+    uint64_t now = vgpu_now_ns();
+    bool waiting = false;
+    ccl_meeting* failed = NULL;
+    char message[384];
+    for (ccl_group* g = ccl_registry.groups; g != NULL && !failed;
+         g = g->next) {
+      waiting |= g->meetings != NULL;
+      if (ccl_group_overdue_locked(g, now, bound, message, sizeof(message)))
+        failed = ccl_group_fail_locked(g, VGPU_ERR_TIMEOUT, message);
+    }
+    if (failed) {
+      pthread_mutex_unlock(&ccl_registry.mu);
+      ccl_meetings_fail(failed, VGPU_ERR_TIMEOUT);
+      pthread_mutex_lock(&ccl_registry.mu);
+      continue;
+    }
+    if (!waiting)
+      break;
+    // A tenth of the bound (at most 100 ms) late, at worst.
+    uint64_t nap = bound / 10 < 100000000u ? bound / 10 : 100000000u;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t)(nap / 1000000000u);
+    until.tv_nsec += (long)(nap % 1000000000u);
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec += 1;
+      until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&ccl_registry.cv, &ccl_registry.mu, &until);
+  }
+  ccl_registry.watchdog_running = false;
+  pthread_mutex_unlock(&ccl_registry.mu);
+  return NULL;
+}
+
+static void ccl_watchdog_start_locked(void) {
+  if (ccl_registry.watchdog_running)
+    return;
+  ccl_registry_init_locked();
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t thread;
+  // Without a thread (out of resources) meetings wait unbounded, as NCCL's.
+  if (pthread_create(&thread, &attr, ccl_watchdog_main, NULL) == 0) {
+    ccl_registry.watchdog_running = true;
+    // The thread may outlive its last meeting by a nap: the library that
+    // holds its code must never be unmapped under it.
+    Dl_info self;
+    if (dladdr(&ccl_registry, &self) && self.dli_fname)
+      (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  }
+  pthread_attr_destroy(&attr);
 }
 
 static void ccl_meeting_unlink_locked(ccl_group* group, ccl_meeting* meeting) {
@@ -828,12 +944,14 @@ vgpu_status vgpu_ccl_arrive(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
 // Devices and streams (vgpu_core.h)
 //===----------------------------------------------------------------------===//
 
-// A join waits VGPU_MAX_WAIT_MS when it is set, else 60 s: a rank that
-// never comes is an error, not a hang, either way.
+// A join, and a meeting (ccl_watchdog_main), wait VGPU_CCL_TIMEOUT_MS, else
+// VGPU_MAX_WAIT_MS when it is set, else 60 s: a rank that never comes is an
+// error, not a hang, either way.
 #define CCL_JOIN_TIMEOUT_DEFAULT_MS 60000u
 static uint64_t ccl_timeout_ns(void) {
-  unsigned ms =
-      vgpu_cfg.max_wait_ms ? vgpu_cfg.max_wait_ms : CCL_JOIN_TIMEOUT_DEFAULT_MS;
+  unsigned ms = vgpu_cfg.ccl_timeout_ms ? vgpu_cfg.ccl_timeout_ms
+                : vgpu_cfg.max_wait_ms  ? vgpu_cfg.max_wait_ms
+                                        : CCL_JOIN_TIMEOUT_DEFAULT_MS;
   return (uint64_t)ms * 1000000u;
 }
 

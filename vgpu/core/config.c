@@ -274,6 +274,8 @@ void vgpu_config_load(const vgpu_facade* facade) {
     vgpu_cfg.jitter_us = (unsigned)v;
   if (env_uint("VGPU_MAX_WAIT_MS", 0, 86400000, &v))
     vgpu_cfg.max_wait_ms = (unsigned)v;
+  if (env_uint("VGPU_CCL_TIMEOUT_MS", 0, 86400000, &v))
+    vgpu_cfg.ccl_timeout_ms = (unsigned)v;
   vgpu_cfg.fail_exit_code = 0;
   if (env_uint("VGPU_FAIL_EXIT_CODE", 0, 255, &v))
     vgpu_cfg.fail_exit_code = (int)v;

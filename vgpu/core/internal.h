@@ -55,6 +55,9 @@ typedef struct vgpu_config {
   int stream_threads;
   int kernel_threads;
   unsigned max_wait_ms;
+  // How long a collective's join or meeting waits for its ranks
+  // (VGPU_CCL_TIMEOUT_MS; 0: VGPU_MAX_WAIT_MS, else 60 s).
+  unsigned ccl_timeout_ms;
   char hide_symbols[1024];
   vgpu_fault_rule faults[VGPU_MAX_FAULT_RULES];
   int fault_count;

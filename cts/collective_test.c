@@ -422,18 +422,13 @@ CTS_CASE(Collective_SendAndReceiveExchange) {
                                     .count = kCount};
       hal_collective_params_t from = to;
       from.kind = HAL_COLLECTIVE_RECV;
-      // Rank 0 sends first, rank 1 receives first: grouped, neither waits.
-      if (r == 0) {
-        HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &to,
-                                                    send[r], 0, NULL, 0));
-      }
+      // Both ranks send first, then receive: without the group each send
+      // would wait for a receive its peer records after its own send.
+      HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &to,
+                                                  send[r], 0, NULL, 0));
       HAL_ASSERT_OK(
           hal_command_buffer_collective(cbs[r], f->channels[r], &from, NULL, 0,
                                         recv[r], (uint64_t)round * kCount * 4));
-      if (r == 1) {
-        HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &to,
-                                                    send[r], 0, NULL, 0));
-      }
     }
     HAL_ASSERT_OK(hal_command_buffer_end(cbs[r]));
     done[r] = cts_create_semaphore(f->devices[r], 0);
@@ -588,6 +583,14 @@ CTS_CASE(Collective_BadArgumentsAreRefusedAtRecord) {
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "DEVICE_LOCAL",
       hal_command_buffer_collective(cb, channel, &p, host, 0, mine, 0));
+  // Device-local and host-visible is host memory the device reaches.
+  hal_buffer_t* both = cts_allocate_buffer(
+      device, HAL_MEMORY_TYPE_DEVICE_LOCAL | HAL_MEMORY_TYPE_HOST_VISIBLE,
+      4096);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "DEVICE_LOCAL only",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, both, 0));
+  hal_buffer_release(both);
   p.count = 1025;  // 4100 bytes
   HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, "send range",
@@ -746,6 +749,43 @@ CTS_CASE(Collective_PeerThatNeverCallsFailsAfterABound) {
     hal_channel_release(channels[r]);
 }
 
+// Devices made from URIs (each through a driver instance of its own) are
+// devices of one driver: they form a group, and its channels work.
+CTS_CASE(Collective_GroupOfDevicesMadeFromUris) {
+  collective_fixture_t* f = *state;
+  hal_device_t* devices[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    char uri[128];
+    snprintf(uri, sizeof(uri), "%s://%d", cts_context.driver_name, r);
+    HAL_ASSERT_OK(hal_driver_registry_create_device(
+        cts_context.registry, uri, hal_allocator_system(), &devices[r]));
+  }
+  hal_channel_t* group[kRanks];
+  HAL_ASSERT_OK(hal_channel_create_group(kRanks, devices, group));
+  for (int r = 0; r < kRanks; ++r) {
+    hal_channel_release(f->channels[r]);
+    hal_device_release(f->devices[r]);
+    f->devices[r] = devices[r];
+    f->channels[r] = group[r];
+  }
+  collective_run_t run = {
+      .params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                 .element_type = HAL_ELEMENT_TYPE_FLOAT64,
+                 .reduction = HAL_REDUCTION_SUM,
+                 .count = 129},
+      .send_elements = 129,
+      .recv_elements = 129,
+      .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+      .submissions = 1,
+  };
+  uint8_t** outputs = run_collective(f, &run);
+  for (int r = 0; r < kRanks; ++r)
+    for (size_t i = 0; i < 129; ++i)
+      expect_element(HAL_ELEMENT_TYPE_FLOAT64, outputs[r], i,
+                     reduced_input(HAL_REDUCTION_SUM, i), "all_reduce", r);
+  free_outputs(outputs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define CASE(name) \
@@ -759,6 +799,7 @@ int main(void) {
       CASE(Collective_BadArgumentsAreRefusedAtRecord),
       CASE(Collective_ChannelReleasedWithWorkInFlight),
       CASE(Collective_PeerThatNeverCallsFailsAfterABound),
+      CASE(Collective_GroupOfDevicesMadeFromUris),
 #undef CASE
   };
   return cts_main("collective", tests, HAL_ARRAYSIZE(tests));

@@ -94,7 +94,11 @@ HAL_API hal_status_t hal_channel_create_group(size_t count,
     HAL_RETURN_AND_ANNOTATE_IF_ERROR(
         hal_resource_check_kind(devices[i], HAL_RESOURCE_KIND_DEVICE, "device"),
         "channel_create_group: devices[%zu]", i);
-    if (devices[i]->driver != devices[0]->driver) {
+    // One driver by name and implementation (two instances of one driver,
+    // each made from a URI, are one driver here).
+    if (devices[i]->resource.vtable != devices[0]->resource.vtable ||
+        !devices[i]->driver || !devices[0]->driver ||
+        strcmp(devices[i]->driver->name, devices[0]->driver->name) != 0) {
       return hal_make_status(
           HAL_STATUS_INVALID_ARGUMENT,
           "channel_create_group: devices[%zu] is of driver '%s', devices[0] "

@@ -473,11 +473,15 @@ static hal_status_t hal_collective_validate_buffer(
   uint64_t length = bytes;
   HAL_RETURN_IF_ERROR(hal_command_buffer_validate_buffer(
       command_buffer, buffer, usage, offset, &length, op, role));
-  if (!(buffer->memory_type & HAL_MEMORY_TYPE_DEVICE_LOCAL)) {
+  // HOST_VISIBLE memory is host memory the device can reach (pinned), even
+  // when it is DEVICE_LOCAL too: the library wants the device's own.
+  if (!(buffer->memory_type & HAL_MEMORY_TYPE_DEVICE_LOCAL) ||
+      (buffer->memory_type & HAL_MEMORY_TYPE_HOST_VISIBLE)) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "%s: %s buffer is not DEVICE_LOCAL: the collective "
-                           "library reads and writes device memory",
-                           op, role);
+                           "%s: %s buffer is not DEVICE_LOCAL only (memory "
+                           "type 0x%x): the collective library reads and "
+                           "writes device memory",
+                           op, role, buffer->memory_type);
   }
   return HAL_OK;
 }

@@ -754,11 +754,9 @@ static bool ccl_group_overdue_locked(const ccl_group* group, uint64_t now,
     ccl_id_text(group->id, name);
     char missing[192] = "";
     size_t length = 0;
-    for (int r = 0; r < group->rank_count && length < sizeof(missing); ++r) {
-      bool needed = m->p2p ? (r == m->from || r == m->to) : true;
-      bool came = m->p2p ? (r == m->from ? m->present[0] : m->present[1])
-                         : m->present[r];
-      if (!needed || came)
+    for (int r = 0;
+         !m->p2p && r < group->rank_count && length < sizeof(missing); ++r) {
+      if (m->present[r])
         continue;
       int n = snprintf(missing + length, sizeof(missing) - length, "%s%d",
                        length ? ", " : "", r);
@@ -766,11 +764,14 @@ static bool ccl_group_overdue_locked(const ccl_group* group, uint64_t now,
         length += (size_t)n;
     }
     if (m->p2p) {
+      // Slot 0 is the send (rank |from|'s), slot 1 the receive (|to|'s):
+      // for a rank sending to itself both are its own.
       ccl_format(message, size,
                  "send #%" PRIu64
-                 " from rank %d to rank %d of communicator %s: rank %s "
+                 " from rank %d to rank %d of communicator %s: rank %d's %s "
                  "never arrived within %" PRIu64 " ms",
-                 m->seq, m->from, m->to, name, missing, bound_ns / 1000000u);
+                 m->seq, m->from, m->to, name, m->present[0] ? m->to : m->from,
+                 m->present[0] ? "receive" : "send", bound_ns / 1000000u);
     } else {
       ccl_format(message, size,
                  "collective #%" PRIu64
@@ -1096,6 +1097,95 @@ static void ccl_call_extents(const vgpu_ccl_call* call, int ranks, int rank,
                                                          : bytes;
 }
 
+// Puts |op| (a collective's arrival, |done| its mark) on |stream|, counted
+// as queued on its communicator. The op is the stream's (or freed).
+static vgpu_status ccl_submit(vgpu_stream* stream, vgpu_op* op) {
+  vgpu_ccl_comm* comm = op->work.collective.comm;
+  pthread_mutex_lock(&comm->mu);
+  ++comm->queued;
+  pthread_mutex_unlock(&comm->mu);
+  vgpu_status st = vgpu_stream_enqueue(stream, op);
+  if (st != VGPU_OK) {  // never to run
+    pthread_mutex_lock(&comm->mu);
+    --comm->queued;
+    pthread_mutex_unlock(&comm->mu);
+  }
+  return st;
+}
+
+// The calling thread's group (ncclGroupStart .. End): its depth, and the
+// calls it holds back, checked and ready (each stream and mark retained,
+// the op owned) until the outermost end.
+typedef struct ccl_held_call {
+  vgpu_stream* stream;
+  vgpu_op* op;
+  vgpu_mark* done;
+} ccl_held_call;
+static _Thread_local struct {
+  int depth;
+  ccl_held_call* calls;
+  size_t count;
+  size_t capacity;
+} ccl_group_tls;
+
+void vgpu_ccl_group_start(void) {
+  ++ccl_group_tls.depth;
+}
+
+vgpu_status vgpu_ccl_group_end(void) {
+  if (ccl_group_tls.depth == 0)
+    return VGPU_ERR_INVALID_VALUE;
+  if (--ccl_group_tls.depth > 0)
+    return VGPU_OK;
+  // As NCCL launches a group at its end: every call goes on its stream
+  // (after the work enqueued there inside the group), then every stream
+  // waits for its calls, so each call arrived before any is waited for.
+  vgpu_status result = VGPU_OK;
+  for (size_t i = 0; i < ccl_group_tls.count; ++i) {
+    ccl_held_call* call = &ccl_group_tls.calls[i];
+    vgpu_status st = ccl_submit(call->stream, call->op);
+    call->op = NULL;
+    if (st != VGPU_OK) {
+      if (result == VGPU_OK)
+        result = st;
+      vgpu_mark_release(call->done);  // never waited for
+      call->done = NULL;
+    }
+  }
+  for (size_t i = 0; i < ccl_group_tls.count; ++i) {
+    ccl_held_call* call = &ccl_group_tls.calls[i];
+    if (call->done != NULL) {
+      vgpu_status st = vgpu_stream_wait_mark(call->stream, call->done);
+      if (result == VGPU_OK)
+        result = st;
+      vgpu_mark_release(call->done);
+    }
+    vgpu_object_release(&call->stream->base);
+  }
+  free(ccl_group_tls.calls);
+  ccl_group_tls.calls = NULL;
+  ccl_group_tls.count = ccl_group_tls.capacity = 0;
+  return result;
+}
+
+// Holds |op| back to the group's end; false when out of memory.
+static bool ccl_group_hold(vgpu_stream* stream, vgpu_op* op, vgpu_mark* done) {
+  if (ccl_group_tls.count == ccl_group_tls.capacity) {
+    size_t capacity = ccl_group_tls.capacity ? ccl_group_tls.capacity * 2 : 8;
+    ccl_held_call* calls =
+        realloc(ccl_group_tls.calls, capacity * sizeof(*calls));
+    if (calls == NULL)
+      return false;
+    ccl_group_tls.calls = calls;
+    ccl_group_tls.capacity = capacity;
+  }
+  vgpu_object_retain(&stream->base);
+  vgpu_mark_retain(done);
+  ccl_group_tls.calls[ccl_group_tls.count++] =
+      (ccl_held_call){.stream = stream, .op = op, .done = done};
+  return true;
+}
+
 vgpu_status vgpu_ccl_enqueue(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
                              uint64_t stream, char* error, size_t error_size) {
   vgpu_status st = ccl_check_call(comm, call, error, error_size);
@@ -1147,18 +1237,18 @@ vgpu_status vgpu_ccl_enqueue(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
   op->work.collective.call = *call;
   op->work.collective.done = done;
   vgpu_mark_retain(done);  // the work's reference; ours goes to the wait
-  pthread_mutex_lock(&comm->mu);
-  ++comm->queued;
-  pthread_mutex_unlock(&comm->mu);
-  st = vgpu_stream_enqueue(s, op);
-  op = NULL;            // the stream's now, or freed by it
-  if (st != VGPU_OK) {  // never to run
-    pthread_mutex_lock(&comm->mu);
-    --comm->queued;
-    pthread_mutex_unlock(&comm->mu);
-  } else {
-    st = vgpu_stream_wait_mark(s, done);
+  if (ccl_group_tls.depth > 0) {
+    if (!ccl_group_hold(s, op, done)) {
+      st = VGPU_ERR_OUT_OF_MEMORY;
+      goto out;  // frees the op, which drops the work's reference
+    }
+    op = NULL;  // the group's now
+    goto out;
   }
+  st = ccl_submit(s, op);
+  op = NULL;  // the stream's now, or freed by it
+  if (st == VGPU_OK)
+    st = vgpu_stream_wait_mark(s, done);
 out:
   if (op != NULL)
     vgpu_op_free(op);

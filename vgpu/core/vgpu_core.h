@@ -430,4 +430,13 @@ vgpu_status vgpu_ccl_async_error(vgpu_ccl_comm* comm, char* message,
 vgpu_status vgpu_ccl_enqueue(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
                              uint64_t stream, char* error, size_t error_size);
 
+// ncclGroupStart / ncclGroupEnd on the calling thread (they nest). Inside a
+// group each call's arrival is enqueued at once, but its stream's wait for
+// it is held back to the outermost end, so every call of the group arrives
+// before any of its streams waits: a rank that sends, then receives, meets
+// a peer that does the same instead of waiting for it forever.
+void vgpu_ccl_group_start(void);
+// VGPU_ERR_INVALID_VALUE: an end without a start (nothing done).
+vgpu_status vgpu_ccl_group_end(void);
+
 #endif  // VGPU_CORE_H_

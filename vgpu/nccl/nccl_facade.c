@@ -305,11 +305,13 @@ VGPU_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
 VGPU_EXPORT ncclResult_t ncclGroupStart(void);
 VGPU_EXPORT ncclResult_t ncclGroupEnd(void);
 
-// Enqueuing never waits for the other ranks, so a group (several ranks'
-// calls from one thread) needs no batching: it is only counted, and an end
-// without a start refused.
+// Enqueuing never waits for the other ranks; inside a group the streams'
+// waits for the calls are held back to the end (vgpu_ccl_group_start), so
+// a group's sends and receives all arrive before any of them is waited
+// for, as NCCL fuses them. An end without a start is refused.
 VGPU_EXPORT ncclResult_t ncclGroupStart(void) {
   ++nccl_group_depth;
+  vgpu_ccl_group_start();
   return ncclSuccess;
 }
 
@@ -317,6 +319,11 @@ VGPU_EXPORT ncclResult_t ncclGroupEnd(void) {
   if (nccl_group_depth == 0)
     return nccl_fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
   --nccl_group_depth;
+  vgpu_status st = vgpu_ccl_group_end();
+  if (st != VGPU_OK)
+    return nccl_fail(nccl_result(st),
+                     "ncclGroupEnd: a stream could not wait "
+                     "for the group's calls");
   return ncclSuccess;
 }
 

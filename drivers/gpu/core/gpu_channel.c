@@ -158,9 +158,18 @@ hal_status_t gpu_device_create_channel_group(hal_device_t* base, size_t count,
   bool comms_made = status == HAL_OK;
   size_t made = 0;
   while (status == HAL_OK && made < count) {
-    status =
-        gpu_channel_wrap(gpu_device_cast(devices[made]), ccl, comms[made],
-                         (int32_t)made, (int32_t)count, &out_channels[made]);
+    // Each channel keeps its own device's driver's library (devices of one
+    // driver made through different instances of it: the same library,
+    // loaded once more), so it never outlives the library it calls.
+    gpu_device_t* each = gpu_device_cast(devices[made]);
+    gpu_ccl_t* own = ccl;
+    status = gpu_driver_ccl(gpu_device_driver(each), &own);
+    if (status != HAL_OK) {
+      gpu_ccl_comm_destroy(ccl, comms[made], /*abort=*/true);
+      break;
+    }
+    status = gpu_channel_wrap(each, own, comms[made], (int32_t)made,
+                              (int32_t)count, &out_channels[made]);
     if (status == HAL_OK)
       ++made;
   }
@@ -203,8 +212,11 @@ static hal_status_t gpu_collective_enqueue(gpu_queue_t* queue,
     HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(
         op->collective.recv, op->collective.recv_offset, &collective.recv));
   }
-  return gpu_ccl_enqueue(channel->ccl, channel->comm, &collective,
-                         queue->stream);
+  return hal_status_annotatef(
+      gpu_ccl_enqueue(channel->ccl, channel->comm, &collective, queue->stream),
+      "channel rank %" PRId32 " of %" PRId32 " on device '%s'",
+      channel->base.rank, channel->base.rank_count,
+      channel->base.device->info.name);
 }
 
 hal_status_t gpu_collectives_issue(gpu_queue_t* queue, const hal_op_t* ops,

@@ -106,8 +106,9 @@ static void destroy_all(fixture_t* f, gpu_ccl_comm_t* comms) {
 }
 
 // Each rank: its send buffer filled with |r + 1| by a memset on its stream,
-// then |collective| (send/recv of the rank), then the receive buffer copied
-// to the host, all in stream order; then every stream synchronized.
+// then |collective| (send/recv of the rank) in one group, then the receive
+// buffer copied to the host, all in stream order; then every stream
+// synchronized.
 static void run_ordered(fixture_t* f, gpu_ccl_comm_t* comms,
                         gpu_ccl_collective_t collective, size_t in_count) {
   gpu_adapter_t* a = f->adapter;
@@ -126,10 +127,16 @@ static void run_ordered(fixture_t* f, gpu_ccl_comm_t* comms,
     c.send = rank->send;
     c.recv = rank->recv;
     HAL_ASSERT_OK(gpu_ccl_enqueue(f->ccl, comms[r], &c, rank->stream));
+  }
+  // As NCCL, a group's calls go on their streams at its end: the copy out
+  // is enqueued after it.
+  HAL_ASSERT_OK(gpu_ccl_group_end(f->ccl));
+  for (int r = 0; r < kRanks; ++r) {
+    rank_t* rank = &f->ranks[r];
+    HAL_ASSERT_OK(a->ops->make_current(a, rank->context));
     HAL_ASSERT_OK(a->ops->memcpy_async(
         a, rank->stream, gpu_host_address(rank->host), rank->recv, kBytes));
   }
-  HAL_ASSERT_OK(gpu_ccl_group_end(f->ccl));
   for (int r = 0; r < kRanks; ++r) {
     HAL_ASSERT_OK(a->ops->make_current(a, f->ranks[r].context));
     HAL_ASSERT_OK(a->ops->stream_synchronize(a, f->ranks[r].stream));

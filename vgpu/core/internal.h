@@ -156,6 +156,24 @@ typedef struct vgpu_mark_waiter {
   void (*fn)(struct vgpu_mark_waiter* waiter);
 } vgpu_mark_waiter;
 
+// A free list of blocks of one size, kept for reuse (at most |limit|): a
+// warm stream then allocates nothing per operation (an op and its mark),
+// as a real runtime's pools do. Thread-safe; the first word of a free block
+// is the link.
+typedef struct vgpu_bin {
+  pthread_mutex_t mu;
+  void* head;
+  int count;
+  int limit;
+} vgpu_bin;
+#define VGPU_BIN_INIT(n) \
+  { PTHREAD_MUTEX_INITIALIZER, NULL, 0, (n) }
+// A zeroed block of |size| bytes: a kept one, or a new one (NULL when out of
+// memory).
+void* vgpu_bin_take(vgpu_bin* bin, size_t size);
+// Keeps |block| for reuse, or frees it when the bin is full.
+void vgpu_bin_put(vgpu_bin* bin, void* block);
+
 typedef struct vgpu_mark {
   atomic_int refs;
   atomic_bool done;  // release-stored under |mu|, readable without it

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <string.h>
+
 #include "internal.h"
 
 void vgpu_cond_init(pthread_cond_t* cv) {
@@ -41,8 +43,36 @@ bool vgpu_cond_wait_bounded(pthread_cond_t* cv, pthread_mutex_t* mu,
   return pthread_cond_timedwait(cv, mu, &ts) != ETIMEDOUT;
 }
 
+void* vgpu_bin_take(vgpu_bin* bin, size_t size) {
+  pthread_mutex_lock(&bin->mu);
+  void* block = bin->head;
+  if (block != NULL) {
+    bin->head = *(void**)block;
+    --bin->count;
+  }
+  pthread_mutex_unlock(&bin->mu);
+  if (block == NULL)
+    return calloc(1, size);
+  memset(block, 0, size);
+  return block;
+}
+
+void vgpu_bin_put(vgpu_bin* bin, void* block) {
+  pthread_mutex_lock(&bin->mu);
+  if (bin->count < bin->limit) {
+    *(void**)block = bin->head;
+    bin->head = block;
+    ++bin->count;
+    block = NULL;
+  }
+  pthread_mutex_unlock(&bin->mu);
+  free(block);
+}
+
+static vgpu_bin mark_bin = VGPU_BIN_INIT(256);
+
 vgpu_mark* vgpu_mark_create(int device) {
-  vgpu_mark* m = calloc(1, sizeof(*m));
+  vgpu_mark* m = vgpu_bin_take(&mark_bin, sizeof(*m));
   if (m == NULL)
     return NULL;
   atomic_init(&m->refs, 1);
@@ -64,7 +94,7 @@ void vgpu_mark_release(vgpu_mark* mark) {
     return;
   pthread_mutex_destroy(&mark->mu);
   pthread_cond_destroy(&mark->cv);
-  free(mark);
+  vgpu_bin_put(&mark_bin, mark);
 }
 
 bool vgpu_mark_done(vgpu_mark* mark) {

@@ -58,8 +58,10 @@ vgpu_stream* vgpu_stream_new(int device, bool nonblocking, bool is_default) {
   return s;
 }
 
+static vgpu_bin op_bin = VGPU_BIN_INIT(256);
+
 vgpu_op* vgpu_op_new(vgpu_op_type type) {
-  vgpu_op* op = calloc(1, sizeof(*op));
+  vgpu_op* op = vgpu_bin_take(&op_bin, sizeof(*op));
   if (op != NULL)
     op->type = type;
   return op;
@@ -83,7 +85,7 @@ void vgpu_op_free(vgpu_op* op) {
   vgpu_mark_release(op->mark);
   if (op->graph != NULL)
     vgpu_exec_state_release(op->graph);
-  free(op);
+  vgpu_bin_put(&op_bin, op);
 }
 
 // vgpu_stream_get, on a lost device too.

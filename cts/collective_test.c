@@ -138,22 +138,6 @@ typedef struct collective_run_t {
   int submissions;  // times the command buffer is submitted
 } collective_run_t;
 
-// Whether the driver makes a native graph of a one-fill command buffer
-// (graph drivers do; stream drivers replay).
-static bool builds_graphs(hal_device_t* device) {
-  hal_buffer_t* buffer = cts_zeroed_buffer(device, 16);
-  hal_command_buffer_t* cb =
-      cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  uint8_t value = 1;
-  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 16, &value, 1));
-  HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  hal_command_buffer_info_t info;
-  HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
-  hal_command_buffer_release(cb);
-  hal_buffer_release(buffer);
-  return info.native_build_count > 0;
-}
-
 static uint8_t** run_collective(collective_fixture_t* f,
                                 const collective_run_t* run) {
   size_t size = hal_element_type_size(run->params.element_type);
@@ -198,7 +182,7 @@ static uint8_t** run_collective(collective_fixture_t* f,
     HAL_ASSERT_OK(hal_command_buffer_query_info(cbs[r], &info));
     assert_int_equal(info.op_count, 5);
     assert_int_equal(info.native_build_count,
-                     builds_graphs(f->devices[r]) ? 2 : 0);
+                     cts_builds_native_graphs(f->devices[r]) ? 2 : 0);
     done[r] = cts_create_semaphore(f->devices[r], 0);
   }
   for (int k = 1; k <= run->submissions; ++k) {

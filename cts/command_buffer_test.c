@@ -379,22 +379,6 @@ CTS_CASE(Q3_ReRecordWhileIssuedRefused) {
   hal_buffer_release(target);
 }
 
-// Whether the driver under test builds a native graph from a recording
-// (the graph strategy); stream drivers report no builds.
-static bool builds_native_graphs(fixture_t* f) {
-  hal_buffer_t* buffer = cts_zeroed_buffer(f->device, 16);
-  hal_command_buffer_t* cb =
-      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  uint8_t value = 1;
-  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 16, &value, 1));
-  HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  hal_command_buffer_info_t info;
-  HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
-  hal_command_buffer_release(cb);
-  hal_buffer_release(buffer);
-  return info.native_build_count > 0;
-}
-
 // A graph driver turns every dispatch into a graph kernel node, so a
 // runtime without the kernel-node entry point is refused when the driver is
 // created (UNIMPLEMENTED naming it), not at the end() of the first
@@ -406,7 +390,7 @@ CTS_CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation) {
   if (!symbol || !*symbol) {
     HAL_TEST_SKIP("CTS_KERNEL_NODE_CALL names no kernel-node entry point");
   }
-  bool graph = builds_native_graphs(f);
+  bool graph = cts_builds_native_graphs(f->device);
   hal_driver_t* driver = NULL;
   hal_status_t status = cts_create_driver_with_env(
       "HAL_GPU_ADAPTER_HIDE_SYMBOLS", symbol, &driver);

@@ -107,6 +107,20 @@ hal_buffer_t* cts_zeroed_buffer(hal_device_t* device, uint64_t size) {
   return buffer;
 }
 
+bool cts_builds_native_graphs(hal_device_t* device) {
+  hal_buffer_t* buffer = cts_zeroed_buffer(device, 16);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint8_t value = 1;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 16, &value, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_command_buffer_info_t info;
+  HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
+  hal_command_buffer_release(cb);
+  hal_buffer_release(buffer);
+  return info.native_build_count > 0;
+}
+
 int cts_setup(void** state) {
   cts_fixture_t* f = calloc(1, sizeof(*f));
   assert_non_null(f);

@@ -125,6 +125,11 @@ void cts_fixture_run(cts_fixture_t* f, uint32_t queue,
 // A device-local buffer of |size| bytes, zeroed.
 hal_buffer_t* cts_zeroed_buffer(hal_device_t* device, uint64_t size);
 
+// Whether |device|'s driver builds a native graph from a recording (the
+// graph strategy): a one-fill command buffer's native_build_count. Stream
+// drivers report no builds.
+bool cts_builds_native_graphs(hal_device_t* device);
+
 // Creates another instance of the driver under test with environment
 // |variable| set to |value| for the creation only (restored after).
 hal_status_t cts_create_driver_with_env(const char* variable, const char* value,

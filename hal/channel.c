@@ -23,11 +23,15 @@ HAL_API void hal_channel_initialize(const hal_channel_vtable_t* vtable,
   out_channel->rank_count = rank_count;
 }
 
+static const hal_device_vtable_t* hal_channel_device_vtable(
+    hal_device_t* device) {
+  return (const hal_device_vtable_t*)device->resource.vtable;
+}
+
 // The device's collectives, or UNIMPLEMENTED naming its driver.
 static hal_status_t hal_channel_require(hal_device_t* device,
                                         const char* what) {
-  const hal_device_vtable_t* vtable =
-      (const hal_device_vtable_t*)device->resource.vtable;
+  const hal_device_vtable_t* vtable = hal_channel_device_vtable(device);
   if (!vtable->channel_id_generate || !vtable->create_channel ||
       !vtable->create_channel_group) {
     return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
@@ -47,8 +51,7 @@ HAL_API hal_status_t hal_channel_id_generate(hal_device_t* device,
   }
   memset(out_id, 0, sizeof(*out_id));
   HAL_RETURN_IF_ERROR(hal_channel_require(device, "channel_id_generate"));
-  return ((const hal_device_vtable_t*)device->resource.vtable)
-      ->channel_id_generate(device, out_id);
+  return hal_channel_device_vtable(device)->channel_id_generate(device, out_id);
 }
 
 HAL_API hal_status_t hal_channel_create(hal_device_t* device,
@@ -70,8 +73,8 @@ HAL_API hal_status_t hal_channel_create(hal_device_t* device,
                            rank, rank_count);
   }
   HAL_RETURN_IF_ERROR(hal_channel_require(device, "channel_create"));
-  return ((const hal_device_vtable_t*)device->resource.vtable)
-      ->create_channel(device, id, rank, rank_count, out_channel);
+  return hal_channel_device_vtable(device)->create_channel(
+      device, id, rank, rank_count, out_channel);
 }
 
 HAL_API hal_status_t hal_channel_create_group(size_t count,
@@ -116,7 +119,7 @@ HAL_API hal_status_t hal_channel_create_group(size_t count,
     }
   }
   HAL_RETURN_IF_ERROR(hal_channel_require(devices[0], "channel_create_group"));
-  return ((const hal_device_vtable_t*)devices[0]->resource.vtable)
+  return hal_channel_device_vtable(devices[0])
       ->create_channel_group(devices[0], count, devices, out_channels);
 }
 

@@ -23,6 +23,16 @@
 
 _Static_assert(sizeof(hal_channel_id_t) == sizeof(gpu_ccl_unique_id_t),
                "a channel id is the library's unique id");
+// A recorded kind is passed to ccl.h as it is.
+_Static_assert(HAL_COLLECTIVE_ALL_REDUCE == (int)GPU_CCL_ALL_REDUCE &&
+                   HAL_COLLECTIVE_BROADCAST == (int)GPU_CCL_BROADCAST &&
+                   HAL_COLLECTIVE_REDUCE == (int)GPU_CCL_REDUCE &&
+                   HAL_COLLECTIVE_ALL_GATHER == (int)GPU_CCL_ALL_GATHER &&
+                   HAL_COLLECTIVE_REDUCE_SCATTER ==
+                       (int)GPU_CCL_REDUCE_SCATTER &&
+                   HAL_COLLECTIVE_SEND == (int)GPU_CCL_SEND &&
+                   HAL_COLLECTIVE_RECV == (int)GPU_CCL_RECV,
+               "hal_collective_kind_t and gpu_ccl_kind_t agree");
 
 typedef struct gpu_channel_t {
   hal_channel_t base;

@@ -48,11 +48,11 @@ typedef struct gpu_graph_state_t {
   gpu_device_t* device;
   gpu_graph_t graph;      // the graph the executable was made from
   gpu_graph_exec_t exec;  // NULL when the recording has no ops
-  // A recording with collectives: its pieces, launched in order (|graph|
-  // and |exec| are NULL then). |built| says they were made.
+  // A recording with collectives (gpu_graph_is_split): its pieces,
+  // launched in order (|graph| and |exec| are NULL then). |built| says they
+  // were made.
   gpu_graph_segment_t* segments;
   size_t segment_count;
-  bool split;
   bool built;
   // With queue-ordered buffers in |queue_ordered|, the graph is built at
   // the first issue, when their allocas were reached and their addresses
@@ -189,6 +189,12 @@ static hal_status_t gpu_graph_build(gpu_device_t* device, const hal_op_t* ops,
   return HAL_OK;
 }
 
+// Whether the recording (as collected at end()) has collectives, and so is
+// split around them.
+static bool gpu_graph_is_split(const gpu_graph_state_t* state) {
+  return state->queue_ordered.channel_count > 0;
+}
+
 static void gpu_graph_segments_clear(gpu_graph_state_t* state) {
   gpu_adapter_t* adapter = state->device->adapter;
   for (size_t i = 0; i < state->segment_count; ++i) {
@@ -274,7 +280,7 @@ static hal_status_t gpu_graph_build_exec(gpu_graph_state_t* state,
   size_t count = 0;
   const hal_op_t* ops =
       hal_recording_command_buffer_ops(command_buffer, &count);
-  if (state->split) {
+  if (gpu_graph_is_split(state)) {
     gpu_graph_state_clear(state);
     return gpu_graph_build_segments(state, ops, count);
   }
@@ -329,7 +335,6 @@ static hal_status_t gpu_graph_end(void* user,
   HAL_RETURN_IF_ERROR(
       gpu_buffer_set_collect(&state->queue_ordered, ops, count));
   state->deferred = state->queue_ordered.count > 0;
-  state->split = state->queue_ordered.channel_count > 0;
   if (state->deferred) {
     gpu_graph_state_clear(state);
     return HAL_OK;
@@ -407,7 +412,7 @@ static hal_status_t gpu_graph_issue(gpu_queue_t* queue,
     pthread_mutex_unlock(&state->build_mutex);
     HAL_RETURN_IF_ERROR(status);
   }
-  if (state->split) {
+  if (gpu_graph_is_split(state)) {
     size_t count = 0;
     const hal_op_t* ops =
         hal_recording_command_buffer_ops(command_buffer, &count);

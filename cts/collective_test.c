@@ -741,6 +741,73 @@ CTS_CASE(Collective_PeerThatNeverCallsFailsAfterABound) {
     hal_channel_release(channels[r]);
 }
 
+// A submission with a collective that never runs (its wait failed) would
+// leave the other rank waiting for its part forever: the driver aborts the
+// channel instead, so the peer's submission fails at once naming the
+// abort (not after the library's bound), and the channel says why.
+CTS_CASE(Collective_SubmissionThatNeverRunsAbortsTheChannel) {
+  collective_fixture_t* f = *state;
+  if (!getenv("VGPU_CCL_TIMEOUT_MS")) {
+    print_message(
+        "[  SKIPPED ] whether a real library's peers see an abort (rather "
+        "than wait for the aborted rank) is the library's; the virtual "
+        "GPU's runs set VGPU_CCL_TIMEOUT_MS\n");
+    skip();
+  }
+  hal_buffer_t* buffers[kRanks];
+  hal_command_buffer_t* cbs[kRanks];
+  hal_semaphore_t* done[kRanks];
+  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                    .element_type = HAL_ELEMENT_TYPE_INT32,
+                                    .reduction = HAL_REDUCTION_SUM,
+                                    .count = 64};
+  for (int r = 0; r < kRanks; ++r) {
+    buffers[r] = device_buffer(f->devices[r], 256);
+    cbs[r] = cts_begin_command_buffer(f->devices[r],
+                                      HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &params,
+                                                buffers[r], 0, buffers[r], 0));
+    HAL_ASSERT_OK(hal_command_buffer_end(cbs[r]));
+    done[r] = cts_create_semaphore(f->devices[r], 0);
+  }
+  hal_semaphore_t* gate = cts_create_semaphore(f->devices[0], 0);
+  HAL_ASSERT_OK(cts_submit(f->devices[1], 0, NULL, 0, cbs[1], done[1], 1));
+  HAL_ASSERT_OK(cts_submit(f->devices[0], 0, gate, 1, cbs[0], done[0], 1));
+  hal_semaphore_fail(gate,
+                     hal_make_status(HAL_STATUS_DATA_LOSS, "the gate failed"));
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "the gate failed",
+                    cts_wait(done[0], 1));
+  hal_status_t peer = cts_wait(done[1], 1);
+  char text[1024];
+  hal_status_format(peer, text, sizeof(text));
+  if (!strstr(text, "aborted by rank 0"))
+    fail_msg("the peer's submission: %s", text);
+  hal_status_free(peer);
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "never ran",
+                    hal_channel_check(f->channels[0]));
+  hal_status_t check = hal_channel_check(f->channels[1]);
+  assert_int_not_equal(hal_status_code(check), HAL_STATUS_OK);
+  hal_status_free(check);
+  // Later collectives on the aborted rank fail, naming the abort.
+  hal_command_buffer_t* later =
+      cts_begin_command_buffer(f->devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  HAL_ASSERT_OK(hal_command_buffer_collective(later, f->channels[0], &params,
+                                              buffers[0], 0, buffers[0], 0));
+  HAL_ASSERT_OK(hal_command_buffer_end(later));
+  hal_semaphore_t* after = cts_create_semaphore(f->devices[0], 0);
+  HAL_ASSERT_OK(cts_submit(f->devices[0], 0, NULL, 0, later, after, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "aborted on this rank",
+                    cts_wait(after, 1));
+  hal_semaphore_release(after);
+  hal_command_buffer_release(later);
+  hal_semaphore_release(gate);
+  for (int r = 0; r < kRanks; ++r) {
+    hal_semaphore_release(done[r]);
+    hal_command_buffer_release(cbs[r]);
+    hal_buffer_release(buffers[r]);
+  }
+}
+
 // Devices made from URIs (each through a driver instance of its own) are
 // devices of one driver: they form a group, and its channels work.
 CTS_CASE(Collective_GroupOfDevicesMadeFromUris) {
@@ -1079,6 +1146,7 @@ int main(void) {
       CASE(Collective_ChannelReleasedWithWorkInFlight),
       CASE(Collective_PeerThatNeverCallsFailsAfterABound),
       CASE(Collective_GroupOfDevicesMadeFromUris),
+      CASE(Collective_SubmissionThatNeverRunsAbortsTheChannel),
       CASE(Collective_RanksInTwoProcesses),
       CASE(Collective_RankKilledInAnotherProcessFailsThePeer),
 #undef CASE

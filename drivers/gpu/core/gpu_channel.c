@@ -37,7 +37,11 @@ _Static_assert(HAL_COLLECTIVE_ALL_REDUCE == (int)GPU_CCL_ALL_REDUCE &&
 typedef struct gpu_channel_t {
   hal_channel_t base;
   gpu_ccl_t* ccl;  // the driver's
-  gpu_ccl_comm_t comm;
+  // The library's calls on the communicator, from any queue's threads: a
+  // communicator is not thread-safe, and an abort frees it.
+  pthread_mutex_t mutex;
+  gpu_ccl_comm_t comm;   // NULL once aborted
+  hal_status_t aborted;  // why the HAL aborted it (OK: it did not)
 } gpu_channel_t;
 
 static const hal_channel_vtable_t gpu_channel_vtable;
@@ -89,6 +93,7 @@ static hal_status_t gpu_channel_wrap(gpu_device_t* device, gpu_ccl_t* ccl,
                          &channel->base);
   channel->ccl = ccl;
   channel->comm = comm;
+  pthread_mutex_init(&channel->mutex, NULL);
   *out_channel = &channel->base;
   return HAL_OK;
 }
@@ -99,16 +104,39 @@ static void gpu_channel_destroy(hal_channel_t* base) {
   hal_status_ignore(gpu_device_make_current(device));
   // No submission uses it any more (each keeps its command buffers, which
   // keep their channels): the library has nothing of ours left to run.
-  gpu_ccl_comm_destroy(channel->ccl, channel->comm, /*abort=*/false);
+  if (channel->comm)
+    gpu_ccl_comm_destroy(channel->ccl, channel->comm, /*abort=*/false);
+  hal_status_free(channel->aborted);
+  pthread_mutex_destroy(&channel->mutex);
   hal_allocator_free(device->base.host_allocator, channel);
 }
 
 static hal_status_t gpu_channel_check(hal_channel_t* base) {
   gpu_channel_t* channel = gpu_channel_cast(base);
+  pthread_mutex_lock(&channel->mutex);
+  hal_status_t status = channel->aborted
+                            ? hal_status_clone(channel->aborted)
+                            : gpu_ccl_comm_check(channel->ccl, channel->comm);
+  pthread_mutex_unlock(&channel->mutex);
   return hal_status_annotatef(
-      gpu_ccl_comm_check(channel->ccl, channel->comm),
-      "channel rank %" PRId32 " of %" PRId32 " on device '%s'", base->rank,
-      base->rank_count, base->device->info.name);
+      status, "channel rank %" PRId32 " of %" PRId32 " on device '%s'",
+      base->rank, base->rank_count, base->device->info.name);
+}
+
+static void gpu_channel_abort(gpu_channel_t* channel, const char* why) {
+  pthread_mutex_lock(&channel->mutex);
+  if (!channel->aborted) {
+    channel->aborted = hal_make_status(
+        HAL_STATUS_ABORTED,
+        "the communicator was aborted on this rank: %s, so its peers would "
+        "have waited for them forever",
+        why);
+    hal_status_ignore(
+        gpu_device_make_current(gpu_device_cast(channel->base.device)));
+    gpu_ccl_comm_destroy(channel->ccl, channel->comm, /*abort=*/true);
+    channel->comm = NULL;
+  }
+  pthread_mutex_unlock(&channel->mutex);
 }
 
 static const hal_channel_vtable_t gpu_channel_vtable = {
@@ -222,11 +250,21 @@ static hal_status_t gpu_collective_enqueue(gpu_queue_t* queue,
     HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(
         op->collective.recv, op->collective.recv_offset, &collective.recv));
   }
+  pthread_mutex_lock(&channel->mutex);
+  hal_status_t status = channel->aborted
+                            ? hal_status_clone(channel->aborted)
+                            : gpu_ccl_enqueue(channel->ccl, channel->comm,
+                                              &collective, queue->stream);
+  pthread_mutex_unlock(&channel->mutex);
   return hal_status_annotatef(
-      gpu_ccl_enqueue(channel->ccl, channel->comm, &collective, queue->stream),
-      "channel rank %" PRId32 " of %" PRId32 " on device '%s'",
+      status, "channel rank %" PRId32 " of %" PRId32 " on device '%s'",
       channel->base.rank, channel->base.rank_count,
       channel->base.device->info.name);
+}
+
+void gpu_channels_abort(const gpu_buffer_set_t* set, const char* why) {
+  for (size_t i = 0; i < set->channel_count; ++i)
+    gpu_channel_abort(gpu_channel_cast(set->channels[i]), why);
 }
 
 hal_status_t gpu_collectives_issue(gpu_queue_t* queue, const hal_op_t* ops,
@@ -272,6 +310,11 @@ hal_status_t gpu_collectives_issue(gpu_queue_t* queue, const hal_op_t* ops,
   // No channel can exist without the library, so no op names one.
   return hal_make_status(HAL_STATUS_INTERNAL,
                          "a collective in a build without collectives");
+}
+
+void gpu_channels_abort(const gpu_buffer_set_t* set, const char* why) {
+  (void)set;
+  (void)why;
 }
 
 #endif  // GPU_CORE_HAVE_CCL

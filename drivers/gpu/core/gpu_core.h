@@ -284,6 +284,14 @@ hal_status_t gpu_collectives_issue(gpu_queue_t* queue, const hal_op_t* ops,
 // COMPLETION thread: OK, or the first asynchronous failure of |set|'s
 // channels.
 hal_status_t gpu_channels_check(const gpu_buffer_set_t* set);
+// A submission whose collectives on |set|'s channels will not all be
+// issued (a wait failed, the device shut down with it parked, its issue
+// failed): every rank must make every collective, so its peers would wait
+// for this rank's part forever. Each channel's communicator is aborted
+// instead (ncclCommAbort): what its ranks have not completed fails, on
+// every rank, and this rank's later collectives on it fail at issue and
+// its check reports why. WORKER or COMPLETION thread.
+void gpu_channels_abort(const gpu_buffer_set_t* set, const char* why);
 // Unloads the driver's collective library, if loaded (every channel gone).
 void gpu_driver_ccl_destroy(gpu_driver_t* driver);
 

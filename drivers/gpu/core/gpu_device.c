@@ -41,6 +41,9 @@ typedef struct gpu_payload_t {
   // Its command buffers' queue-ordered uses are counted as pending until
   // the issue starts (or the release, when it never does).
   bool uses_pending;
+  // Its collectives were all issued, or their channels aborted: a payload
+  // released before that would leave its peers waiting (gpu_channels_abort).
+  bool collectives_settled;
   gpu_trace_spans_t* trace;  // HAL_TRACE's device spans; NULL when off
   // The vendor profiler's range (NVTX, roctx) from issue to completion.
   bool range_started;
@@ -146,11 +149,41 @@ static void gpu_queue_drain_stream(gpu_queue_t* queue) {
   hal_status_free(gpu_device_note(device, status));
 }
 
+// Aborts the channels of every command buffer of |payload| (its
+// collectives will not all run: gpu_channels_abort).
+static void gpu_payload_abort_channels(gpu_payload_t* payload,
+                                       const char* why) {
+  payload->collectives_settled = true;
+  for (size_t i = 0; i < payload->count; ++i) {
+    const gpu_buffer_set_t* set =
+        gpu_recording_queue_ordered(payload->command_buffers[i]);
+    if (HAL_UNLIKELY(set->channel_count > 0))
+      gpu_channels_abort(set, why);
+  }
+}
+
+static hal_status_t gpu_queue_issue_payload(gpu_queue_t* queue,
+                                            gpu_payload_t* payload);
+
 // WORKER thread.
 static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
-  gpu_queue_t* queue = self;
-  gpu_device_t* device = queue->device;
   gpu_payload_t* payload = payload_ptr;
+  hal_status_t status = gpu_queue_issue_payload(self, payload);
+  if (payload->kind == GPU_PAYLOAD_COMMAND_BUFFERS) {
+    // Before the sync module drains the stream: a collective enqueued
+    // there waits for peers whose part now never comes.
+    if (HAL_UNLIKELY(status != HAL_OK)) {
+      gpu_payload_abort_channels(
+          payload, "a submission using it failed to issue its collectives");
+    }
+    payload->collectives_settled = true;
+  }
+  return status;
+}
+
+static hal_status_t gpu_queue_issue_payload(gpu_queue_t* queue,
+                                            gpu_payload_t* payload) {
+  gpu_device_t* device = queue->device;
   HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
   HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
   gpu_adapter_t* adapter = device->adapter;
@@ -261,6 +294,14 @@ static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   // device, so such a destroy is handed to libhal's release thread.
   if (payload->uses_pending)
     gpu_payload_uncount_uses(payload);  // it never issued
+  if (payload->kind == GPU_PAYLOAD_COMMAND_BUFFERS &&
+      !payload->collectives_settled) {
+    // Never issued: a wait failed, or the device shut down with it parked.
+    gpu_payload_abort_channels(
+        payload,
+        "a submission using it never ran (a wait failed, or its "
+        "device was shut down with it waiting)");
+  }
   gpu_trace_spans_finish(queue, payload->trace);
   if (payload->range_started) {
     queue->device->adapter->ops->range_end(queue->device->adapter,

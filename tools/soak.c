@@ -11,9 +11,14 @@
 //    from an ancestor's region of the same device, a dispatch that fills the
 //    region
 //    (fill_u32), a copy-barrier-dispatch that adds to an ancestor's words
-//    (add_u32), or a bare barrier; it waits on up to three earlier nodes'
-//    semaphores (at or below the value each will reach, host- or
-//    device-signaled, of any device) and signals its own;
+//    (add_u32), a bare barrier, or (with two devices and collectives) an
+//    all-reduce: on each device a fill of the node's region and an
+//    in-place all-reduce over the two devices' channels, so both regions
+//    hold the sum; it waits on up to three earlier nodes' semaphores (at
+//    or below the value each will reach, host- or device-signaled, of any
+//    device) and signals its own (an all-reduce's other half signals a
+//    semaphore of its own; all-reduces also wait for the one before, so
+//    both devices run them in one order, as every rank must);
 //  - a host signal: a host thread waits for the node's dependencies and
 //    signals, or fails its semaphore when one of them failed; a shared one
 //    has 2-3 threads signaling the one semaphore concurrently;
@@ -63,6 +68,7 @@
 #include <unistd.h>
 
 #include "hal/api.h"
+#include "hal/channel.h"
 #include "kernel_images.h"
 #include "pipeline.h"
 
@@ -112,12 +118,13 @@ typedef enum soak_kind_e {
   SOAK_HOST_FAIL,
   SOAK_HOST_CALL,       // hal_device_queue_host_call: checks its waits
   SOAK_HOST_CALL_FAIL,  // the same, returning an error
+  SOAK_ALL_REDUCE,      // fill, barrier, all-reduce with the other device
 } soak_kind_t;
 
 static const char* const soak_kind_names[] = {
     "fill",         "update",    "copy",           "dispatch-fill",
     "dispatch-add", "barrier",   "host-signal",    "host-shared",
-    "host-fail",    "host-call", "host-call-fail",
+    "host-fail",    "host-call", "host-call-fail", "all-reduce",
 };
 
 static bool soak_is_host(soak_kind_t kind) {
@@ -150,7 +157,9 @@ typedef struct soak_node_t {
   uint64_t dep_values[SOAK_MAX_DEPS];
   uint32_t copy_from;   // SOAK_COPY, SOAK_DISPATCH_ADD: a device ancestor
   uint8_t pattern;      // SOAK_FILL
-  uint32_t word;        // SOAK_DISPATCH_*: the value written or added
+  uint32_t word;        // SOAK_DISPATCH_*: the value written or added;
+                        // SOAK_ALL_REDUCE: this device's fill
+  uint32_t other_word;  // SOAK_ALL_REDUCE: the other device's fill
   uint32_t group_size;  // SOAK_DISPATCH_*: threads per workgroup
   uint64_t value;       // what the node's semaphore reaches
   uint32_t signalers;   // SOAK_HOST_SHARED: threads; they signal 1..value
@@ -162,6 +171,7 @@ typedef struct soak_node_t {
   bool routed;
   int semaphore_device;  // the device that made its semaphore, -1: host
   hal_semaphore_t* semaphore;
+  hal_semaphore_t* other_semaphore;  // SOAK_ALL_REDUCE: the other half's
   // The model.
   bool must_fail;
   bool region_known;  // device nodes that must succeed
@@ -180,6 +190,10 @@ typedef struct soak_round_t {
   bool early_release;  // devices released with work in flight
   bool loss;           // a loss round: VGPU_FAULTS loses a device
   bool dispatch;       // executables exist: dispatch nodes run
+  // Two devices whose driver has collectives: all-reduce nodes run on
+  // these channels (rank d on device d), made for the round.
+  bool collectives;
+  hal_channel_t* channels[SOAK_MAX_DEVICES];
   uint32_t device_count;
   uint32_t queue_count;
   hal_device_t* devices[SOAK_MAX_DEVICES];
@@ -316,6 +330,9 @@ static void soak_generate(soak_round_t* round) {
       node->signalers = 2 + soak_below(random, 2);
       node->value = node->signalers;
     }
+    node->other_word = (uint32_t)soak_next(random);
+    if (round->collectives && soak_chance(random, 8))
+      node->kind = SOAK_ALL_REDUCE;
     if (!round->dispatch &&
         (node->kind == SOAK_DISPATCH_FILL || node->kind == SOAK_DISPATCH_ADD)) {
       node->kind = node->kind == SOAK_DISPATCH_FILL ? SOAK_FILL : SOAK_COPY;
@@ -332,6 +349,28 @@ static void soak_generate(soak_round_t* round) {
       node->dep_values[node->dep_count] =
           1 + soak_below(random, (uint32_t)round->nodes[dep].value);
       ++node->dep_count;
+    }
+    if (node->kind == SOAK_ALL_REDUCE) {
+      // After the round's previous all-reduce, reached in full: then every
+      // device issues them in one order.
+      for (uint32_t j = i; j-- > 0;) {
+        if (round->nodes[j].kind != SOAK_ALL_REDUCE)
+          continue;
+        bool seen = false;
+        for (uint32_t e = 0; e < node->dep_count; ++e) {
+          if (node->deps[e] == j) {
+            node->dep_values[e] = round->nodes[j].value;
+            seen = true;
+          }
+        }
+        if (!seen) {
+          uint32_t e = node->dep_count < SOAK_MAX_DEPS ? node->dep_count++
+                                                       : SOAK_MAX_DEPS - 1;
+          node->deps[e] = j;
+          node->dep_values[e] = round->nodes[j].value;
+        }
+        break;
+      }
     }
     if (soak_reads_ancestor(node->kind)) {
       // From a device ancestor on the same device, so its region is final
@@ -353,6 +392,12 @@ static void soak_generate(soak_round_t* round) {
         node->kind == SOAK_HOST_FAIL || node->kind == SOAK_HOST_CALL_FAIL;
     for (uint32_t e = 0; e < node->dep_count; ++e)
       node->must_fail |= round->nodes[node->deps[e]].must_fail;
+    // An all-reduce whose submission fails aborts its channel (every rank
+    // must make every collective: hal/channel.h), failing the round's other
+    // all-reduces too, even earlier ones not run yet: the model keeps
+    // all-reduces to nodes that must succeed (the abort has its CTS case).
+    if (node->kind == SOAK_ALL_REDUCE && node->must_fail)
+      node->kind = SOAK_FILL;
     if (!soak_has_region(node->kind))
       continue;
     node->region_known = !node->must_fail;
@@ -380,6 +425,12 @@ static void soak_generate(soak_round_t* round) {
           memcpy(node->region + 4 * w, &x, 4);
         }
         break;
+      case SOAK_ALL_REDUCE: {
+        uint32_t sum = node->word + node->other_word;  // wraps, as uint32
+        for (uint32_t w = 0; w < SOAK_REGION / 4; ++w)
+          memcpy(node->region + 4 * w, &sum, 4);
+        break;
+      }
       default:  // a barrier writes nothing: the region stays zero
         break;
     }
@@ -652,6 +703,69 @@ static hal_status_t soak_submit_queue_op(soak_round_t* round, uint32_t index,
 // Submits device node |index|. When it cannot be made (faults on), its
 // semaphore is failed, with the code of the step that failed, so that
 // dependents still resolve.
+// An all-reduce half on device |d|: the region filled with |word|, a
+// barrier, then the region all-reduced in place (uint32 sum) with the
+// other device's half.
+static hal_status_t soak_record_all_reduce(soak_round_t* round,
+                                           hal_command_buffer_t* cb, uint32_t d,
+                                           uint64_t offset, uint32_t word) {
+  hal_buffer_t* buffer = round->buffers[d];
+  hal_status_t status =
+      hal_command_buffer_fill_buffer(cb, buffer, offset, SOAK_REGION, &word, 4);
+  if (!status)
+    status = hal_command_buffer_execution_barrier(cb);
+  if (!status) {
+    hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                      .element_type = HAL_ELEMENT_TYPE_UINT32,
+                                      .reduction = HAL_REDUCTION_SUM,
+                                      .count = SOAK_REGION / 4};
+    status = hal_command_buffer_collective(cb, round->channels[d], &params,
+                                           buffer, offset, buffer, offset);
+  }
+  return status;
+}
+
+// The other device's half of all-reduce node |index|: the same waits, its
+// own semaphore. Its failure to be made is a mismatch (no faults run with
+// collectives), and the node's half would wait for it until the library's
+// bound.
+static void soak_submit_other_half(soak_round_t* round, uint32_t index,
+                                   const hal_semaphore_list_t* waits) {
+  soak_node_t* node = &round->nodes[index];
+  uint32_t d = 1 - node->device;
+  uint64_t offset = (uint64_t)index * SOAK_REGION;
+  hal_command_buffer_t* cb = NULL;
+  static const uint64_t kOne = 1;
+  hal_semaphore_list_t signals = {1, &node->other_semaphore, (uint64_t*)&kOne};
+  bool made =
+      soak_ok(round,
+              hal_device_create_semaphore(round->devices[d], 0,
+                                          &node->other_semaphore),
+              "create_semaphore") &&
+      soak_ok(round,
+              hal_device_create_command_buffer(
+                  round->devices[d], HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &cb),
+              "create_command_buffer") &&
+      soak_ok(round, hal_command_buffer_begin(cb), "begin") &&
+      soak_ok(round,
+              soak_record_all_reduce(round, cb, d, offset, node->other_word),
+              "record all-reduce") &&
+      soak_ok(round, hal_command_buffer_end(cb), "end");
+  if (made) {
+    soak_trace(round,
+               "submit node %u (all-reduce, other half) on device %u "
+               "queue %u",
+               index, d, node->queue);
+    made = soak_ok(round,
+                   hal_device_queue_execute(round->devices[d], node->queue,
+                                            waits, &signals, 1, &cb),
+                   "queue_execute");
+    if (made)
+      soak_count(round, &round->submissions);
+  }
+  hal_command_buffer_release(cb);
+}
+
 static void soak_submit(soak_round_t* round, uint32_t index) {
   soak_node_t* node = &round->nodes[index];
   hal_device_t* device = round->devices[node->device];
@@ -726,6 +840,10 @@ static void soak_submit(soak_round_t* round, uint32_t index) {
               soak_record_dispatch(round, node, cb, offset, HAL_KERNEL_ADD_U32);
         }
         break;
+      case SOAK_ALL_REDUCE:
+        status =
+            soak_record_all_reduce(round, cb, node->device, offset, node->word);
+        break;
       default:
         status = hal_command_buffer_execution_barrier(cb);
         break;
@@ -745,6 +863,8 @@ static void soak_submit(soak_round_t* round, uint32_t index) {
     if (made)
       soak_count(round, &round->submissions);
   }
+  if (node->kind == SOAK_ALL_REDUCE)
+    soak_submit_other_half(round, index, &dep_waits);
   if (!made) {
     hal_semaphore_fail(
         node->semaphore,
@@ -762,6 +882,28 @@ static void soak_await_node(soak_round_t* round, uint32_t index) {
   node->result = hal_status_code(status);
   hal_status_format(status, node->result_text, sizeof(node->result_text));
   hal_status_free(status);
+  if (node->other_semaphore != NULL) {
+    // The other half fails or succeeds with the node: the same waits, one
+    // collective.
+    hal_status_t other = hal_semaphore_wait(node->other_semaphore, 1,
+                                            hal_make_timeout_ns(SOAK_WAIT_NS));
+    hal_status_code_t code = hal_status_code(other);
+    hal_status_free(other);
+    if (code == HAL_STATUS_DEADLINE_EXCEEDED) {
+      soak_mismatch(round,
+                    "node %u (all-reduce): the wait for its other half hung",
+                    index);
+    } else if ((code == HAL_STATUS_OK) != (node->result == HAL_STATUS_OK) &&
+               !round->early_release) {
+      // (Devices released early cancel parked all-reduces, whose aborts
+      // fail the channel's check for halves that had met already.)
+      soak_mismatch(round,
+                    "node %u (all-reduce): its half on device %u ended with "
+                    "%s, the other half with %s",
+                    index, node->device, hal_status_code_string(node->result),
+                    hal_status_code_string(code));
+    }
+  }
 }
 
 // |lenient|: the round may fail nodes the model does not know of.
@@ -816,6 +958,20 @@ static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
   if (!soak_has_region(node->kind) || !round->buffers[node->device])
     return;
   uint8_t bytes[SOAK_REGION];
+  // An all-reduce's other half holds the same sum in its region.
+  if (node->kind == SOAK_ALL_REDUCE && round->buffers[1 - node->device]) {
+    hal_status_t read =
+        hal_buffer_read(round->buffers[1 - node->device],
+                        (uint64_t)index * SOAK_REGION, bytes, SOAK_REGION);
+    if (!soak_ok(round, read, "buffer_read"))
+      return;
+    if (memcmp(bytes, node->region, SOAK_REGION) != 0) {
+      soak_mismatch(round,
+                    "node %u (all-reduce): the other device's region differs "
+                    "from the sum",
+                    index);
+    }
+  }
   hal_status_t read =
       hal_buffer_read(round->buffers[node->device],
                       (uint64_t)index * SOAK_REGION, bytes, SOAK_REGION);
@@ -871,6 +1027,23 @@ static void soak_run_round(soak_round_t* round) {
       round->dispatch = false;
     } else if (!soak_ok(round, status, "create_executable")) {
       round->dispatch = false;
+    }
+  }
+  // Channels over both devices when the driver has collectives; never with
+  // faults (an all-reduce half that fails alone would hold the other until
+  // the library's bound) or losses.
+  round->collectives = false;
+  if (round->device_count == 2 && !round->faults && !round->loss) {
+    hal_status_t status =
+        hal_channel_create_group(2, round->devices, round->channels);
+    hal_status_code_t code = hal_status_code(status);
+    if (code == HAL_STATUS_OK) {
+      round->collectives = true;
+    } else if (code == HAL_STATUS_UNIMPLEMENTED ||
+               code == HAL_STATUS_NOT_FOUND) {
+      hal_status_free(status);  // no collective library: none this round
+    } else {
+      soak_ok(round, status, "channel_create_group");
     }
   }
   soak_generate(round);
@@ -1032,6 +1205,12 @@ static void soak_run_round(soak_round_t* round) {
   for (uint32_t i = 0; i < round->node_count; ++i) {
     hal_semaphore_release(round->nodes[i].semaphore);
     round->nodes[i].semaphore = NULL;
+    hal_semaphore_release(round->nodes[i].other_semaphore);
+    round->nodes[i].other_semaphore = NULL;
+  }
+  for (uint32_t d = 0; d < SOAK_MAX_DEVICES; ++d) {
+    hal_channel_release(round->channels[d]);
+    round->channels[d] = NULL;
   }
   for (uint32_t d = 0; d < round->device_count; ++d) {
     hal_executable_release(round->executables[d]);

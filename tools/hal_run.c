@@ -21,7 +21,9 @@
 // CUDA or HIP driver first loads the system runtime; if that fails or sees
 // no device, and the virtual GPU is available (built beside hal-run, or
 // installed), hal-run points HAL_CUDA_LIBRARY / HAL_HIP_LIBRARY at it and
-// says so. A runtime variable the user set is always respected.
+// says so, and HAL_NCCL_LIBRARY / HAL_RCCL_LIBRARY at the same library (the
+// virtual GPU's runtime is also its NCCL or RCCL). A variable the user set
+// is always respected.
 
 #include <errno.h>
 #include <getopt.h>
@@ -312,17 +314,18 @@ static int hal_run_list_drivers(const hal_run_paths_t* paths) {
   return HAL_RUN_EXIT_OK;
 }
 
-// The runtime variable and virtual GPU library of a driver's vendor.
+// The runtime variables and virtual GPU library of a driver's vendor.
 typedef struct hal_run_vendor_t {
-  const char* prefix;    // driver names starting with it
-  const char* variable;  // HAL_CUDA_LIBRARY ...
-  const char* vgpu;      // file name of the virtual GPU's facade
-  bool fell_back;        // hal-run pointed |variable| at the virtual GPU
+  const char* prefix;        // driver names starting with it
+  const char* variable;      // HAL_CUDA_LIBRARY ...
+  const char* ccl_variable;  // its collective library's: HAL_NCCL_LIBRARY ...
+  const char* vgpu;          // file name of the virtual GPU's facade
+  bool fell_back;            // hal-run pointed |variable| at the virtual GPU
 } hal_run_vendor_t;
 
 static hal_run_vendor_t hal_run_vendors[] = {
-    {"cuda_", "HAL_CUDA_LIBRARY", "libvgpu-cuda.so", false},
-    {"hip_", "HAL_HIP_LIBRARY", "libvgpu-hip.so", false},
+    {"cuda_", "HAL_CUDA_LIBRARY", "HAL_NCCL_LIBRARY", "libvgpu-cuda.so", false},
+    {"hip_", "HAL_HIP_LIBRARY", "HAL_RCCL_LIBRARY", "libvgpu-hip.so", false},
 };
 
 static hal_run_vendor_t* hal_run_vendor_of(const char* driver_name) {
@@ -421,6 +424,9 @@ static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
       hal_status_free(system_status);
       if (reason) {
         setenv(vendor->variable, vgpu_path, 1);
+        // The virtual GPU's runtime is its collective library too; a
+        // library the user named stays.
+        setenv(vendor->ccl_variable, vgpu_path, 0);
         vendor->fell_back = true;
         note = hal_run_format(
             "the virtual GPU (%s=%s), because the system runtime is not "

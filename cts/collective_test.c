@@ -14,6 +14,10 @@
 // collectives on its NCCL (CUDA) or RCCL (HIP).
 
 #include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cts.h"
 
@@ -774,6 +778,203 @@ CTS_CASE(Collective_GroupOfDevicesMadeFromUris) {
   free_outputs(outputs);
 }
 
+//===----------------------------------------------------------------------===//
+// Ranks in two processes
+//===----------------------------------------------------------------------===//
+//
+// The parent case starts this program again twice, each process one rank
+// on its device 0 (on the virtual GPU each process has devices of its own),
+// the channel's id and the rank in the environment, as a launcher passes
+// them. A rank process runs rank_process_case (below) as its only case and
+// exits with the number of its failures.
+
+extern char** environ;
+
+// Starts both ranks on |scenario| with the parent's |id| and waits
+// (bounded) for them: codes[r] is rank r's exit code, or 128 + the signal
+// that ended it.
+static void run_rank_processes(const hal_channel_id_t* id, const char* scenario,
+                               int codes[kRanks]) {
+  char hex[2 * sizeof(id->bytes) + 1];
+  for (size_t i = 0; i < sizeof(id->bytes); ++i)
+    snprintf(hex + 2 * i, 3, "%02x", id->bytes[i]);
+  size_t count = 0;
+  while (environ[count])
+    ++count;
+  pid_t pids[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    char** env = calloc(count + 4, sizeof(char*));
+    size_t n = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (strncmp(environ[i], "CTS_RANK_", 9) != 0)
+        env[n++] = environ[i];
+    }
+    char vars[3][300];
+    snprintf(vars[0], sizeof(vars[0]), "CTS_RANK_SCENARIO=%s", scenario);
+    snprintf(vars[1], sizeof(vars[1]), "CTS_RANK_ID=%s", hex);
+    snprintf(vars[2], sizeof(vars[2]), "CTS_RANK_INDEX=%d", r);
+    for (int v = 0; v < 3; ++v)
+      env[n++] = vars[v];
+    char* argv[] = {(char*)"cts-collective-rank", NULL};
+    int rc = posix_spawn(&pids[r], "/proc/self/exe", NULL, NULL, argv, env);
+    free(env);
+    assert_int_equal(rc, 0);
+  }
+  // Generous for a loaded machine under a sanitizer: a hang is the bug.
+  time_t deadline = time(NULL) + 240;
+  for (int r = 0; r < kRanks; ++r) {
+    int status = 0;
+    pid_t got = 0;
+    while ((got = waitpid(pids[r], &status, WNOHANG)) == 0 &&
+           time(NULL) < deadline) {
+      usleep(10000);
+    }
+    if (got == 0) {
+      for (int q = 0; q < kRanks; ++q)
+        kill(pids[q], SIGKILL);
+      fail_msg("%s: rank process %d did not end within 240 s", scenario, r);
+    }
+    codes[r] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+}
+
+// One all-reduce of |count| elements of |type| (sum) on this process's
+// rank, a fill before it and a copy after it in the same command buffer;
+// every element checked.
+static void rank_all_reduce(hal_device_t* device, hal_channel_t* channel,
+                            hal_element_type_t type, uint64_t count) {
+  int32_t rank = hal_channel_rank(channel);
+  size_t size = hal_element_type_size(type);
+  uint64_t bytes = count * size;
+  hal_buffer_t* send = device_buffer(device, bytes);
+  hal_buffer_t* recv = device_buffer(device, bytes);
+  hal_buffer_t* out = device_buffer(device, bytes);
+  uint8_t* data = malloc(bytes);
+  for (uint64_t i = 0; i < count; ++i)
+    element_set(type, data, i, input_value(rank, i));
+  write_bytes(send, data, bytes);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint8_t clear = 0xEE;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, recv, 0, bytes, &clear, 1));
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                    .element_type = type,
+                                    .reduction = HAL_REDUCTION_SUM,
+                                    .count = count};
+  HAL_ASSERT_OK(
+      hal_command_buffer_collective(cb, channel, &params, send, 0, recv, 0));
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, recv, 0, out, 0, bytes));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_semaphore_t* done = cts_create_semaphore(device, 0);
+  submit(device, cb, done, 1);
+  HAL_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(hal_buffer_read(out, 0, data, bytes));
+  for (uint64_t i = 0; i < count; ++i)
+    expect_element(type, data, i, reduced_input(HAL_REDUCTION_SUM, i),
+                   "all_reduce", rank);
+  free(data);
+  hal_semaphore_release(done);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(out);
+  hal_buffer_release(recv);
+  hal_buffer_release(send);
+}
+
+// The case a rank process runs (CTS_RANK_SCENARIO): "run", all-reduces
+// from one element to 64 MiB; "kill", rank 1 dies once its channel exists
+// and rank 0's collective must fail naming the dead process, not hang.
+static void rank_process_case(void** state) {
+  (void)state;
+  const char* scenario = getenv("CTS_RANK_SCENARIO");
+  const char* hex = getenv("CTS_RANK_ID");
+  int32_t rank = (int32_t)atoi(getenv("CTS_RANK_INDEX"));
+  hal_channel_id_t id;
+  assert_int_equal(strlen(hex), 2 * sizeof(id.bytes));
+  for (size_t i = 0; i < sizeof(id.bytes); ++i) {
+    unsigned byte = 0;
+    assert_int_equal(sscanf(hex + 2 * i, "%2x", &byte), 1);
+    id.bytes[i] = (uint8_t)byte;
+  }
+  hal_device_t* device = cts_create_device(0);
+  hal_channel_t* channel = NULL;
+  HAL_ASSERT_OK(hal_channel_create(device, &id, rank, kRanks, &channel));
+  assert_int_equal(hal_channel_rank_count(channel), kRanks);
+  if (strcmp(scenario, "kill") == 0) {
+    if (rank == 1)
+      raise(SIGKILL);
+    hal_buffer_t* buffer = device_buffer(device, 256);
+    hal_command_buffer_t* cb =
+        cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                      .element_type = HAL_ELEMENT_TYPE_INT32,
+                                      .reduction = HAL_REDUCTION_SUM,
+                                      .count = 64};
+    HAL_ASSERT_OK(hal_command_buffer_collective(cb, channel, &params, buffer, 0,
+                                                buffer, 0));
+    HAL_ASSERT_OK(hal_command_buffer_end(cb));
+    hal_semaphore_t* done = cts_create_semaphore(device, 0);
+    submit(device, cb, done, 1);
+    hal_status_t status = cts_wait(done, 1);
+    assert_int_not_equal(hal_status_code(status), HAL_STATUS_OK);
+    char text[1024];
+    hal_status_format(status, text, sizeof(text));
+    if (!strstr(text, "rank 0") || !strstr(text, "exited"))
+      fail_msg("a dead peer's failure says: %s", text);
+    hal_status_free(status);
+    hal_status_t check = hal_channel_check(channel);
+    assert_int_not_equal(hal_status_code(check), HAL_STATUS_OK);
+    hal_status_free(check);
+    hal_semaphore_release(done);
+    hal_command_buffer_release(cb);
+    hal_buffer_release(buffer);
+  } else {
+    rank_all_reduce(device, channel, HAL_ELEMENT_TYPE_INT32, 1);
+    rank_all_reduce(device, channel, HAL_ELEMENT_TYPE_FLOAT32, 1000003);
+    rank_all_reduce(device, channel, HAL_ELEMENT_TYPE_INT32,
+                    64u * 1024 * 1024 / 4);
+  }
+  hal_channel_release(channel);
+  hal_device_release(device);
+}
+
+// Ranks in two processes make one communicator from one id: all-reduces
+// of 1 element, a non-power-of-two count and 64 MiB, ordered after the
+// fill before them and before the copy after them, agree on every element.
+CTS_CASE(Collective_RanksInTwoProcesses) {
+  collective_fixture_t* f = *state;
+  hal_channel_id_t id;
+  HAL_ASSERT_OK(hal_channel_id_generate(f->devices[0], &id));
+  int codes[kRanks];
+  run_rank_processes(&id, "run", codes);
+  for (int r = 0; r < kRanks; ++r) {
+    if (codes[r] != 0)
+      fail_msg("rank process %d ended with %d", r, codes[r]);
+  }
+}
+
+// A rank process killed mid-run: the other's collective fails (its signal
+// names the dead process), it does not hang, and it exits cleanly.
+CTS_CASE(Collective_RankKilledInAnotherProcessFailsThePeer) {
+  collective_fixture_t* f = *state;
+  if (!getenv("VGPU_CCL_TIMEOUT_MS")) {
+    print_message(
+        "[  SKIPPED ] a real collective library may wait forever for a "
+        "dead peer (NCCL reports it only to ncclCommGetAsyncError polling "
+        "with a bootstrap timeout of its own); the virtual GPU's runs set "
+        "VGPU_CCL_TIMEOUT_MS\n");
+    skip();
+  }
+  hal_channel_id_t id;
+  HAL_ASSERT_OK(hal_channel_id_generate(f->devices[0], &id));
+  int codes[kRanks];
+  run_rank_processes(&id, "kill", codes);
+  if (codes[0] != 0 || codes[1] != 128 + SIGKILL)
+    fail_msg("rank processes ended with %d and %d, want 0 and %d", codes[0],
+             codes[1], 128 + SIGKILL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define CASE(name) \
@@ -788,7 +989,13 @@ int main(void) {
       CASE(Collective_ChannelReleasedWithWorkInFlight),
       CASE(Collective_PeerThatNeverCallsFailsAfterABound),
       CASE(Collective_GroupOfDevicesMadeFromUris),
+      CASE(Collective_RanksInTwoProcesses),
+      CASE(Collective_RankKilledInAnotherProcessFailsThePeer),
 #undef CASE
   };
+  if (getenv("CTS_RANK_SCENARIO")) {  // a rank process of the cases above
+    const struct CMUnitTest rank[] = {cmocka_unit_test(rank_process_case)};
+    return cts_main("collective", rank, HAL_ARRAYSIZE(rank));
+  }
   return cts_main("collective", tests, HAL_ARRAYSIZE(tests));
 }

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "hal/api.h"
+#include "hal/channel.h"
 
 namespace {
 
@@ -53,6 +54,7 @@ constexpr uint32_t kParked = 100000;
 constexpr int kReleaseThresholdAttribute = 4;
 constexpr uint64_t kAllocaBytes = uint64_t{1} << 20;
 constexpr uint64_t kFileBytes = uint64_t{64} << 20;
+constexpr uint64_t kAllReduceBytes = uint64_t{16} << 20;
 
 [[noreturn]] void Die(const char* what, hal_status_t status) {
   std::fprintf(stderr, "hal-bench: %s: ", what);
@@ -638,6 +640,142 @@ void BM_FileRead_PreadCopy(benchmark::State& state) {
 }
 
 //===----------------------------------------------------------------------===//
+// All-reduce bus bandwidth (allreduce_busbw_vs_memcpy_2, _4)
+//===----------------------------------------------------------------------===//
+//
+// nccl-tests' bus bandwidth: an all-reduce of S bytes over n ranks moves
+// S * 2(n-1)/n bytes through each rank's link, so busbw = that / time. The
+// baseline copies as many bytes with memcpy on the host, so the ratio of
+// times is busbw over the machine's memcpy bandwidth.
+
+struct AllReduceRanks {
+  std::vector<hal_device_t*> devices;
+  std::vector<hal_channel_t*> channels;
+  std::vector<hal_buffer_t*> buffers;
+  std::vector<hal_command_buffer_t*> command_buffers;
+  std::vector<hal_semaphore_t*> timelines;
+  std::string skipped;  // why there are none ("" when there are)
+};
+AllReduceRanks g_all_reduce[5];  // by rank count: 2 and 4
+
+double BusFactor(int ranks) {
+  return 2.0 * (ranks - 1) / ranks;
+}
+
+// |ranks| devices of the stream driver (a URI each), a channel group over
+// them and on each a reusable command buffer of one in-place all-reduce.
+void OpenAllReduce(int ranks) {
+  AllReduceRanks& set = g_all_reduce[ranks];
+  for (int r = 0; r < ranks; ++r) {
+    std::string uri =
+        g_hal.stream_driver + std::string("://") + std::to_string(r);
+    hal_device_t* device = nullptr;
+    hal_status_t status = hal_driver_registry_create_device(
+        g_hal.registry, uri.c_str(), hal_allocator_system(), &device);
+    if (status) {
+      char text[256];
+      hal_status_format(status, text, sizeof(text));
+      hal_status_free(status);
+      set.skipped = "no device " + uri + " (" + text + ")";
+      return;
+    }
+    set.devices.push_back(device);
+  }
+  set.channels.resize(ranks);
+  hal_status_t status = hal_channel_create_group(
+      static_cast<size_t>(ranks), set.devices.data(), set.channels.data());
+  if (status) {
+    char text[256];
+    hal_status_format(status, text, sizeof(text));
+    hal_status_free(status);
+    set.channels.clear();
+    set.skipped = std::string("no channels: ") + text;
+    return;
+  }
+  for (int r = 0; r < ranks; ++r) {
+    hal_buffer_t* buffer = DeviceBuffer(set.devices[r], kAllReduceBytes);
+    hal_command_buffer_t* cb = nullptr;
+    Check(hal_device_create_command_buffer(
+              set.devices[r], HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb),
+          "command buffer");
+    Check(hal_command_buffer_begin(cb), "begin");
+    hal_collective_params_t params = {};
+    params.kind = HAL_COLLECTIVE_ALL_REDUCE;
+    params.element_type = HAL_ELEMENT_TYPE_FLOAT32;
+    params.reduction = HAL_REDUCTION_SUM;
+    params.count = kAllReduceBytes / 4;
+    Check(hal_command_buffer_collective(cb, set.channels[r], &params, buffer, 0,
+                                        buffer, 0),
+          "collective");
+    Check(hal_command_buffer_end(cb), "end");
+    hal_semaphore_t* timeline = nullptr;
+    Check(hal_device_create_semaphore(set.devices[r], 0, &timeline),
+          "semaphore");
+    set.buffers.push_back(buffer);
+    set.command_buffers.push_back(cb);
+    set.timelines.push_back(timeline);
+  }
+}
+
+void CloseAllReduce(int ranks) {
+  AllReduceRanks& set = g_all_reduce[ranks];
+  for (hal_semaphore_t* timeline : set.timelines)
+    hal_semaphore_release(timeline);
+  for (hal_command_buffer_t* cb : set.command_buffers)
+    hal_command_buffer_release(cb);
+  for (hal_buffer_t* buffer : set.buffers)
+    hal_buffer_release(buffer);
+  for (hal_channel_t* channel : set.channels)
+    hal_channel_release(channel);
+  for (hal_device_t* device : set.devices)
+    hal_device_release(device);
+}
+
+// Every rank submits its all-reduce; then the host waits for all of them.
+void BM_AllReduce_Hal(benchmark::State& state) {
+  int ranks = static_cast<int>(state.range(0));
+  AllReduceRanks& set = g_all_reduce[ranks];
+  if (!set.skipped.empty()) {
+    state.SkipWithError(set.skipped.c_str());
+    return;
+  }
+  std::vector<uint64_t> values(ranks, 0);
+  for (int r = 0; r < ranks; ++r)
+    Check(hal_semaphore_query(set.timelines[r], &values[r]), "query");
+  for (auto _ : state) {
+    for (int r = 0; r < ranks; ++r) {
+      ++values[r];
+      hal_semaphore_list_t signals = {1, &set.timelines[r], &values[r]};
+      Check(hal_device_queue_execute(set.devices[r], 0, nullptr, &signals, 1,
+                                     &set.command_buffers[r]),
+            "queue_execute");
+    }
+    for (int r = 0; r < ranks; ++r) {
+      Check(hal_semaphore_wait(set.timelines[r], values[r],
+                               hal_infinite_timeout()),
+            "wait");
+    }
+  }
+  state.SetBytesProcessed(
+      static_cast<int64_t>(static_cast<double>(state.iterations()) *
+                           kAllReduceBytes * BusFactor(ranks)));
+}
+
+// memcpy of as many bytes as one rank's link carries in the all-reduce.
+void BM_AllReduce_Memcpy(benchmark::State& state) {
+  int ranks = static_cast<int>(state.range(0));
+  size_t bytes = static_cast<size_t>(kAllReduceBytes * BusFactor(ranks));
+  static std::vector<uint8_t> from(kAllReduceBytes * 2, 1), to(from.size());
+  for (auto _ : state) {
+    std::memcpy(to.data(), from.data(), bytes);
+    benchmark::DoNotOptimize(to.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * static_cast<int64_t>(bytes)));
+}
+
+//===----------------------------------------------------------------------===//
 // Figures
 //===----------------------------------------------------------------------===//
 
@@ -678,6 +816,13 @@ const Figure kFigures[] = {
      "queue_read of a 64 MiB file + host wait, bytes per second / pread into "
      "host memory + one cuMemcpyHtoD, bytes per second",
      true, 0.8},
+    {"allreduce_busbw_vs_memcpy_2", "BM_AllReduce_Hal/2",
+     "BM_AllReduce_Memcpy/2",
+     "all-reduce of 16 MiB float32 over 2 devices, bus bandwidth "
+     "(nccl-tests) / host memcpy bandwidth",
+     true, NAN},
+    {"allreduce_busbw_vs_memcpy_4", "BM_AllReduce_Hal/4",
+     "BM_AllReduce_Memcpy/4", "the same over 4 devices", true, NAN},
 };
 
 // Every repetition's time per iteration (ns) of each case, in run order.
@@ -982,6 +1127,20 @@ int main(int argc, char** argv) {
   OpenReadFile();
   benchmark::RegisterBenchmark("BM_FileRead_Hal", BM_FileRead_Hal);
   benchmark::RegisterBenchmark("BM_FileRead_PreadCopy", BM_FileRead_PreadCopy);
+  for (int ranks : {2, 4}) {
+    OpenAllReduce(ranks);
+    if (!g_all_reduce[ranks].skipped.empty()) {
+      std::fprintf(stderr,
+                   "hal-bench: all-reduce over %d devices skipped: %s\n", ranks,
+                   g_all_reduce[ranks].skipped.c_str());
+    }
+  }
+  benchmark::RegisterBenchmark("BM_AllReduce_Hal", BM_AllReduce_Hal)
+      ->Arg(2)
+      ->Arg(4);
+  benchmark::RegisterBenchmark("BM_AllReduce_Memcpy", BM_AllReduce_Memcpy)
+      ->Arg(2)
+      ->Arg(4);
   // The parked case's submissions are made once, before every repetition.
   ParkSubmissions();
   benchmark::RegisterBenchmark("BM_SubmitParked", BM_SubmitParked)
@@ -1000,6 +1159,8 @@ int main(int argc, char** argv) {
   int result = Report(json_path, allocations, warm_submits);
   benchmark::Shutdown();
   CloseReadFile();
+  for (int ranks : {2, 4})
+    CloseAllReduce(ranks);
   CloseVendor();
   hal_device_release(g_hal.graph);
   hal_device_release(g_hal.stream);

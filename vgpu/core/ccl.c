@@ -12,6 +12,8 @@
 
 #include "ccl.h"
 
+#include "ccl_shm.h"
+
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -48,6 +50,13 @@ typedef struct ccl_meeting {
   vgpu_ccl_call calls[VGPU_CCL_MAX_RANKS];
   vgpu_mark* marks[VGPU_CCL_MAX_RANKS];
   uint64_t opened_ns;  // when the first rank arrived (the watchdog's clock)
+  // Once every rank of this process arrived at a meeting with ranks in
+  // other processes, the proxy (ccl_proxy_main) owns it: where it is in
+  // the protocol, and since when it waits for the other processes.
+  int stage;
+  size_t chunk, chunks, chunk_elements, length;
+  uint64_t target;
+  uint64_t waiting_ns;
 } ccl_meeting;
 
 typedef struct ccl_group {
@@ -63,6 +72,22 @@ typedef struct ccl_group {
   vgpu_status failure;               // the first abort or error, sticky
   char failure_message[384];
   ccl_meeting* meetings;  // not yet met
+  // Ranks in other processes meet through the shared segment (ccl_shm.h),
+  // mapped by the first rank of this process to join (NULL: this system
+  // has none, so every rank must be in this process). Once every rank
+  // joined, |remote| says whether some rank is elsewhere and |local| which
+  // are this process's; then the proxy thread runs the meetings of
+  // |proxied| with the other processes, and a rank that leaves while one
+  // of them holds it is |leaving| until the proxy let it go.
+  ccl_shm* shm;
+  bool remote;
+  int local_count;
+  bool local[VGPU_CCL_MAX_RANKS];
+  bool leaving[VGPU_CCL_MAX_RANKS];
+  ccl_meeting* proxied;  // in arrival order
+  pthread_t proxy;
+  bool proxy_running;
+  bool proxy_stop;
 } ccl_group;
 
 struct vgpu_ccl_comm {
@@ -344,6 +369,39 @@ static void ccl_group_unlink_locked(ccl_group* group) {
   }
 }
 
+static void ccl_proxy_start_locked(ccl_group* group);
+
+// Under the lock: the group after its last rank left or gave up.
+static void ccl_group_free(ccl_group* group) {
+  ccl_shm_close(group->shm);
+  free(group);
+}
+
+// Under the lock, once every rank joined: which ranks are this process's,
+// and the proxy when some are not.
+static void ccl_group_completed_locked(ccl_group* group) {
+  group->complete = true;
+  if (group->shm != NULL && ccl_shm_process_count(group->shm) > 1) {
+    group->remote = true;
+    for (int r = 0; r < group->rank_count; ++r) {
+      group->local[r] = ccl_shm_is_local(group->shm, r);
+      group->local_count += group->local[r];
+    }
+    ccl_proxy_start_locked(group);
+  }
+  pthread_cond_broadcast(&ccl_registry.cv);
+}
+
+// Under the lock: whether every rank joined, here or (through the shared
+// segment) anywhere.
+static bool ccl_group_joined_locked(ccl_group* group) {
+  if (!group->complete && group->shm != NULL &&
+      ccl_shm_complete(group->shm, NULL)) {
+    ccl_group_completed_locked(group);
+  }
+  return group->complete;
+}
+
 vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
                           int rank, uint64_t timeout_ns, vgpu_ccl_comm** out,
                           char* error, size_t error_size) {
@@ -376,18 +434,34 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
                name, rank, group->complete ? " (every rank has)" : "");
     status = VGPU_ERR_INVALID_VALUE;
   } else if (group == NULL) {
-    group = calloc(1, sizeof(*group));
-    if (group == NULL) {
+    // The first rank of this process: the shared segment, where ranks of
+    // other processes join too. Without shared memory here, ranks of this
+    // process still meet.
+    ccl_shm* shm = NULL;
+    status = ccl_shm_open(id, rank_count, &shm, error, error_size);
+    if (status == VGPU_ERR_NOT_SUPPORTED)
+      status = VGPU_OK;
+    group = status == VGPU_OK ? calloc(1, sizeof(*group)) : NULL;
+    if (status == VGPU_OK && group == NULL)
       status = VGPU_ERR_OUT_OF_MEMORY;
-    } else {
+    if (group != NULL) {
       memcpy(group->id, id, VGPU_CCL_ID_BYTES);
       group->rank_count = rank_count;
       group->first_left = -1;
+      group->shm = shm;
       group->next = ccl_registry.groups;
       ccl_registry.groups = group;
+    } else {
+      ccl_shm_close(shm);
     }
   }
+  if (status == VGPU_OK && group->shm != NULL)
+    status = ccl_shm_join(group->shm, rank, error, error_size);
   if (status != VGPU_OK) {
+    if (group != NULL && group->joined == 0) {
+      ccl_group_unlink_locked(group);
+      ccl_group_free(group);
+    }
     pthread_mutex_unlock(&ccl_registry.mu);
     free(comm);
     return status;
@@ -399,18 +473,28 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
   vgpu_cond_init(&comm->cv);
   group->ranks[rank] = comm;
   group->gave_up[rank] = false;
-  if (++group->joined == rank_count) {
-    group->complete = true;
-    pthread_cond_broadcast(&ccl_registry.cv);
-  }
+  if (++group->joined == rank_count)
+    ccl_group_completed_locked(group);
   uint64_t deadline = vgpu_now_ns() + timeout_ns;
-  while (!group->complete) {
+  for (;;) {
+    // Read before the check: a join elsewhere after it rings the bell.
+    uint32_t bell = group->shm != NULL ? ccl_shm_bell(group->shm) : 0;
+    if (ccl_group_joined_locked(group))
+      break;
     uint64_t now = vgpu_now_ns();
     if (now >= deadline)
       break;
+    uint64_t wait = deadline - now;
+    if (group->shm != NULL) {
+      // Ranks of other processes ring the shared bell, not our condition
+      // variable; the group stays while this rank is in it.
+      pthread_mutex_unlock(&ccl_registry.mu);
+      ccl_shm_sleep(group->shm, bell, wait < 50000000u ? wait : 50000000u);
+      pthread_mutex_lock(&ccl_registry.mu);
+      continue;
+    }
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
-    uint64_t wait = deadline - now;
     until.tv_sec += (time_t)(wait / 1000000000u);
     until.tv_nsec += (long)(wait % 1000000000u);
     if (until.tv_nsec >= 1000000000L) {
@@ -419,13 +503,25 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
     }
     pthread_cond_timedwait(&ccl_registry.cv, &ccl_registry.mu, &until);
   }
+  // Who never came, as this rank gives up (the shared segment knows of
+  // ranks of other processes).
+  uint64_t absent = 0;
+  if (!group->complete && group->shm != NULL)
+    (void)ccl_shm_complete(group->shm, &absent);
+  // Too late to give up once the last rank joined in another process.
+  if (!group->complete && group->shm != NULL &&
+      !ccl_shm_unjoin(group->shm, rank)) {
+    ccl_group_joined_locked(group);
+  }
   if (!group->complete) {
     // Gave up: say who never came, and leave as if never joined.
     char missing[192] = "";
     size_t length = 0;
     int missing_count = 0;
     for (int r = 0; r < rank_count; ++r) {
-      if (group->ranks[r] != NULL || group->gave_up[r])
+      bool came =
+          group->shm != NULL ? !(absent >> r & 1u) : group->ranks[r] != NULL;
+      if (came || group->gave_up[r])
         continue;
       ++missing_count;
       if (length + 8 < sizeof(missing)) {
@@ -442,7 +538,7 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
     group->gave_up[rank] = true;
     if (--group->joined == 0) {
       ccl_group_unlink_locked(group);
-      free(group);
+      ccl_group_free(group);
     }
     pthread_mutex_unlock(&ccl_registry.mu);
     pthread_cond_destroy(&comm->cv);
@@ -476,6 +572,9 @@ static void ccl_group_record_failure_locked(ccl_group* group,
   group->failure = status;
   memcpy(group->failure_message, message,
          strnlen(message, sizeof(group->failure_message) - 1));
+  // Every process's failure: the others' proxies read it there.
+  if (group->remote)
+    ccl_shm_fail(group->shm, status, message);
 }
 
 // Under the lock: records the failure and takes every meeting not yet met
@@ -514,6 +613,36 @@ static bool ccl_meeting_needs(const ccl_meeting* meeting, int rank) {
   return !meeting->p2p || meeting->from == rank || meeting->to == rank;
 }
 
+// Under the lock: whether |meeting| holds |rank|'s call.
+static bool ccl_meeting_holds(const ccl_meeting* meeting, int rank) {
+  if (!meeting->p2p)
+    return meeting->present[rank];
+  return (meeting->present[0] && meeting->from == rank) ||
+         (meeting->present[1] && meeting->to == rank);
+}
+
+static bool ccl_proxied_has_rank_locked(const ccl_group* group, int rank) {
+  for (const ccl_meeting* m = group->proxied; m != NULL; m = m->next) {
+    if (ccl_meeting_holds(m, rank))
+      return true;
+  }
+  return false;
+}
+
+// Under the lock: waits on the registry's condition variable for at most
+// |ns| (the proxy broadcasts it as meetings leave its hands).
+static void ccl_registry_nap_locked(uint64_t ns) {
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += (time_t)(ns / 1000000000u);
+  until.tv_nsec += (long)(ns % 1000000000u);
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec += 1;
+    until.tv_nsec -= 1000000000L;
+  }
+  pthread_cond_timedwait(&ccl_registry.cv, &ccl_registry.mu, &until);
+}
+
 void vgpu_ccl_leave(vgpu_ccl_comm* comm) {
   if (comm == NULL)
     return;
@@ -540,6 +669,17 @@ void vgpu_ccl_leave(vgpu_ccl_comm* comm) {
   }
   if (failed)
     ccl_group_record_failure_locked(group, VGPU_ERR_DEVICE_LOST, message);
+  // A meeting the proxy runs with other processes may still write this
+  // rank's buffers: the proxy fails it (and the communicator) and lets go.
+  if (group->remote) {
+    group->leaving[comm->rank] = true;
+    while (ccl_proxied_has_rank_locked(group, comm->rank)) {
+      ccl_shm_ring(group->shm);
+      ccl_registry_nap_locked(20000000u);
+    }
+    group->leaving[comm->rank] = false;
+    ccl_shm_leave(group->shm, comm->rank);
+  }
   group->ranks[comm->rank] = NULL;
   group->left[comm->rank] = true;
   if (group->first_left < 0)
@@ -547,10 +687,17 @@ void vgpu_ccl_leave(vgpu_ccl_comm* comm) {
   bool last = --group->joined == 0;
   if (last)
     ccl_group_unlink_locked(group);
+  bool stop_proxy = last && group->proxy_running;
+  if (stop_proxy)
+    group->proxy_stop = true;
   pthread_mutex_unlock(&ccl_registry.mu);
   ccl_meetings_fail(failed, VGPU_ERR_DEVICE_LOST);
+  if (stop_proxy) {
+    ccl_shm_ring(group->shm);
+    pthread_join(group->proxy, NULL);
+  }
   if (last)
-    free(group);
+    ccl_group_free(group);
   pthread_cond_destroy(&comm->cv);
   pthread_mutex_destroy(&comm->mu);
   free(comm);
@@ -566,6 +713,18 @@ int vgpu_ccl_rank_count(const vgpu_ccl_comm* comm) {
 
 vgpu_status vgpu_ccl_async_error(vgpu_ccl_comm* comm, char* message,
                                  size_t message_size) {
+  ccl_group* group = comm->group;
+  if (group->remote) {
+    // Another process's failure, or a process gone, is this one's now.
+    char shared[384];
+    vgpu_status st = ccl_shm_failure(group->shm, true, shared, sizeof(shared));
+    if (st != VGPU_OK) {
+      pthread_mutex_lock(&ccl_registry.mu);
+      ccl_meeting* failed = ccl_group_fail_locked(group, st, shared);
+      pthread_mutex_unlock(&ccl_registry.mu);
+      ccl_meetings_fail(failed, st);
+    }
+  }
   pthread_mutex_lock(&ccl_registry.mu);
   vgpu_status status = comm->group->failure;
   ccl_format(message, message_size, "%s", comm->group->failure_message);
@@ -579,11 +738,11 @@ vgpu_status vgpu_ccl_async_error(vgpu_ccl_comm* comm, char* message,
 
 // Whether every rank's call agrees with rank 0's; the first that does not
 // is described in |message|.
-static bool ccl_calls_agree(const ccl_meeting* m, int ranks, char* message,
-                            size_t size) {
-  const vgpu_ccl_call* first = &m->calls[0];
+static bool ccl_calls_agree(const vgpu_ccl_call* calls, int ranks, uint64_t seq,
+                            char* message, size_t size) {
+  const vgpu_ccl_call* first = &calls[0];
   for (int r = 1; r < ranks; ++r) {
-    const vgpu_ccl_call* call = &m->calls[r];
+    const vgpu_ccl_call* call = &calls[r];
     bool same = call->kind == first->kind && call->count == first->count &&
                 call->type == first->type &&
                 (!ccl_kind_reduces(first->kind) ||
@@ -595,7 +754,7 @@ static bool ccl_calls_agree(const ccl_meeting* m, int ranks, char* message,
                ": rank %d called %s of %zu elements of type %d (reduction "
                "%d, root %d), rank 0 %s of %zu elements of type %d "
                "(reduction %d, root %d)",
-               m->seq, r, ccl_kind_name(call->kind), call->count, call->type,
+               seq, r, ccl_kind_name(call->kind), call->count, call->type,
                call->reduction, call->peer, ccl_kind_name(first->kind),
                first->count, first->type, first->reduction, first->peer);
       return false;
@@ -756,7 +915,7 @@ static bool ccl_group_overdue_locked(const ccl_group* group, uint64_t now,
     size_t length = 0;
     for (int r = 0;
          !m->p2p && r < group->rank_count && length < sizeof(missing); ++r) {
-      if (m->present[r])
+      if (m->present[r] || (group->remote && !group->local[r]))
         continue;
       int n = snprintf(missing + length, sizeof(missing) - length, "%s%d",
                        length ? ", " : "", r);
@@ -894,12 +1053,26 @@ vgpu_status vgpu_ccl_arrive(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
   m->calls[slot] = *call;
   vgpu_mark_retain(done);
   m->marks[slot] = done;
-  int needed = m->p2p ? 2 : ranks;
+  // With ranks in other processes, this process's arrive here; the proxy
+  // meets the others.
+  int needed = !group->remote ? (m->p2p ? 2 : ranks)
+               : m->p2p       ? group->local[m->from] + group->local[m->to]
+                              : group->local_count;
   bool last = ++m->arrived == needed;
+  bool proxied = last && needed < (m->p2p ? 2 : ranks);
   if (last)
     ccl_meeting_unlink_locked(group, m);
+  if (proxied) {
+    m->next = NULL;
+    ccl_meeting** tail = &group->proxied;
+    while (*tail != NULL)
+      tail = &(*tail)->next;
+    *tail = m;
+  }
   pthread_mutex_unlock(&ccl_registry.mu);
-  if (!last)
+  if (proxied)
+    ccl_shm_ring(group->shm);
+  if (!last || proxied)
     return VGPU_OK;
 
   char message[384];
@@ -919,7 +1092,8 @@ vgpu_status vgpu_ccl_arrive(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
       memmove(recv->recv, send->send,
               send->count * vgpu_ccl_type_size(send->type));
     }
-  } else if (!ccl_calls_agree(m, ranks, message, sizeof(message))) {
+  } else if (!ccl_calls_agree(m->calls, ranks, m->seq, message,
+                              sizeof(message))) {
     result = VGPU_ERR_INVALID_VALUE;
   } else {
     result = ccl_compute(m, ranks);
@@ -939,6 +1113,434 @@ vgpu_status vgpu_ccl_arrive(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
   }
   ccl_meeting_finish(m, result);  // completes every mark, OK or not
   return VGPU_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Meeting ranks of other processes: the proxy
+//===----------------------------------------------------------------------===//
+//
+// Each process with ranks of a communicator that spans processes runs one
+// proxy thread for it (as NCCL runs a proxy per communicator). It takes
+// the meetings whose ranks of this process all arrived, in order, and runs
+// each with the other processes through the shared segment, a step at a
+// time and never blocking: a step that must wait for another process
+// returns, so a send waiting for its receive never holds up a receive from
+// that peer (grouped exchanges), nor a collective.
+//
+// A collective: every process posts its ranks' calls and meets the others
+// at a barrier; each then checks that every rank's call agrees (all find
+// the same), and the data moves in chunks of the staging slots: each
+// process copies its ranks' inputs into their slots, barrier, computes its
+// ranks' outputs from every slot (in rank order, so each sum is the one
+// the in-process engine computes), barrier, next chunk. A send and its
+// receive: both post their calls, then the sender fills the pair's slot
+// when empty and the receiver drains it when full, chunk by chunk.
+//
+// A failure anywhere (a disagreement, an abort, a rank gone, a meeting
+// waiting past the bound) is the communicator's in every process: the
+// shared segment carries it, each proxy fails what it holds.
+
+typedef enum ccl_step {
+  CCL_STEP_WAITING,  // for another process
+  CCL_STEP_PROGRESS,
+  CCL_STEP_DONE,
+  CCL_STEP_FAILED,
+} ccl_step;
+
+enum { CCL_NAP_NS = 20000000u, CCL_PEER_CHECK_NS = 100000000u };
+
+// The ranks of other processes |m| waits for.
+static uint64_t ccl_meeting_remote_ranks(const ccl_group* g,
+                                         const ccl_meeting* m) {
+  uint64_t ranks = 0;
+  for (int r = 0; r < g->rank_count; ++r) {
+    bool part = !m->p2p || r == m->from || r == m->to;
+    if (part && !g->local[r])
+      ranks |= (uint64_t)1 << r;
+  }
+  return ranks;
+}
+
+// One element range of chunk |m->chunk| of rank |r|'s call: copies its
+// part into its slot.
+static void ccl_proxy_fill(ccl_group* g, ccl_meeting* m, int r, size_t a,
+                           size_t n) {
+  const vgpu_ccl_call* call = &m->calls[r];
+  size_t e = vgpu_ccl_type_size(call->type);
+  uint8_t* slot = ccl_shm_slot(g->shm, r);
+  const uint8_t* send = call->send;
+  switch (call->kind) {
+    case VGPU_CCL_BROADCAST:  // the root's input only
+    case VGPU_CCL_ALL_REDUCE:
+    case VGPU_CCL_REDUCE:
+    case VGPU_CCL_ALL_GATHER:
+      if (call->kind != VGPU_CCL_BROADCAST || r == call->peer)
+        memcpy(slot, send + a * e, n * e);
+      break;
+    case VGPU_CCL_REDUCE_SCATTER:
+      // Every destination's part of this range, destination-major.
+      for (int q = 0; q < g->rank_count; ++q) {
+        memcpy(slot + (size_t)q * n * e,
+               send + ((size_t)q * call->count + a) * e, n * e);
+      }
+      break;
+    case VGPU_CCL_SEND:
+    case VGPU_CCL_RECV:
+      break;
+  }
+}
+
+// Rank |r|'s outputs of the same range, from every rank's slot.
+static void ccl_proxy_output(ccl_group* g, ccl_meeting* m, int r, size_t a,
+                             size_t n) {
+  const vgpu_ccl_call* call = &m->calls[r];
+  int ranks = g->rank_count;
+  size_t e = vgpu_ccl_type_size(call->type);
+  uint8_t* recv = call->recv;
+  const void* srcs[VGPU_CCL_MAX_RANKS];
+  for (int q = 0; q < ranks; ++q) {
+    srcs[q] = (const uint8_t*)ccl_shm_slot(g->shm, q) +
+              (call->kind == VGPU_CCL_REDUCE_SCATTER ? (size_t)r * n * e : 0);
+  }
+  switch (call->kind) {
+    case VGPU_CCL_REDUCE:  // the root's result only
+    case VGPU_CCL_ALL_REDUCE:
+    case VGPU_CCL_REDUCE_SCATTER:
+      if (call->kind != VGPU_CCL_REDUCE || r == call->peer)
+        ccl_reduce(call->type, call->reduction, recv + a * e, srcs, ranks, n);
+      break;
+    case VGPU_CCL_BROADCAST:
+      memcpy(recv + a * e, srcs[call->peer], n * e);
+      break;
+    case VGPU_CCL_ALL_GATHER:
+      for (int q = 0; q < ranks; ++q)
+        memcpy(recv + ((size_t)q * call->count + a) * e, srcs[q], n * e);
+      break;
+    case VGPU_CCL_SEND:
+    case VGPU_CCL_RECV:
+      break;
+  }
+}
+
+static ccl_step ccl_proxy_collective(ccl_group* g, ccl_meeting* m,
+                                     vgpu_status* status, char* message,
+                                     size_t size) {
+  ccl_shm* shm = g->shm;
+  int ranks = g->rank_count;
+  char name[17];
+  ccl_id_text(g->id, name);
+  switch (m->stage) {
+    case 0:
+      for (int r = 0; r < ranks; ++r) {
+        if (g->local[r])
+          ccl_shm_post(shm, r, m->seq, &m->calls[r]);
+      }
+      m->target = ccl_shm_barrier_arrive(shm);
+      m->stage = 1;
+      return CCL_STEP_PROGRESS;
+    case 1: {
+      char missing[192];
+      if (!ccl_shm_barrier_passed(shm, m->target)) {
+        (void)ccl_shm_posted(shm, m->seq, NULL, missing, sizeof(missing));
+        ccl_format(message, size,
+                   "collective #%" PRIu64
+                   " of communicator %s: rank(s) %s never arrived",
+                   m->seq, name, missing);
+        return CCL_STEP_WAITING;
+      }
+      vgpu_ccl_call calls[VGPU_CCL_MAX_RANKS];
+      (void)ccl_shm_posted(shm, m->seq, calls, NULL, 0);
+      if (!ccl_calls_agree(calls, ranks, m->seq, message, size)) {
+        *status = VGPU_ERR_INVALID_VALUE;
+        return CCL_STEP_FAILED;
+      }
+      size_t e = vgpu_ccl_type_size(calls[0].type);
+      size_t per = calls[0].kind == VGPU_CCL_REDUCE_SCATTER ? (size_t)ranks : 1;
+      m->chunk_elements = ccl_shm_slot_bytes(shm) / (e * per);
+      m->chunks =
+          calls[0].count == 0
+              ? 1
+              : (calls[0].count + m->chunk_elements - 1) / m->chunk_elements;
+      m->chunk = 0;
+      m->stage = 2;
+      return CCL_STEP_PROGRESS;
+    }
+    case 2:
+    case 3: {
+      if (m->stage == 3 && !ccl_shm_barrier_passed(shm, m->target))
+        break;
+      size_t count = 0;
+      for (int r = 0; r < ranks && count == 0; ++r)
+        count = g->local[r] ? m->calls[r].count : 0;
+      size_t a = m->chunk * m->chunk_elements;
+      size_t n = count - a < m->chunk_elements ? count - a : m->chunk_elements;
+      if (count == 0)
+        n = 0;
+      for (int r = 0; r < ranks; ++r) {
+        if (!g->local[r])
+          continue;
+        if (m->stage == 2)
+          ccl_proxy_fill(g, m, r, a, n);
+        else
+          ccl_proxy_output(g, m, r, a, n);
+      }
+      m->target = ccl_shm_barrier_arrive(shm);
+      m->stage = m->stage == 2 ? 3 : 4;
+      return CCL_STEP_PROGRESS;
+    }
+    case 4:
+      if (!ccl_shm_barrier_passed(shm, m->target))
+        break;
+      if (++m->chunk == m->chunks)
+        return CCL_STEP_DONE;
+      m->stage = 2;
+      return CCL_STEP_PROGRESS;
+  }
+  ccl_format(message, size,
+             "collective #%" PRIu64
+             " of communicator %s: another process never finished chunk %zu "
+             "of %zu",
+             m->seq, name, m->chunk + 1, m->chunks);
+  return CCL_STEP_WAITING;
+}
+
+static ccl_step ccl_proxy_transfer(ccl_group* g, ccl_meeting* m,
+                                   vgpu_status* status, char* message,
+                                   size_t size) {
+  ccl_shm* shm = g->shm;
+  bool sender = g->local[m->from];
+  const vgpu_ccl_call* call = &m->calls[sender ? 0 : 1];
+  size_t slot_bytes = ccl_shm_pair_bytes(shm);
+  uint8_t* slot = ccl_shm_pair_slot(shm, m->from, m->to);
+  size_t bytes = call->count * vgpu_ccl_type_size(call->type);
+  char name[17];
+  ccl_id_text(g->id, name);
+  switch (m->stage) {
+    case 0:
+      ccl_shm_pair_post(shm, m->from, m->to, sender, m->seq, call);
+      m->stage = 1;
+      return CCL_STEP_PROGRESS;
+    case 1: {
+      vgpu_ccl_call send, recv;
+      if (!ccl_shm_pair_posted(shm, m->from, m->to, m->seq, &send, &recv)) {
+        ccl_format(message, size,
+                   "send #%" PRIu64
+                   " from rank %d to rank %d of communicator %s: rank %d's %s "
+                   "never arrived",
+                   m->seq, m->from, m->to, name, sender ? m->to : m->from,
+                   sender ? "receive" : "send");
+        return CCL_STEP_WAITING;
+      }
+      if (send.count != recv.count || send.type != recv.type) {
+        ccl_format(message, size,
+                   "send #%" PRIu64
+                   " from rank %d to rank %d: %zu elements of type %d sent, "
+                   "%zu of type %d received",
+                   m->seq, m->from, m->to, send.count, send.type, recv.count,
+                   recv.type);
+        *status = VGPU_ERR_INVALID_VALUE;
+        return CCL_STEP_FAILED;
+      }
+      // At least one fill, empty for no data: the sender is done when its
+      // last fill is taken, so after the receiver read both calls.
+      m->chunks = bytes == 0 ? 1 : (bytes + slot_bytes - 1) / slot_bytes;
+      m->chunk = 0;
+      m->stage = 2;
+      return CCL_STEP_PROGRESS;
+    }
+    case 2: {
+      size_t offset = m->chunk * slot_bytes;
+      if (sender) {
+        if (!ccl_shm_pair_empty(shm, m->from, m->to))
+          break;
+        size_t length =
+            bytes - offset < slot_bytes ? bytes - offset : slot_bytes;
+        if (length)
+          memcpy(slot, (const uint8_t*)call->send + offset, length);
+        ccl_shm_pair_put(shm, m->from, m->to, length);
+        if (++m->chunk == m->chunks)
+          m->stage = 3;
+        return CCL_STEP_PROGRESS;
+      }
+      size_t length = 0;
+      if (!ccl_shm_pair_full(shm, m->from, m->to, &length))
+        break;
+      if (length > bytes - offset)
+        length = bytes - offset;  // never past the receive buffer
+      if (length)
+        memcpy((uint8_t*)call->recv + offset, slot, length);
+      ccl_shm_pair_take(shm, m->from, m->to);
+      return ++m->chunk == m->chunks ? CCL_STEP_DONE : CCL_STEP_PROGRESS;
+    }
+    case 3:
+      if (!ccl_shm_pair_empty(shm, m->from, m->to))
+        break;
+      return CCL_STEP_DONE;
+  }
+  ccl_format(message, size,
+             "send #%" PRIu64
+             " from rank %d to rank %d of communicator %s: rank %d stopped "
+             "after %zu of %zu chunks",
+             m->seq, m->from, m->to, name, sender ? m->to : m->from, m->chunk,
+             m->chunks);
+  return CCL_STEP_WAITING;
+}
+
+static ccl_step ccl_proxy_step(ccl_group* g, ccl_meeting* m,
+                               vgpu_status* status, char* message,
+                               size_t size) {
+  return m->p2p ? ccl_proxy_transfer(g, m, status, message, size)
+                : ccl_proxy_collective(g, m, status, message, size);
+}
+
+// Fails the communicator (here and in every process) with |status| and
+// every meeting it has, the proxy's included.
+static void ccl_proxy_fail_all(ccl_group* g, vgpu_status status,
+                               const char* message) {
+  pthread_mutex_lock(&ccl_registry.mu);
+  ccl_meeting* failed = ccl_group_fail_locked(g, status, message);
+  ccl_meeting* proxied = g->proxied;
+  g->proxied = NULL;
+  pthread_cond_broadcast(&ccl_registry.cv);
+  pthread_mutex_unlock(&ccl_registry.mu);
+  ccl_meetings_fail(failed, status);
+  ccl_meetings_fail(proxied, status);
+}
+
+static void* ccl_proxy_main(void* arg) {
+  ccl_group* g = arg;
+  ccl_shm* shm = g->shm;
+  uint64_t bound = ccl_timeout_ns();
+  uint64_t peers_checked = 0;
+  // The meetings it may step now: the first collective, and the first
+  // transfer of each ordered pair of ranks.
+  size_t capacity = 1 + (size_t)g->rank_count * (size_t)g->rank_count;
+  ccl_meeting** heads = calloc(capacity, sizeof(*heads));
+  for (;;) {
+    uint32_t bell = ccl_shm_bell(shm);
+    char message[384] = "";
+    size_t count = 0;
+    int leaving = -1;
+    pthread_mutex_lock(&ccl_registry.mu);
+    if (g->proxy_stop && g->proxied == NULL) {
+      pthread_mutex_unlock(&ccl_registry.mu);
+      break;
+    }
+    vgpu_status failure = g->failure;
+    for (ccl_meeting* m = g->proxied; m != NULL && heads != NULL; m = m->next) {
+      bool first = true;
+      for (size_t i = 0; i < count && first; ++i) {
+        first =
+            heads[i]->p2p != m->p2p ||
+            (m->p2p && (heads[i]->from != m->from || heads[i]->to != m->to));
+      }
+      if (first && count < capacity)
+        heads[count++] = m;
+      for (int r = 0; r < g->rank_count && leaving < 0; ++r) {
+        if (g->leaving[r] && ccl_meeting_holds(m, r))
+          leaving = r;
+      }
+    }
+    pthread_mutex_unlock(&ccl_registry.mu);
+    uint64_t now = vgpu_now_ns();
+    bool check_peers = now - peers_checked >= CCL_PEER_CHECK_NS;
+    if (check_peers)
+      peers_checked = now;
+    if (failure == VGPU_OK)
+      failure = ccl_shm_failure(shm, check_peers, message, sizeof(message));
+    if (failure == VGPU_OK && heads == NULL) {
+      failure = VGPU_ERR_OUT_OF_MEMORY;
+      ccl_format(message, sizeof(message),
+                 "no memory to meet the ranks of other processes");
+    }
+    if (failure == VGPU_OK && leaving >= 0) {
+      char name[17];
+      ccl_id_text(g->id, name);
+      failure = VGPU_ERR_DEVICE_LOST;
+      ccl_format(message, sizeof(message),
+                 "rank %d left communicator %s with a collective in flight",
+                 leaving, name);
+    }
+    if (failure != VGPU_OK) {
+      pthread_mutex_lock(&ccl_registry.mu);
+      bool held = g->proxied != NULL;
+      pthread_mutex_unlock(&ccl_registry.mu);
+      if (held || g->failure == VGPU_OK)
+        ccl_proxy_fail_all(g, failure, message);
+      if (!held)
+        ccl_shm_sleep(shm, bell, CCL_NAP_NS);
+      continue;
+    }
+    bool progressed = false;
+    for (size_t i = 0; i < count && failure == VGPU_OK; ++i) {
+      ccl_meeting* m = heads[i];
+      if (m->stage == 0)
+        m->waiting_ns = now;
+      vgpu_status status = VGPU_OK;
+      ccl_step step = ccl_proxy_step(g, m, &status, message, sizeof(message));
+      if (step == CCL_STEP_WAITING) {
+        // A rank it needs left: gone after its part, or without it.
+        int gone = ccl_shm_gone(shm, ccl_meeting_remote_ranks(g, m));
+        if (gone >= 0)
+          step = ccl_proxy_step(g, m, &status, message, sizeof(message));
+        if (step == CCL_STEP_WAITING && gone >= 0) {
+          char name[17];
+          ccl_id_text(g->id, name);
+          failure = VGPU_ERR_DEVICE_LOST;
+          ccl_format(
+              message, sizeof(message), "%s: rank %d left communicator %s",
+              ccl_kind_name(
+                  m->calls[m->p2p ? (g->local[m->from] ? 0 : 1) : 0].kind),
+              gone, name);
+        } else if (step == CCL_STEP_WAITING &&
+                   vgpu_now_ns() - m->waiting_ns > bound) {
+          char waited[384];
+          ccl_format(waited, sizeof(waited), "%s within %" PRIu64 " ms",
+                     message, bound / 1000000u);
+          memcpy(message, waited, sizeof(message));
+          failure = VGPU_ERR_TIMEOUT;
+        }
+      }
+      if (step == CCL_STEP_FAILED)
+        failure = status;
+      if (step == CCL_STEP_PROGRESS) {
+        m->waiting_ns = vgpu_now_ns();
+        progressed = true;
+      }
+      if (step == CCL_STEP_DONE) {
+        pthread_mutex_lock(&ccl_registry.mu);
+        for (ccl_meeting** p = &g->proxied; *p != NULL; p = &(*p)->next) {
+          if (*p == m) {
+            *p = m->next;
+            break;
+          }
+        }
+        pthread_cond_broadcast(&ccl_registry.cv);
+        pthread_mutex_unlock(&ccl_registry.mu);
+        ccl_meeting_finish(m, VGPU_OK);
+        progressed = true;
+      }
+    }
+    if (failure != VGPU_OK) {
+      ccl_proxy_fail_all(g, failure, message);
+      continue;
+    }
+    if (!progressed)
+      ccl_shm_sleep(shm, bell, CCL_NAP_NS);
+  }
+  free(heads);
+  return NULL;
+}
+
+static void ccl_proxy_start_locked(ccl_group* group) {
+  if (pthread_create(&group->proxy, NULL, ccl_proxy_main, group) == 0) {
+    group->proxy_running = true;
+    return;
+  }
+  char message[128];
+  snprintf(message, sizeof(message),
+           "no thread to meet the ranks of other processes");
+  ccl_group_record_failure_locked(group, VGPU_ERR_OUT_OF_MEMORY, message);
 }
 
 //===----------------------------------------------------------------------===//

@@ -862,7 +862,7 @@ static int hal_run_ranks(const hal_run_paths_t* paths, const char* driver_name,
       fprintf(stderr, "hal-run: no usable driver found\n");
       hal_run_print_directories(stderr, registry);
     } else if (passed == 0 && failed == 0) {
-      fprintf(stderr, "hal-run: no driver run has collectives\n");
+      fprintf(stderr, "hal-run: no driver asked for has collectives\n");
     }
     if (failed || passed == 0)
       exit_code = HAL_RUN_EXIT_FAILURE;

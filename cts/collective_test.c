@@ -838,53 +838,137 @@ static void run_rank_processes(const hal_channel_id_t* id, const char* scenario,
   }
 }
 
-// One all-reduce of |count| elements of |type| (sum) on this process's
-// rank, a fill before it and a copy after it in the same command buffer;
-// every element checked.
-static void rank_all_reduce(hal_device_t* device, hal_channel_t* channel,
-                            hal_element_type_t type, uint64_t count) {
+// One collective on this process's rank, a fill before it and a copy
+// after it in the same command buffer; returns the copy's bytes (free
+// them). Rank r's send holds input_value(r, i).
+static uint8_t* rank_collective(hal_device_t* device, hal_channel_t* channel,
+                                hal_collective_params_t params,
+                                uint64_t send_elements,
+                                uint64_t recv_elements) {
   int32_t rank = hal_channel_rank(channel);
-  size_t size = hal_element_type_size(type);
-  uint64_t bytes = count * size;
-  hal_buffer_t* send = device_buffer(device, bytes);
-  hal_buffer_t* recv = device_buffer(device, bytes);
-  hal_buffer_t* out = device_buffer(device, bytes);
-  uint8_t* data = malloc(bytes);
-  for (uint64_t i = 0; i < count; ++i)
-    element_set(type, data, i, input_value(rank, i));
-  write_bytes(send, data, bytes);
+  size_t size = hal_element_type_size(params.element_type);
+  uint64_t send_bytes = send_elements * size, recv_bytes = recv_elements * size;
+  hal_buffer_t* send = device_buffer(device, send_bytes);
+  hal_buffer_t* recv = device_buffer(device, recv_bytes);
+  hal_buffer_t* out = device_buffer(device, recv_bytes);
+  uint8_t* data = malloc(send_bytes > recv_bytes ? send_bytes : recv_bytes);
+  for (uint64_t i = 0; i < send_elements; ++i)
+    element_set(params.element_type, data, i, input_value(rank, i));
+  write_bytes(send, data, send_bytes);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint8_t clear = 0xEE;
-  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, recv, 0, bytes, &clear, 1));
-  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
-  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
-                                    .element_type = type,
-                                    .reduction = HAL_REDUCTION_SUM,
-                                    .count = count};
   HAL_ASSERT_OK(
-      hal_command_buffer_collective(cb, channel, &params, send, 0, recv, 0));
+      hal_command_buffer_fill_buffer(cb, recv, 0, recv_bytes, &clear, 1));
   HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
-  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, recv, 0, out, 0, bytes));
+  bool no_send =
+      params.kind == HAL_COLLECTIVE_RECV ||
+      (params.kind == HAL_COLLECTIVE_BROADCAST && params.root_or_peer != rank);
+  if (params.kind == HAL_COLLECTIVE_SEND) {
+    // An exchange: send to the peer and receive from it, both recorded
+    // first (one group), as both ranks do.
+    HAL_ASSERT_OK(
+        hal_command_buffer_collective(cb, channel, &params, send, 0, NULL, 0));
+    params.kind = HAL_COLLECTIVE_RECV;
+    HAL_ASSERT_OK(
+        hal_command_buffer_collective(cb, channel, &params, NULL, 0, recv, 0));
+  } else {
+    HAL_ASSERT_OK(hal_command_buffer_collective(
+        cb, channel, &params, no_send ? NULL : send, 0, recv, 0));
+  }
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  HAL_ASSERT_OK(
+      hal_command_buffer_copy_buffer(cb, recv, 0, out, 0, recv_bytes));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
   hal_semaphore_t* done = cts_create_semaphore(device, 0);
   submit(device, cb, done, 1);
   HAL_ASSERT_OK(cts_wait(done, 1));
-  HAL_ASSERT_OK(hal_buffer_read(out, 0, data, bytes));
-  for (uint64_t i = 0; i < count; ++i)
-    expect_element(type, data, i, reduced_input(HAL_REDUCTION_SUM, i),
-                   "all_reduce", rank);
-  free(data);
+  HAL_ASSERT_OK(hal_channel_check(channel));
+  HAL_ASSERT_OK(hal_buffer_read(out, 0, data, recv_bytes));
   hal_semaphore_release(done);
   hal_command_buffer_release(cb);
   hal_buffer_release(out);
   hal_buffer_release(recv);
   hal_buffer_release(send);
+  return data;
+}
+
+// An all-reduce of |count| elements of |type| with |reduction|, every
+// element checked.
+static void rank_all_reduce(hal_device_t* device, hal_channel_t* channel,
+                            hal_element_type_t type, hal_reduction_t reduction,
+                            uint64_t count) {
+  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                    .element_type = type,
+                                    .reduction = reduction,
+                                    .count = count};
+  uint8_t* out = rank_collective(device, channel, params, count, count);
+  for (uint64_t i = 0; i < count; ++i)
+    expect_element(type, out, i, reduced_input(reduction, i), "all_reduce",
+                   hal_channel_rank(channel));
+  free(out);
+}
+
+// Every other collective once, every element checked.
+static void rank_other_collectives(hal_device_t* device,
+                                   hal_channel_t* channel) {
+  int32_t r = hal_channel_rank(channel);
+  const uint64_t n = 777;
+  hal_collective_params_t broadcast = {.kind = HAL_COLLECTIVE_BROADCAST,
+                                       .element_type = HAL_ELEMENT_TYPE_INT32,
+                                       .root_or_peer = 1,
+                                       .count = n};
+  uint8_t* out = rank_collective(device, channel, broadcast, n, n);
+  for (size_t i = 0; i < n; ++i)
+    expect_element(HAL_ELEMENT_TYPE_INT32, out, i, input_value(1, i),
+                   "broadcast", r);
+  free(out);
+  hal_collective_params_t reduce = {.kind = HAL_COLLECTIVE_REDUCE,
+                                    .element_type = HAL_ELEMENT_TYPE_FLOAT64,
+                                    .reduction = HAL_REDUCTION_MAX,
+                                    .root_or_peer = 0,
+                                    .count = n};
+  out = rank_collective(device, channel, reduce, n, n);
+  for (size_t i = 0; i < n && r == 0; ++i)
+    expect_element(HAL_ELEMENT_TYPE_FLOAT64, out, i,
+                   reduced_input(HAL_REDUCTION_MAX, i), "reduce", r);
+  free(out);
+  hal_collective_params_t gather = {.kind = HAL_COLLECTIVE_ALL_GATHER,
+                                    .element_type = HAL_ELEMENT_TYPE_UINT32,
+                                    .count = n};
+  out = rank_collective(device, channel, gather, n, n * kRanks);
+  for (int from = 0; from < kRanks; ++from)
+    for (size_t i = 0; i < n; ++i)
+      expect_element(HAL_ELEMENT_TYPE_UINT32, out, (size_t)from * n + i,
+                     input_value(from, i), "all_gather", r);
+  free(out);
+  hal_collective_params_t scatter = {.kind = HAL_COLLECTIVE_REDUCE_SCATTER,
+                                     .element_type = HAL_ELEMENT_TYPE_INT64,
+                                     .reduction = HAL_REDUCTION_SUM,
+                                     .count = n};
+  out = rank_collective(device, channel, scatter, n * kRanks, n);
+  for (size_t i = 0; i < n; ++i)
+    expect_element(HAL_ELEMENT_TYPE_INT64, out, i,
+                   reduced_input(HAL_REDUCTION_SUM, (size_t)r * n + i),
+                   "reduce_scatter", r);
+  free(out);
+  // Past one staging slot of a pair of ranks (256 KiB on the virtual GPU).
+  const uint64_t words = 100003;
+  hal_collective_params_t exchange = {.kind = HAL_COLLECTIVE_SEND,
+                                      .element_type = HAL_ELEMENT_TYPE_FLOAT32,
+                                      .root_or_peer = 1 - r,
+                                      .count = words};
+  out = rank_collective(device, channel, exchange, words, words);
+  for (size_t i = 0; i < words; ++i)
+    expect_element(HAL_ELEMENT_TYPE_FLOAT32, out, i, input_value(1 - r, i),
+                   "receive", r);
+  free(out);
 }
 
 // The case a rank process runs (CTS_RANK_SCENARIO): "run", all-reduces
-// from one element to 64 MiB; "kill", rank 1 dies once its channel exists
-// and rank 0's collective must fail naming the dead process, not hang.
+// from one element to 64 MiB and every other collective; "kill", rank 1 dies
+// once its channel exists and rank 0's collective must fail naming the dead
+// process, not hang.
 static void rank_process_case(void** state) {
   (void)state;
   const char* scenario = getenv("CTS_RANK_SCENARIO");
@@ -930,18 +1014,24 @@ static void rank_process_case(void** state) {
     hal_command_buffer_release(cb);
     hal_buffer_release(buffer);
   } else {
-    rank_all_reduce(device, channel, HAL_ELEMENT_TYPE_INT32, 1);
-    rank_all_reduce(device, channel, HAL_ELEMENT_TYPE_FLOAT32, 1000003);
-    rank_all_reduce(device, channel, HAL_ELEMENT_TYPE_INT32,
+    rank_all_reduce(device, channel, HAL_ELEMENT_TYPE_INT32, HAL_REDUCTION_SUM,
+                    1);
+    rank_all_reduce(device, channel, HAL_ELEMENT_TYPE_FLOAT32,
+                    HAL_REDUCTION_SUM, 1000003);
+    rank_all_reduce(device, channel, HAL_ELEMENT_TYPE_UINT8, HAL_REDUCTION_MAX,
+                    4097);
+    rank_all_reduce(device, channel, HAL_ELEMENT_TYPE_INT32, HAL_REDUCTION_SUM,
                     64u * 1024 * 1024 / 4);
+    rank_other_collectives(device, channel);
   }
   hal_channel_release(channel);
   hal_device_release(device);
 }
 
 // Ranks in two processes make one communicator from one id: all-reduces
-// of 1 element, a non-power-of-two count and 64 MiB, ordered after the
-// fill before them and before the copy after them, agree on every element.
+// of 1 element, non-power-of-two counts and 64 MiB, and every other
+// collective (a send/receive exchange too), each ordered after the fill
+// before it and before the copy after it, agree on every element.
 CTS_CASE(Collective_RanksInTwoProcesses) {
   collective_fixture_t* f = *state;
   hal_channel_id_t id;

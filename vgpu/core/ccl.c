@@ -763,54 +763,76 @@ static bool ccl_calls_agree(const vgpu_ccl_call* calls, int ranks, uint64_t seq,
   return true;
 }
 
-// Every rank arrived and agreed: the results, through scratch memory.
+// Every rank arrived and agreed: the results, a chunk of elements at a
+// time through a small scratch buffer (a rank's send and receive buffers
+// may be the same memory). A chunk's results are written only after every
+// input of that chunk was read, and later chunks read nothing a chunk
+// writes (in place, a rank's input and output at the same element index
+// are the same bytes), so in-place calls see their inputs intact. Small
+// enough to stay in the cache and to come from the heap without a fresh
+// mapping per collective.
+#define CCL_COMPUTE_CHUNK_BYTES (64u * 1024u)
 static vgpu_status ccl_compute(ccl_meeting* m, int ranks) {
   const vgpu_ccl_call* first = &m->calls[0];
-  size_t element = vgpu_ccl_type_size(first->type);
+  size_t e = vgpu_ccl_type_size(first->type);
   size_t count = first->count;
   if (count == 0)
     return VGPU_OK;
-  size_t total = first->kind == VGPU_CCL_ALL_GATHER ||
-                         first->kind == VGPU_CCL_REDUCE_SCATTER
-                     ? count * (size_t)ranks
-                     : count;
-  uint8_t* scratch = malloc(total * element);
+  uint8_t* scratch = malloc(CCL_COMPUTE_CHUNK_BYTES);
   if (scratch == NULL)
     return VGPU_ERR_OUT_OF_MEMORY;
-  const void* sends[VGPU_CCL_MAX_RANKS];
-  for (int r = 0; r < ranks; ++r)
-    sends[r] = m->calls[r].send;
-  switch (first->kind) {
-    case VGPU_CCL_ALL_REDUCE:
-    case VGPU_CCL_REDUCE:
-    case VGPU_CCL_REDUCE_SCATTER:
-      ccl_reduce(first->type, first->reduction, scratch, sends, ranks, total);
-      break;
-    case VGPU_CCL_BROADCAST:
-      memcpy(scratch, sends[first->peer], count * element);
-      break;
-    case VGPU_CCL_ALL_GATHER:
+  size_t chunk = CCL_COMPUTE_CHUNK_BYTES / e;
+  // Reduce-scatter and all-gather move |count| elements per rank q: the
+  // q-th block of the inputs (reduce-scatter) or of the outputs
+  // (all-gather).
+  bool blocks = first->kind == VGPU_CCL_REDUCE_SCATTER ||
+                first->kind == VGPU_CCL_ALL_GATHER;
+  int block_count = blocks ? ranks : 1;
+  for (size_t a = 0; a < count; a += chunk) {
+    size_t n = count - a < chunk ? count - a : chunk;
+    size_t bytes = n * e;
+    for (int q = 0; q < block_count; ++q) {
+      const void* srcs[VGPU_CCL_MAX_RANKS] = {NULL};
+      size_t in = blocks && first->kind == VGPU_CCL_REDUCE_SCATTER
+                      ? ((size_t)q * count + a) * e
+                      : a * e;
       for (int r = 0; r < ranks; ++r)
-        memcpy(scratch + (size_t)r * count * element, sends[r],
-               count * element);
-      break;
-    case VGPU_CCL_SEND:
-    case VGPU_CCL_RECV:
-      break;
-  }
-  for (int r = 0; r < ranks; ++r) {
-    void* recv = m->calls[r].recv;
-    switch (first->kind) {
-      case VGPU_CCL_REDUCE:
-        if (r == first->peer)
-          memcpy(recv, scratch, count * element);
-        break;
-      case VGPU_CCL_REDUCE_SCATTER:
-        memcpy(recv, scratch + (size_t)r * count * element, count * element);
-        break;
-      default:
-        memcpy(recv, scratch, total * element);
-        break;
+        srcs[r] = (const uint8_t*)m->calls[r].send + in;
+      switch (first->kind) {
+        case VGPU_CCL_ALL_REDUCE:
+        case VGPU_CCL_REDUCE:
+        case VGPU_CCL_REDUCE_SCATTER:
+          ccl_reduce(first->type, first->reduction, scratch, srcs, ranks, n);
+          break;
+        case VGPU_CCL_BROADCAST:
+          memcpy(scratch, srcs[first->peer], bytes);
+          break;
+        case VGPU_CCL_ALL_GATHER:
+          memcpy(scratch, srcs[q], bytes);
+          break;
+        case VGPU_CCL_SEND:
+        case VGPU_CCL_RECV:
+          break;
+      }
+      for (int r = 0; r < ranks; ++r) {
+        uint8_t* recv = m->calls[r].recv;
+        switch (first->kind) {
+          case VGPU_CCL_REDUCE:
+            if (r == first->peer)
+              memcpy(recv + a * e, scratch, bytes);
+            break;
+          case VGPU_CCL_REDUCE_SCATTER:
+            if (r == q)
+              memcpy(recv + a * e, scratch, bytes);
+            break;
+          case VGPU_CCL_ALL_GATHER:
+            memcpy(recv + ((size_t)q * count + a) * e, scratch, bytes);
+            break;
+          default:
+            memcpy(recv + a * e, scratch, bytes);
+            break;
+        }
+      }
     }
   }
   free(scratch);

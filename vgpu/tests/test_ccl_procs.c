@@ -514,11 +514,13 @@ int main(void) {
   const char* scenario = getenv("VGPU_CCL_TEST_SCENARIO");
   if (scenario != NULL)
     return proc_main(scenario);
+#define CASE(name) cmocka_unit_test(name)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(CclProcs_EveryCollectiveAgreesAcrossProcesses),
-      cmocka_unit_test(CclProcs_RanksThatDisagreeFailInEveryProcess),
-      cmocka_unit_test(CclProcs_RankCountsThatDifferAreRefused),
-      cmocka_unit_test(CclProcs_AbortLeaveOrDeathFailsTheOtherProcesses),
+      CASE(CclProcs_EveryCollectiveAgreesAcrossProcesses),
+      CASE(CclProcs_RanksThatDisagreeFailInEveryProcess),
+      CASE(CclProcs_RankCountsThatDifferAreRefused),
+      CASE(CclProcs_AbortLeaveOrDeathFailsTheOtherProcesses),
   };
+#undef CASE
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -871,21 +871,6 @@ static int hal_run_ranks(const hal_run_paths_t* paths, const char* driver_name,
   return exit_code;
 }
 
-// |text| as a decimal integer in [min, max] (digits only: no sign, no
-// space) into |*out_value|.
-static bool hal_run_parse_uint(const char* text, uint64_t min, uint64_t max,
-                               uint64_t* out_value) {
-  if (!text || *text < '0' || *text > '9')
-    return false;
-  errno = 0;
-  char* end = NULL;
-  unsigned long long value = strtoull(text, &end, 10);
-  if (errno || *end || value < min || value > max)
-    return false;
-  *out_value = value;
-  return true;
-}
-
 // At exit, after libhal's own flush (atexit runs in reverse): what the
 // trace holds and what it lost.
 static void hal_run_report_trace(void) {
@@ -1095,13 +1080,7 @@ int main(int argc, char** argv) {
             "--driver, not --device\n");
     return HAL_RUN_EXIT_USAGE;
   }
-  hal_ranks_options_t ranks_options = {
-      .ranks = 0,
-      .devices_per_rank = 1,
-      .elements = 1u << 20,
-      .verbose = hal_run_verbose,
-      .argv0 = argv[0],
-  };
+  hal_ranks_options_t ranks_options;
   if ((per_rank_text || elements_text) && !ranks_text) {
     fprintf(stderr,
             "hal-run: --devices-per-rank and --elements are options of "
@@ -1109,42 +1088,12 @@ int main(int argc, char** argv) {
     return HAL_RUN_EXIT_USAGE;
   }
   if (ranks_text) {
-    uint64_t value = 0;
-    if (!hal_run_parse_uint(ranks_text, 1, HAL_COLLECTIVES_MAX_RANKS, &value)) {
-      fprintf(stderr, "hal-run: --ranks=%s: expected an integer in [1, %d]\n",
-              ranks_text, HAL_COLLECTIVES_MAX_RANKS);
+    if (!hal_ranks_parse_options(ranks_text, per_rank_text, elements_text,
+                                 &ranks_options)) {
       return HAL_RUN_EXIT_USAGE;
     }
-    ranks_options.ranks = (int32_t)value;
-    if (per_rank_text &&
-        !hal_run_parse_uint(per_rank_text, 1, HAL_COLLECTIVES_MAX_RANKS,
-                            &value)) {
-      fprintf(stderr,
-              "hal-run: --devices-per-rank=%s: expected an integer in [1, "
-              "%d]\n",
-              per_rank_text, HAL_COLLECTIVES_MAX_RANKS);
-      return HAL_RUN_EXIT_USAGE;
-    }
-    if (per_rank_text)
-      ranks_options.devices_per_rank = (int32_t)value;
-    if (elements_text && !hal_run_parse_uint(elements_text, 1, 1u << 30,
-                                             &ranks_options.elements)) {
-      fprintf(stderr,
-              "hal-run: --elements=%s: expected an integer in [1, "
-              "1073741824]\n",
-              elements_text);
-      return HAL_RUN_EXIT_USAGE;
-    }
-    if (ranks_options.ranks * ranks_options.devices_per_rank >
-        HAL_COLLECTIVES_MAX_RANKS) {
-      fprintf(stderr,
-              "hal-run: --ranks=%" PRId32 " --devices-per-rank=%" PRId32
-              " make %" PRId32 " global ranks; at most %d\n",
-              ranks_options.ranks, ranks_options.devices_per_rank,
-              ranks_options.ranks * ranks_options.devices_per_rank,
-              HAL_COLLECTIVES_MAX_RANKS);
-      return HAL_RUN_EXIT_USAGE;
-    }
+    ranks_options.verbose = hal_run_verbose;
+    ranks_options.argv0 = argv[0];
     if (device_uri) {
       fprintf(stderr,
               "hal-run: --ranks runs on the devices of --driver (device 0 "

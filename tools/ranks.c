@@ -111,6 +111,64 @@ static void ranks_print_ok(const char* driver_name,
          hal_collectives_busbw(bytes, all_reduce_ms, global_ranks));
 }
 
+// |text| as a decimal integer in [min, max] (digits only: no sign, no
+// space) into |*out_value|.
+static bool ranks_parse_uint(const char* text, uint64_t min, uint64_t max,
+                             uint64_t* out_value) {
+  if (!text || *text < '0' || *text > '9')
+    return false;
+  errno = 0;
+  char* end = NULL;
+  unsigned long long value = strtoull(text, &end, 10);
+  if (errno || *end || value < min || value > max)
+    return false;
+  *out_value = value;
+  return true;
+}
+
+bool hal_ranks_parse_options(const char* ranks, const char* devices_per_rank,
+                             const char* elements,
+                             hal_ranks_options_t* out_options) {
+  memset(out_options, 0, sizeof(*out_options));
+  out_options->devices_per_rank = 1;
+  out_options->elements = 1u << 20;
+  uint64_t value = 0;
+  if (!ranks_parse_uint(ranks, 1, HAL_COLLECTIVES_MAX_RANKS, &value)) {
+    fprintf(stderr, "hal-run: --ranks=%s: expected an integer in [1, %d]\n",
+            ranks, HAL_COLLECTIVES_MAX_RANKS);
+    return false;
+  }
+  out_options->ranks = (int32_t)value;
+  if (devices_per_rank) {
+    if (!ranks_parse_uint(devices_per_rank, 1, HAL_COLLECTIVES_MAX_RANKS,
+                          &value)) {
+      fprintf(stderr,
+              "hal-run: --devices-per-rank=%s: expected an integer in [1, "
+              "%d]\n",
+              devices_per_rank, HAL_COLLECTIVES_MAX_RANKS);
+      return false;
+    }
+    out_options->devices_per_rank = (int32_t)value;
+  }
+  if (elements &&
+      !ranks_parse_uint(elements, 1, 1u << 30, &out_options->elements)) {
+    fprintf(stderr,
+            "hal-run: --elements=%s: expected an integer in [1, 1073741824]\n",
+            elements);
+    return false;
+  }
+  int32_t global_ranks = out_options->ranks * out_options->devices_per_rank;
+  if (global_ranks > HAL_COLLECTIVES_MAX_RANKS) {
+    fprintf(stderr,
+            "hal-run: --ranks=%" PRId32 " --devices-per-rank=%" PRId32
+            " make %" PRId32 " global ranks; at most %d\n",
+            out_options->ranks, out_options->devices_per_rank, global_ranks,
+            HAL_COLLECTIVES_MAX_RANKS);
+    return false;
+  }
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // The worker
 //===----------------------------------------------------------------------===//
@@ -254,15 +312,16 @@ static void ranks_stream_close(ranks_worker_t* worker, ranks_stream_t* stream) {
   stream->fd = -1;
 }
 
-// Relays what |stream| has; closes it at its end.
-static void ranks_stream_read(ranks_worker_t* worker, ranks_stream_t* stream) {
+// Relays what |stream| has; closes it at its end. Returns whether it read
+// anything.
+static bool ranks_stream_read(ranks_worker_t* worker, ranks_stream_t* stream) {
   char chunk[4096];
   ssize_t got = read(stream->fd, chunk, sizeof(chunk));
   if (got < 0 && (errno == EINTR || errno == EAGAIN))
-    return;
+    return false;
   if (got <= 0) {
     ranks_stream_close(worker, stream);
-    return;
+    return false;
   }
   for (ssize_t i = 0; i < got; ++i) {
     if (chunk[i] == '\n') {
@@ -275,6 +334,7 @@ static void ranks_stream_read(ranks_worker_t* worker, ranks_stream_t* stream) {
     stream->line[stream->length++] = chunk[i];
   }
   fflush(stream->target);
+  return true;
 }
 
 // Starts |worker|: /proc/self/exe with |argv| and |envp|, its stdout and
@@ -426,21 +486,10 @@ static void ranks_wait(const char* driver_name, ranks_worker_t* workers,
       if (stream->fd < 0)
         continue;
       fcntl(stream->fd, F_SETFL, O_NONBLOCK);
-      while (stream->fd >= 0) {
-        char chunk[4096];
-        ssize_t got = read(stream->fd, chunk, sizeof(chunk));
-        if (got <= 0) {
-          ranks_stream_close(worker, stream);
-          break;
-        }
-        for (ssize_t c = 0; c < got; ++c) {
-          if (chunk[c] == '\n') {
-            ranks_emit_line(worker, stream);
-          } else if (stream->length < sizeof(stream->line) - 1) {
-            stream->line[stream->length++] = chunk[c];
-          }
-        }
+      while (ranks_stream_read(worker, stream)) {
       }
+      if (stream->fd >= 0)
+        ranks_stream_close(worker, stream);
     }
   }
   fflush(stdout);

@@ -41,6 +41,13 @@ typedef enum hal_ranks_outcome_e {
   HAL_RANKS_SKIPPED = 2,
 } hal_ranks_outcome_t;
 
+// --ranks=|ranks| [--devices-per-rank=|devices_per_rank|]
+// [--elements=|elements|] (NULL: not given) into |out_options| (verbose and
+// argv0 left to the caller), or false after printing the usage error.
+bool hal_ranks_parse_options(const char* ranks, const char* devices_per_rank,
+                             const char* elements,
+                             hal_ranks_options_t* out_options);
+
 // Whether this process is a worker of a launcher (HAL_RUN_RANK is set).
 bool hal_ranks_is_worker(void);
 

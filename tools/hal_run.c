@@ -11,6 +11,10 @@
 //   hal-run --device=URI                 the pipeline on one device
 //                                        (cuda_graph://1:
 //                                        hal/driver_registry.h)
+//   hal-run --ranks=N [--devices-per-rank=D] [--elements=E] [--driver=NAME]
+//                                        a collective job of N rank
+//                                        processes (ranks.h), on every
+//                                        driver with collectives or one
 //   hal-run --help | --version
 //
 // Plugins are found through HAL_DRIVER_PATH, then (when run from a build
@@ -21,7 +25,10 @@
 // CUDA or HIP driver first loads the system runtime; if that fails or sees
 // no device, and the virtual GPU is available (built beside hal-run, or
 // installed), hal-run points HAL_CUDA_LIBRARY / HAL_HIP_LIBRARY at it and
-// says so. A runtime variable the user set is always respected.
+// says so, and HAL_NCCL_LIBRARY / HAL_RCCL_LIBRARY at the same library (the
+// virtual GPU's runtime is also its NCCL or RCCL). A variable the user set
+// is always respected. The environment is set before any worker of
+// --ranks starts, so workers inherit the choice.
 
 #include <errno.h>
 #include <getopt.h>
@@ -33,10 +40,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collectives.h"
 #include "hal/api.h"
 #include "hal/plugin.h"
 #include "hal/trace.h"
 #include "pipeline.h"
+#include "ranks.h"
 
 #define HAL_RUN_EXIT_OK 0
 #define HAL_RUN_EXIT_FAILURE 1
@@ -83,6 +92,23 @@ static void hal_run_print_usage(FILE* stream) {
       "                        DRIVER://INDEX, DRIVER://UUID (as\n"
       "                        --dump-devices prints it, or GPU-<uuid> as\n"
       "                        nvidia-smi -L does) or DRIVER://NAME\n"
+      "  --ranks=N             run a collective job of N rank processes (1 to\n"
+      "                        64) on device 0 onwards of --driver (default\n"
+      "                        all: every usable driver with collectives):\n"
+      "                        all-reduce, all-gather, broadcast and\n"
+      "                        reduce-scatter of int32, every element checked\n"
+      "                        on the host, and the all-reduce's algbw and\n"
+      "                        busbw (nccl-tests' formula); N=1 runs in this\n"
+      "                        process, N>1 starts N workers (this program,\n"
+      "                        HAL_RUN_RANK set) and relays their lines as\n"
+      "                        'rank R: ...'\n"
+      "  --devices-per-rank=D  devices of each rank process, one thread each\n"
+      "                        (1 to 64, default 1; N x D at most 64): rank "
+      "r's\n"
+      "                        device d is global rank r*D+d, on device\n"
+      "                        (r*D+d) modulo the driver's device count\n"
+      "  --elements=E          int32 elements per global rank (default\n"
+      "                        1048576; 1 to 1073741824)\n"
       "  --list-drivers        list driver plugins found (name, ABI, file,\n"
       "                        status) and the directories searched\n"
       "  --list-devices        list the devices of every usable driver, or\n"
@@ -102,7 +128,10 @@ static void hal_run_print_usage(FILE* stream) {
       "  -v, --verbose         say in full why a system runtime was not used\n"
       "  --version             hal-run's version and plugin ABI\n"
       "  -h, --help            this text\n"
-      "Each option may be given once.\n"
+      "Each option may be given once.\n");
+  // Two strings: ISO C bounds a string literal's length.
+  fprintf(
+      stream,
       "\n"
       "environment:\n"
       "  HAL_DRIVER_PATH       colon-separated directories searched for\n"
@@ -116,18 +145,33 @@ static void hal_run_print_usage(FILE* stream) {
       "  HAL_CUDA_LIBRARY, HAL_HIP_LIBRARY\n"
       "                        the vendor runtime to load; unset, hal-run\n"
       "                        tries the system runtime, then the virtual GPU\n"
+      "  HAL_NCCL_LIBRARY, HAL_RCCL_LIBRARY\n"
+      "                        the collective library (--ranks); unset,\n"
+      "                        libnccl.so.2 / librccl.so.1, or the virtual\n"
+      "                        GPU's runtime itself when hal-run falls back\n"
+      "  HAL_RUN_RANK, HAL_RUN_RANKS, HAL_RUN_CHANNEL_ID\n"
+      "                        what --ranks hands each worker: its rank, the\n"
+      "                        rank count, the channel id (256 hex digits);\n"
+      "                        a hal-run started with HAL_RUN_RANK set is a\n"
+      "                        worker and never launches\n"
+      "  HAL_RUN_KILL_RANK=R   a test hook: worker R kills itself (SIGKILL)\n"
+      "                        once its channel exists, before submitting\n"
       "  HAL_GPU_ADAPTER_HIDE_SYMBOLS\n"
       "                        comma-separated vendor entry points treated\n"
       "                        as missing (to test the fallbacks)\n"
       "  HAL_SYNC_MAX_WAIT_MS  bound every host wait (a hang becomes an "
-      "error)\n"
+      "error),\n"
+      "                        and --ranks' wait for its workers (else 300 s;\n"
+      "                        0: none), past which it kills them\n"
       "  HAL_SYNC_NO_FUTEX=1   host waits block on condition variables, not\n"
       "                        futexes\n"
-      "  HAL_TRACE=FILE        trace to FILE (docs/tracing.md);\n"
+      "  HAL_TRACE=FILE        trace to FILE (docs/tracing.md; --ranks'\n"
+      "                        workers: FILE.rank<R>);\n"
       "  HAL_TRACE_MAX_MB      bound its memory (events past it are counted)\n"
       "  VGPU_*                the virtual GPU's knobs (device count, strict\n"
-      "                        mode, faults, ...): the table in README.md,\n"
-      "                        in full in docs/vgpu.md\n"
+      "                        mode, faults, VGPU_CCL_TIMEOUT_MS, ...): the\n"
+      "                        table in README.md, in full in docs/vgpu.md;\n"
+      "                        each process has its own virtual devices\n"
       "\n"
       "exit status: 0 success, 1 a failure (its status on stderr), 2 usage\n");
 }
@@ -312,17 +356,18 @@ static int hal_run_list_drivers(const hal_run_paths_t* paths) {
   return HAL_RUN_EXIT_OK;
 }
 
-// The runtime variable and virtual GPU library of a driver's vendor.
+// The runtime variables and virtual GPU library of a driver's vendor.
 typedef struct hal_run_vendor_t {
-  const char* prefix;    // driver names starting with it
-  const char* variable;  // HAL_CUDA_LIBRARY ...
-  const char* vgpu;      // file name of the virtual GPU's facade
-  bool fell_back;        // hal-run pointed |variable| at the virtual GPU
+  const char* prefix;        // driver names starting with it
+  const char* variable;      // HAL_CUDA_LIBRARY ...
+  const char* ccl_variable;  // its collective library's: HAL_NCCL_LIBRARY ...
+  const char* vgpu;          // file name of the virtual GPU's facade
+  bool fell_back;            // hal-run pointed |variable| at the virtual GPU
 } hal_run_vendor_t;
 
 static hal_run_vendor_t hal_run_vendors[] = {
-    {"cuda_", "HAL_CUDA_LIBRARY", "libvgpu-cuda.so", false},
-    {"hip_", "HAL_HIP_LIBRARY", "libvgpu-hip.so", false},
+    {"cuda_", "HAL_CUDA_LIBRARY", "HAL_NCCL_LIBRARY", "libvgpu-cuda.so", false},
+    {"hip_", "HAL_HIP_LIBRARY", "HAL_RCCL_LIBRARY", "libvgpu-hip.so", false},
 };
 
 static hal_run_vendor_t* hal_run_vendor_of(const char* driver_name) {
@@ -421,6 +466,9 @@ static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
       hal_status_free(system_status);
       if (reason) {
         setenv(vendor->variable, vgpu_path, 1);
+        // The virtual GPU's runtime is its collective library too; a
+        // library the user named stays.
+        setenv(vendor->ccl_variable, vgpu_path, 0);
         vendor->fell_back = true;
         note = hal_run_format(
             "the virtual GPU (%s=%s), because the system runtime is not "
@@ -752,6 +800,77 @@ static int hal_run_pipeline(const hal_run_paths_t* paths,
   return exit_code;
 }
 
+// --ranks: the collective job on |driver_name| (all: on every usable driver,
+// those without collectives skipped), as its launcher, or, with HAL_RUN_RANK
+// set, as one of a launcher's workers.
+static int hal_run_ranks(const hal_run_paths_t* paths, const char* driver_name,
+                         const hal_ranks_options_t* options) {
+  bool all = strcmp(driver_name, "all") == 0;
+  if (hal_ranks_is_worker() && all) {
+    fprintf(stderr,
+            "hal-run: a worker (HAL_RUN_RANK is set) runs the driver of its "
+            "launcher's channel id: give --driver=NAME\n");
+    return HAL_RUN_EXIT_USAGE;
+  }
+  hal_driver_registry_t* registry = hal_run_open_registry(paths);
+  if (!registry)
+    return HAL_RUN_EXIT_FAILURE;
+  const char* names[64];
+  size_t count = 1;
+  names[0] = driver_name;
+  if (all)
+    count = hal_run_usable_drivers(registry, names, 64);
+  uint32_t passed = 0, failed = 0, skipped = 0;
+  int exit_code = HAL_RUN_EXIT_OK;
+  for (size_t i = 0; i < count; ++i) {
+    hal_driver_t* driver = NULL;
+    char* note = NULL;
+    hal_status_t status =
+        hal_run_create_driver(paths, registry, names[i], &driver, &note);
+    if (status) {
+      char prefix[128];
+      snprintf(prefix, sizeof(prefix), "collectives failed on %s: ", names[i]);
+      hal_run_print_status(prefix, status);
+      char how[2048];
+      hal_run_status_text(status, how, sizeof(how));
+      hal_status_free(status);
+      if (hal_ranks_is_worker())
+        exit_code = HAL_RUN_EXIT_FAILURE;
+      else
+        hal_ranks_print_failed(names[i], options, how);
+      ++failed;
+      continue;
+    }
+    if (hal_ranks_is_worker()) {
+      exit_code = hal_ranks_work(driver, options);
+    } else {
+      printf("driver %s: running on %s\n", names[i], note);
+      hal_ranks_outcome_t outcome = hal_ranks_launch(driver, options);
+      passed += outcome == HAL_RANKS_PASSED;
+      failed += outcome == HAL_RANKS_FAILED;
+      skipped += outcome == HAL_RANKS_SKIPPED;
+    }
+    free(note);
+    hal_driver_release(driver);
+  }
+  if (!hal_ranks_is_worker()) {
+    if (all) {
+      printf("collectives: %u driver(s) passed, %u failed, %u skipped\n",
+             passed, failed, skipped);
+    }
+    if (count == 0) {
+      fprintf(stderr, "hal-run: no usable driver found\n");
+      hal_run_print_directories(stderr, registry);
+    } else if (passed == 0 && failed == 0) {
+      fprintf(stderr, "hal-run: no driver asked for has collectives\n");
+    }
+    if (failed || passed == 0)
+      exit_code = HAL_RUN_EXIT_FAILURE;
+  }
+  hal_driver_registry_free(registry);
+  return exit_code;
+}
+
 // At exit, after libhal's own flush (atexit runs in reverse): what the
 // trace holds and what it lost.
 static void hal_run_report_trace(void) {
@@ -820,6 +939,9 @@ int main(int argc, char** argv) {
     OPT_DUMP_DEVICES,
     OPT_JSON,
     OPT_TRACE,
+    OPT_RANKS,
+    OPT_DEVICES_PER_RANK,
+    OPT_ELEMENTS,
     OPT_COUNT_
   };
   static const struct option long_options[] = {
@@ -832,6 +954,9 @@ int main(int argc, char** argv) {
       {"dump-devices", no_argument, NULL, OPT_DUMP_DEVICES},
       {"json", no_argument, NULL, OPT_JSON},
       {"trace", required_argument, NULL, OPT_TRACE},
+      {"ranks", required_argument, NULL, OPT_RANKS},
+      {"devices-per-rank", required_argument, NULL, OPT_DEVICES_PER_RANK},
+      {"elements", required_argument, NULL, OPT_ELEMENTS},
       {"help", no_argument, NULL, OPT_HELP},
       {NULL, 0, NULL, 0},
   };
@@ -839,6 +964,9 @@ int main(int argc, char** argv) {
   const char* driver_name = NULL;
   const char* device_uri = NULL;
   const char* trace_path = NULL;
+  const char* ranks_text = NULL;
+  const char* per_rank_text = NULL;
+  const char* elements_text = NULL;
   int option;
   // ':' first: a missing argument is told from an unknown option.
   opterr = 0;
@@ -863,6 +991,12 @@ int main(int argc, char** argv) {
       device_uri = optarg;
     if (option == OPT_TRACE)
       trace_path = optarg;
+    if (option == OPT_RANKS)
+      ranks_text = optarg;
+    if (option == OPT_DEVICES_PER_RANK)
+      per_rank_text = optarg;
+    if (option == OPT_ELEMENTS)
+      elements_text = optarg;
   }
   if (optind < argc) {
     fprintf(stderr, "hal-run: unexpected argument '%s'\n", argv[optind]);
@@ -935,7 +1069,8 @@ int main(int argc, char** argv) {
             "one\n");
     return HAL_RUN_EXIT_USAGE;
   }
-  if (seen[OPT_LIST_DRIVERS] && (driver_name || device_uri || list_devices)) {
+  if (seen[OPT_LIST_DRIVERS] &&
+      (driver_name || device_uri || list_devices || ranks_text)) {
     fprintf(stderr, "hal-run: --list-drivers takes no other option\n");
     return HAL_RUN_EXIT_USAGE;
   }
@@ -944,6 +1079,33 @@ int main(int argc, char** argv) {
             "hal-run: --list-devices and --dump-devices list by "
             "--driver, not --device\n");
     return HAL_RUN_EXIT_USAGE;
+  }
+  hal_ranks_options_t ranks_options;
+  if ((per_rank_text || elements_text) && !ranks_text) {
+    fprintf(stderr,
+            "hal-run: --devices-per-rank and --elements are options of "
+            "--ranks\n");
+    return HAL_RUN_EXIT_USAGE;
+  }
+  if (ranks_text) {
+    if (!hal_ranks_parse_options(ranks_text, per_rank_text, elements_text,
+                                 &ranks_options)) {
+      return HAL_RUN_EXIT_USAGE;
+    }
+    ranks_options.verbose = hal_run_verbose;
+    ranks_options.argv0 = argv[0];
+    if (device_uri) {
+      fprintf(stderr,
+              "hal-run: --ranks runs on the devices of --driver (device 0 "
+              "onwards): give --driver, not --device\n");
+      return HAL_RUN_EXIT_USAGE;
+    }
+    if (list_devices) {
+      fprintf(stderr,
+              "hal-run: --ranks runs a job; --list-devices and "
+              "--dump-devices list\n");
+      return HAL_RUN_EXIT_USAGE;
+    }
   }
   if (driver_name && strcmp(driver_name, "all") == 0 && list_devices) {
     driver_name = NULL;  // every driver is what --list-devices lists anyway
@@ -955,6 +1117,10 @@ int main(int argc, char** argv) {
   if (list_devices) {
     return hal_run_list_devices(&paths, driver_name,
                                 seen[OPT_DUMP_DEVICES] > 0);
+  }
+  if (ranks_text) {
+    return hal_run_ranks(&paths, driver_name ? driver_name : "all",
+                         &ranks_options);
   }
   if (driver_name)
     return hal_run_pipeline(&paths, driver_name);

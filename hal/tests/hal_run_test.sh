@@ -1,10 +1,11 @@
 #!/bin/sh
 # hal-run's command line: listings, exit codes, error messages.
-# usage: hal_run_test.sh HAL_RUN TEST_PLUGIN_DIR BUILT_DRIVER_COUNT
+# usage: hal_run_test.sh HAL_RUN TEST_PLUGIN_DIR BUILT_DRIVER_COUNT HAVE_CCL
 set -u
 hal_run=$1
 plugin_dir=$2
 driver_count=${3:-0}
+have_ccl=${4:-0}
 passed=0
 failed=0
 out=$(mktemp)
@@ -100,7 +101,9 @@ fi
 check_help help_lists_variables HAL_DRIVER_PATH HAL_DRIVERS_SELECT \
   HAL_DRIVERS_DISABLE HAL_LOADER_DEBUG HAL_CUDA_LIBRARY HAL_HIP_LIBRARY \
   HAL_GPU_ADAPTER_HIDE_SYMBOLS HAL_SYNC_MAX_WAIT_MS HAL_SYNC_NO_FUTEX \
-  HAL_TRACE HAL_TRACE_MAX_MB "VGPU_*" README.md docs/vgpu.md
+  HAL_TRACE HAL_TRACE_MAX_MB "VGPU_*" README.md docs/vgpu.md \
+  HAL_NCCL_LIBRARY HAL_RCCL_LIBRARY HAL_RUN_RANK HAL_RUN_RANKS \
+  HAL_RUN_CHANNEL_ID HAL_RUN_KILL_RANK
 # Everything --dump-devices prints ("    LABEL: value" lines) is named in
 # its entry.
 labels=$(HAL_DRIVER_PATH="$plugin_dir" "$hal_run" --dump-devices --driver=test |
@@ -186,6 +189,47 @@ check list_and_dump 2 "" "give one of --list-devices, --dump-devices" -- \
   "$hal_run" --list-devices --dump-devices
 check device_out_of_range 1 "" "creating device 'test://7'.*OUT_OF_RANGE\|OUT_OF_RANGE.*test://7" -- \
   "$hal_run" --device=test://7
+# --ranks: its values and what it combines with are checked before any
+# driver loads.
+check ranks_zero 2 "" "^hal-run: --ranks=0: expected an integer in \[1, 64\]" -- \
+  "$hal_run" --ranks=0
+check ranks_too_many 2 "" "^hal-run: --ranks=65: expected an integer in \[1, 64\]" -- \
+  "$hal_run" --ranks=65
+check ranks_not_a_number 2 "" "^hal-run: --ranks=2x: expected an integer" -- \
+  "$hal_run" --ranks=2x
+check ranks_signed 2 "" "^hal-run: --ranks=+2: expected an integer" -- \
+  "$hal_run" --ranks=+2
+check ranks_devices_per_rank_zero 2 "" "^hal-run: --devices-per-rank=0: expected an integer in \[1, 64\]" -- \
+  "$hal_run" --ranks=2 --devices-per-rank=0
+check ranks_too_many_global 2 "" "^hal-run: --ranks=8 --devices-per-rank=16 make 128 global ranks; at most 64" -- \
+  "$hal_run" --ranks=8 --devices-per-rank=16
+check ranks_elements_zero 2 "" "^hal-run: --elements=0: expected an integer in \[1, 1073741824\]" -- \
+  "$hal_run" --ranks=2 --elements=0
+check ranks_options_alone 2 "" "^hal-run: --devices-per-rank and --elements are options of --ranks" -- \
+  "$hal_run" --driver=test --elements=5
+check ranks_and_device 2 "" "give --driver, not --device" -- \
+  "$hal_run" --ranks=2 --device=test://1
+check ranks_and_list_devices 2 "" "^hal-run: --ranks runs a job" -- \
+  "$hal_run" --ranks=2 --list-devices
+check ranks_and_list_drivers 2 "" "--list-drivers takes no other option" -- \
+  "$hal_run" --ranks=2 --list-drivers
+check ranks_json 2 "" "--json is for" -- "$hal_run" --ranks=2 --json
+# A driver without collectives is skipped, saying why; a run of it alone
+# ran nothing, which fails.
+check ranks_no_collectives 1 "^collectives skipped: driver=test: UNIMPLEMENTED: .*has no collectives" \
+  "no driver asked for has collectives" -- "$hal_run" --ranks=1 --driver=test
+# A worker (HAL_RUN_RANK set) never launches, and takes its settings
+# strictly.
+check ranks_worker_driver_all 2 "" "a worker (HAL_RUN_RANK is set) .*give --driver=NAME" -- \
+  env HAL_RUN_RANK=0 "$hal_run" --ranks=2
+check ranks_worker_rank_count 2 "" "HAL_RUN_RANKS=3 but --ranks=2" -- \
+  env HAL_RUN_RANK=0 HAL_RUN_RANKS=3 "$hal_run" --ranks=2 --driver=test
+check ranks_worker_rank 2 "" "HAL_RUN_RANK='2': expected an integer in \[0, 1\]" -- \
+  env HAL_RUN_RANK=2 HAL_RUN_RANKS=2 "$hal_run" --ranks=2 --driver=test
+check ranks_worker_id 2 "" "HAL_RUN_CHANNEL_ID: expected 256 hex digits (the channel id), got 3 characters" -- \
+  env HAL_RUN_RANK=0 HAL_RUN_RANKS=2 HAL_RUN_CHANNEL_ID=abc "$hal_run" --ranks=2 --driver=test
+check ranks_kill_in_process 1 "" "HAL_RUN_KILL_RANK kills a worker process; --ranks=1 runs in hal-run's own process" -- \
+  env HAL_RUN_KILL_RANK=0 "$hal_run" --ranks=1 --driver=test
 unset HAL_DRIVER_PATH
 # From the build tree, with no environment: the build's drivers folder.
 check build_tree 0 "/drivers\$" "" -- "$hal_run" --list-drivers
@@ -249,6 +293,12 @@ print(\"ok\")'"
         env HAL_DRIVERS_SELECT=cuda_graph "$hal_run" --device=cuda_graph
       # The whole chain, however long: from the loader's first link to the
       # registry's last, which names the plugin file.
+      # The fallback names the virtual GPU's NCCL too (it is the runtime
+      # library itself), and the workers inherit both.
+      if [ "$have_ccl" = 1 ]; then
+        check fallback_ranks 0 "^collectives ok: driver=cuda_graph ranks=2 devices-per-rank=1 elements=1000 " "" -- \
+          env -u HAL_NCCL_LIBRARY HAL_DRIVERS_SELECT=cuda_graph "$hal_run" --ranks=2 --driver=cuda_graph --elements=1000
+      fi
       check fallback_verbose 0 "not usable: .*loader.c:[0-9]*: could not load the CUDA runtime; tried.*creating driver 'cuda_graph' from [^ ]*/hal-driver-cuda_graph\.so\$" "" -- \
         env HAL_DRIVERS_SELECT=cuda_graph "$hal_run" -v --device=cuda_graph
     fi

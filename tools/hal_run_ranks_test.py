@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# Copyright 2026 The HAL Authors.
+"""Runs hal-run --ranks and checks its summary lines (tools/ranks.h).
+
+usage: hal_run_ranks_test.py --drivers=N [--killed=R] -- HAL_RUN ARGS...
+
+Without --killed: hal-run exits 0 with a "collectives ok:" line for each of
+the N drivers and the total "N driver(s) passed, 0 failed, 0 skipped".
+
+With --killed=R (HAL_RUN_KILL_RANK=R is set for the run): hal-run exits 1,
+and each of the N drivers' "collectives failed:" lines names rank R as
+killed by signal 9 and every other rank as having exited on its own with a
+failure: none was killed by hal-run's bound, so the peers of the dead rank
+failed instead of hanging.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--drivers", type=int, required=True)
+    parser.add_argument("--killed", type=int)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    env = dict(os.environ)
+    if args.killed is not None:
+        env["HAL_RUN_KILL_RANK"] = str(args.killed)
+    run = subprocess.run(command, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, check=False)
+    sys.stdout.write(run.stdout)
+    sys.stderr.write(run.stderr)
+    lines = run.stdout.splitlines()
+    problems = []
+    expected_exit = 0 if args.killed is None else 1
+    if run.returncode != expected_exit:
+        problems.append(f"exit status {run.returncode}, expected {expected_exit}")
+    ok = [line for line in lines if line.startswith("collectives ok: ")]
+    failed = [line for line in lines if line.startswith("collectives failed: ")]
+    if args.killed is None:
+        if len(ok) != args.drivers or failed:
+            problems.append(f"{len(ok)} drivers passed and {len(failed)} "
+                            f"failed, expected {args.drivers} passed")
+        total = (f"collectives: {args.drivers} driver(s) passed, 0 failed, "
+                 "0 skipped")
+    else:
+        if len(failed) != args.drivers or ok:
+            problems.append(f"{len(failed)} drivers failed and {len(ok)} "
+                            f"passed, expected {args.drivers} failed")
+        killed = f"rank {args.killed} killed by signal 9 "
+        for line in failed:
+            how = line.split(": ", 1)[1].split(": ", 1)[-1]
+            for part in how.split("; "):
+                if part.startswith(killed):
+                    continue
+                if not re.fullmatch(r"rank \d+ exited with status [1-9]\d*",
+                                    part):
+                    problems.append(f"'{part}' in: {line}")
+            if killed not in how:
+                problems.append(f"rank {args.killed} is not named killed "
+                                f"by signal 9 in: {line}")
+        total = (f"collectives: 0 driver(s) passed, {args.drivers} failed, "
+                 "0 skipped")
+    if total not in lines:
+        problems.append(f"no line '{total}'")
+    for problem in problems:
+        print(f"hal_run_ranks_test: FAIL: {problem}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -21,6 +21,10 @@
 // element types, reductions and roots; a rank whose calls differ, or an
 // abort, fails the channel, and the submissions that used it fail their
 // signals with a status naming the channel's rank and the library's error.
+// A submission whose collectives will never run (a wait failed, its device
+// was released with it waiting) aborts their channels, so the peers fail
+// instead of waiting for this rank's part forever; an aborted channel's
+// later collectives fail with ABORTED.
 //
 // Thread-safety: all functions are thread-safe.
 

@@ -741,6 +741,86 @@ CTS_CASE(Collective_PeerThatNeverCallsFailsAfterABound) {
     hal_channel_release(channels[r]);
 }
 
+typedef struct split_arg_t {
+  hal_channel_t* channel;
+  int32_t color, key;
+  hal_channel_t* out;
+  hal_status_t status;
+} split_arg_t;
+
+static void* split_rank(void* p) {
+  split_arg_t* arg = p;
+  arg->status =
+      hal_channel_split(arg->channel, arg->color, arg->key, &arg->out);
+  return NULL;
+}
+
+// A split (every rank calls it, from its own thread: it blocks until the
+// new channel is joined) ranks the new channel by key: reversed keys swap
+// the ranks, and an all-reduce over the new channels sums. A rank with no
+// color gets no channel while the other gets one of its own; a color below
+// -1 is refused.
+CTS_CASE(Collective_SplitMakesChannelsByColorAndKey) {
+  collective_fixture_t* f = *state;
+  split_arg_t args[kRanks] = {
+      {.channel = f->channels[0], .color = 0, .key = 1},
+      {.channel = f->channels[1], .color = 0, .key = 0}};
+  cts_run_threads(kRanks, split_rank, args, sizeof(args[0]));
+  if (hal_status_code(args[0].status) == HAL_STATUS_UNIMPLEMENTED) {
+    char text[512];
+    hal_status_format(args[0].status, text, sizeof(text));
+    print_message("[  SKIPPED ] no split: %s\n", text);
+    for (int r = 0; r < kRanks; ++r) {
+      hal_status_free(args[r].status);
+      hal_channel_release(args[r].out);
+    }
+    skip();
+  }
+  hal_channel_t* parents[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    HAL_ASSERT_OK(args[r].status);
+    assert_int_equal(hal_channel_rank(args[r].out), 1 - r);
+    assert_int_equal(hal_channel_rank_count(args[r].out), kRanks);
+    assert_ptr_equal(hal_channel_device(args[r].out), f->devices[r]);
+    parents[r] = f->channels[r];
+    f->channels[r] = args[r].out;
+  }
+  collective_run_t run = {
+      .params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                 .element_type = HAL_ELEMENT_TYPE_INT32,
+                 .reduction = HAL_REDUCTION_SUM,
+                 .count = 257},
+      .send_elements = 257,
+      .recv_elements = 257,
+      .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+      .submissions = 1,
+  };
+  uint8_t** outputs = run_collective(f, &run);
+  for (int r = 0; r < kRanks; ++r)
+    for (size_t i = 0; i < 257; ++i)
+      expect_element(HAL_ELEMENT_TYPE_INT32, outputs[r], i,
+                     reduced_input(HAL_REDUCTION_SUM, i), "all_reduce", r);
+  free_outputs(outputs);
+  for (int r = 0; r < kRanks; ++r) {
+    hal_channel_release(f->channels[r]);
+    f->channels[r] = parents[r];
+  }
+  split_arg_t again[kRanks] = {
+      {.channel = f->channels[0], .color = 3, .key = 0},
+      {.channel = f->channels[1], .color = HAL_CHANNEL_SPLIT_NO_COLOR}};
+  cts_run_threads(kRanks, split_rank, again, sizeof(again[0]));
+  HAL_ASSERT_OK(again[0].status);
+  HAL_ASSERT_OK(again[1].status);
+  assert_int_equal(hal_channel_rank(again[0].out), 0);
+  assert_int_equal(hal_channel_rank_count(again[0].out), 1);
+  assert_null(again[1].out);
+  hal_channel_release(again[0].out);
+  hal_channel_t* none = NULL;
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "color -2",
+                    hal_channel_split(f->channels[0], -2, 0, &none));
+  assert_null(none);
+}
+
 // A submission with a collective that never runs (its wait failed) would
 // leave the other rank waiting for its part forever: the driver aborts the
 // channel instead, so the peer's submission fails at once naming the
@@ -1147,6 +1227,7 @@ int main(void) {
       CASE(Collective_PeerThatNeverCallsFailsAfterABound),
       CASE(Collective_GroupOfDevicesMadeFromUris),
       CASE(Collective_SubmissionThatNeverRunsAbortsTheChannel),
+      CASE(Collective_SplitMakesChannelsByColorAndKey),
       CASE(Collective_RanksInTwoProcesses),
       CASE(Collective_RankKilledInAnotherProcessFailsThePeer),
 #undef CASE

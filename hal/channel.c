@@ -157,6 +157,32 @@ HAL_API hal_status_t hal_channel_check(hal_channel_t* channel) {
   return hal_channel_vtable(channel)->check(channel);
 }
 
+HAL_API hal_status_t hal_channel_split(hal_channel_t* channel, int32_t color,
+                                       int32_t key,
+                                       hal_channel_t** out_channel) {
+  if (!out_channel) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "hal_channel_split: out_channel is NULL");
+  }
+  *out_channel = NULL;
+  HAL_RETURN_IF_ERROR(
+      hal_resource_check_kind(channel, HAL_RESOURCE_KIND_CHANNEL, "channel"));
+  if (color < HAL_CHANNEL_SPLIT_NO_COLOR) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "hal_channel_split: color %" PRId32
+                           " (a color is >= 0, or "
+                           "HAL_CHANNEL_SPLIT_NO_COLOR for no channel)",
+                           color);
+  }
+  const hal_channel_vtable_t* vtable = hal_channel_vtable(channel);
+  if (!vtable->split) {
+    return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
+                           "driver '%s' cannot split channels",
+                           channel->device->driver->name);
+  }
+  return vtable->split(channel, color, key, out_channel);
+}
+
 HAL_API size_t hal_element_type_size(hal_element_type_t type) {
   switch (type) {
     case HAL_ELEMENT_TYPE_INT8:

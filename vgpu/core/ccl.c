@@ -95,6 +95,7 @@ struct vgpu_ccl_comm {
   int rank;
   int device;         // -1: none (the engine alone, in its test)
   uint64_t next_seq;  // collectives arrived so far
+  uint64_t splits;    // vgpu_ccl_comm_split calls so far
   uint64_t sends[VGPU_CCL_MAX_RANKS];
   uint64_t receives[VGPU_CCL_MAX_RANKS];
   // Collectives queued on streams and not yet run (under |mu|): destroy
@@ -1688,6 +1689,87 @@ vgpu_status vgpu_ccl_comm_destroy(vgpu_ccl_comm* comm, bool abort) {
 
 int vgpu_ccl_comm_device(const vgpu_ccl_comm* comm) {
   return comm->device;
+}
+
+// The id of split |seq|'s communicator of |color| (-2: the split's own
+// all-gather), derived from |parent| alike on every rank and process.
+static void ccl_split_id(const uint8_t* parent, uint64_t seq, int64_t color,
+                         uint8_t out[VGPU_CCL_ID_BYTES]) {
+  uint64_t h = 0xcbf29ce484222325u;
+  for (int i = 0; i < VGPU_CCL_ID_BYTES; ++i)
+    h = (h ^ parent[i]) * 0x100000001b3u;
+  uint64_t state =
+      h ^ (seq * 0x9e3779b97f4a7c15u) ^ ((uint64_t)color * 0xbf58476d1ce4e5b9u);
+  for (int i = 0; i < VGPU_CCL_ID_BYTES; i += 8) {  // splitmix64
+    state += 0x9e3779b97f4a7c15u;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    z ^= z >> 31;
+    memcpy(out + i, &z, 8);
+  }
+}
+
+vgpu_status vgpu_ccl_comm_split(vgpu_ccl_comm* comm, int color, int key,
+                                vgpu_ccl_comm** out, char* error,
+                                size_t error_size) {
+  *out = NULL;
+  if (color < -1) {
+    ccl_format(error, error_size,
+               "split: color %d (a color is >= 0, or -1 for none)", color);
+    return VGPU_ERR_INVALID_VALUE;
+  }
+  ccl_group* group = comm->group;
+  int ranks = group->rank_count;
+  uint64_t seq = comm->splits++;
+  // Every rank's (color, key), through a communicator of the split's own
+  // (not |comm|'s collectives: those run in stream order, this on the
+  // host), joined by every rank as |comm|'s are.
+  uint8_t id[VGPU_CCL_ID_BYTES];
+  ccl_split_id(group->id, seq, -2, id);
+  vgpu_ccl_comm* all = NULL;
+  vgpu_status st = vgpu_ccl_join(id, ranks, comm->rank, ccl_timeout_ns(), &all,
+                                 error, error_size);
+  if (st != VGPU_OK)
+    return st;
+  int32_t mine[2] = {color, key};
+  int32_t* every = malloc(sizeof(int32_t) * 2 * (size_t)ranks);
+  vgpu_mark* done = vgpu_mark_create(comm->device >= 0 ? comm->device : 0);
+  if (every == NULL || done == NULL) {
+    st = VGPU_ERR_OUT_OF_MEMORY;
+  } else {
+    vgpu_ccl_call call = {.kind = VGPU_CCL_ALL_GATHER,
+                          .send = mine,
+                          .recv = every,
+                          .count = 2,
+                          .type = CCL_INT32};
+    st = vgpu_ccl_arrive(all, &call, done, error, error_size);
+    if (st == VGPU_OK)
+      st = vgpu_mark_wait(done, "ncclCommSplit", 0);
+    if (st != VGPU_OK)
+      (void)vgpu_ccl_async_error(all, error, error_size);
+  }
+  if (done != NULL)
+    vgpu_mark_release(done);
+  vgpu_ccl_leave(all);
+  if (st != VGPU_OK || color < 0) {
+    free(every);
+    return st;
+  }
+  int count = 0, rank = 0;
+  for (int r = 0; r < ranks; ++r) {
+    if (every[2 * r] != color)
+      continue;
+    ++count;
+    int32_t other = every[2 * r + 1];
+    rank += other < key || (other == key && r < comm->rank);
+  }
+  free(every);
+  ccl_split_id(group->id, seq, color, id);
+  st = vgpu_ccl_join(id, count, rank, ccl_timeout_ns(), out, error, error_size);
+  if (st == VGPU_OK)
+    (*out)->device = comm->device;
+  return st;
 }
 
 void vgpu_ccl_work_run(const vgpu_work_collective* work, vgpu_status status) {

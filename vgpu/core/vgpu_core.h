@@ -415,6 +415,14 @@ vgpu_status vgpu_ccl_comm_init_all(const uint8_t id[VGPU_CCL_ID_BYTES],
 // collective of the communicator not yet completed (ncclCommAbort).
 vgpu_status vgpu_ccl_comm_destroy(vgpu_ccl_comm* comm, bool abort);
 int vgpu_ccl_comm_device(const vgpu_ccl_comm* comm);
+// ncclCommSplit: every rank of |comm| calls it (in the same order as its
+// other splits); the ranks that pass one |color| (>= 0) make a new
+// communicator on |comm|'s device, ranked by |key|, then by their rank in
+// |comm|; |color| -1 (NCCL_SPLIT_NOCOLOR) makes none (*out NULL). Works
+// across processes like a join; bounded like one.
+vgpu_status vgpu_ccl_comm_split(vgpu_ccl_comm* comm, int color, int key,
+                                vgpu_ccl_comm** out, char* error,
+                                size_t error_size);
 int vgpu_ccl_rank(const vgpu_ccl_comm* comm);
 int vgpu_ccl_rank_count(const vgpu_ccl_comm* comm);
 // The communicator's first error (VGPU_OK: none) and its message.

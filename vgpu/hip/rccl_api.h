@@ -62,6 +62,9 @@
     (ncclComm_t * comm, int ndev, const int* devlist))                      \
   X(ncclResult_t, ncclCommDestroy, (ncclComm_t comm))                       \
   X(ncclResult_t, ncclCommAbort, (ncclComm_t comm))                         \
+  X(ncclResult_t, ncclCommSplit,                                            \
+    (ncclComm_t comm, int color, int key, ncclComm_t* newcomm,              \
+     ncclConfig_t* config))                                                 \
   X(ncclResult_t, ncclCommGetAsyncError,                                    \
     (ncclComm_t comm, ncclResult_t * asyncError))                           \
   X(ncclResult_t, ncclCommCount, (const ncclComm_t comm, int* count))       \
@@ -112,6 +115,8 @@ _Static_assert(sizeof(ncclDataType_t) == sizeof(int), "ncclDataType_t");
 _Static_assert(sizeof(ncclRedOp_t) == sizeof(int), "ncclRedOp_t");
 
 typedef struct ncclComm* ncclComm_t;
+// Only passed through (a split's options, which the virtual GPU ignores).
+typedef struct vgpu_rccl_config ncclConfig_t;
 typedef struct {
   char internal[VGPU_RCCL_UNIQUE_ID_BYTES];
 } ncclUniqueId;

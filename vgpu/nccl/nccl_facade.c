@@ -240,6 +240,25 @@ VGPU_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev,
   return ncclSuccess;
 }
 
+VGPU_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
+                                       ncclComm_t* newcomm,
+                                       ncclConfig_t* config) {
+  VGPU_NCCL_ENTER("ncclCommSplit");
+  (void)config;  // blocking and default: what the HAL asks for
+  vgpu_ccl_comm* c = comm ? nccl_comm_get(comm) : NULL;
+  if (c == NULL || newcomm == NULL) {
+    return nccl_fail(ncclInvalidArgument,
+                     "ncclCommSplit: not a communicator, or newcomm is NULL");
+  }
+  *newcomm = NULL;
+  vgpu_ccl_comm* made = NULL;
+  vgpu_status st = vgpu_ccl_comm_split(c, color, key, &made, nccl_last_error,
+                                       sizeof(nccl_last_error));
+  if (st != VGPU_OK)
+    return st == VGPU_ERR_TIMEOUT ? ncclRemoteError : nccl_result(st);
+  return made ? nccl_comm_publish(made, newcomm) : ncclSuccess;
+}
+
 static ncclResult_t nccl_destroy(ncclComm_t comm, bool abort,
                                  const char* name) {
   vgpu_ccl_comm* c = comm ? nccl_comm_unpublish(comm) : NULL;

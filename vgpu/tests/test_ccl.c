@@ -709,6 +709,83 @@ static void Ccl_CallsWrongOnTheirOwnAreRefused(void** state) {
                    VGPU_ERR_INVALID_VALUE);
 }
 
+// Four ranks split twice: by parity with keys that reverse the order,
+// then ranks 0-2 together and rank 3 in none. Each new communicator's
+// ranks and count follow the colors and keys, and an all-reduce of the
+// parent ranks over it sums the right ones.
+typedef struct split_case {
+  int rank_in[2][kMaxRanks];  // per split, per parent rank (-1: none)
+  int count_in[2][kMaxRanks];
+  int32_t sums[2][kMaxRanks];
+  vgpu_status status[kMaxRanks];
+} split_case;
+
+static void split_body(rank_job* job, vgpu_ccl_comm* comm) {
+  split_case* c = job->context;
+  int r = job->rank;
+  char error[256] = "";
+  for (int round = 0; round < 2; ++round) {
+    int color = round == 0 ? r % 2 : (r == 3 ? -1 : 7);
+    vgpu_ccl_comm* part = NULL;
+    vgpu_status st =
+        vgpu_ccl_comm_split(comm, color, -r, &part, error, sizeof(error));
+    if (st != VGPU_OK) {
+      c->status[r] = st;
+      return;
+    }
+    c->rank_in[round][r] = part ? vgpu_ccl_rank(part) : -1;
+    c->count_in[round][r] = part ? vgpu_ccl_rank_count(part) : 0;
+    if (part == NULL)
+      continue;
+    int32_t mine = r;
+    vgpu_ccl_call call = {.kind = VGPU_CCL_ALL_REDUCE,
+                          .send = &mine,
+                          .recv = &c->sums[round][r],
+                          .count = 1,
+                          .type = 2,
+                          .reduction = kSum};
+    st = collective(part, &call);
+    vgpu_ccl_leave(part);
+    if (st != VGPU_OK) {
+      c->status[r] = st;
+      return;
+    }
+  }
+  // A color below -1 is refused before anyone meets.
+  vgpu_ccl_comm* none = NULL;
+  c->status[r] = vgpu_ccl_comm_split(comm, -2, 0, &none, error,
+                                     sizeof(error)) == VGPU_ERR_INVALID_VALUE
+                     ? VGPU_OK
+                     : VGPU_ERR_NOT_FOUND;
+}
+
+static void Ccl_SplitMakesCommunicatorsByColorAndKey(void** state) {
+  (void)state;
+  uint64_t random = g_seed ^ 9;
+  split_case c;
+  memset(&c, 0, sizeof(c));
+  uint8_t id[VGPU_CCL_ID_BYTES];
+  make_id(id, &random);
+  rank_job jobs[4];
+  start_jobs(jobs, 4, id, split_body, &c);
+  run_ranks(jobs, 4);
+  for (int r = 0; r < 4; ++r) {
+    assert_int_equal(jobs[r].join_status, VGPU_OK);
+    assert_int_equal(c.status[r], VGPU_OK);
+    // By parity, keys -r: the higher parent rank comes first.
+    assert_int_equal(c.count_in[0][r], 2);
+    assert_int_equal(c.rank_in[0][r], r < 2 ? 1 : 0);
+    assert_int_equal(c.sums[0][r], r % 2 == 0 ? 0 + 2 : 1 + 3);
+    if (r == 3) {
+      assert_int_equal(c.rank_in[1][r], -1);
+    } else {
+      assert_int_equal(c.count_in[1][r], 3);
+      assert_int_equal(c.rank_in[1][r], 2 - r);
+      assert_int_equal(c.sums[1][r], 0 + 1 + 2);
+    }
+  }
+}
+
 #define CASE(name) cmocka_unit_test(name)
 
 int main(void) {
@@ -722,6 +799,7 @@ int main(void) {
       CASE(Ccl_AbortFailsWaitingAndLaterCollectives),
       CASE(Ccl_RankThatLeavesFailsTheOthers),
       CASE(Ccl_CallsWrongOnTheirOwnAreRefused),
+      CASE(Ccl_SplitMakesCommunicatorsByColorAndKey),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -6,7 +6,8 @@
 // meet through the shared segment (core/ccl_shm.h). Every collective, with
 // counts from 0 to several staging chunks, in place and not, and grouped
 // sends and receives both ways, is checked on every element against the
-// inputs, which every process can compute for every rank from the seed.
+// inputs, which every process can compute for every rank from the seed;
+// and a split by parity whose communicators span the processes.
 // What must fail, fails in every process, in bounded time: ranks that
 // disagree, rank counts that differ, an abort, a rank that leaves, a
 // process killed (its peers fail at once, not at the bound). Data comes
@@ -269,6 +270,36 @@ static void check_ring(vgpu_ccl_comm* comm, int rank, int ranks) {
   free(received);
 }
 
+// A split by parity across the processes: the new communicator's ranks
+// are the parent ranks of one parity in order, and its all-reduce sums
+// them.
+static void check_split(vgpu_ccl_comm* comm, int rank, int ranks) {
+  vgpu_ccl_comm* part = NULL;
+  char error[256] = "";
+  vgpu_status status =
+      vgpu_ccl_comm_split(comm, rank % 2, rank, &part, error, sizeof(error));
+  if (status != VGPU_OK || part == NULL)
+    die("split rank %d: status %d: %s", rank, status, error);
+  int count = (ranks - rank % 2 + 1) / 2;
+  if (vgpu_ccl_rank(part) != rank / 2 || vgpu_ccl_rank_count(part) != count)
+    die("split rank %d: rank %d of %d", rank, vgpu_ccl_rank(part),
+        vgpu_ccl_rank_count(part));
+  int32_t mine = rank, sum = 0, want = 0;
+  for (int r = rank % 2; r < ranks; r += 2)
+    want += r;
+  vgpu_ccl_call call = {.kind = VGPU_CCL_ALL_REDUCE,
+                        .send = &mine,
+                        .recv = &sum,
+                        .count = 1,
+                        .type = kInt32,
+                        .reduction = kSum};
+  status = run_call(part, &call);
+  vgpu_ccl_leave(part);
+  if (status != VGPU_OK || sum != want)
+    die("split rank %d: all-reduce status %d, sum %d, want %d", rank, status,
+        sum, want);
+}
+
 typedef struct rank_thread {
   const proc_context* p;
   int rank, ranks;
@@ -332,6 +363,7 @@ static void* rank_main(void* arg) {
     for (int c = 0; c < (int)(sizeof(kCases) / sizeof(kCases[0])); ++c)
       check_case(comm, c, t->rank, ranks);
     check_ring(comm, t->rank, ranks);
+    check_split(comm, t->rank, ranks);
   } else if (strcmp(s, "disagree") == 0) {
     // The last rank's count differs: every rank fails, and says why.
     vgpu_ccl_call call = {.kind = VGPU_CCL_ALL_REDUCE,

@@ -242,6 +242,34 @@ hal_status_t gpu_ccl_comm_init_rank(gpu_ccl_t* ccl, int rank_count,
   return HAL_OK;
 }
 
+hal_status_t gpu_ccl_comm_split(gpu_ccl_t* ccl, gpu_ccl_comm_t comm, int color,
+                                int key, gpu_ccl_comm_t* out_comm) {
+  *out_comm = NULL;
+  if (!ccl->syms.ncclCommSplit) {
+    return hal_make_status(HAL_STATUS_UNIMPLEMENTED,
+                           "%s (%s, version %d) has no ncclCommSplit (NCCL "
+                           "2.18 and later have it)",
+                           ccl->info.name, ccl->info.library_path,
+                           ccl->info.version);
+  }
+  ncclComm_t made = NULL;
+  GPU_CCL_RETURN_IF_ERROR(
+      ccl, ccl->syms.ncclCommSplit((ncclComm_t)comm, color, key, &made, NULL),
+      "ncclCommSplit", (ncclComm_t)comm);
+  *out_comm = (gpu_ccl_comm_t)made;
+  return HAL_OK;
+}
+
+hal_status_t gpu_ccl_comm_rank(gpu_ccl_t* ccl, gpu_ccl_comm_t comm,
+                               int* out_rank, int* out_count) {
+  ncclComm_t native = (ncclComm_t)comm;
+  GPU_CCL_RETURN_IF_ERROR(ccl, ccl->syms.ncclCommUserRank(native, out_rank),
+                          "ncclCommUserRank", native);
+  GPU_CCL_RETURN_IF_ERROR(ccl, ccl->syms.ncclCommCount(native, out_count),
+                          "ncclCommCount", native);
+  return HAL_OK;
+}
+
 void gpu_ccl_comm_destroy(gpu_ccl_t* ccl, gpu_ccl_comm_t comm, bool abort) {
   if (!comm)
     return;

@@ -69,6 +69,20 @@ HAL_MUST_USE_RESULT hal_status_t gpu_ccl_unique_id(gpu_ccl_t* ccl,
 HAL_MUST_USE_RESULT hal_status_t gpu_ccl_comm_init_rank(
     gpu_ccl_t* ccl, int rank_count, const gpu_ccl_unique_id_t* id, int rank,
     gpu_ccl_comm_t* out_comm);
+// ncclCommSplit: every rank of |comm| calls it; those passing one |color|
+// (>= 0) get a new communicator ranked by |key|, color -1
+// (NCCL_SPLIT_NOCOLOR) gets none (*out_comm NULL). Blocks until the ranks
+// of each new communicator joined. UNIMPLEMENTED when the library has no
+// ncclCommSplit.
+HAL_MUST_USE_RESULT hal_status_t gpu_ccl_comm_split(gpu_ccl_t* ccl,
+                                                    gpu_ccl_comm_t comm,
+                                                    int color, int key,
+                                                    gpu_ccl_comm_t* out_comm);
+// |comm|'s rank and rank count (ncclCommUserRank, ncclCommCount).
+HAL_MUST_USE_RESULT hal_status_t gpu_ccl_comm_rank(gpu_ccl_t* ccl,
+                                                   gpu_ccl_comm_t comm,
+                                                   int* out_rank,
+                                                   int* out_count);
 // Destroys |comm| (ncclCommDestroy); |abort|: ncclCommAbort, which does not
 // wait for its work or its peers. A library error here is dropped.
 void gpu_ccl_comm_destroy(gpu_ccl_t* ccl, gpu_ccl_comm_t comm, bool abort);

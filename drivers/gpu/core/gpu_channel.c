@@ -139,9 +139,44 @@ static void gpu_channel_abort(gpu_channel_t* channel, const char* why) {
   pthread_mutex_unlock(&channel->mutex);
 }
 
+// Holds the channel's mutex while the library splits (every rank's call
+// blocks until its new communicator is joined): an abort must not free the
+// communicator under it.
+static hal_status_t gpu_channel_split(hal_channel_t* base, int32_t color,
+                                      int32_t key,
+                                      hal_channel_t** out_channel) {
+  gpu_channel_t* channel = gpu_channel_cast(base);
+  gpu_device_t* device = gpu_device_cast(base->device);
+  gpu_ccl_comm_t made = NULL;
+  pthread_mutex_lock(&channel->mutex);
+  hal_status_t status = channel->aborted ? hal_status_clone(channel->aborted)
+                                         : gpu_device_make_current(device);
+  if (status == HAL_OK) {
+    status = gpu_ccl_comm_split(channel->ccl, channel->comm, (int)color,
+                                (int)key, &made);
+  }
+  pthread_mutex_unlock(&channel->mutex);
+  HAL_RETURN_IF_ERROR(hal_status_annotatef(
+      status,
+      "splitting channel rank %" PRId32 " of %" PRId32
+      " on device '%s' (color %" PRId32 ", key %" PRId32 ")",
+      base->rank, base->rank_count, base->device->info.name, color, key));
+  if (!made)
+    return HAL_OK;  // no color: no channel
+  // The new rank and count are the library's.
+  int rank = 0, count = 0;
+  status = gpu_ccl_comm_rank(channel->ccl, made, &rank, &count);
+  if (status != HAL_OK) {
+    gpu_ccl_comm_destroy(channel->ccl, made, /*abort=*/true);
+    return status;
+  }
+  return gpu_channel_wrap(device, channel->ccl, made, rank, count, out_channel);
+}
+
 static const hal_channel_vtable_t gpu_channel_vtable = {
     .destroy = gpu_channel_destroy,
     .check = gpu_channel_check,
+    .split = gpu_channel_split,
 };
 
 hal_status_t gpu_device_channel_id_generate(hal_device_t* base,

@@ -83,6 +83,20 @@ HAL_API hal_device_t* hal_channel_device(const hal_channel_t* channel);
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_channel_check(hal_channel_t* channel);
 
+// No channel from hal_channel_split (NCCL_SPLIT_NOCOLOR).
+#define HAL_CHANNEL_SPLIT_NO_COLOR (-1)
+
+// Splits |channel|'s communicator (ncclCommSplit): every rank of it calls
+// this, in the same order as its other splits, and blocks until the ranks
+// of its new channel joined. The ranks passing one |color| (>= 0) make a
+// new channel on the same device, ranked by |key|, ties by their rank in
+// |channel|; HAL_CHANNEL_SPLIT_NO_COLOR makes none (*out_channel NULL).
+// UNIMPLEMENTED when the library has no split (NCCL before 2.18);
+// INVALID_ARGUMENT for a color below -1; ABORTED for an aborted channel.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_channel_split(hal_channel_t* channel, int32_t color, int32_t key,
+                  hal_channel_t** out_channel);
+
 //===----------------------------------------------------------------------===//
 // Collectives in command buffers
 //===----------------------------------------------------------------------===//

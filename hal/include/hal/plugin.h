@@ -33,7 +33,7 @@ HAL_EXTERN_C_BEGIN
 
 // The version of hal_plugin_t this libhal speaks. Bumped on any change to
 // hal_plugin_t or to the vtables a plugin implements.
-#define HAL_PLUGIN_ABI_VERSION 4u
+#define HAL_PLUGIN_ABI_VERSION 5u
 
 #define HAL_PLUGIN_ENTRY_SYMBOL "hal_plugin_query"
 

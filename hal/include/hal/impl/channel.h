@@ -29,12 +29,16 @@ HAL_API void hal_channel_initialize(const hal_channel_vtable_t* vtable,
                                     int32_t rank_count,
                                     hal_channel_t* out_channel);
 
-// Every member is required.
 struct hal_channel_vtable_t {
   // Destroys the communicator. Any thread; no submission uses it any more.
+  // Required.
   void (*destroy)(hal_channel_t* channel);
-  // OK, or the communicator's asynchronous failure.
+  // OK, or the communicator's asynchronous failure. Required.
   hal_status_t (*check)(hal_channel_t* channel);
+  // hal_channel_split, arguments checked (color >= -1). NULL:
+  // UNIMPLEMENTED.
+  hal_status_t (*split)(hal_channel_t* channel, int32_t color, int32_t key,
+                        hal_channel_t** out_channel);
 };
 
 HAL_EXTERN_C_END

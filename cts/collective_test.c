@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cts.h"
+#include "kernel_images.h"
 
 enum { kRanks = 2 };
 
@@ -741,6 +742,96 @@ CTS_CASE(Collective_PeerThatNeverCallsFailsAfterABound) {
     hal_channel_release(channels[r]);
 }
 
+// A dispatch of |entry_point| (fill_u32 or add_u32) with |word| over the
+// |count| words of |buffer|, as a one-shot command buffer.
+static hal_command_buffer_t* dispatch_words(hal_device_t* device,
+                                            hal_executable_t* executable,
+                                            size_t entry_point,
+                                            hal_buffer_t* buffer,
+                                            uint32_t count, uint32_t word) {
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint32_t constants[2] = {word, count};
+  hal_dispatch_binding_t binding = {buffer, 0, (uint64_t)count * 4};
+  uint32_t groups[3] = {(count + 63) / 64, 1, 1};
+  uint32_t size[3] = {64, 1, 1};
+  HAL_ASSERT_OK(hal_command_buffer_dispatch(cb, executable, entry_point, groups,
+                                            size, constants, 2, &binding, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  return cb;
+}
+
+// Across queues and submissions: on each device a dispatch on the second
+// queue fills the buffer, the all-reduce on the first queue waits for it,
+// and a dispatch on the second queue adds to the result once the
+// all-reduce signals; submitted last first (every wait before its
+// signal). Every word is the sum of the fills plus the addend.
+CTS_CASE(Collective_OrderedWithDispatchesOnTheOtherQueue) {
+  collective_fixture_t* f = *state;
+  enum { kWords = 4099 };
+  hal_executable_t* executables[kRanks] = {NULL};
+  hal_buffer_t* buffers[kRanks];
+  hal_command_buffer_t* cbs[kRanks][3];
+  hal_semaphore_t* timelines[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    hal_status_t status =
+        hal_kernel_create_executable(f->devices[r], &executables[r]);
+    if (hal_status_code(status) == HAL_STATUS_UNIMPLEMENTED) {
+      char text[512];
+      hal_status_format(status, text, sizeof(text));
+      hal_status_free(status);
+      for (int q = 0; q < r; ++q)
+        hal_executable_release(executables[q]);
+      print_message("[  SKIPPED ] no kernel image for this device: %s\n", text);
+      skip();
+    }
+    HAL_ASSERT_OK(status);
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    hal_device_t* device = f->devices[r];
+    buffers[r] = device_buffer(device, kWords * 4);
+    cbs[r][0] = dispatch_words(device, executables[r], HAL_KERNEL_FILL_U32,
+                               buffers[r], kWords, (uint32_t)(r + 1));
+    cbs[r][1] =
+        cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                      .element_type = HAL_ELEMENT_TYPE_UINT32,
+                                      .reduction = HAL_REDUCTION_SUM,
+                                      .count = kWords};
+    HAL_ASSERT_OK(hal_command_buffer_collective(
+        cbs[r][1], f->channels[r], &params, buffers[r], 0, buffers[r], 0));
+    HAL_ASSERT_OK(hal_command_buffer_end(cbs[r][1]));
+    cbs[r][2] = dispatch_words(device, executables[r], HAL_KERNEL_ADD_U32,
+                               buffers[r], kWords, 100);
+    timelines[r] = cts_create_semaphore(device, 0);
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    uint32_t other = hal_device_info(f->devices[r])->queue_count > 1 ? 1 : 0;
+    HAL_ASSERT_OK(cts_submit(f->devices[r], other, timelines[r], 2, cbs[r][2],
+                             timelines[r], 3));
+    HAL_ASSERT_OK(cts_submit(f->devices[r], 0, timelines[r], 1, cbs[r][1],
+                             timelines[r], 2));
+    HAL_ASSERT_OK(
+        cts_submit(f->devices[r], other, NULL, 0, cbs[r][0], timelines[r], 1));
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    HAL_ASSERT_OK(cts_wait(timelines[r], 3));
+    uint32_t words[kWords];
+    HAL_ASSERT_OK(hal_buffer_read(buffers[r], 0, words, sizeof(words)));
+    for (int i = 0; i < kWords; ++i) {
+      if (words[i] != 1 + 2 + 100)
+        fail_msg("rank %d word %d is %u, expected 103", r, i, words[i]);
+    }
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    hal_semaphore_release(timelines[r]);
+    for (int k = 0; k < 3; ++k)
+      hal_command_buffer_release(cbs[r][k]);
+    hal_buffer_release(buffers[r]);
+    hal_executable_release(executables[r]);
+  }
+}
+
 typedef struct split_arg_t {
   hal_channel_t* channel;
   int32_t color, key;
@@ -1228,6 +1319,7 @@ int main(void) {
       CASE(Collective_GroupOfDevicesMadeFromUris),
       CASE(Collective_SubmissionThatNeverRunsAbortsTheChannel),
       CASE(Collective_SplitMakesChannelsByColorAndKey),
+      CASE(Collective_OrderedWithDispatchesOnTheOtherQueue),
       CASE(Collective_RanksInTwoProcesses),
       CASE(Collective_RankKilledInAnotherProcessFailsThePeer),
 #undef CASE

@@ -1031,20 +1031,31 @@ extern char** environ;
 // Starts both ranks on |scenario| with the parent's |id| and waits
 // (bounded) for them: codes[r] is rank r's exit code, or 128 + the signal
 // that ended it.
-static void run_rank_processes(const hal_channel_id_t* id, const char* scenario,
-                               int codes[kRanks]) {
-  char hex[2 * sizeof(id->bytes) + 1];
-  for (size_t i = 0; i < sizeof(id->bytes); ++i)
+// Starts |processes| copies of this program on |scenario|, copy r with
+// CTS_RANK_INDEX=r, |id| (NULL: none) and the "NAME=value" strings of
+// |extra| in its environment, and waits (bounded) for them: codes[r] is
+// copy r's exit code, or 128 + the signal that ended it.
+static void run_processes(const char* scenario, int processes,
+                          const hal_channel_id_t* id, const char* const* extra,
+                          size_t extra_count, int* codes) {
+  char hex[2 * HAL_CHANNEL_ID_SIZE + 1] = "";
+  for (size_t i = 0; id && i < sizeof(id->bytes); ++i)
     snprintf(hex + 2 * i, 3, "%02x", id->bytes[i]);
   size_t count = 0;
   while (environ[count])
     ++count;
   pid_t pids[kRanks];
-  for (int r = 0; r < kRanks; ++r) {
-    char** env = calloc(count + 4, sizeof(char*));
+  assert_true(processes <= kRanks);
+  for (int r = 0; r < processes; ++r) {
+    char** env = calloc(count + 4 + extra_count, sizeof(char*));
     size_t n = 0;
     for (size_t i = 0; i < count; ++i) {
-      if (strncmp(environ[i], "CTS_RANK_", 9) != 0)
+      bool replaced = strncmp(environ[i], "CTS_RANK_", 9) == 0;
+      for (size_t e = 0; e < extra_count && !replaced; ++e) {
+        size_t name = strcspn(extra[e], "=") + 1;
+        replaced = strncmp(environ[i], extra[e], name) == 0;
+      }
+      if (!replaced)
         env[n++] = environ[i];
     }
     char vars[3][300];
@@ -1053,6 +1064,8 @@ static void run_rank_processes(const hal_channel_id_t* id, const char* scenario,
     snprintf(vars[2], sizeof(vars[2]), "CTS_RANK_INDEX=%d", r);
     for (int v = 0; v < 3; ++v)
       env[n++] = vars[v];
+    for (size_t e = 0; e < extra_count; ++e)
+      env[n++] = (char*)extra[e];
     char* argv[] = {(char*)"cts-collective-rank", NULL};
     int rc = posix_spawn(&pids[r], "/proc/self/exe", NULL, NULL, argv, env);
     free(env);
@@ -1060,7 +1073,7 @@ static void run_rank_processes(const hal_channel_id_t* id, const char* scenario,
   }
   // Generous for a loaded machine under a sanitizer: a hang is the bug.
   time_t deadline = time(NULL) + 240;
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < processes; ++r) {
     int status = 0;
     pid_t got = 0;
     while ((got = waitpid(pids[r], &status, WNOHANG)) == 0 &&
@@ -1068,12 +1081,18 @@ static void run_rank_processes(const hal_channel_id_t* id, const char* scenario,
       usleep(10000);
     }
     if (got == 0) {
-      for (int q = 0; q < kRanks; ++q)
+      for (int q = 0; q < processes; ++q)
         kill(pids[q], SIGKILL);
-      fail_msg("%s: rank process %d did not end within 240 s", scenario, r);
+      fail_msg("%s: process %d did not end within 240 s", scenario, r);
     }
     codes[r] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+}
+
+// Both ranks, one process each, on |scenario| with |id|.
+static void run_rank_processes(const hal_channel_id_t* id, const char* scenario,
+                               int codes[kRanks]) {
+  run_processes(scenario, kRanks, id, NULL, 0, codes);
 }
 
 // One collective on this process's rank, a fill before it and a copy
@@ -1203,6 +1222,49 @@ static void rank_other_collectives(hal_device_t* device,
   free(out);
 }
 
+// "stall": both ranks in this process, rank 1 never submits its part, and
+// the library's own bound (VGPU_CCL_TIMEOUT_MS) is far off: the driver's
+// watch aborts the channel after HAL_SYNC_MAX_WAIT_MS without progress,
+// so rank 0's submission fails saying so. Host waits cut short by the same
+// bound are retried (30 s in all).
+static void stall_process_case(void) {
+  hal_device_t* devices[kRanks];
+  hal_channel_t* channels[kRanks];
+  for (int r = 0; r < kRanks; ++r)
+    devices[r] = cts_create_device((uint32_t)r);
+  HAL_ASSERT_OK(hal_channel_create_group(kRanks, devices, channels));
+  hal_buffer_t* buffer = device_buffer(devices[0], 256);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                    .element_type = HAL_ELEMENT_TYPE_INT32,
+                                    .reduction = HAL_REDUCTION_SUM,
+                                    .count = 64};
+  HAL_ASSERT_OK(hal_command_buffer_collective(cb, channels[0], &params, buffer,
+                                              0, buffer, 0));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_semaphore_t* done = cts_create_semaphore(devices[0], 0);
+  submit(devices[0], cb, done, 1);
+  char text[2048] = "";
+  for (time_t give_up = time(NULL) + 30; time(NULL) < give_up;) {
+    hal_status_t status = cts_wait(done, 1);
+    hal_status_format(status, text, sizeof(text));
+    bool cut_short = strstr(text, "cut this wait short") != NULL;
+    hal_status_free(status);
+    if (!cut_short)
+      break;
+  }
+  if (!strstr(text, "made no progress for HAL_SYNC_MAX_WAIT_MS"))
+    fail_msg("a stalled peer's collective ended with: %s", text);
+  hal_semaphore_release(done);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(buffer);
+  for (int r = 0; r < kRanks; ++r) {
+    hal_channel_release(channels[r]);
+    hal_device_release(devices[r]);
+  }
+}
+
 // The case a rank process runs (CTS_RANK_SCENARIO): "run", all-reduces
 // from one element to 64 MiB and every other collective; "kill", rank 1 dies
 // once its channel exists and rank 0's collective must fail naming the dead
@@ -1210,6 +1272,10 @@ static void rank_other_collectives(hal_device_t* device,
 static void rank_process_case(void** state) {
   (void)state;
   const char* scenario = getenv("CTS_RANK_SCENARIO");
+  if (strcmp(scenario, "stall") == 0) {
+    stall_process_case();
+    return;
+  }
   const char* hex = getenv("CTS_RANK_ID");
   int32_t rank = (int32_t)atoi(getenv("CTS_RANK_INDEX"));
   hal_channel_id_t id;
@@ -1282,6 +1348,27 @@ CTS_CASE(Collective_RanksInTwoProcesses) {
   }
 }
 
+// A peer that stalls (never submits its part) while the library would wait
+// far longer (VGPU_CCL_TIMEOUT_MS=120000 here; NCCL forever): with
+// HAL_SYNC_MAX_WAIT_MS set, the driver aborts the channel once its
+// collectives made no progress for that long, and the submission fails
+// naming the bound. In a process of its own, for its environment.
+CTS_CASE(Collective_StalledPeerIsAbortedAfterHalSyncMaxWait) {
+  (void)state;
+  if (!getenv("VGPU_CCL_TIMEOUT_MS")) {
+    print_message(
+        "[  SKIPPED ] a stalled peer needs a peer that can be made to stall: "
+        "the virtual GPU's runs set VGPU_CCL_TIMEOUT_MS\n");
+    skip();
+  }
+  const char* const extra[] = {"HAL_SYNC_MAX_WAIT_MS=1000",
+                               "VGPU_CCL_TIMEOUT_MS=120000"};
+  int code = -1;
+  run_processes("stall", 1, NULL, extra, 2, &code);
+  if (code != 0)
+    fail_msg("the stalled-peer process ended with %d", code);
+}
+
 // A rank process killed mid-run: the other's collective fails (its signal
 // names the dead process), it does not hang, and it exits cleanly.
 CTS_CASE(Collective_RankKilledInAnotherProcessFailsThePeer) {
@@ -1322,6 +1409,7 @@ int main(void) {
       CASE(Collective_OrderedWithDispatchesOnTheOtherQueue),
       CASE(Collective_RanksInTwoProcesses),
       CASE(Collective_RankKilledInAnotherProcessFailsThePeer),
+      CASE(Collective_StalledPeerIsAbortedAfterHalSyncMaxWait),
 #undef CASE
   };
   if (getenv("CTS_RANK_SCENARIO")) {  // a rank process of the cases above

@@ -36,7 +36,14 @@ _Static_assert(HAL_COLLECTIVE_ALL_REDUCE == (int)GPU_CCL_ALL_REDUCE &&
 
 typedef struct gpu_channel_t {
   hal_channel_t base;
-  gpu_ccl_t* ccl;  // the driver's
+  gpu_driver_t* driver;  // whose watch it is on
+  gpu_ccl_t* ccl;        // the driver's
+  // Under the watch's mutex: submissions issued with its collectives and
+  // not retired, when one last retired (or the first was issued), and its
+  // link on the watch's list while any is in flight.
+  uint32_t in_flight;
+  uint64_t progress_ns;
+  struct gpu_channel_t* watch_next;
   // The library's calls on the communicator, from any queue's threads: a
   // communicator is not thread-safe, and an abort frees it.
   pthread_mutex_t mutex;
@@ -45,6 +52,8 @@ typedef struct gpu_channel_t {
 } gpu_channel_t;
 
 static const hal_channel_vtable_t gpu_channel_vtable;
+static hal_status_t gpu_channel_watch_create(gpu_driver_t* driver);
+static void gpu_channel_watch_destroy(gpu_driver_t* driver);
 
 static gpu_channel_t* gpu_channel_cast(hal_channel_t* channel) {
   return HAL_RESOURCE_CAST(gpu_channel_t, channel, &gpu_channel_vtable);
@@ -63,12 +72,15 @@ static hal_status_t gpu_driver_ccl(gpu_driver_t* driver, gpu_ccl_t** out_ccl) {
     status = gpu_ccl_create(vendor, NULL, driver->base.host_allocator,
                             (gpu_ccl_t**)&driver->ccl);
   }
+  if (status == HAL_OK)
+    status = gpu_channel_watch_create(driver);
   *out_ccl = driver->ccl;
   pthread_mutex_unlock(&driver->ccl_mutex);
   return status;
 }
 
 void gpu_driver_ccl_destroy(gpu_driver_t* driver) {
+  gpu_channel_watch_destroy(driver);
   gpu_ccl_destroy(driver->ccl);
   driver->ccl = NULL;
 }
@@ -91,6 +103,7 @@ static hal_status_t gpu_channel_wrap(gpu_device_t* device, gpu_ccl_t* ccl,
   memset(channel, 0, sizeof(*channel));
   hal_channel_initialize(&gpu_channel_vtable, &device->base, rank, rank_count,
                          &channel->base);
+  channel->driver = gpu_device_driver(device);
   channel->ccl = ccl;
   channel->comm = comm;
   pthread_mutex_init(&channel->mutex, NULL);
@@ -123,14 +136,14 @@ static hal_status_t gpu_channel_check(hal_channel_t* base) {
       base->rank, base->rank_count, base->device->info.name);
 }
 
-static void gpu_channel_abort(gpu_channel_t* channel, const char* why) {
+// Aborts the communicator (once) and keeps |reason| (taken) as what every
+// later use of the channel reports.
+static void gpu_channel_abort(gpu_channel_t* channel, hal_status_t reason) {
   pthread_mutex_lock(&channel->mutex);
-  if (!channel->aborted) {
-    channel->aborted = hal_make_status(
-        HAL_STATUS_ABORTED,
-        "the communicator was aborted on this rank: %s, so its peers would "
-        "have waited for them forever",
-        why);
+  if (channel->aborted) {
+    hal_status_free(reason);
+  } else {
+    channel->aborted = reason;
     hal_status_ignore(
         gpu_device_make_current(gpu_device_cast(channel->base.device)));
     gpu_ccl_comm_destroy(channel->ccl, channel->comm, /*abort=*/true);
@@ -266,6 +279,158 @@ static bool gpu_collective_is_pair(const hal_op_t* op) {
          op->collective.params.kind == HAL_COLLECTIVE_RECV;
 }
 
+//===----------------------------------------------------------------------===//
+// The watch: channels with collectives in flight
+//===----------------------------------------------------------------------===//
+
+typedef struct gpu_channel_watch_t {
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;     // the list changed, or stop
+  gpu_channel_t* watched;  // channels with in_flight > 0
+  bool running, stop;
+  pthread_t thread;
+  uint64_t bound_ns;  // HAL_SYNC_MAX_WAIT_MS (0: none)
+} gpu_channel_watch_t;
+
+enum { GPU_CHANNEL_WATCH_NAP_MS = 50 };
+
+static uint64_t gpu_channel_now_ns(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+// Under the watch's mutex: the first failure found on the watched
+// channels aborts that channel; a channel whose submissions made no
+// progress within the bound is aborted too.
+static void gpu_channel_watch_poll(gpu_channel_watch_t* watch) {
+  uint64_t now = gpu_channel_now_ns();
+  for (gpu_channel_t* c = watch->watched; c != NULL; c = c->watch_next) {
+    pthread_mutex_lock(&c->mutex);
+    hal_status_t failure =
+        c->aborted ? HAL_OK : gpu_ccl_comm_check(c->ccl, c->comm);
+    pthread_mutex_unlock(&c->mutex);
+    if (failure != HAL_OK) {
+      // The library's failure stays what the channel reports; the abort
+      // ends the collectives still waiting on it.
+      gpu_channel_abort(
+          c, hal_status_annotatef(failure,
+                                  "the communicator was aborted on this rank "
+                                  "for this failure, found with collectives "
+                                  "in flight"));
+    } else if (watch->bound_ns && now - c->progress_ns > watch->bound_ns) {
+      gpu_channel_abort(
+          c, hal_make_status(
+                 HAL_STATUS_ABORTED,
+                 "the communicator was aborted on this rank: its collectives "
+                 "in flight made no progress for HAL_SYNC_MAX_WAIT_MS=%" PRIu64
+                 " ms (a peer that stalls or died?)",
+                 watch->bound_ns / 1000000u));
+      c->progress_ns = now;  // aborted once; later polls find it so
+    }
+  }
+}
+
+static void* gpu_channel_watch_main(void* arg) {
+  gpu_channel_watch_t* watch = arg;
+  pthread_mutex_lock(&watch->mutex);
+  while (!watch->stop) {
+    if (watch->watched != NULL)
+      gpu_channel_watch_poll(watch);
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += GPU_CHANNEL_WATCH_NAP_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec += 1;
+      until.tv_nsec -= 1000000000L;
+    }
+    if (watch->watched != NULL) {
+      pthread_cond_timedwait(&watch->cond, &watch->mutex, &until);
+    } else {
+      pthread_cond_wait(&watch->cond, &watch->mutex);
+    }
+  }
+  pthread_mutex_unlock(&watch->mutex);
+  return NULL;
+}
+
+// Under |driver|'s ccl_mutex, with its library loaded.
+static hal_status_t gpu_channel_watch_create(gpu_driver_t* driver) {
+  if (driver->ccl_watch)
+    return HAL_OK;
+  gpu_channel_watch_t* watch = NULL;
+  HAL_RETURN_IF_ERROR(hal_allocator_malloc(driver->base.host_allocator,
+                                           sizeof(*watch), (void**)&watch));
+  memset(watch, 0, sizeof(*watch));
+  uint64_t ms = 0;
+  hal_status_ignore(
+      hal_env_uint("HAL_SYNC_MAX_WAIT_MS", 0, 86400000, &ms, NULL));
+  watch->bound_ns = ms * 1000000u;
+  pthread_mutex_init(&watch->mutex, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&watch->cond, &attr);
+  pthread_condattr_destroy(&attr);
+  driver->ccl_watch = watch;
+  return HAL_OK;
+}
+
+static void gpu_channel_watch_destroy(gpu_driver_t* driver) {
+  gpu_channel_watch_t* watch = driver->ccl_watch;
+  if (!watch)
+    return;
+  pthread_mutex_lock(&watch->mutex);
+  watch->stop = true;
+  pthread_cond_broadcast(&watch->cond);
+  pthread_mutex_unlock(&watch->mutex);
+  if (watch->running)
+    pthread_join(watch->thread, NULL);
+  pthread_cond_destroy(&watch->cond);
+  pthread_mutex_destroy(&watch->mutex);
+  hal_allocator_free(driver->base.host_allocator, watch);
+  driver->ccl_watch = NULL;
+}
+
+void gpu_channels_issued(const gpu_buffer_set_t* set) {
+  for (size_t i = 0; i < set->channel_count; ++i) {
+    gpu_channel_t* channel = gpu_channel_cast(set->channels[i]);
+    gpu_channel_watch_t* watch = channel->driver->ccl_watch;
+    pthread_mutex_lock(&watch->mutex);
+    if (channel->in_flight++ == 0) {
+      channel->progress_ns = gpu_channel_now_ns();
+      channel->watch_next = watch->watched;
+      watch->watched = channel;
+      // Without a thread the channels go unwatched, as before it existed.
+      if (!watch->running && !watch->stop) {
+        watch->running = pthread_create(&watch->thread, NULL,
+                                        gpu_channel_watch_main, watch) == 0;
+      }
+      pthread_cond_broadcast(&watch->cond);
+    }
+    pthread_mutex_unlock(&watch->mutex);
+  }
+}
+
+void gpu_channels_retired(const gpu_buffer_set_t* set) {
+  for (size_t i = 0; i < set->channel_count; ++i) {
+    gpu_channel_t* channel = gpu_channel_cast(set->channels[i]);
+    gpu_channel_watch_t* watch = channel->driver->ccl_watch;
+    pthread_mutex_lock(&watch->mutex);
+    channel->progress_ns = gpu_channel_now_ns();
+    if (--channel->in_flight == 0) {
+      for (gpu_channel_t** p = &watch->watched; *p != NULL;
+           p = &(*p)->watch_next) {
+        if (*p == channel) {
+          *p = channel->watch_next;
+          break;
+        }
+      }
+    }
+    pthread_mutex_unlock(&watch->mutex);
+  }
+}
+
 static hal_status_t gpu_collective_enqueue(gpu_queue_t* queue,
                                            const hal_op_t* op) {
   gpu_channel_t* channel = gpu_channel_cast(op->collective.channel);
@@ -299,7 +464,12 @@ static hal_status_t gpu_collective_enqueue(gpu_queue_t* queue,
 
 void gpu_channels_abort(const gpu_buffer_set_t* set, const char* why) {
   for (size_t i = 0; i < set->channel_count; ++i)
-    gpu_channel_abort(gpu_channel_cast(set->channels[i]), why);
+    gpu_channel_abort(
+        gpu_channel_cast(set->channels[i]),
+        hal_make_status(HAL_STATUS_ABORTED,
+                        "the communicator was aborted on this rank: %s, so "
+                        "its peers would have waited for them forever",
+                        why));
 }
 
 hal_status_t gpu_collectives_issue(gpu_queue_t* queue, const hal_op_t* ops,
@@ -350,6 +520,14 @@ hal_status_t gpu_collectives_issue(gpu_queue_t* queue, const hal_op_t* ops,
 void gpu_channels_abort(const gpu_buffer_set_t* set, const char* why) {
   (void)set;
   (void)why;
+}
+
+void gpu_channels_issued(const gpu_buffer_set_t* set) {
+  (void)set;
+}
+
+void gpu_channels_retired(const gpu_buffer_set_t* set) {
+  (void)set;
 }
 
 #endif  // GPU_CORE_HAVE_CCL

@@ -94,6 +94,9 @@ typedef struct gpu_driver_t {
   // call (gpu_channel.c); under |ccl_mutex| until set.
   pthread_mutex_t ccl_mutex;
   struct gpu_ccl_t* ccl;
+  // The channels with collectives in flight and the thread that watches
+  // them (gpu_channel.c); NULL until the first channel is made.
+  struct gpu_channel_watch_t* ccl_watch;
 } gpu_driver_t;
 
 struct gpu_queue_t {
@@ -292,7 +295,18 @@ hal_status_t gpu_channels_check(const gpu_buffer_set_t* set);
 // every rank, and this rank's later collectives on it fail at issue and
 // its check reports why. WORKER or COMPLETION thread.
 void gpu_channels_abort(const gpu_buffer_set_t* set, const char* why);
-// Unloads the driver's collective library, if loaded (every channel gone).
+// A submission with collectives on |set|'s channels was issued, or it
+// retired after that (the device is done with it). While any of its
+// channels has collectives in flight, a thread polls the library for the
+// channel's asynchronous error, and, when HAL_SYNC_MAX_WAIT_MS is set,
+// watches for a channel none of whose submissions retired for that long:
+// either aborts the channel (gpu_channels_abort), so a collective waiting
+// for a peer that died or stalls ends instead of holding its stream, and
+// the device's shutdown, forever.
+void gpu_channels_issued(const gpu_buffer_set_t* set);
+void gpu_channels_retired(const gpu_buffer_set_t* set);
+// Unloads the driver's collective library, if loaded (every channel gone),
+// after stopping the watch thread.
 void gpu_driver_ccl_destroy(gpu_driver_t* driver);
 
 // What a submission does besides command buffers (gpu_device.c).

@@ -44,6 +44,8 @@ typedef struct gpu_payload_t {
   // Its collectives were all issued, or their channels aborted: a payload
   // released before that would leave its peers waiting (gpu_channels_abort).
   bool collectives_settled;
+  // Its channels count it as in flight (gpu_channels_issued) until release.
+  bool channels_counted;
   gpu_trace_spans_t* trace;  // HAL_TRACE's device spans; NULL when off
   // The vendor profiler's range (NVTX, roctx) from issue to completion.
   bool range_started;
@@ -175,6 +177,15 @@ static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
     if (HAL_UNLIKELY(status != HAL_OK)) {
       gpu_payload_abort_channels(
           payload, "a submission using it failed to issue its collectives");
+    } else {
+      for (size_t i = 0; i < payload->count; ++i) {
+        const gpu_buffer_set_t* set =
+            gpu_recording_queue_ordered(payload->command_buffers[i]);
+        if (HAL_UNLIKELY(set->channel_count > 0)) {
+          gpu_channels_issued(set);
+          payload->channels_counted = true;
+        }
+      }
     }
     payload->collectives_settled = true;
   }
@@ -294,6 +305,12 @@ static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   // device, so such a destroy is handed to libhal's release thread.
   if (payload->uses_pending)
     gpu_payload_uncount_uses(payload);  // it never issued
+  for (size_t i = 0; payload->channels_counted && i < payload->count; ++i) {
+    const gpu_buffer_set_t* set =
+        gpu_recording_queue_ordered(payload->command_buffers[i]);
+    if (set->channel_count > 0)
+      gpu_channels_retired(set);
+  }
   if (payload->kind == GPU_PAYLOAD_COMMAND_BUFFERS &&
       !payload->collectives_settled) {
     // Never issued: a wait failed, or the device shut down with it parked.

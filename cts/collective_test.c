@@ -912,6 +912,44 @@ CTS_CASE(Collective_SplitMakesChannelsByColorAndKey) {
   assert_null(none);
 }
 
+// A rank whose peer released its channel can never meet it again: its
+// next collective fails (naming the rank that left) and so does its
+// channel's check, rather than succeed with the receive buffer unwritten.
+CTS_CASE(Collective_PeerReleasedFailsLaterCollectives) {
+  collective_fixture_t* f = *state;
+  hal_channel_release(f->channels[1]);
+  f->channels[1] = NULL;
+  hal_buffer_t* send = device_buffer(f->devices[0], 64);
+  hal_buffer_t* recv = device_buffer(f->devices[0], 64);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint32_t poison = 0xDEADBEEFu;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, recv, 0, 64, &poison, 4));
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
+  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                    .element_type = HAL_ELEMENT_TYPE_INT32,
+                                    .reduction = HAL_REDUCTION_SUM,
+                                    .count = 16};
+  HAL_ASSERT_OK(hal_command_buffer_collective(cb, f->channels[0], &params, send,
+                                              0, recv, 0));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_semaphore_t* done = cts_create_semaphore(f->devices[0], 0);
+  submit(f->devices[0], cb, done, 1);
+  hal_status_t status = cts_wait(done, 1);
+  char text[1024];
+  hal_status_format(status, text, sizeof(text));
+  hal_status_free(status);
+  if (!strstr(text, "rank 1 left"))
+    fail_msg("a collective whose peer left ended with: %s", text);
+  hal_status_t check = hal_channel_check(f->channels[0]);
+  assert_int_not_equal(hal_status_code(check), HAL_STATUS_OK);
+  hal_status_free(check);
+  hal_semaphore_release(done);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(recv);
+  hal_buffer_release(send);
+}
+
 // A submission with a collective that never runs (its wait failed) would
 // leave the other rank waiting for its part forever: the driver aborts the
 // channel instead, so the peer's submission fails at once naming the
@@ -1405,6 +1443,7 @@ int main(void) {
       CASE(Collective_PeerThatNeverCallsFailsAfterABound),
       CASE(Collective_GroupOfDevicesMadeFromUris),
       CASE(Collective_SubmissionThatNeverRunsAbortsTheChannel),
+      CASE(Collective_PeerReleasedFailsLaterCollectives),
       CASE(Collective_SplitMakesChannelsByColorAndKey),
       CASE(Collective_OrderedWithDispatchesOnTheOtherQueue),
       CASE(Collective_RanksInTwoProcesses),

@@ -1772,13 +1772,35 @@ vgpu_status vgpu_ccl_comm_split(vgpu_ccl_comm* comm, int color, int key,
   return st;
 }
 
+// |comm|'s communicator fails with |status| and |message| (the first
+// failure sticks), here and in every process.
+static void ccl_comm_fail(vgpu_ccl_comm* comm, vgpu_status status,
+                          const char* message) {
+  pthread_mutex_lock(&ccl_registry.mu);
+  ccl_meeting* failed = ccl_group_fail_locked(comm->group, status, message);
+  pthread_mutex_unlock(&ccl_registry.mu);
+  ccl_meetings_fail(failed, status);
+}
+
 void vgpu_ccl_work_run(const vgpu_work_collective* work, vgpu_status status) {
-  char error[384];
-  if (status == VGPU_OK)
+  char error[384] = "";
+  if (status == VGPU_OK) {
     status = vgpu_ccl_arrive(work->comm, &work->call, work->done, error,
                              sizeof(error));
-  if (status != VGPU_OK)  // it never met anyone: its mark is its own
+  } else {
+    snprintf(error, sizeof(error),
+             "%s on rank %d: its stream failed before it (status %d)",
+             ccl_kind_name(work->call.kind), work->comm->rank, (int)status);
+  }
+  if (status != VGPU_OK) {
+    // It never met anyone: its mark is its own. Its stream goes on (a
+    // collective's failure is the communicator's), so the communicator
+    // fails too, or its async error would say nothing and the caller would
+    // take an unwritten receive buffer for a result; and its peers would
+    // wait for it until the bound.
+    ccl_comm_fail(work->comm, status, error);
     vgpu_mark_complete(work->done, status);
+  }
   vgpu_ccl_comm* comm = work->comm;
   pthread_mutex_lock(&comm->mu);
   if (--comm->queued == 0)

@@ -382,6 +382,11 @@ static void ccl_group_free(ccl_group* group) {
 // and the proxy when some are not.
 static void ccl_group_completed_locked(ccl_group* group) {
   group->complete = true;
+  // Every rank joined (here, or through the segment: ccl_shm_complete
+  // learned it), so the name has done its work: unlinked now, a process
+  // that dies later leaves nothing in /dev/shm.
+  if (group->shm != NULL)
+    (void)ccl_shm_complete(group->shm, NULL);
   if (group->shm != NULL && ccl_shm_process_count(group->shm) > 1) {
     group->remote = true;
     for (int r = 0; r < group->rank_count; ++r) {
@@ -477,11 +482,20 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
   if (++group->joined == rank_count)
     ccl_group_completed_locked(group);
   uint64_t deadline = vgpu_now_ns() + timeout_ns;
+  vgpu_status refused = VGPU_OK;  // a failure the segment carries
+  char refusal[384] = "";
   for (;;) {
     // Read before the check: a join elsewhere after it rings the bell.
     uint32_t bell = group->shm != NULL ? ccl_shm_bell(group->shm) : 0;
     if (ccl_group_joined_locked(group))
       break;
+    // A process refused (another rank count, a rank joined twice) failed
+    // the communicator for every rank: no use waiting for the bound.
+    if (group->shm != NULL) {
+      refused = ccl_shm_failure(group->shm, false, refusal, sizeof(refusal));
+      if (refused != VGPU_OK)
+        break;
+    }
     uint64_t now = vgpu_now_ns();
     if (now >= deadline)
       break;
@@ -514,7 +528,9 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
       !ccl_shm_unjoin(group->shm, rank)) {
     ccl_group_joined_locked(group);
   }
-  if (!group->complete) {
+  if (!group->complete && refused != VGPU_OK) {
+    ccl_format(error, error_size, "%s (rank %d gave up)", refusal, rank);
+  } else if (!group->complete) {
     // Gave up: say who never came, and leave as if never joined.
     char missing[192] = "";
     size_t length = 0;
@@ -535,6 +551,8 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
                " ms (rank %d gave up)",
                name, missing_count == 1 ? "" : "s", missing, rank_count,
                timeout_ns / 1000000u, rank);
+  }
+  if (!group->complete) {
     group->ranks[rank] = NULL;
     group->gave_up[rank] = true;
     if (--group->joined == 0) {
@@ -545,7 +563,7 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
     pthread_cond_destroy(&comm->cv);
     pthread_mutex_destroy(&comm->mu);
     free(comm);
-    return VGPU_ERR_TIMEOUT;
+    return refused != VGPU_OK ? refused : VGPU_ERR_TIMEOUT;
   }
   pthread_mutex_unlock(&ccl_registry.mu);
   *out = comm;

@@ -119,7 +119,7 @@ static uint64_t shm_process_token(void) {
 }
 
 // FNV-1a over the whole id, two ways: 128 bits of name.
-static void shm_name(const uint8_t* id, char* out, size_t size) {
+void ccl_shm_name(const uint8_t id[VGPU_CCL_ID_BYTES], char* out, size_t size) {
   uint64_t a = 0xcbf29ce484222325u, b = 0x84222325cbf29ce4u;
   for (int i = 0; i < VGPU_CCL_ID_BYTES; ++i) {
     a = (a ^ id[i]) * 0x100000001b3u;
@@ -200,7 +200,7 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
   ccl_shm* s = calloc(1, sizeof(*s));
   if (s == NULL)
     return VGPU_ERR_OUT_OF_MEMORY;
-  shm_name(id, s->name, sizeof(s->name));
+  ccl_shm_name(id, s->name, sizeof(s->name));
   for (int i = 0; i < 8; ++i)
     snprintf(s->text + 2 * i, 3, "%02x", id[i]);
   s->token = shm_process_token();
@@ -297,6 +297,16 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
                  "another process with %d",
                  s->text, rank_count, s->h->rank_count);
       status = VGPU_ERR_INVALID_VALUE;
+      // The ranks already waiting learn it now, not at their bound.
+      char message[192];
+      snprintf(message, sizeof(message),
+               "communicator %s: process %d came with %d ranks, the others "
+               "with %d",
+               s->text, (int)getpid(), rank_count, s->h->rank_count);
+      shm_lock(s);
+      shm_fail_locked(s, VGPU_ERR_INVALID_VALUE, message);
+      shm_unlock(s);
+      ccl_shm_ring(s);
     } else if (s->h->size != size) {
       shm_format(
           error, error_size,
@@ -317,11 +327,48 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
   return VGPU_OK;
 }
 
+// Whether process |pid| runs: it exists and is not a zombie (which its
+// parent has not reaped yet: kill(pid, 0) cannot tell).
+static bool shm_process_runs(int32_t pid) {
+  if (kill(pid, 0) != 0 && errno != EPERM)
+    return false;
+  char path[64], line[512];
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  FILE* file = fopen(path, "r");
+  if (file == NULL)
+    return true;  // no /proc: take kill()'s word
+  bool zombie = false;
+  if (fgets(line, sizeof(line), file)) {
+    const char* end = strrchr(line, ')');  // the name may hold spaces
+    zombie = end != NULL && end[1] == ' ' && end[2] == 'Z';
+  }
+  fclose(file);
+  return !zombie;
+}
+
+// Under the lock: whether a rank of another process that still runs has
+// joined.
+static bool shm_others_alive_locked(const ccl_shm* shm) {
+  for (int r = 0; r < shm->h->rank_count; ++r) {
+    const shm_rank* rank = &shm->h->ranks[r];
+    if (rank->state == RANK_JOINED && rank->token != shm->token &&
+        shm_process_runs(rank->pid)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void ccl_shm_close(ccl_shm* shm) {
   if (shm == NULL)
     return;
   shm_lock(shm);
-  bool unlink_now = --shm->h->attached == 0 && !shm->h->unlinked;
+  // The last to close unlinks the name; so does one that gives up when
+  // every other rank that joined is in a process that died (killed while
+  // joining): nobody else would.
+  bool last = --shm->h->attached == 0;
+  bool unlink_now =
+      !shm->h->unlinked && (last || !shm_others_alive_locked(shm));
   if (unlink_now)
     shm->h->unlinked = 1;
   shm_unlock(shm);
@@ -347,6 +394,12 @@ vgpu_status ccl_shm_join(ccl_shm* shm, int rank, char* error,
                rank, r->state == RANK_JOINED ? "joined" : "joined and left",
                (int)r->pid);
     status = VGPU_ERR_INVALID_VALUE;
+    // Every rank's failure: the communicator cannot be what they asked for.
+    char message[192];
+    snprintf(message, sizeof(message),
+             "communicator %s: rank %d joined twice (processes %d and %d)",
+             shm->text, rank, (int)r->pid, (int)getpid());
+    shm_fail_locked(shm, VGPU_ERR_INVALID_VALUE, message);
   } else {
     r->state = RANK_JOINED;
     r->token = shm->token;

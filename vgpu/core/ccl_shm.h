@@ -43,8 +43,13 @@ typedef struct ccl_shm ccl_shm;
 // |error| gets the message.
 vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
                          ccl_shm** out, char* error, size_t error_size);
-// Unmaps |shm|; the last process to close unlinks the name if nobody did.
+// Unmaps |shm|. The name is unlinked once every rank joined; before that,
+// by the last process to close it, or by one that closes it when every
+// other rank that joined is in a process that no longer runs (one that
+// died while joining). A process that dies joining alone leaves it.
 void ccl_shm_close(ccl_shm* shm);
+// The segment's name for |id| ("/vgpu-ccl-<uid>-<hash>", |size| >= 64).
+void ccl_shm_name(const uint8_t id[VGPU_CCL_ID_BYTES], char* out, size_t size);
 
 // Rank |rank| joins (VGPU_ERR_INVALID_VALUE when a process joined it
 // already), or gives up joining.

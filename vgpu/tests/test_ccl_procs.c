@@ -9,7 +9,8 @@
 // inputs, which every process can compute for every rank from the seed;
 // and a split by parity whose communicators span the processes.
 // What must fail, fails in every process, in bounded time: ranks that
-// disagree, rank counts that differ, an abort, a rank that leaves, a
+// disagree, rank counts that differ or a rank joined in two processes
+// (the process waiting learns it at once), an abort, a rank that leaves, a
 // process killed (its peers fail at once, not at the bound). Data comes
 // from HAL_TEST_SEED (printed), passed to the processes.
 
@@ -32,6 +33,7 @@
 // clang-format on
 
 #include "ccl.h"
+#include "ccl_shm.h"
 
 extern char** environ;
 
@@ -340,15 +342,37 @@ static void* rank_main(void* arg) {
   const proc_context* p = t->p;
   const char* s = p->scenario;
   int ranks = t->ranks;
-  // Rank counts that differ: the second process to come is refused.
+  // Rank counts that differ, or one rank in two processes: the second
+  // process to come is refused, and the first learns it from the segment.
+  bool refused_case = strcmp(s, "counts") == 0 || strcmp(s, "twice") == 0;
   if (strcmp(s, "counts") == 0)
     ranks += p->proc;
+  int rank = strcmp(s, "twice") == 0 ? 0 : t->rank;
+  // Process 0 is killed while it waits to join a communicator of 3 ranks
+  // (proc_main); process 1 gives up, and takes the segment's name with it
+  // (nobody else would).
+  bool killjoin = strcmp(s, "killjoin") == 0;
+  if (killjoin)
+    ranks = 3;
   vgpu_ccl_comm* comm = NULL;
   char error[256] = "";
-  uint64_t join_ns = (strcmp(s, "counts") == 0 ? 2ull : 60ull) * 1000000000u;
-  vgpu_status status = vgpu_ccl_join(p->id, ranks, t->rank, join_ns, &comm,
-                                     error, sizeof(error));
-  if (strcmp(s, "counts") == 0) {
+  uint64_t join_ns = (killjoin && p->proc == 1 ? 1500ull : 60000ull) * 1000000u;
+  vgpu_status status =
+      vgpu_ccl_join(p->id, ranks, rank, join_ns, &comm, error, sizeof(error));
+  if (killjoin) {
+    char name[64], path[96];
+    ccl_shm_name(p->id, name, sizeof(name));
+    snprintf(path, sizeof(path), "/dev/shm%s", name);
+    bool left = access(path, F_OK) == 0;
+    t->exit_code =
+        status == VGPU_ERR_TIMEOUT && !left ? kExitTimeout : kExitWrong;
+    fprintf(stderr, "[ PROCESS  ] %d: %s%s\n", p->proc, error,
+            left ? " (and its shared memory was left behind)" : "");
+    if (comm != NULL)
+      vgpu_ccl_leave(comm);
+    return NULL;
+  }
+  if (refused_case) {
     t->exit_code = status == VGPU_ERR_INVALID_VALUE ? kExitInvalid
                    : status == VGPU_ERR_TIMEOUT     ? kExitTimeout
                                                     : kExitWrong;
@@ -414,6 +438,10 @@ static int proc_main(const char* scenario) {
     threads[l] = (rank_thread){
         .p = &p, .rank = p.proc * p.local + l, .ranks = p.procs * p.local};
     pthread_create(&handles[l], NULL, rank_main, &threads[l]);
+  }
+  if (strcmp(scenario, "killjoin") == 0 && p.proc == 0) {
+    usleep(300000);  // its rank waits to join meanwhile
+    raise(SIGKILL);
   }
   int code = kExitOk;
   for (int l = 0; l < p.local; ++l) {
@@ -514,13 +542,17 @@ static void CclProcs_RanksThatDisagreeFailInEveryProcess(void** state) {
 
 static void CclProcs_RankCountsThatDifferAreRefused(void** state) {
   (void)state;
-  int codes[2];
-  run_procs("counts", 2, 1, codes);
-  // Whichever process comes second is refused; the first then gives up.
-  int refused = (codes[0] == kExitInvalid) + (codes[1] == kExitInvalid);
-  int gave_up = (codes[0] == kExitTimeout) + (codes[1] == kExitTimeout);
-  if (refused != 1 || gave_up != 1)
-    fail_msg("rank counts 2 and 3: exit codes %d and %d", codes[0], codes[1]);
+  // Whichever process comes second is refused; the first learns it at
+  // once (INVALID_VALUE), not at its 60 s bound (TIMEOUT).
+  for (int c = 0; c < 2; ++c) {
+    const char* scenario = c == 0 ? "counts" : "twice";
+    int codes[2];
+    run_procs(scenario, 2, 1, codes);
+    if (codes[0] != kExitInvalid || codes[1] != kExitInvalid) {
+      fail_msg("%s: exit codes %d and %d, want %d for both", scenario, codes[0],
+               codes[1], kExitInvalid);
+    }
+  }
 }
 
 static void CclProcs_AbortLeaveOrDeathFailsTheOtherProcesses(void** state) {
@@ -530,6 +562,8 @@ static void CclProcs_AbortLeaveOrDeathFailsTheOtherProcesses(void** state) {
   expect_codes("leave", 3, 1, ok);
   const int killed[kMaxProcs] = {0, 128 + SIGKILL};
   expect_codes("kill", 2, 2, killed);
+  const int killed_joining[kMaxProcs] = {128 + SIGKILL, kExitTimeout};
+  expect_codes("killjoin", 2, 1, killed_joining);
 }
 
 static int setup(void** state) {

@@ -71,19 +71,24 @@ static int ranks_hex_digit(char c) {
 
 static hal_status_t ranks_id_parse(const char* text, hal_channel_id_t* id) {
   size_t length = text ? strlen(text) : 0;
-  bool ok = length == 2 * HAL_CHANNEL_ID_SIZE;
-  for (size_t i = 0; ok && i < HAL_CHANNEL_ID_SIZE; ++i) {
-    int high = ranks_hex_digit(text[2 * i]);
-    int low = ranks_hex_digit(text[2 * i + 1]);
-    ok = high >= 0 && low >= 0;
-    id->bytes[i] = (uint8_t)(high << 4 | low);
-  }
-  if (!ok) {
+  if (length != 2 * HAL_CHANNEL_ID_SIZE) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            RANKS_ENV_CHANNEL_ID
                            ": expected %d hex digits (the channel id), got "
                            "%zu characters",
                            2 * HAL_CHANNEL_ID_SIZE, length);
+  }
+  for (size_t i = 0; i < 2 * HAL_CHANNEL_ID_SIZE; ++i) {
+    if (ranks_hex_digit(text[i]) < 0) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             RANKS_ENV_CHANNEL_ID
+                             ": character %zu ('%c') is not a hex digit",
+                             i + 1, text[i]);
+    }
+  }
+  for (size_t i = 0; i < HAL_CHANNEL_ID_SIZE; ++i) {
+    id->bytes[i] = (uint8_t)(ranks_hex_digit(text[2 * i]) << 4 |
+                             ranks_hex_digit(text[2 * i + 1]));
   }
   return HAL_OK;
 }
@@ -182,11 +187,11 @@ static hal_status_t ranks_env_rank(const char* name, int32_t min, int32_t max,
   HAL_RETURN_IF_ERROR(
       hal_env_uint(name, (uint64_t)min, (uint64_t)max, &value, &set));
   if (!set && required) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "%s is not set (a worker needs " RANKS_ENV_RANK
-                           ", " RANKS_ENV_RANKS " and " RANKS_ENV_CHANNEL_ID
-                           ")",
-                           name);
+    return hal_make_status(
+        HAL_STATUS_INVALID_ARGUMENT,
+        "%s is not set, or empty (a worker needs " RANKS_ENV_RANK
+        ", " RANKS_ENV_RANKS " and " RANKS_ENV_CHANNEL_ID ")",
+        name);
   }
   *out_value = set ? (int32_t)value : -1;
   return HAL_OK;

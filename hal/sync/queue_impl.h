@@ -30,9 +30,11 @@ typedef struct hal_sync_submission_wait_t {
 
 // Submissions of up to this many waits and signals come from their queue's
 // cache of blocks, so that a warm queue does not allocate per submission;
-// larger ones are allocated alone.
+// larger ones are allocated alone. A block is what a parked submission
+// costs (docs/performance.md: bytes_per_parked_submission), so it holds
+// what most submissions have: a few waits (fan-in), one or two signals.
 #define HAL_SYNC_SUBMISSION_CACHED_WAITS 4
-#define HAL_SYNC_SUBMISSION_CACHED_SIGNALS 4
+#define HAL_SYNC_SUBMISSION_CACHED_SIGNALS 2
 
 // A queue's cache of submission blocks. It outlives the queue while a
 // block is out: the last reference to a submission may be dropped after
@@ -57,24 +59,25 @@ struct hal_sync_submission_t {
   // cancels the remaining parked waits (so a failure never waits for the
   // other semaphores: K10).
   _Atomic unsigned cancel_flags;
+  uint32_t completion_event_generation;  // when acquired (T3 check)
   // The first failure (CAS from NULL), owned.
   _Atomic(hal_status_t) failure;
   void* payload;
   hal_sync_native_event_t* completion_event;
-  uint32_t completion_event_generation;  // when acquired (T3 check)
   // Links in the queue's ready or in-flight FIFO (under the queue lock).
   hal_sync_submission_t* next;
   // Links in the queue's parked list (under the queue lock).
   hal_sync_submission_t* parked_prev;
   hal_sync_submission_t* parked_next;
-  bool is_parked;
   // HAL_TRACE: the submission's id and the phase it is in (0 none, 1
   // parked, 2 ready, 3 in flight), handed along with the submission.
   uint64_t trace_id;
   uint8_t trace_phase;
-  size_t wait_count;
+  bool is_parked;
+  // Fields kept together so that the block stays small (see above).
+  uint32_t wait_count;
+  uint32_t signal_count;
   hal_sync_submission_wait_t* waits;
-  size_t signal_count;
   hal_semaphore_t** signal_semaphores;  // retained
   uint64_t* signal_values;
 };

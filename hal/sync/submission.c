@@ -255,6 +255,12 @@ static hal_status_t hal_sync_submission_allocate(
     hal_sync_submission_t** out_submission) {
   hal_sync_submission_t* submission = NULL;
   hal_sync_submission_cache_t* cache = queue->submission_cache;
+  if (waits.count > UINT32_MAX || signals.count > UINT32_MAX) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "a submission of %zu waits and %zu signals: at "
+                           "most %u of each",
+                           waits.count, signals.count, UINT32_MAX);
+  }
   if (waits.count <= HAL_SYNC_SUBMISSION_CACHED_WAITS &&
       signals.count <= HAL_SYNC_SUBMISSION_CACHED_SIGNALS) {
     hal_sync_pool_block_t* header = NULL;
@@ -283,9 +289,9 @@ static hal_status_t hal_sync_submission_allocate(
   atomic_init(&submission->cancel_flags, 0);
   atomic_init(&submission->failure, HAL_OK);
   submission->payload = payload;
-  submission->wait_count = waits.count;
+  submission->wait_count = (uint32_t)waits.count;
   submission->waits = (hal_sync_submission_wait_t*)(submission + 1);
-  submission->signal_count = signals.count;
+  submission->signal_count = (uint32_t)signals.count;
   submission->signal_semaphores =
       (hal_semaphore_t**)(submission->waits + waits.count);
   submission->signal_values =
@@ -400,7 +406,8 @@ HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
     hal_trace_set_last_submission(submission->trace_id);
     char args[80];
     snprintf(args, sizeof(args),
-             "\"waits\": %zu, \"signals\": %zu, \"device_work\": %s",
+             "\"waits\": %" PRIu32 ", \"signals\": %" PRIu32
+             ", \"device_work\": %s",
              submission->wait_count, submission->signal_count,
              submission->payload ? "true" : "false");
     hal_trace_begin(queue->trace_track, "submission", "submission",

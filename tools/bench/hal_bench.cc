@@ -73,6 +73,9 @@ void Check(hal_status_t status, const char* what) {
 
 std::atomic<bool> g_counting{false};
 std::atomic<uint64_t> g_allocations{0};
+// Heap bytes allocated minus freed while g_counting is set (each block's
+// usable size): the memory figures.
+std::atomic<int64_t> g_live_bytes{0};
 
 }  // namespace
 
@@ -81,20 +84,37 @@ std::atomic<uint64_t> g_allocations{0};
 extern "C" void* __libc_malloc(size_t size);
 extern "C" void* __libc_calloc(size_t count, size_t size);
 extern "C" void* __libc_realloc(void* pointer, size_t size);
-extern "C" void* malloc(size_t size) {
-  if (g_counting.load(std::memory_order_relaxed))
+extern "C" void __libc_free(void* pointer);
+extern "C" size_t malloc_usable_size(void* pointer);
+namespace {
+void* Counted(void* block) {
+  if (block && g_counting.load(std::memory_order_relaxed)) {
     g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(size);
+    g_live_bytes.fetch_add(static_cast<int64_t>(malloc_usable_size(block)),
+                           std::memory_order_relaxed);
+  }
+  return block;
+}
+void Uncounted(void* block) {
+  if (block && g_counting.load(std::memory_order_relaxed)) {
+    g_live_bytes.fetch_sub(static_cast<int64_t>(malloc_usable_size(block)),
+                           std::memory_order_relaxed);
+  }
+}
+}  // namespace
+extern "C" void* malloc(size_t size) {
+  return Counted(__libc_malloc(size));
 }
 extern "C" void* calloc(size_t count, size_t size) {
-  if (g_counting.load(std::memory_order_relaxed))
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_calloc(count, size);
+  return Counted(__libc_calloc(count, size));
 }
 extern "C" void* realloc(void* pointer, size_t size) {
-  if (g_counting.load(std::memory_order_relaxed))
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_realloc(pointer, size);
+  Uncounted(pointer);
+  return Counted(__libc_realloc(pointer, size));
+}
+extern "C" void free(void* pointer) {
+  Uncounted(pointer);
+  __libc_free(pointer);
 }
 
 namespace {
@@ -879,8 +899,19 @@ void JsonNumber(FILE* out, double value) {
     std::fprintf(out, "null");
 }
 
+// The memory figures: heap bytes each of |kMemoryCount| objects holds,
+// counted (net of frees) while they are made, on a fresh device.
+constexpr uint32_t kMemoryCount = 10000;
+struct MemoryFigures {
+  double parked_submission;  // one wait, one signal, no command buffer
+  double pending_wait;       // one more wait on a submission
+  double semaphore;          // a device semaphore
+};
+// The parked submission's target (bytes).
+constexpr double kParkedSubmissionBytesTarget = 512;
+
 int Report(const char* json_path, uint64_t warm_allocations,
-           uint32_t warm_submits) {
+           uint32_t warm_submits, const MemoryFigures& memory) {
   std::printf("\n%-28s %12s %12s %12s %12s %8s %8s  %s\n", "figure",
               "HAL median", "HAL min-max", "base median", "base min-max",
               "ratio", "target", "verdict");
@@ -944,6 +975,19 @@ int Report(const char* json_path, uint64_t warm_allocations,
       warm_submits ? static_cast<double>(warm_allocations) / warm_submits : 0;
   std::printf("%-28s %.2f heap allocations per warm submission (%u counted)\n",
               "warm_submit_allocations", per_submit, warm_submits);
+  std::printf(
+      "%-28s %.0f heap bytes per parked submission (one wait, one "
+      "signal; target <= %.0f: %s)\n",
+      "bytes_per_parked_submission", memory.parked_submission,
+      kParkedSubmissionBytesTarget,
+      memory.parked_submission <= kParkedSubmissionBytesTarget ? "met"
+                                                               : "MISSED");
+  std::printf(
+      "%-28s %.0f heap bytes per further wait of a parked "
+      "submission (reported)\n",
+      "bytes_per_pending_wait", memory.pending_wait);
+  std::printf("%-28s %.0f heap bytes per device semaphore (reported)\n",
+              "bytes_per_semaphore", memory.semaphore);
   if (!json_path)
     return 0;
   FILE* out = std::fopen(json_path, "w");
@@ -965,6 +1009,12 @@ int Report(const char* json_path, uint64_t warm_allocations,
   std::fprintf(out,
                "\n  },\n  \"counts\": {\n    \"warm_submit_allocations\": ");
   JsonNumber(out, per_submit);
+  std::fprintf(out, ",\n    \"bytes_per_parked_submission\": ");
+  JsonNumber(out, memory.parked_submission);
+  std::fprintf(out, ",\n    \"bytes_per_pending_wait\": ");
+  JsonNumber(out, memory.pending_wait);
+  std::fprintf(out, ",\n    \"bytes_per_semaphore\": ");
+  JsonNumber(out, memory.semaphore);
   std::fprintf(out, "\n  },\n  \"targets\": {");
   for (size_t i = 0; i < rows.size(); ++i) {
     std::fprintf(out, "%s\n    \"%s\": {\"target\": ", i ? "," : "",
@@ -1022,6 +1072,63 @@ uint64_t CountWarmAllocations(uint32_t count) {
   return g_allocations.load();
 }
 
+// Bytes per parked submission with |waits| waits (on gates never
+// signaled until the end) and one signal.
+double ParkedBytes(hal_device_t* device, uint32_t waits) {
+  hal_semaphore_t* gates[2] = {nullptr, nullptr};
+  hal_semaphore_t* done = nullptr;
+  for (uint32_t w = 0; w < waits; ++w)
+    Check(hal_device_create_semaphore(device, 0, &gates[w]), "gate");
+  Check(hal_device_create_semaphore(device, 0, &done), "done");
+  uint64_t ones[2] = {1, 1};
+  g_live_bytes.store(0);
+  g_counting.store(true);
+  for (uint32_t i = 0; i < kMemoryCount; ++i) {
+    uint64_t value = uint64_t{i} + 1;
+    hal_semaphore_list_t wait_list = {waits, gates, ones};
+    hal_semaphore_list_t signals = {1, &done, &value};
+    Check(hal_device_queue_execute(device, 0, &wait_list, &signals, 0, nullptr),
+          "park");
+  }
+  g_counting.store(false);
+  double bytes = static_cast<double>(g_live_bytes.load()) / kMemoryCount;
+  for (uint32_t w = 0; w < waits; ++w)
+    Check(hal_semaphore_signal(gates[w], 1), "unpark");
+  Check(hal_semaphore_wait(done, kMemoryCount, hal_infinite_timeout()),
+        "drain");
+  for (uint32_t w = 0; w < waits; ++w)
+    hal_semaphore_release(gates[w]);
+  hal_semaphore_release(done);
+  return bytes;
+}
+
+// Each on a fresh device: a queue keeps the blocks of retired submissions
+// for reuse, which would hide the next count's.
+MemoryFigures MeasureMemory() {
+  MemoryFigures figures = {};
+  for (uint32_t waits = 1; waits <= 2; ++waits) {
+    hal_device_t* fresh = CreateDevice(g_hal.stream_driver);
+    double bytes = ParkedBytes(fresh, waits);
+    hal_device_release(fresh);
+    if (waits == 1)
+      figures.parked_submission = bytes;
+    else
+      figures.pending_wait = bytes - figures.parked_submission;
+  }
+  hal_device_t* device = CreateDevice(g_hal.stream_driver);
+  std::vector<hal_semaphore_t*> semaphores(kMemoryCount);
+  g_live_bytes.store(0);
+  g_counting.store(true);
+  for (hal_semaphore_t*& semaphore : semaphores)
+    Check(hal_device_create_semaphore(device, 0, &semaphore), "semaphore");
+  g_counting.store(false);
+  figures.semaphore = static_cast<double>(g_live_bytes.load()) / kMemoryCount;
+  for (hal_semaphore_t* semaphore : semaphores)
+    hal_semaphore_release(semaphore);
+  hal_device_release(device);
+  return figures;
+}
+
 void Usage(FILE* out) {
   std::fprintf(out,
                "usage: hal-bench [--json=FILE] [--list] [--repetitions=N]\n"
@@ -1061,6 +1168,12 @@ int main(int argc, char** argv) {
       }
       std::printf("%-28s heap allocations per warm submission (0)\n",
                   "warm_submit_allocations");
+      std::printf("%-28s heap bytes per parked submission (<= 512)\n",
+                  "bytes_per_parked_submission");
+      std::printf("%-28s heap bytes per further wait (reported)\n",
+                  "bytes_per_pending_wait");
+      std::printf("%-28s heap bytes per device semaphore (reported)\n",
+                  "bytes_per_semaphore");
       return 0;
     } else if (arg.rfind("--repetitions=", 0) == 0) {
       repetitions = std::atoi(argv[i] + 14);
@@ -1156,7 +1269,8 @@ int main(int argc, char** argv) {
   const uint32_t warm_submits = 1000;
   uint64_t allocations = CountWarmAllocations(warm_submits);
   UnparkSubmissions();
-  int result = Report(json_path, allocations, warm_submits);
+  MemoryFigures memory = MeasureMemory();
+  int result = Report(json_path, allocations, warm_submits, memory);
   benchmark::Shutdown();
   CloseReadFile();
   for (int ranks : {2, 4})

@@ -370,6 +370,20 @@ static void ccl_group_unlink_locked(ccl_group* group) {
   }
 }
 
+// Under the lock: waits on the registry's condition variable (joins, the
+// watchdog, and the proxy as meetings leave its hands) for at most |ns|.
+static void ccl_registry_nap_locked(uint64_t ns) {
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += (time_t)(ns / 1000000000u);
+  until.tv_nsec += (long)(ns % 1000000000u);
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec += 1;
+    until.tv_nsec -= 1000000000L;
+  }
+  pthread_cond_timedwait(&ccl_registry.cv, &ccl_registry.mu, &until);
+}
+
 static void ccl_proxy_start_locked(ccl_group* group);
 
 // Under the lock: the group after its last rank left or gave up.
@@ -508,15 +522,7 @@ vgpu_status vgpu_ccl_join(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
       pthread_mutex_lock(&ccl_registry.mu);
       continue;
     }
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += (time_t)(wait / 1000000000u);
-    until.tv_nsec += (long)(wait % 1000000000u);
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec += 1;
-      until.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&ccl_registry.cv, &ccl_registry.mu, &until);
+    ccl_registry_nap_locked(wait);
   }
   // Who never came, as this rank gives up (the shared segment knows of
   // ranks of other processes).
@@ -646,20 +652,6 @@ static bool ccl_proxied_has_rank_locked(const ccl_group* group, int rank) {
       return true;
   }
   return false;
-}
-
-// Under the lock: waits on the registry's condition variable for at most
-// |ns| (the proxy broadcasts it as meetings leave its hands).
-static void ccl_registry_nap_locked(uint64_t ns) {
-  struct timespec until;
-  clock_gettime(CLOCK_MONOTONIC, &until);
-  until.tv_sec += (time_t)(ns / 1000000000u);
-  until.tv_nsec += (long)(ns % 1000000000u);
-  if (until.tv_nsec >= 1000000000L) {
-    until.tv_sec += 1;
-    until.tv_nsec -= 1000000000L;
-  }
-  pthread_cond_timedwait(&ccl_registry.cv, &ccl_registry.mu, &until);
 }
 
 void vgpu_ccl_leave(vgpu_ccl_comm* comm) {
@@ -1013,15 +1005,7 @@ static void* ccl_watchdog_main(void* arg) {
       break;
     // A tenth of the bound (at most 100 ms) late, at worst.
     uint64_t nap = bound / 10 < 100000000u ? bound / 10 : 100000000u;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += (time_t)(nap / 1000000000u);
-    until.tv_nsec += (long)(nap % 1000000000u);
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec += 1;
-      until.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&ccl_registry.cv, &ccl_registry.mu, &until);
+    ccl_registry_nap_locked(nap);
   }
   ccl_registry.watchdog_running = false;
   pthread_mutex_unlock(&ccl_registry.mu);

@@ -45,6 +45,10 @@ import sys
 import tempfile
 import time
 
+TSAN_SUPPRESSIONS = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts",
+    "tsan.supp")
+
 DRIVERS = ["cuda_stream", "cuda_graph", "hip_stream", "hip_graph"]
 GRAPH_DRIVERS = ["cuda_graph", "hip_graph"]
 WORKLOADS = ["hal-run", "pipeline", "reuse", "dispatch"]
@@ -139,7 +143,9 @@ def base_env(args):
         "VGPU_MAX_WAIT_MS": str(args.hang_ms),
         "ASAN_OPTIONS": "detect_leaks=1:halt_on_error=1:abort_on_error=1",
         "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
-        "TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1",
+        # As every test's (meson.build): scripts/tsan.supp says why.
+        "TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1:"
+                        "suppressions=" + TSAN_SUPPRESSIONS,
     })
     return env
 

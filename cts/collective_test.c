@@ -441,6 +441,37 @@ CTS_CASE(Collective_SendAndReceiveExchange) {
   }
 }
 
+// A one-shot all-reduce (sum) of |count| elements of |type| over
+// |channels| (rank r's on the fixture's device r), between a fill and a
+// copy, every element checked; the fixture's own channels are kept.
+static void expect_all_reduce_sums(collective_fixture_t* f,
+                                   hal_channel_t* const* channels,
+                                   hal_element_type_t type, uint64_t count) {
+  hal_channel_t* kept[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    kept[r] = f->channels[r];
+    f->channels[r] = channels[r];
+  }
+  collective_run_t run = {
+      .params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                 .element_type = type,
+                 .reduction = HAL_REDUCTION_SUM,
+                 .count = count},
+      .send_elements = count,
+      .recv_elements = count,
+      .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+      .submissions = 1,
+  };
+  uint8_t** outputs = run_collective(f, &run);
+  for (int r = 0; r < kRanks; ++r)
+    for (size_t i = 0; i < count; ++i)
+      expect_element(type, outputs[r], i, reduced_input(HAL_REDUCTION_SUM, i),
+                     "all_reduce", r);
+  free_outputs(outputs);
+  for (int r = 0; r < kRanks; ++r)
+    f->channels[r] = kept[r];
+}
+
 typedef struct join_arg_t {
   hal_device_t* device;
   const hal_channel_id_t* id;
@@ -467,35 +498,17 @@ CTS_CASE(Collective_RanksJoinedFromThreadsWithOneId) {
     args[r] = (join_arg_t){.device = f->devices[r], .id = &id, .rank = r};
   }
   cts_run_threads(kRanks, join_rank, args, sizeof(args[0]));
-  hal_channel_t* group[kRanks];
+  hal_channel_t* joined[kRanks];
   for (int r = 0; r < kRanks; ++r) {
     HAL_ASSERT_OK(args[r].status);
     assert_int_equal(hal_channel_rank(args[r].channel), r);
     assert_int_equal(hal_channel_rank_count(args[r].channel), kRanks);
     assert_ptr_equal(hal_channel_device(args[r].channel), f->devices[r]);
-    group[r] = f->channels[r];
-    f->channels[r] = args[r].channel;
+    joined[r] = args[r].channel;
   }
-  collective_run_t run = {
-      .params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
-                 .element_type = HAL_ELEMENT_TYPE_INT32,
-                 .reduction = HAL_REDUCTION_SUM,
-                 .count = 333},
-      .send_elements = 333,
-      .recv_elements = 333,
-      .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
-      .submissions = 1,
-  };
-  uint8_t** outputs = run_collective(f, &run);
+  expect_all_reduce_sums(f, joined, HAL_ELEMENT_TYPE_INT32, 333);
   for (int r = 0; r < kRanks; ++r)
-    for (size_t i = 0; i < 333; ++i)
-      expect_element(HAL_ELEMENT_TYPE_INT32, outputs[r], i,
-                     reduced_input(HAL_REDUCTION_SUM, i), "all_reduce", r);
-  free_outputs(outputs);
-  for (int r = 0; r < kRanks; ++r) {
-    hal_channel_release(f->channels[r]);
-    f->channels[r] = group[r];
-  }
+    hal_channel_release(joined[r]);
 }
 
 // Ranks that disagree on the count: the library fails the communicator,
@@ -867,35 +880,17 @@ CTS_CASE(Collective_SplitMakesChannelsByColorAndKey) {
     }
     skip();
   }
-  hal_channel_t* parents[kRanks];
+  hal_channel_t* parts[kRanks];
   for (int r = 0; r < kRanks; ++r) {
     HAL_ASSERT_OK(args[r].status);
     assert_int_equal(hal_channel_rank(args[r].out), 1 - r);
     assert_int_equal(hal_channel_rank_count(args[r].out), kRanks);
     assert_ptr_equal(hal_channel_device(args[r].out), f->devices[r]);
-    parents[r] = f->channels[r];
-    f->channels[r] = args[r].out;
+    parts[r] = args[r].out;
   }
-  collective_run_t run = {
-      .params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
-                 .element_type = HAL_ELEMENT_TYPE_INT32,
-                 .reduction = HAL_REDUCTION_SUM,
-                 .count = 257},
-      .send_elements = 257,
-      .recv_elements = 257,
-      .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
-      .submissions = 1,
-  };
-  uint8_t** outputs = run_collective(f, &run);
+  expect_all_reduce_sums(f, parts, HAL_ELEMENT_TYPE_INT32, 257);
   for (int r = 0; r < kRanks; ++r)
-    for (size_t i = 0; i < 257; ++i)
-      expect_element(HAL_ELEMENT_TYPE_INT32, outputs[r], i,
-                     reduced_input(HAL_REDUCTION_SUM, i), "all_reduce", r);
-  free_outputs(outputs);
-  for (int r = 0; r < kRanks; ++r) {
-    hal_channel_release(f->channels[r]);
-    f->channels[r] = parents[r];
-  }
+    hal_channel_release(parts[r]);
   split_arg_t again[kRanks] = {
       {.channel = f->channels[0], .color = 3, .key = 0},
       {.channel = f->channels[1], .color = HAL_CHANNEL_SPLIT_NO_COLOR}};
@@ -1036,22 +1031,7 @@ CTS_CASE(Collective_GroupOfDevicesMadeFromUris) {
     f->devices[r] = devices[r];
     f->channels[r] = group[r];
   }
-  collective_run_t run = {
-      .params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
-                 .element_type = HAL_ELEMENT_TYPE_FLOAT64,
-                 .reduction = HAL_REDUCTION_SUM,
-                 .count = 129},
-      .send_elements = 129,
-      .recv_elements = 129,
-      .mode = HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
-      .submissions = 1,
-  };
-  uint8_t** outputs = run_collective(f, &run);
-  for (int r = 0; r < kRanks; ++r)
-    for (size_t i = 0; i < 129; ++i)
-      expect_element(HAL_ELEMENT_TYPE_FLOAT64, outputs[r], i,
-                     reduced_input(HAL_REDUCTION_SUM, i), "all_reduce", r);
-  free_outputs(outputs);
+  expect_all_reduce_sums(f, group, HAL_ELEMENT_TYPE_FLOAT64, 129);
 }
 
 //===----------------------------------------------------------------------===//

@@ -115,17 +115,6 @@ static struct {
   bool watchdog_running;
 } ccl_registry = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static void ccl_format(char* out, size_t size, const char* fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void ccl_format(char* out, size_t size, const char* fmt, ...) {
-  if (out == NULL || size == 0)
-    return;
-  va_list args;
-  va_start(args, fmt);
-  vsnprintf(out, size, fmt, args);
-  va_end(args);
-}
-
 // Under the registry lock. The condition variable waits on the monotonic
 // clock (vgpu_cond_init).
 static void ccl_registry_init_locked(void) {

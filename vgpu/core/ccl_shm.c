@@ -88,9 +88,7 @@ struct ccl_shm {
   int pidfds[VGPU_CCL_MAX_RANKS];
 };
 
-static void shm_format(char* out, size_t size, const char* fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void shm_format(char* out, size_t size, const char* fmt, ...) {
+void ccl_format(char* out, size_t size, const char* fmt, ...) {
   if (out == NULL || size == 0)
     return;
   va_list args;
@@ -154,7 +152,7 @@ static void shm_fail_locked(ccl_shm* s, vgpu_status status,
   if (h->failure != VGPU_OK)
     return;
   h->failure = status;
-  shm_format(h->message, sizeof(h->message), "%s", message);
+  ccl_format(h->message, sizeof(h->message), "%s", message);
 }
 
 static void shm_lock(ccl_shm* s) {
@@ -223,7 +221,7 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
       break;
   }
   if (fd < 0) {
-    shm_format(error, error_size,
+    ccl_format(error, error_size,
                "communicator %s: no shared memory for ranks in other "
                "processes (shm_open %s: %s)",
                s->text, s->name, strerror(errno));
@@ -232,7 +230,7 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
   }
   if (maker) {
     if (ftruncate(fd, (off_t)size) != 0) {
-      shm_format(error, error_size,
+      ccl_format(error, error_size,
                  "communicator %s: shared memory of %" PRIu64 " bytes: %s",
                  s->text, size, strerror(errno));
       status = VGPU_ERR_NOT_SUPPORTED;
@@ -247,7 +245,7 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
       usleep(1000);
     }
     if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < sizeof(shm_header)) {
-      shm_format(error, error_size,
+      ccl_format(error, error_size,
                  "communicator %s: the process that made its shared memory "
                  "never sized it",
                  s->text);
@@ -260,7 +258,7 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
   if (status == VGPU_OK) {
     map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
-      shm_format(error, error_size, "communicator %s: mmap: %s", s->text,
+      ccl_format(error, error_size, "communicator %s: mmap: %s", s->text,
                  strerror(errno));
       status = VGPU_ERR_NOT_SUPPORTED;
     }
@@ -287,12 +285,12 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
     if (atomic_load_explicit(&s->h->magic, memory_order_acquire) !=
             CCL_SHM_MAGIC ||
         s->h->version != CCL_SHM_VERSION) {
-      shm_format(error, error_size,
+      ccl_format(error, error_size,
                  "communicator %s: its shared memory was never made ready",
                  s->text);
       status = VGPU_ERR_TIMEOUT;
     } else if (s->h->rank_count != rank_count) {
-      shm_format(error, error_size,
+      ccl_format(error, error_size,
                  "communicator %s: this process joins with %d ranks, "
                  "another process with %d",
                  s->text, rank_count, s->h->rank_count);
@@ -308,7 +306,7 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
       shm_unlock(s);
       ccl_shm_ring(s);
     } else if (s->h->size != size) {
-      shm_format(
+      ccl_format(
           error, error_size,
           "communicator %s: its shared memory is %zu bytes, not %" PRIu64,
           s->text, s->size, s->h->size);
@@ -389,7 +387,7 @@ vgpu_status ccl_shm_join(ccl_shm* shm, int rank, char* error,
   shm_lock(shm);
   shm_rank* r = &h->ranks[rank];
   if (r->state != RANK_ABSENT) {
-    shm_format(error, error_size,
+    ccl_format(error, error_size,
                "communicator %s: rank %d %s already (process %d)", shm->text,
                rank, r->state == RANK_JOINED ? "joined" : "joined and left",
                (int)r->pid);
@@ -516,7 +514,7 @@ vgpu_status ccl_shm_failure(ccl_shm* shm, bool check_peers, char* message,
   }
   vgpu_status status = (vgpu_status)h->failure;
   if (status != VGPU_OK)
-    shm_format(message, message_size, "%s", h->message);
+    ccl_format(message, message_size, "%s", h->message);
   shm_unlock(shm);
   if (found)
     ccl_shm_ring(shm);

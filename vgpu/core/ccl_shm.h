@@ -36,6 +36,11 @@
 
 typedef struct ccl_shm ccl_shm;
 
+// snprintf into |out| (|size| bytes) for the engine's error messages; NULL
+// or 0 bytes: nothing. Shared by ccl.c and ccl_shm.c.
+void ccl_format(char* out, size_t size, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 // Opens (making it when this is the first process) the segment of |id| for
 // |rank_count| ranks. VGPU_ERR_INVALID_VALUE when another process opened it
 // with another rank count; VGPU_ERR_NOT_SUPPORTED when this system has no

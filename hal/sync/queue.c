@@ -1,12 +1,16 @@
 // Copyright 2026 The HAL Authors.
 //
 // The deferred queue's threads and teardown. Which thread runs what:
-//  - caller threads: hal_sync_queue_submit (submission.c);
+//  - caller threads: hal_sync_queue_submit (submission.c); a submission
+//    with every wait resolved there is issued by its caller when the queue
+//    is idle and the driver allows it (hal_sync_queue_ready_at_submit);
 //  - resolver threads (whoever signals or fails a semaphore): timepoint
 //    callbacks that count a parked submission down and, at zero, push it to
 //    the ready FIFO (hal_sync_queue_enqueue_ready);
 //  - the WORKER thread: pops ready submissions; issues them
-//    (wait_event/issue/record_event) or, if failed, fails their signals;
+//    (wait_event/issue/record_event) or, if failed, fails their signals.
+//    It and an issuing caller take turns (|is_issuing|), so submissions
+//    issue one at a time, in the order they became ready;
 //  - the COMPLETION thread: pops issued submissions in issue order,
 //    synchronize_event, signals (or fails) their semaphores, retires them.
 
@@ -132,32 +136,58 @@ static void* hal_sync_queue_worker_main(void* arg) {
   hal_sync_queue_t* queue = (hal_sync_queue_t*)arg;
   hal_sync_mutex_lock(&queue->mutex);
   for (;;) {
+    // A submitter issuing its own submission goes first: it became ready
+    // before anything queued behind it (it took the queue idle).
     hal_sync_submission_t* submission =
-        hal_sync_submission_fifo_pop(&queue->ready);
+        queue->is_issuing ? NULL : hal_sync_submission_fifo_pop(&queue->ready);
     if (!submission) {
-      if (queue->stop)
+      if (queue->stop && !queue->is_issuing)
         break;
       hal_sync_cond_wait(&queue->worker_cond, &queue->mutex,
                          HAL_TIME_INFINITE_FUTURE);
       continue;
     }
+    queue->is_issuing = true;
     hal_sync_mutex_unlock(&queue->mutex);
-    hal_status_t failure =
-        atomic_load_explicit(&submission->failure, memory_order_acquire);
-    if (failure) {
-      // S2: never issued; the signals fail naming the cause.
-      hal_status_t status = hal_status_annotatef(
-          hal_status_clone(failure), "submission on queue '%s' did not run",
-          queue->name);
-      hal_sync_submission_complete(submission, status);
-      hal_status_free(status);
-    } else {
-      hal_sync_submission_issue(submission);
-    }
+    hal_sync_submission_issue_or_fail(submission);  // ends the turn
     hal_sync_mutex_lock(&queue->mutex);
   }
   hal_sync_mutex_unlock(&queue->mutex);
   return NULL;
+}
+
+void hal_sync_queue_ready_at_submit(hal_sync_queue_t* queue,
+                                    hal_sync_submission_t* submission) {
+  const hal_sync_queue_interface_t* interface = &queue->interface;
+  bool allowed =
+      interface->may_issue_on_submitter &&
+      interface->may_issue_on_submitter(interface->self, submission->payload);
+  hal_sync_mutex_lock(&queue->mutex);
+  if (!allowed || queue->is_issuing || queue->ready.head) {
+    hal_sync_mutex_unlock(&queue->mutex);
+    hal_sync_queue_enqueue_ready(queue, submission);
+    return;
+  }
+  hal_sync_queue_unpark_locked(queue, submission);
+  if (hal_trace_enabled()) {
+    hal_sync_submission_trace_phase(submission, 2, NULL);
+    hal_sync_queue_trace_parked_locked(queue);
+  }
+  queue->is_issuing = true;
+  hal_sync_mutex_unlock(&queue->mutex);
+  // Ends the turn under the lock it hands the submission on with; the
+  // submission may be retired by the time it returns.
+  hal_sync_submission_issue_or_fail(submission);
+}
+
+void hal_sync_queue_end_issue_locked(hal_sync_queue_t* queue) {
+  hal_sync_mutex_assert_held(&queue->mutex);
+  assert(queue->is_issuing);
+  queue->is_issuing = false;
+  // What became ready meanwhile waited for this turn: the worker's now (a
+  // no-op when the worker is the one ending it: it is not waiting).
+  if (queue->ready.head)
+    pthread_cond_signal(&queue->worker_cond);
 }
 
 static void* hal_sync_queue_completion_main(void* arg) {
@@ -186,8 +216,10 @@ static void* hal_sync_queue_completion_main(void* arg) {
         hal_sync_mutex_lock(&queue->mutex);
         continue;
       }
-      hal_sync_cond_wait(&queue->completion_cond, &queue->mutex,
-                         HAL_TIME_INFINITE_FUTURE);
+      uint32_t ticket = hal_sync_doorbell_prepare(&queue->completion_bell);
+      hal_sync_mutex_unlock(&queue->mutex);
+      hal_sync_doorbell_wait(&queue->completion_bell, ticket);
+      hal_sync_mutex_lock(&queue->mutex);
       continue;
     }
     trim_due = true;
@@ -277,7 +309,7 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
   queue->name = name_copy;
   hal_sync_mutex_initialize(&queue->mutex);
   hal_sync_cond_initialize(&queue->worker_cond);
-  hal_sync_cond_initialize(&queue->completion_cond);
+  hal_sync_doorbell_initialize(&queue->completion_bell);
   hal_sync_cond_initialize(&queue->idle_cond);
 
   int result = pthread_create(&queue->worker_thread, NULL,
@@ -313,7 +345,7 @@ cleanup_worker:
   pthread_join(queue->worker_thread, NULL);
 cleanup_sync_objects:
   pthread_cond_destroy(&queue->idle_cond);
-  pthread_cond_destroy(&queue->completion_cond);
+  hal_sync_doorbell_deinitialize(&queue->completion_bell);
   pthread_cond_destroy(&queue->worker_cond);
   hal_sync_mutex_deinitialize(&queue->mutex);
   hal_sync_submission_cache_release(queue->submission_cache);
@@ -404,8 +436,8 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
   }
   queue->stop = true;
   pthread_cond_broadcast(&queue->worker_cond);
-  pthread_cond_broadcast(&queue->completion_cond);
   hal_sync_mutex_unlock(&queue->mutex);
+  hal_sync_doorbell_ring(&queue->completion_bell);
   pthread_join(queue->worker_thread, NULL);
   pthread_join(queue->completion_thread, NULL);
   // Orphans may still be in use by the device: let the driver wait for it
@@ -425,7 +457,7 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
   assert(queue->live_count == 0 && !queue->ready.head &&
          !queue->in_flight.head && !queue->parked_head);
   pthread_cond_destroy(&queue->idle_cond);
-  pthread_cond_destroy(&queue->completion_cond);
+  hal_sync_doorbell_deinitialize(&queue->completion_bell);
   pthread_cond_destroy(&queue->worker_cond);
   hal_sync_mutex_deinitialize(&queue->mutex);
   hal_status_free(queue->loss);

@@ -95,9 +95,10 @@ struct hal_sync_queue_t {
   // Lock order: queue mutex -> semaphore mutex -> pool mutexes. Callbacks
   // and interface members are never called with it held.
   hal_sync_mutex_t mutex;
-  pthread_cond_t worker_cond;      // ready FIFO non-empty, or stop
-  pthread_cond_t completion_cond;  // in-flight FIFO non-empty, or stop
-  pthread_cond_t idle_cond;        // live_count reached zero
+  pthread_cond_t worker_cond;  // ready FIFO non-empty, or stop
+  // Rung when the in-flight FIFO gets a submission, and at stop.
+  hal_sync_doorbell_t completion_bell;
+  pthread_cond_t idle_cond;  // live_count reached zero
   // Everything below is guarded by |mutex|.
   hal_sync_submission_fifo_t ready;
   hal_sync_submission_fifo_t in_flight;
@@ -107,6 +108,11 @@ struct hal_sync_queue_t {
   // destroy (see record_event in queue.h).
   hal_sync_submission_fifo_t orphaned;
   size_t live_count;  // accepted and not retired
+  // A thread is between popping (or taking at submit) a ready submission
+  // and handing it to the in-flight FIFO: the worker, or a submitting
+  // thread issuing its own (hal_sync_queue_ready_at_submit). One at a time,
+  // so submissions issue in the order they became ready.
+  bool is_issuing;
   bool is_shutting_down;
   bool stop;
   // Set once the queue's loss domain failed: submit refuses with a copy.
@@ -170,6 +176,15 @@ void hal_sync_loss_domain_remove_queue(hal_sync_queue_t* queue);
 void hal_sync_queue_enqueue_ready(hal_sync_queue_t* queue,
                                   hal_sync_submission_t* submission);
 
+// The submitting thread's hand-off of a submission whose waits were all
+// resolved at submit: issued right there when the driver allows it
+// (interface.may_issue_on_submitter) and nothing else is being issued or
+// waits to be, which saves waking the worker; else queued for the worker
+// as by hal_sync_queue_enqueue_ready. Only from hal_sync_queue_submit,
+// whose caller keeps the queue alive.
+void hal_sync_queue_ready_at_submit(hal_sync_queue_t* queue,
+                                    hal_sync_submission_t* submission);
+
 // Records |status| (owned) as the submission's failure (the first wins) and
 // cancels its parked waits once registration is complete. Any thread, no
 // lock held; the caller keeps the submission alive.
@@ -179,8 +194,17 @@ void hal_sync_submission_fail(hal_sync_submission_t* submission,
 void hal_sync_submission_retain(hal_sync_submission_t* submission);
 void hal_sync_submission_release(hal_sync_submission_t* submission);
 
-// WORKER thread: waits, issue, record, attach; then hands to completion.
+// The issuing thread (the worker, or a submitter: |is_issuing| set by it):
+// waits, issue, record, attach; then hands to completion. Every path ends
+// the issuing turn (hal_sync_queue_end_issue_locked) once the submission
+// is out of its hands.
 void hal_sync_submission_issue(hal_sync_submission_t* submission);
+// The same for a ready submission that may have failed while parked: a
+// failed one is completed with its failure instead (S2: never issued).
+void hal_sync_submission_issue_or_fail(hal_sync_submission_t* submission);
+// Ends the issuing thread's turn (clears |is_issuing|), waking the worker
+// for what became ready meanwhile. Under the queue's lock.
+void hal_sync_queue_end_issue_locked(hal_sync_queue_t* queue);
 
 // COMPLETION thread, once the device finished |submission|: blocks until
 // every semaphore it waited on through a device event is reached on the
@@ -188,12 +212,12 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission);
 HAL_MUST_USE_RESULT hal_status_t
 hal_sync_submission_await_device_waits(hal_sync_submission_t* submission);
 
-// WORKER or COMPLETION thread: fails every signal semaphore with a copy of
+// ISSUING or COMPLETION thread: fails every signal semaphore with a copy of
 // |status| (borrowed).
 void hal_sync_submission_fail_signals(hal_sync_submission_t* submission,
                                       hal_status_t status);
 
-// WORKER or COMPLETION thread, once the device is done with |submission| or
+// ISSUING or COMPLETION thread, once the device is done with |submission| or
 // it will never run: releases the payload (Q3) first, so that whoever its
 // signals wake finds what the payload held free to reuse; then signals
 // every semaphore (|status| OK) or fails them with |status| (borrowed);
@@ -201,7 +225,7 @@ void hal_sync_submission_fail_signals(hal_sync_submission_t* submission,
 void hal_sync_submission_complete(hal_sync_submission_t* submission,
                                   hal_status_t status);
 
-// WORKER or COMPLETION thread: releases the payload (Q3) and the native
+// ISSUING or COMPLETION thread: releases the payload (Q3) and the native
 // events, counts the submission out of the queue, then drops the queue's
 // reference. Its semaphores and timepoints go with the last reference
 // (a teardown snapshot may hold one). Not touched by the caller afterwards.

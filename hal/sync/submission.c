@@ -431,8 +431,12 @@ HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
     hal_sync_submission_cancel_waits(submission);
   }
   // Drop the guard; the submission may be issued and retired at once, so it
-  // is not touched after this.
-  hal_sync_submission_count_down(submission);
+  // is not touched after this. If it was the last, every wait is resolved:
+  // this thread hands it on (and may issue it itself).
+  if (atomic_fetch_sub_explicit(&submission->pending_count, 1,
+                                memory_order_acq_rel) == 1) {
+    hal_sync_queue_ready_at_submit(queue, submission);
+  }
   return HAL_OK;
 }
 
@@ -445,7 +449,7 @@ HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
 // semaphore does (K10, K13). These two checks make a device wait fail the
 // submission exactly as a parked one would.
 
-// WORKER thread, before issue: a semaphore waited on through an event that
+// ISSUING thread, before issue: a semaphore waited on through an event that
 // has failed already means the work must never run (S2).
 static hal_status_t hal_sync_submission_device_waits_failed(
     hal_sync_submission_t* submission) {
@@ -483,8 +487,33 @@ hal_status_t hal_sync_submission_await_device_waits(
 }
 
 //===----------------------------------------------------------------------===//
-// Issue (WORKER thread)
+// Issue (the ISSUING thread: the worker, or a submitter)
 //===----------------------------------------------------------------------===//
+
+// Ends the issuing turn after a path that handed the submission on without
+// the queue's lock (completed it: never issued, or failed).
+static void hal_sync_queue_end_issue(hal_sync_queue_t* queue) {
+  hal_sync_mutex_lock(&queue->mutex);
+  hal_sync_queue_end_issue_locked(queue);
+  hal_sync_mutex_unlock(&queue->mutex);
+}
+
+void hal_sync_submission_issue_or_fail(hal_sync_submission_t* submission) {
+  hal_status_t failure =
+      atomic_load_explicit(&submission->failure, memory_order_acquire);
+  if (!failure) {
+    hal_sync_submission_issue(submission);
+    return;
+  }
+  // S2: never issued; the signals fail naming the cause.
+  hal_sync_queue_t* queue = submission->queue;
+  hal_status_t status =
+      hal_status_annotatef(hal_status_clone(failure),
+                           "submission on queue '%s' did not run", queue->name);
+  hal_sync_submission_complete(submission, status);
+  hal_status_free(status);
+  hal_sync_queue_end_issue(queue);
+}
 
 void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   hal_sync_queue_t* queue = submission->queue;
@@ -495,6 +524,7 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
         status, "submission on queue '%s' did not run", queue->name);
     hal_sync_submission_complete(submission, failure);
     hal_status_free(failure);
+    hal_sync_queue_end_issue(queue);
     return;
   }
 
@@ -530,6 +560,7 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
       interface->quiesce(interface->self);
     hal_sync_submission_complete(submission, failure);
     hal_status_free(failure);
+    hal_sync_queue_end_issue(queue);
     return;
   }
 
@@ -557,6 +588,7 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
     hal_status_free(failure);
     // The device may still use the payload: keep it until destroy.
     hal_sync_mutex_lock(&queue->mutex);
+    hal_sync_queue_end_issue_locked(queue);
     hal_sync_submission_fifo_push(&queue->orphaned, submission);
     // destroy waits for live_count to equal the orphans: one more orphan may
     // be what it waits for (a missed wake-up here hung teardown).
@@ -585,7 +617,14 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
         submission->signal_values[i], submission->completion_event);
   }
   hal_sync_mutex_lock(&queue->mutex);
+  // One critical section hands it on and ends the turn: a second one here
+  // would meet the completion thread taking it.
+  hal_sync_queue_end_issue_locked(queue);
   hal_sync_submission_fifo_push(&queue->in_flight, submission);
-  pthread_cond_signal(&queue->completion_cond);
   hal_sync_mutex_unlock(&queue->mutex);
+  // After the unlock, so that the completion thread does not wake only to
+  // block on the mutex we hold. The queue is still alive: the issuing
+  // thread is its worker (joined before the queue is freed) or a submitter
+  // (destroy must not race submit).
+  hal_sync_doorbell_ring(&queue->completion_bell);
 }

@@ -20,7 +20,13 @@
 //     WORKER thread, which calls wait_event for each kept event, issue, then
 //     record_event on one pooled native event; that event becomes a device
 //     timepoint of every signal semaphore (so later submissions on queues
-//     of the same pool wait for it on the device, S6).
+//     of the same pool wait for it on the device, S6). A submission with
+//     every wait resolved at submit is issued the same way by the
+//     submitting thread itself, when the driver allows it
+//     (may_issue_on_submitter) and the queue has nothing else being issued
+//     or ready: that saves waking the worker on the common path. The
+//     ISSUING thread below is whichever of the two it is; one issues at a
+//     time.
 //  3. the queue's COMPLETION thread takes issued submissions in issue order
 //     and calls synchronize_event on each one's event; a wait kept as a
 //     device event must also be reached on the host (its signaler may have
@@ -91,9 +97,9 @@ typedef struct hal_sync_event_interface_t {
   // Passed back to every hook. Must stay valid until the pool is destroyed.
   void* self;
   // Creates a native event into |*out_handle| (non-NULL on success).
-  // Called by hal_sync_event_pool_acquire(): on a queue's worker thread,
-  // only while the pool is cold. May call the vendor API; never called from
-  // a vendor callback (Q1).
+  // Called by hal_sync_event_pool_acquire(): on a queue's issuing thread
+  // (its worker or a submitter), only while the pool is cold. May call the
+  // vendor API; never called from a vendor callback (Q1).
   hal_status_t (*create)(void* self, void** out_handle);
   // Destroys a native event no device work references any more. Called by
   // hal_sync_event_pool_trim() and hal_sync_event_pool_destroy() on the
@@ -216,18 +222,18 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_create(
 typedef struct hal_sync_queue_interface_t {
   // Passed back to every member; must outlive hal_sync_queue_destroy().
   void* self;
-  // WORKER thread. Makes everything issued after this call wait on the
+  // ISSUING thread. Makes everything issued after this call wait on the
   // device until |event_handle|'s last record completes (cuStreamWaitEvent).
   // The event was recorded before it was handed out (T4). Must not block
   // the host on device work. Returns a status naming the vendor call.
   hal_status_t (*wait_event)(void* self, void* event_handle);
-  // WORKER thread. Issues |payload| (never NULL here: a submission without a
+  // ISSUING thread. Issues |payload| (never NULL here: a submission without a
   // payload skips this call) after the waits: stream replay or graph
   // launch. Must not block on device work. A failure may come after part of
   // the payload was enqueued: the queue calls quiesce before it releases
   // the payload.
   hal_status_t (*issue)(void* self, void* payload);
-  // WORKER thread. Records |event_handle| after everything issued so far
+  // ISSUING thread. Records |event_handle| after everything issued so far
   // (cuEventRecord). If this fails after an issue succeeded, the queue
   // cannot tell when the device is done with the payload: the signals fail
   // and the payload is released only by hal_sync_queue_destroy(), after the
@@ -244,7 +250,7 @@ typedef struct hal_sync_queue_interface_t {
   // collective library's asynchronous error), which fails the signals as a
   // device error does. The device is done with the payload. Optional.
   hal_status_t (*check_completion)(void* self, void* payload);
-  // WORKER or COMPLETION thread, exactly once per payload accepted by
+  // ISSUING or COMPLETION thread, exactly once per payload accepted by
   // submit, once the device is done with it or it will never run, and
   // before the submission's signal semaphores are signaled or failed, so a
   // waiter they wake may reuse what the payload held at once (a payload
@@ -255,12 +261,20 @@ typedef struct hal_sync_queue_interface_t {
   // Blocks until the device finished everything issued on this queue so far
   // (stream synchronize); errors are the driver's to note. The queue calls
   // it wherever a payload is about to be released without proof that the
-  // device is done with it (Q3): after a failed wait_event or issue (WORKER
+  // device is done with it (Q3): after a failed wait_event or issue (ISSUING
   // thread), after a failed synchronize_event (COMPLETION thread), and in
   // hal_sync_queue_destroy() before payloads orphaned by a failed
   // record_event are released (its thread, the queue's threads stopped).
   // Optional: without it those payloads are released at once.
   void (*quiesce)(void* self);
+  // Any thread submitting |payload| (NULL for a submission without one),
+  // before it is issued: whether the thread that submits it may issue it
+  // (wait_event, issue, record_event, and on failure quiesce and
+  // release_payload, on that thread). No for a payload whose issue may
+  // block until other submissions issue (a collective whose peer ranks one
+  // thread submits in turn), or for hooks that must run on one thread.
+  // Optional: without it every submission is issued by the worker.
+  bool (*may_issue_on_submitter)(void* self, void* payload);
 } hal_sync_queue_interface_t;
 
 typedef struct hal_sync_queue_t hal_sync_queue_t;

@@ -236,3 +236,83 @@ uint32_t hal_sync_wake_wait(hal_sync_wake_t* wake, uint32_t needed,
   hal_sync_mutex_unlock(&wake->mutex);
   return word;
 }
+
+//===----------------------------------------------------------------------===//
+// hal_sync_doorbell_t
+//===----------------------------------------------------------------------===//
+
+#define HAL_SYNC_DOORBELL_SLEEPER UINT32_C(1)
+#define HAL_SYNC_DOORBELL_RING UINT32_C(2)
+
+void hal_sync_doorbell_initialize(hal_sync_doorbell_t* doorbell) {
+  atomic_init(&doorbell->word, 0);
+  doorbell->use_futex = hal_sync_wake_futex_enabled();
+  hal_sync_mutex_initialize(&doorbell->mutex);
+  hal_sync_cond_initialize(&doorbell->cond);
+}
+
+void hal_sync_doorbell_deinitialize(hal_sync_doorbell_t* doorbell) {
+  pthread_cond_destroy(&doorbell->cond);
+  hal_sync_mutex_deinitialize(&doorbell->mutex);
+}
+
+uint32_t hal_sync_doorbell_prepare(hal_sync_doorbell_t* doorbell) {
+  return atomic_load_explicit(&doorbell->word, memory_order_acquire) &
+         ~HAL_SYNC_DOORBELL_SLEEPER;
+}
+
+void hal_sync_doorbell_wait(hal_sync_doorbell_t* doorbell, uint32_t ticket) {
+#if defined(HAL_SYNC_HAVE_FUTEX)
+  if (doorbell->use_futex) {
+    uint32_t word = atomic_load_explicit(&doorbell->word, memory_order_acquire);
+    while ((word & ~HAL_SYNC_DOORBELL_SLEEPER) == ticket) {
+      if (!(word & HAL_SYNC_DOORBELL_SLEEPER)) {
+        // Announce the sleep; a ring that lands first changes the count
+        // and fails the exchange, and the loop sees it.
+        if (!atomic_compare_exchange_weak_explicit(
+                &doorbell->word, &word, word | HAL_SYNC_DOORBELL_SLEEPER,
+                memory_order_acquire, memory_order_acquire)) {
+          continue;
+        }
+        word |= HAL_SYNC_DOORBELL_SLEEPER;
+      }
+      hal_sync_futex_wait(&doorbell->word, word, HAL_TIME_INFINITE_FUTURE);
+      word = atomic_load_explicit(&doorbell->word, memory_order_acquire);
+    }
+    return;
+  }
+#endif
+  hal_sync_mutex_lock(&doorbell->mutex);
+  while (atomic_load_explicit(&doorbell->word, memory_order_acquire) ==
+         ticket) {
+    hal_sync_cond_wait(&doorbell->cond, &doorbell->mutex,
+                       HAL_TIME_INFINITE_FUTURE);
+  }
+  hal_sync_mutex_unlock(&doorbell->mutex);
+}
+
+void hal_sync_doorbell_ring(hal_sync_doorbell_t* doorbell) {
+#if defined(HAL_SYNC_HAVE_FUTEX)
+  if (doorbell->use_futex) {
+    // Count the ring and clear SLEEPER in one step: a sleeper woken here
+    // announces itself again before it sleeps again.
+    uint32_t word = atomic_load_explicit(&doorbell->word, memory_order_relaxed);
+    uint32_t rung;
+    do {
+      rung = (word + HAL_SYNC_DOORBELL_RING) & ~HAL_SYNC_DOORBELL_SLEEPER;
+    } while (!atomic_compare_exchange_weak_explicit(&doorbell->word, &word,
+                                                    rung, memory_order_release,
+                                                    memory_order_relaxed));
+    if (word & HAL_SYNC_DOORBELL_SLEEPER)
+      hal_sync_futex_wake_all(&doorbell->word);
+    return;
+  }
+#endif
+  // The count changes under the mutex, so a sleeper between its check and
+  // its cond wait cannot miss the broadcast.
+  hal_sync_mutex_lock(&doorbell->mutex);
+  atomic_fetch_add_explicit(&doorbell->word, HAL_SYNC_DOORBELL_RING,
+                            memory_order_release);
+  pthread_cond_broadcast(&doorbell->cond);
+  hal_sync_mutex_unlock(&doorbell->mutex);
+}

@@ -99,4 +99,42 @@ void hal_sync_wake_post(hal_sync_wake_t* wake, bool failed);
 uint32_t hal_sync_wake_wait(hal_sync_wake_t* wake, uint32_t needed,
                             hal_time_t deadline_ns);
 
+//===----------------------------------------------------------------------===//
+// hal_sync_doorbell_t
+//===----------------------------------------------------------------------===//
+
+// How a queue thread sleeps until there is work for it, without a condition
+// variable: a thread woken from pthread_cond_wait gets its mutex back in the
+// "contended" state, so its next unlock is a FUTEX_WAKE syscall whether or
+// not anyone waits, on the path of every submission. The doorbell is a word
+// counting rings (bits 1..31) with a SLEEPER flag (bit 0); the owner's
+// state (a FIFO) stays under the owner's own mutex:
+//
+//   sleeper:  lock; check the state; ticket = prepare(); unlock;
+//             wait(ticket); lock; check again ...
+//   ringer:   lock; change the state; unlock; ring();
+//
+// A ring after the ticket was taken makes wait return at once; a ring
+// costs a syscall only while a thread sleeps. One sleeper per doorbell.
+// Futex or pthread path as hal_sync_wake_t (pthread under TSan and with
+// HAL_SYNC_NO_FUTEX=1).
+typedef struct hal_sync_doorbell_t {
+  _Atomic uint32_t word;  // rings << 1 | SLEEPER
+  bool use_futex;
+  // Used only on the pthread path.
+  hal_sync_mutex_t mutex;
+  pthread_cond_t cond;
+} hal_sync_doorbell_t;
+
+void hal_sync_doorbell_initialize(hal_sync_doorbell_t* doorbell);
+void hal_sync_doorbell_deinitialize(hal_sync_doorbell_t* doorbell);
+// The rings so far: what wait() compares against. Take it before the last
+// look at the state (under the owner's mutex), so that no ring is missed.
+uint32_t hal_sync_doorbell_prepare(hal_sync_doorbell_t* doorbell);
+// Sleeps until a ring after |ticket| (returns at once if there was one).
+// May return early (spuriously): the caller looks at its state again.
+void hal_sync_doorbell_wait(hal_sync_doorbell_t* doorbell, uint32_t ticket);
+// Rings: wakes the sleeper, if any. Any thread, no lock held.
+void hal_sync_doorbell_ring(hal_sync_doorbell_t* doorbell);
+
 #endif  // HAL_SYNC_WAKE_H_

@@ -70,9 +70,9 @@ static void gpu_payload_uncount_uses(gpu_payload_t* payload) {
   gpu_payload_count_uses(payload, -1);
 }
 
-// WORKER thread: orders |queue|'s stream after the allocation of every
-// queue-ordered buffer the payload uses that was allocated on another queue
-// (gpu_alloca_order_use).
+// ISSUING thread (sync_queue.h): orders |queue|'s stream after the allocation
+// of every queue-ordered buffer the payload uses that was allocated on another
+// queue (gpu_alloca_order_use).
 static hal_status_t gpu_payload_order_uses(gpu_queue_t* queue,
                                            gpu_payload_t* payload) {
   for (size_t i = 0; i < payload->count; ++i) {
@@ -126,7 +126,7 @@ static hal_status_t gpu_device_check_lost(gpu_device_t* device) {
                               device->base.info.name);
 }
 
-// WORKER thread.
+// ISSUING thread (the queue's worker, or a submitter: sync_queue.h).
 static hal_status_t gpu_queue_wait_event(void* self, void* event_handle) {
   gpu_queue_t* queue = self;
   gpu_device_t* device = queue->device;
@@ -167,7 +167,7 @@ static void gpu_payload_abort_channels(gpu_payload_t* payload,
 static hal_status_t gpu_queue_issue_payload(gpu_queue_t* queue,
                                             gpu_payload_t* payload);
 
-// WORKER thread.
+// ISSUING thread.
 static hal_status_t gpu_queue_issue(void* self, void* payload_ptr) {
   gpu_payload_t* payload = payload_ptr;
   hal_status_t status = gpu_queue_issue_payload(self, payload);
@@ -250,7 +250,7 @@ static hal_status_t gpu_queue_issue_payload(gpu_queue_t* queue,
   return HAL_OK;
 }
 
-// WORKER thread.
+// ISSUING thread.
 static hal_status_t gpu_queue_record_event(void* self, void* event_handle) {
   gpu_queue_t* queue = self;
   gpu_device_t* device = queue->device;
@@ -289,13 +289,35 @@ static hal_status_t gpu_queue_check_completion(void* self, void* payload_ptr) {
   return HAL_OK;
 }
 
+// Any submitting thread: whether the submitter may issue |payload| itself
+// (hal_sync_queue_interface_t). Not collectives: one thread may drive
+// several ranks, and a rank's call may wait for its peers' to be issued,
+// which only other queues' workers would do. Not queue-ordered memory
+// operations: an alloca may wait for earlier frees (gpu_alloca.c) before
+// the device has room.
+static bool gpu_queue_may_issue_on_submitter(void* self, void* payload_ptr) {
+  (void)self;
+  gpu_payload_t* payload = payload_ptr;
+  if (!payload)
+    return true;
+  if (payload->kind != GPU_PAYLOAD_COMMAND_BUFFERS)
+    return false;
+  for (size_t i = 0; i < payload->count; ++i) {
+    if (gpu_recording_queue_ordered(payload->command_buffers[i])
+            ->channel_count > 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // hal_sync_queue_destroy(), after the queue's threads stopped: work whose
 // completion event could not be recorded is released next.
 static void gpu_queue_quiesce(void* self) {
   gpu_queue_drain_stream(self);
 }
 
-// WORKER or COMPLETION thread: the device is done with the payload.
+// ISSUING or COMPLETION thread: the device is done with the payload.
 static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   gpu_queue_t* queue = self;
   gpu_payload_t* payload = payload_ptr;
@@ -558,6 +580,7 @@ static hal_status_t gpu_queue_initialize(gpu_device_t* device, uint32_t index) {
       .record_event = gpu_queue_record_event,
       .check_completion = gpu_queue_check_completion,
       .synchronize_event = gpu_queue_synchronize_event,
+      .may_issue_on_submitter = gpu_queue_may_issue_on_submitter,
       .release_payload = gpu_queue_release_payload,
       .quiesce = gpu_queue_quiesce,
   };

@@ -2,8 +2,10 @@
 
 #include "fake_device.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hal/time.h"
 
@@ -43,6 +45,10 @@ struct fake_stream_t {
   atomic_bool fail_next_synchronize;
   uint64_t seed;  // stream thread only
   pthread_t thread;
+  // may_issue_on_submitter calls so far (FAKE_ISSUE_MIXED alternates).
+  _Atomic uint64_t issue_asks;
+  // Threads between the start of an issue and its record (at most one).
+  _Atomic int issuing;
 };
 
 static uint64_t fake_random(uint64_t* state) {
@@ -91,7 +97,11 @@ void fake_device_initialize(int64_t max_delay_ns, fake_device_t* out_device) {
   atomic_init(&out_device->t4_violations, 0);
   atomic_init(&out_device->device_waits, 0);
   atomic_init(&out_device->live_events, 0);
+  atomic_init(&out_device->worker_records, 0);
+  atomic_init(&out_device->submitter_records, 0);
+  atomic_init(&out_device->overlapping_issues, 0);
   out_device->max_delay_ns = max_delay_ns;
+  out_device->issue_policy = FAKE_ISSUE_MIXED;
   hal_sync_event_interface_t interface = {out_device, fake_event_create,
                                           fake_event_destroy};
   hal_status_t status =
@@ -192,13 +202,20 @@ static hal_status_t fake_wait_event(void* self, void* handle) {
 static hal_status_t fake_issue(void* self, void* payload) {
   fake_stream_t* stream = (fake_stream_t*)self;
   fake_payload_t* fake_payload = (fake_payload_t*)payload;
+  if (atomic_fetch_add(&stream->issuing, 1) != 0)
+    atomic_fetch_add(&stream->device->overlapping_issues, 1);
+  // A chance for another issuer, were it let in, to overlap this one.
+  sched_yield();
+  hal_status_t status = HAL_OK;
   if (fake_payload->fail_issue) {
-    return hal_make_status(HAL_STATUS_INTERNAL,
-                           "fakeLaunchKernel failed: FAKE_ERROR_INJECTED");
+    status = hal_make_status(HAL_STATUS_INTERNAL,
+                             "fakeLaunchKernel failed: FAKE_ERROR_INJECTED");
+  } else {
+    fake_stream_push(stream,
+                     (fake_op_t){FAKE_OP_RUN, NULL, 0, fake_payload, NULL});
   }
-  fake_stream_push(stream,
-                   (fake_op_t){FAKE_OP_RUN, NULL, 0, fake_payload, NULL});
-  return HAL_OK;
+  atomic_fetch_sub(&stream->issuing, 1);
+  return status;
 }
 
 static hal_status_t fake_record_event(void* self, void* handle) {
@@ -213,6 +230,13 @@ static hal_status_t fake_record_event(void* self, void* handle) {
   pthread_mutex_unlock(&event->mutex);
   fake_stream_push(stream,
                    (fake_op_t){FAKE_OP_RECORD, event, epoch, NULL, NULL});
+  // The queue names its worker "w-<queue name>".
+  char name[16] = "";
+  pthread_getname_np(pthread_self(), name, sizeof(name));
+  atomic_fetch_add(strncmp(name, "w-", 2) == 0
+                       ? &stream->device->worker_records
+                       : &stream->device->submitter_records,
+                   1);
   return HAL_OK;
 }
 
@@ -253,6 +277,14 @@ void fake_stream_fail_next_synchronize(fake_stream_t* stream) {
   atomic_store(&stream->fail_next_synchronize, true);
 }
 
+static bool fake_may_issue_on_submitter(void* self, void* payload) {
+  fake_stream_t* stream = (fake_stream_t*)self;
+  (void)payload;
+  if (stream->device->issue_policy == FAKE_ISSUE_SUBMITTER)
+    return true;
+  return atomic_fetch_add(&stream->issue_asks, 1) % 2 == 0;
+}
+
 static void fake_release_payload(void* self, void* payload) {
   fake_payload_t* fake_payload = (fake_payload_t*)payload;
   if (fake_payload->release)
@@ -285,6 +317,9 @@ fake_stream_t* fake_stream_create_in_domain(fake_device_t* device,
       .synchronize_event = fake_synchronize_event,
       .release_payload = fake_release_payload,
       .quiesce = fake_quiesce,
+      .may_issue_on_submitter = device->issue_policy == FAKE_ISSUE_WORKER_ONLY
+                                    ? NULL
+                                    : fake_may_issue_on_submitter,
   };
   hal_status_t status = hal_sync_queue_create(interface, device->event_pool,
                                               domain, name, &stream->queue);

@@ -28,12 +28,30 @@ struct fake_payload_t {
 
 typedef struct fake_stream_t fake_stream_t;
 
+// Which submissions a fake stream lets their submitting thread issue
+// (hal_sync_queue_interface_t.may_issue_on_submitter).
+typedef enum fake_issue_policy_e {
+  // Every other submission, by a counter: both paths run in every test.
+  FAKE_ISSUE_MIXED = 0,
+  FAKE_ISSUE_WORKER_ONLY,  // no hook: the worker issues everything
+  FAKE_ISSUE_SUBMITTER,    // always yes
+} fake_issue_policy_t;
+
 typedef struct fake_device_t {
   hal_sync_event_pool_t* event_pool;
   _Atomic int64_t t4_violations;
   _Atomic int64_t device_waits;  // wait_event calls
   _Atomic int64_t live_events;   // created - destroyed
   int64_t max_delay_ns;
+  // Set before streams are created (FAKE_ISSUE_MIXED by default).
+  fake_issue_policy_t issue_policy;
+  // Completion events recorded by a queue's worker thread, and by any
+  // other thread (a submitter issuing its own submission).
+  _Atomic int64_t worker_records;
+  _Atomic int64_t submitter_records;
+  // Issues that overlapped another issue on the same stream: the queue
+  // lets one thread issue at a time.
+  _Atomic int64_t overlapping_issues;
 } fake_device_t;
 
 void fake_device_initialize(int64_t max_delay_ns, fake_device_t* out_device);

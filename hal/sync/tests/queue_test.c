@@ -954,6 +954,249 @@ static void K10_RandomDagWithInjectedFailure(void** state) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Issue on the submitting thread
+//===----------------------------------------------------------------------===//
+
+// A payload that appends its index to a log when it runs. A stream runs
+// its work in the order it was issued, so the log is the issue order.
+typedef struct order_log_t {
+  pthread_mutex_t mutex;
+  int* entries;
+  size_t count;
+} order_log_t;
+
+typedef struct order_payload_t {
+  fake_payload_t base;
+  order_log_t* log;
+  int index;
+} order_payload_t;
+
+static void order_payload_run(fake_payload_t* base) {
+  order_payload_t* payload = (order_payload_t*)base;
+  pthread_mutex_lock(&payload->log->mutex);
+  payload->log->entries[payload->log->count++] = payload->index;
+  pthread_mutex_unlock(&payload->log->mutex);
+}
+
+static void order_payload_release(fake_payload_t* base) {
+  free(base);
+}
+
+static order_payload_t* order_payload_new(order_log_t* log, int index) {
+  order_payload_t* payload = calloc(1, sizeof(*payload));
+  if (!payload)
+    abort();
+  payload->base.run = order_payload_run;
+  payload->base.release = order_payload_release;
+  payload->log = log;
+  payload->index = index;
+  return payload;
+}
+
+// One thread's script against one queue: submissions parked on its own
+// gate semaphore, each released by a signal of the gate by one, and
+// submissions without waits, in a random mix. Everything becomes ready on
+// this thread (a parked one when it signals the gate), so the order in
+// which its submissions become ready is known: |expected|.
+typedef struct order_script_t {
+  hal_sync_queue_t* queue;
+  order_log_t* log;
+  uint64_t seed;
+  int first_index;  // indices first_index.. are this script's
+  int count;        // submissions
+  int* expected;    // |count| entries: readiness order
+} order_script_t;
+
+static void* order_script_run(void* arg) {
+  order_script_t* script = (order_script_t*)arg;
+  hal_semaphore_t* gate = hal_test_semaphore(0);
+  // Signaled by the submissions without waits, in their order: now and
+  // then the script waits for the last one, so that the queue is idle and
+  // the next one may be issued by this thread.
+  hal_semaphore_t* timeline = hal_test_semaphore(0);
+  uint64_t timeline_next = 0;
+  uint64_t parked_next = 0;    // gate value the next parked one waits for
+  uint64_t parked_queue[512];  // indices of parked ones, by gate value
+  uint64_t released = 0;       // gate's value
+  int ready_count = 0;
+  for (int i = 0; i < script->count; ++i) {
+    int index = script->first_index + i;
+    uint64_t choice = hal_test_random_below(&script->seed, 3);
+    if (choice == 0 && parked_next - released < 512) {
+      uint64_t value = ++parked_next;
+      parked_queue[value % 512] = (uint64_t)index;
+      hal_semaphore_list_t waits = {1, &gate, &value};
+      HAL_THREAD_CHECK(hal_sync_queue_submit(
+                           script->queue, waits, hal_semaphore_list_empty(),
+                           order_payload_new(script->log, index)) == HAL_OK,
+                       "submit parked");
+    } else {
+      if (choice == 1 && released < parked_next) {
+        // The parked one becomes ready inside this signal (its callback
+        // runs here), before anything this thread submits next.
+        ++released;
+        script->expected[ready_count++] = (int)parked_queue[released % 512];
+        HAL_THREAD_CHECK(hal_semaphore_signal(gate, released) == HAL_OK,
+                         "gate");
+      }
+      script->expected[ready_count++] = index;
+      uint64_t value = ++timeline_next;
+      hal_semaphore_list_t signals = {1, &timeline, &value};
+      HAL_THREAD_CHECK(hal_sync_queue_submit(
+                           script->queue, hal_semaphore_list_empty(), signals,
+                           order_payload_new(script->log, index)) == HAL_OK,
+                       "submit ready");
+      if (hal_test_random_below(&script->seed, 8) == 0) {
+        // A signal out of order would fail the timeline: this fails too.
+        HAL_THREAD_CHECK(
+            hal_semaphore_wait(timeline, value,
+                               hal_make_timeout_ns(60000 * HAL_MS)) == HAL_OK,
+            "wait for submission %d", index);
+      }
+    }
+  }
+  while (released < parked_next) {
+    ++released;
+    script->expected[ready_count++] = (int)parked_queue[released % 512];
+    HAL_THREAD_CHECK(hal_semaphore_signal(gate, released) == HAL_OK, "gate");
+  }
+  HAL_THREAD_CHECK(ready_count == script->count, "script bookkeeping");
+  hal_semaphore_release(gate);
+  hal_semaphore_release(timeline);
+  return NULL;
+}
+
+// |threads| scripts against one queue; each thread's submissions must run
+// in the order they became ready on that thread, whoever issued them (the
+// submitter itself when the queue was idle, the worker otherwise), one
+// issue at a time.
+static void run_order_scripts(uint64_t seed, fake_issue_policy_t policy,
+                              int threads, int per_thread) {
+  fake_device_t device;
+  fake_device_initialize(50000, &device);
+  device.issue_policy = policy;
+  fake_stream_t* stream = fake_stream_create(&device, "q0", seed);
+  order_log_t log = {.entries =
+                         calloc((size_t)(threads * per_thread), sizeof(int))};
+  pthread_mutex_init(&log.mutex, NULL);
+  order_script_t scripts[4];
+  pthread_t handles[4];
+  assert_true(threads <= 4 && log.entries);
+  for (int t = 0; t < threads; ++t) {
+    scripts[t] = (order_script_t){
+        .queue = fake_stream_queue(stream),
+        .log = &log,
+        .seed = hal_test_random(&seed) | 1,
+        .first_index = t * per_thread,
+        .count = per_thread,
+        .expected = calloc((size_t)per_thread, sizeof(int)),
+    };
+    assert_non_null(scripts[t].expected);
+  }
+  if (threads == 1) {
+    order_script_run(&scripts[0]);
+  } else {
+    for (int t = 0; t < threads; ++t)
+      assert_int_equal(
+          pthread_create(&handles[t], NULL, order_script_run, &scripts[t]), 0);
+    for (int t = 0; t < threads; ++t)
+      pthread_join(handles[t], NULL);
+  }
+  // Everything issued runs; the last of it signals done.
+  hal_semaphore_t* done = hal_test_semaphore(0);
+  submit_one(stream, NULL, 0, done, 1, NULL);
+  HAL_ASSERT_OK(
+      hal_semaphore_wait(done, 1, hal_make_timeout_ns(60000 * HAL_MS)));
+  fake_stream_destroy(stream);
+  hal_test_assert_no_thread_failures();
+
+  assert_int_equal(log.count, (size_t)(threads * per_thread));
+  for (int t = 0; t < threads; ++t) {
+    // This thread's entries of the log, in log order, are its readiness
+    // order.
+    int next = 0;
+    for (size_t i = 0; i < log.count; ++i) {
+      int index = log.entries[i];
+      if (index < scripts[t].first_index ||
+          index >= scripts[t].first_index + per_thread) {
+        continue;
+      }
+      if (index != scripts[t].expected[next]) {
+        fail_msg("seed %" PRIu64
+                 ": thread %d's submission %d ran where its "
+                 "submission %d was due (position %d of its %d)",
+                 seed, t, index, scripts[t].expected[next], next, per_thread);
+      }
+      ++next;
+    }
+    assert_int_equal(next, per_thread);
+    free(scripts[t].expected);
+  }
+  assert_int_equal(atomic_load(&device.overlapping_issues), 0);
+  if (policy != FAKE_ISSUE_WORKER_ONLY) {
+    // Both paths ran: the submitter on an idle queue, the worker for what
+    // a signal made ready.
+    if (atomic_load(&device.submitter_records) == 0) {
+      fail_msg("seed %" PRIu64 ": no submitter issued (worker: %" PRId64 ")",
+               seed, atomic_load(&device.worker_records));
+    }
+  }
+  if (atomic_load(&device.worker_records) == 0) {
+    fail_msg("seed %" PRIu64 ": the worker issued nothing (submitters: %" PRId64
+             ")",
+             seed, atomic_load(&device.submitter_records));
+  }
+  free(log.entries);
+  pthread_mutex_destroy(&log.mutex);
+  hal_semaphore_release(done);
+  fake_device_deinitialize(&device);
+}
+
+// A submission that becomes ready after a parked one (released by a signal
+// on the same thread) runs after it, though its submitter could issue it
+// at once: the queue's ready work goes first, and one thread issues at a
+// time.
+static void Q_SubmitterIssuesInReadyOrder(void** state) {
+  uint64_t seed = hal_test_seed("Q_SubmitterIssuesInReadyOrder");
+  uint64_t rounds = hal_test_iterations(20);
+  for (uint64_t r = 0; r < rounds; ++r) {
+    run_order_scripts(hal_test_random(&seed), FAKE_ISSUE_SUBMITTER, 1, 200);
+  }
+}
+
+// The same with three submitting threads, the driver letting every other
+// submission be issued by its submitter.
+static void Q_ConcurrentSubmittersIssueOneAtATime(void** state) {
+  uint64_t seed = hal_test_seed("Q_ConcurrentSubmittersIssueOneAtATime");
+  uint64_t rounds = hal_test_iterations(10);
+  for (uint64_t r = 0; r < rounds; ++r) {
+    run_order_scripts(hal_test_random(&seed), FAKE_ISSUE_MIXED, 3, 150);
+    run_order_scripts(hal_test_random(&seed), FAKE_ISSUE_SUBMITTER, 3, 150);
+  }
+}
+
+// A driver without may_issue_on_submitter: the worker issues everything.
+static void Q_WithoutTheHookTheWorkerIssues(void** state) {
+  uint64_t seed = hal_test_seed("Q_WithoutTheHookTheWorkerIssues");
+  fake_device_t device;
+  fake_device_initialize(0, &device);
+  device.issue_policy = FAKE_ISSUE_WORKER_ONLY;
+  fake_stream_t* stream = fake_stream_create(&device, "q0", seed);
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  _Atomic int ran = 0;
+  for (uint64_t v = 1; v <= 20; ++v)
+    submit_one(stream, NULL, 0, semaphore, v, test_payload_new(&ran, NULL));
+  HAL_ASSERT_OK(
+      hal_semaphore_wait(semaphore, 20, hal_make_timeout_ns(30000 * HAL_MS)));
+  fake_stream_destroy(stream);
+  assert_int_equal(atomic_load(&ran), 20);
+  assert_int_equal(atomic_load(&device.worker_records), 20);
+  assert_int_equal(atomic_load(&device.submitter_records), 0);
+  hal_semaphore_release(semaphore);
+  fake_device_deinitialize(&device);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
 
@@ -977,6 +1220,9 @@ int main(void) {
       CASE(EventPool_BurstTrimmedWhenQueueIdles),
       CASE(S6_RandomDagMatchesModel),
       CASE(K10_RandomDagWithInjectedFailure),
+      CASE(Q_SubmitterIssuesInReadyOrder),
+      CASE(Q_ConcurrentSubmittersIssueOneAtATime),
+      CASE(Q_WithoutTheHookTheWorkerIssues),
   };
   return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
 }

@@ -2,6 +2,8 @@
 
 #include "hal/env.h"
 
+#include "hal/semaphore.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -54,6 +56,8 @@ HAL_API hal_status_t hal_env_check(void) {
   HAL_RETURN_IF_ERROR(
       hal_env_uint("HAL_SYNC_MAX_WAIT_MS", 0, 86400000, &ms, NULL));
   HAL_RETURN_IF_ERROR(hal_env_flag("HAL_SYNC_NO_FUTEX", &flag, NULL));
+  HAL_RETURN_IF_ERROR(hal_env_uint("HAL_SYNC_SPIN_NS", 0,
+                                   HAL_SEMAPHORE_MAX_SPIN_NS, &ms, NULL));
   HAL_RETURN_IF_ERROR(hal_env_flag("HAL_LOADER_DEBUG", &flag, NULL));
   HAL_RETURN_IF_ERROR(
       hal_env_uint("HAL_TRACE_MAX_MB", 0, UINT32_MAX, &ms, NULL));

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "hal/env.h"
 #include "semaphore_impl.h"
@@ -146,6 +147,105 @@ static hal_status_t hal_sync_clamp_deadline(hal_time_t* deadline_ns,
   return HAL_OK;
 }
 
+// HAL_SYNC_SPIN_NS / hal_semaphore_set_spin_ns: how long a wait that would
+// block first polls the values it waits for. -1: not loaded yet. Relaxed:
+// the setting is a hint each wait reads once, ordering nothing.
+static _Atomic int64_t hal_sync_spin_ns = -1;
+
+// Polling a value another core writes helps only when that core exists.
+static bool hal_sync_spin_has_peer_core(void) {
+  static _Atomic int cached = -1;
+  int value = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (value < 0) {
+    value = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
+    atomic_store_explicit(&cached, value, memory_order_relaxed);
+  }
+  return value == 1;
+}
+
+HAL_API void hal_semaphore_set_spin_ns(uint64_t ns) {
+  if (ns > HAL_SEMAPHORE_MAX_SPIN_NS)
+    ns = HAL_SEMAPHORE_MAX_SPIN_NS;
+  atomic_store_explicit(&hal_sync_spin_ns, (int64_t)ns, memory_order_relaxed);
+}
+
+HAL_API uint64_t hal_semaphore_spin_ns(void) {
+  int64_t ns = atomic_load_explicit(&hal_sync_spin_ns, memory_order_relaxed);
+  if (ns >= 0)
+    return (uint64_t)ns;
+  // A malformed value keeps the default (hal_env_check, which the registry
+  // runs, reports it). Racing first calls compute the same answer.
+  uint64_t loaded = HAL_SEMAPHORE_DEFAULT_SPIN_NS;
+  hal_status_ignore(hal_env_uint("HAL_SYNC_SPIN_NS", 0,
+                                 HAL_SEMAPHORE_MAX_SPIN_NS, &loaded, NULL));
+  int64_t expected = -1;
+  atomic_compare_exchange_strong_explicit(&hal_sync_spin_ns, &expected,
+                                          (int64_t)loaded, memory_order_relaxed,
+                                          memory_order_relaxed);
+  return (uint64_t)atomic_load_explicit(&hal_sync_spin_ns,
+                                        memory_order_relaxed);
+}
+
+static inline void hal_sync_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+// One pass of the spin over the entries: 1 the wait is satisfied, -1 an
+// entry failed, 0 neither yet. Acquire loads, as the fast path.
+static int hal_sync_wait_poll(hal_wait_mode_t mode, size_t count,
+                              hal_semaphore_t* const* semaphores,
+                              const uint64_t* values) {
+  int result = 1;
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t current = atomic_load_explicit(
+        &hal_sync_semaphore_cast(semaphores[i])->value, memory_order_acquire);
+    if (current >= HAL_SEMAPHORE_FAILURE_VALUE)
+      return -1;
+    if (current >= values[i]) {
+      if (mode == HAL_WAIT_MODE_ANY)
+        return 1;
+    } else {
+      result = 0;
+    }
+  }
+  return mode == HAL_WAIT_MODE_ANY ? 0 : result;
+}
+
+// The bounded spin before sleeping: polls the values until the wait is
+// satisfied (true), an entry fails, or the spin time or the deadline passes
+// (false: the caller registers and sleeps, and the slow path decides
+// failures and deadlines as it always does). It returns true only for
+// values reached, read with acquire, so S3 and S5 hold as on the fast path.
+static bool hal_sync_wait_spin(hal_wait_mode_t mode, size_t count,
+                               hal_semaphore_t* const* semaphores,
+                               const uint64_t* values, hal_time_t deadline_ns) {
+  uint64_t spin_ns = hal_semaphore_spin_ns();
+  if (spin_ns == 0 || !hal_sync_spin_has_peer_core())
+    return false;
+  hal_time_t now = hal_time_now();
+  if (now >= deadline_ns)
+    return false;
+  hal_time_t end = hal_time_add_saturated(now, (hal_duration_t)spin_ns);
+  if (end > deadline_ns)
+    end = deadline_ns;
+  for (;;) {
+    // The clock is read every few polls: a poll is a few loads, a clock
+    // read costs as much as several of them.
+    for (int poll = 0; poll < 16; ++poll) {
+      int state = hal_sync_wait_poll(mode, count, semaphores, values);
+      if (state != 0)
+        return state > 0;
+      hal_sync_cpu_relax();
+    }
+    if (hal_time_now() >= end)
+      return false;
+  }
+}
+
 hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
                                           hal_semaphore_t* const* semaphores,
                                           const uint64_t* values,
@@ -156,6 +256,8 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
     return HAL_OK;
   bool clamped = false;
   HAL_RETURN_IF_ERROR(hal_sync_clamp_deadline(&deadline_ns, &clamped));
+  if (hal_sync_wait_spin(mode, count, semaphores, values, deadline_ns))
+    return HAL_OK;
 
   hal_sync_wait_entry_t inline_entries[HAL_SYNC_WAIT_INLINE_COUNT];
   hal_sync_wait_entry_t* entries = inline_entries;

@@ -65,7 +65,8 @@ static void Flag_IsZeroOrOne(void** state) {
 // is set).
 static void Registry_RefusesABadSetting(void** state) {
   const char* names[] = {"HAL_SYNC_MAX_WAIT_MS", "HAL_SYNC_NO_FUTEX",
-                         "HAL_LOADER_DEBUG", "HAL_TRACE_MAX_MB"};
+                         "HAL_SYNC_SPIN_NS", "HAL_LOADER_DEBUG",
+                         "HAL_TRACE_MAX_MB"};
   for (size_t i = 0; i < HAL_ARRAYSIZE(names); ++i) {
     setenv(names[i], "bogus", 1);
     hal_driver_registry_t* registry = NULL;

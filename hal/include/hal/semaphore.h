@@ -131,6 +131,22 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_semaphore_wait(
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_semaphore_list_wait(
     hal_wait_mode_t mode, hal_semaphore_list_t list, hal_timeout_t timeout);
 
+// The bounded spin of host waits, process-wide. A wait that would block
+// first polls the values it waits for, for up to this many nanoseconds (or
+// until its deadline), then registers and sleeps as S3 says. Polling sees a
+// signal from a thread running on another core within a cache-line
+// transfer, where a sleep costs a kernel wake-up of microseconds; the price
+// is a busy core for up to that long on every wait that does block. 0 never
+// polls; on a machine with one online CPU nothing polls either.
+// The starting value is HAL_SYNC_SPIN_NS from the environment, else
+// HAL_SEMAPHORE_DEFAULT_SPIN_NS (docs/performance.md has the measurement
+// that chose it). Values above HAL_SEMAPHORE_MAX_SPIN_NS are clamped to it.
+// Thread-safe; a wait already spinning keeps the value it read.
+#define HAL_SEMAPHORE_DEFAULT_SPIN_NS ((uint64_t)0)
+#define HAL_SEMAPHORE_MAX_SPIN_NS ((uint64_t)1000000000)
+HAL_API void hal_semaphore_set_spin_ns(uint64_t ns);
+HAL_API uint64_t hal_semaphore_spin_ns(void);
+
 HAL_EXTERN_C_END
 
 #endif  // HAL_SEMAPHORE_H_

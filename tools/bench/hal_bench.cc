@@ -33,6 +33,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -264,31 +266,135 @@ void CloseVendor() {
 // signal_wake_vs_futex
 //===----------------------------------------------------------------------===//
 
-void BM_SignalWake_Hal(benchmark::State& state) {
+uint64_t ThreadCpuNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// CPU time both threads of a ping-pong case spent, and the waits they made
+// (two per round trip), summed over every repetition of the case.
+struct CpuCost {
+  uint64_t cpu_ns = 0;
+  uint64_t waits = 0;
+  double PerWait() const {
+    return waits ? static_cast<double>(cpu_ns) / static_cast<double>(waits)
+                 : NAN;
+  }
+};
+std::map<std::string, CpuCost> g_cpu;
+
+// The spin the spin figure runs with: the process's setting
+// (HAL_SYNC_SPIN_NS or hal_semaphore_set_spin_ns) when it spins at all,
+// else this.
+constexpr uint64_t kFigureSpinNs = 10000;
+uint64_t g_figure_spin_ns = kFigureSpinNs;
+
+// Host signal -> host wait round trips between two threads on two host
+// semaphores, with host waits spinning for |spin_ns| before they sleep.
+void SignalWakeRoundTrips(benchmark::State& state, uint64_t spin_ns,
+                          const char* name) {
+  uint64_t saved_spin = hal_semaphore_spin_ns();
+  hal_semaphore_set_spin_ns(spin_ns);
   hal_semaphore_t* ping = nullptr;
   hal_semaphore_t* pong = nullptr;
   Check(hal_semaphore_create_host(hal_allocator_system(), 0, &ping), "ping");
   Check(hal_semaphore_create_host(hal_allocator_system(), 0, &pong), "pong");
   std::atomic<bool> stop{false};
+  std::atomic<uint64_t> peer_cpu{0};
   std::thread peer([&] {
+    uint64_t start = ThreadCpuNs();
     for (uint64_t v = 1;; ++v) {
       Check(hal_semaphore_wait(ping, v, hal_infinite_timeout()), "peer wait");
       if (stop.load(std::memory_order_acquire))
-        return;
+        break;
       Check(hal_semaphore_signal(pong, v), "peer signal");
     }
+    peer_cpu.store(ThreadCpuNs() - start, std::memory_order_release);
   });
   uint64_t value = 0;
+  uint64_t start = ThreadCpuNs();
   for (auto _ : state) {
     ++value;
     Check(hal_semaphore_signal(ping, value), "signal");
     Check(hal_semaphore_wait(pong, value, hal_infinite_timeout()), "wait");
   }
+  uint64_t main_cpu = ThreadCpuNs() - start;
   stop.store(true, std::memory_order_release);
   Check(hal_semaphore_signal(ping, value + 1), "stop");
   peer.join();
+  CpuCost& cost = g_cpu[name];
+  cost.cpu_ns += main_cpu + peer_cpu.load(std::memory_order_acquire);
+  cost.waits += 2 * value;
   hal_semaphore_release(ping);
   hal_semaphore_release(pong);
+  hal_semaphore_set_spin_ns(saved_spin);
+}
+
+// The sleeping figure: waits never spin, whatever the process's setting.
+void BM_SignalWake_Hal(benchmark::State& state) {
+  SignalWakeRoundTrips(state, 0, "BM_SignalWake_Hal");
+}
+
+void BM_SignalWakeSpin_Hal(benchmark::State& state) {
+  SignalWakeRoundTrips(state, g_figure_spin_ns, "BM_SignalWakeSpin_Hal");
+}
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+// The raw spin baseline: two words counting up, each side polling the
+// other's until it reaches the round; it never sleeps.
+void BM_SignalWake_Spin(benchmark::State& state) {
+  std::atomic<uint64_t> ping{0}, pong{0};
+  std::atomic<bool> stop{false};
+  std::thread peer([&] {
+    for (uint64_t v = 1;; ++v) {
+      while (ping.load(std::memory_order_acquire) < v)
+        CpuRelax();
+      if (stop.load(std::memory_order_acquire))
+        return;
+      pong.store(v, std::memory_order_release);
+    }
+  });
+  uint64_t value = 0;
+  for (auto _ : state) {
+    ++value;
+    ping.store(value, std::memory_order_release);
+    while (pong.load(std::memory_order_acquire) < value)
+      CpuRelax();
+  }
+  stop.store(true, std::memory_order_release);
+  ping.store(value + 1, std::memory_order_release);
+  peer.join();
+}
+
+// CPU time (ns) a host wait burns when it blocks for 1 ms with waits
+// spinning for |spin_ns|: the waiting thread's CPU time over |count| waits
+// on a semaphore nobody signals, each timing out after 1 ms.
+double BlockedWaitCpuNs(uint64_t spin_ns, int count) {
+  uint64_t saved_spin = hal_semaphore_spin_ns();
+  hal_semaphore_set_spin_ns(spin_ns);
+  hal_semaphore_t* never = nullptr;
+  Check(hal_semaphore_create_host(hal_allocator_system(), 0, &never), "never");
+  uint64_t start = ThreadCpuNs();
+  for (int i = 0; i < count; ++i) {
+    hal_status_t status =
+        hal_semaphore_wait(never, 1, hal_make_timeout_ns(1000000));
+    if (hal_status_code(status) != HAL_STATUS_DEADLINE_EXCEEDED)
+      Die("blocked wait", status);
+    hal_status_free(status);
+  }
+  uint64_t cpu = ThreadCpuNs() - start;
+  hal_semaphore_release(never);
+  hal_semaphore_set_spin_ns(saved_spin);
+  return static_cast<double>(cpu) / count;
 }
 
 long Futex(std::atomic<uint32_t>* word, int op, uint32_t value) {
@@ -796,6 +902,97 @@ void BM_AllReduce_Memcpy(benchmark::State& state) {
 }
 
 //===----------------------------------------------------------------------===//
+// mlir_parallel_for_vs_mlir
+//===----------------------------------------------------------------------===//
+
+// compat/bench/parallel_for_bench.mlir, lowered with -async-parallel-for,
+// run by mlir-cpu-runner on libhal-async-runtime and on MLIR 14's own
+// runtime: one process per iteration, whose time is the median of the
+// in-process seconds of its repetitions after the first (which warms the
+// worker threads). The paths come from the environment (meson's benchmark
+// run sets them): HAL_BENCH_MLIR_RUNNER, HAL_BENCH_MLIR_PROGRAM (lowered),
+// HAL_BENCH_MLIR_UTILS (libmlir_c_runner_utils), HAL_BENCH_MLIR_RUNTIME
+// (libmlir_async_runtime), HAL_BENCH_ASYNC_RUNTIME (libhal-async-runtime).
+struct MlirRun {
+  std::string runner, program, utils, reference, ours;
+  std::string skipped;  // why the figure does not run, or empty
+};
+MlirRun g_mlir;
+
+void OpenMlir() {
+  const char* names[] = {"HAL_BENCH_MLIR_RUNNER", "HAL_BENCH_MLIR_PROGRAM",
+                         "HAL_BENCH_MLIR_UTILS", "HAL_BENCH_MLIR_RUNTIME",
+                         "HAL_BENCH_ASYNC_RUNTIME"};
+  std::string* fields[] = {&g_mlir.runner, &g_mlir.program, &g_mlir.utils,
+                           &g_mlir.reference, &g_mlir.ours};
+  for (size_t i = 0; i < 5; ++i) {
+    const char* value = std::getenv(names[i]);
+    if (!value || !*value) {
+      g_mlir.skipped = std::string(names[i]) + " is not set (meson's " +
+                       "benchmark run sets it when MLIR 14 is installed)";
+      return;
+    }
+    if (access(value, R_OK) != 0) {
+      g_mlir.skipped =
+          std::string(names[i]) + "=" + value + ": " + std::strerror(errno);
+      return;
+    }
+    *fields[i] = value;
+  }
+}
+
+// Runs the program once on |runtime|; the median of its repetitions after
+// the first, in seconds. Dies if the run fails or computes a wrong sum.
+double RunMlirParallelFor(const std::string& runtime) {
+  std::string command = "'" + g_mlir.runner + "' '" + g_mlir.program +
+                        "' -e main -entry-point-result=void -O3 " +
+                        "'-shared-libs=" + g_mlir.utils +
+                        "' '-shared-libs=" + runtime + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) {
+    std::fprintf(stderr, "hal-bench: popen %s: %s\n", command.c_str(),
+                 std::strerror(errno));
+    std::exit(1);
+  }
+  std::vector<double> lines;
+  std::string output;
+  char line[256];
+  while (std::fgets(line, sizeof(line), pipe)) {
+    output += line;
+    char* end = nullptr;
+    double value = std::strtod(line, &end);
+    if (end != line)
+      lines.push_back(value);
+  }
+  int status = pclose(pipe);
+  // 30 repetitions, then C[0, 0] = 1 + 1.
+  if (status != 0 || lines.size() != 31 || lines.back() != 2.0) {
+    std::fprintf(stderr,
+                 "hal-bench: the parallel-for program failed on %s (exit "
+                 "status %d):\n%s",
+                 runtime.c_str(), status, output.c_str());
+    std::exit(1);
+  }
+  lines.pop_back();
+  lines.erase(lines.begin());
+  std::sort(lines.begin(), lines.end());
+  return lines[lines.size() / 2];
+}
+
+void MlirParallelFor(benchmark::State& state, const std::string& runtime) {
+  for (auto _ : state)
+    state.SetIterationTime(RunMlirParallelFor(runtime));
+}
+
+void BM_MlirParallelFor_Hal(benchmark::State& state) {
+  MlirParallelFor(state, g_mlir.ours);
+}
+
+void BM_MlirParallelFor_Mlir(benchmark::State& state) {
+  MlirParallelFor(state, g_mlir.reference);
+}
+
+//===----------------------------------------------------------------------===//
 // Figures
 //===----------------------------------------------------------------------===//
 
@@ -814,6 +1011,10 @@ const Figure kFigures[] = {
     {"signal_wake_vs_futex", "BM_SignalWake_Hal", "BM_SignalWake_Futex",
      "host signal -> waiter woken round trip / raw futex ping-pong", false,
      1.1},
+    {"signal_wake_spin_vs_spin", "BM_SignalWakeSpin_Hal", "BM_SignalWake_Spin",
+     "the same round trip, waits spinning before they sleep / raw spin "
+     "ping-pong",
+     false, 2.0},
     {"empty_submit_vs_vendor", "BM_EmptySubmit_Hal", "BM_EmptySubmit_Vendor",
      "queue_execute (no command buffer, one signal) + host wait / "
      "cuEventRecord + cuEventSynchronize",
@@ -843,6 +1044,11 @@ const Figure kFigures[] = {
      true, NAN},
     {"allreduce_busbw_vs_memcpy_4", "BM_AllReduce_Hal/4",
      "BM_AllReduce_Memcpy/4", "the same over 4 devices", true, NAN},
+    {"mlir_parallel_for_vs_mlir", "BM_MlirParallelFor_Hal",
+     "BM_MlirParallelFor_Mlir",
+     "MLIR parallel-for (1024 x 1024 f32 add, -async-parallel-for) on "
+     "libhal-async-runtime / on MLIR 14's runtime, in-process time",
+     false, 0.9},
 };
 
 // Every repetition's time per iteration (ns) of each case, in run order.
@@ -907,11 +1113,30 @@ struct MemoryFigures {
   double pending_wait;       // one more wait on a submission
   double semaphore;          // a device semaphore
 };
+// What waiting costs in CPU time (ns per wait): in the ping-pong figures
+// (both threads' CPU time over their waits) and in waits that block 1 ms.
+struct SpinCosts {
+  uint64_t spin_ns;
+  double spin_per_wait, sleep_per_wait;
+  double spin_per_blocked_wait, sleep_per_blocked_wait;
+};
+
+SpinCosts MeasureSpinCosts() {
+  SpinCosts costs = {};
+  costs.spin_ns = g_figure_spin_ns;
+  costs.spin_per_wait = g_cpu["BM_SignalWakeSpin_Hal"].PerWait();
+  costs.sleep_per_wait = g_cpu["BM_SignalWake_Hal"].PerWait();
+  costs.spin_per_blocked_wait = BlockedWaitCpuNs(g_figure_spin_ns, 200);
+  costs.sleep_per_blocked_wait = BlockedWaitCpuNs(0, 200);
+  return costs;
+}
+
 // The parked submission's target (bytes).
 constexpr double kParkedSubmissionBytesTarget = 512;
 
 int Report(const char* json_path, uint64_t warm_allocations,
-           uint32_t warm_submits, const MemoryFigures& memory) {
+           uint32_t warm_submits, const MemoryFigures& memory,
+           const SpinCosts& spin) {
   std::printf("\n%-28s %12s %12s %12s %12s %8s %8s  %s\n", "figure",
               "HAL median", "HAL min-max", "base median", "base min-max",
               "ratio", "target", "verdict");
@@ -954,7 +1179,11 @@ int Report(const char* json_path, uint64_t warm_allocations,
   }
   for (const Row& row : rows) {
     if (!std::isfinite(row.ratio)) {
-      std::printf("%-28s not run (--benchmark_filter)\n", row.figure->key);
+      bool mlir =
+          std::strcmp(row.figure->hal_case, "BM_MlirParallelFor_Hal") == 0;
+      std::printf("%-28s not run (%s)\n", row.figure->key,
+                  mlir && !g_mlir.skipped.empty() ? g_mlir.skipped.c_str()
+                                                  : "--benchmark_filter");
       continue;
     }
     char hal_range[32], base_range[32];
@@ -988,6 +1217,14 @@ int Report(const char* json_path, uint64_t warm_allocations,
       "bytes_per_pending_wait", memory.pending_wait);
   std::printf("%-28s %.0f heap bytes per device semaphore (reported)\n",
               "bytes_per_semaphore", memory.semaphore);
+  std::printf("%-28s %.0f ns of CPU per wait spinning up to %" PRIu64
+              " ns, %.0f ns sleeping at once (ping-pong, both threads)\n",
+              "spin_cpu_ns_per_wait", spin.spin_per_wait, spin.spin_ns,
+              spin.sleep_per_wait);
+  std::printf("%-28s %.0f ns of CPU per 1 ms wait spinning up to %" PRIu64
+              " ns, %.0f ns sleeping at once\n",
+              "spin_cpu_ns_per_blocked_wait", spin.spin_per_blocked_wait,
+              spin.spin_ns, spin.sleep_per_blocked_wait);
   if (!json_path)
     return 0;
   FILE* out = std::fopen(json_path, "w");
@@ -1015,6 +1252,15 @@ int Report(const char* json_path, uint64_t warm_allocations,
   JsonNumber(out, memory.pending_wait);
   std::fprintf(out, ",\n    \"bytes_per_semaphore\": ");
   JsonNumber(out, memory.semaphore);
+  std::fprintf(out, ",\n    \"spin_ns\": %" PRIu64, spin.spin_ns);
+  std::fprintf(out, ",\n    \"spin_cpu_ns_per_wait\": ");
+  JsonNumber(out, spin.spin_per_wait);
+  std::fprintf(out, ",\n    \"sleep_cpu_ns_per_wait\": ");
+  JsonNumber(out, spin.sleep_per_wait);
+  std::fprintf(out, ",\n    \"spin_cpu_ns_per_blocked_wait\": ");
+  JsonNumber(out, spin.spin_per_blocked_wait);
+  std::fprintf(out, ",\n    \"sleep_cpu_ns_per_blocked_wait\": ");
+  JsonNumber(out, spin.sleep_per_blocked_wait);
   std::fprintf(out, "\n  },\n  \"targets\": {");
   for (size_t i = 0; i < rows.size(); ++i) {
     std::fprintf(out, "%s\n    \"%s\": {\"target\": ", i ? "," : "",
@@ -1174,6 +1420,10 @@ int main(int argc, char** argv) {
                   "bytes_per_pending_wait");
       std::printf("%-28s heap bytes per device semaphore (reported)\n",
                   "bytes_per_semaphore");
+      std::printf("%-28s CPU time per wait, spinning and not (reported)\n",
+                  "spin_cpu_ns_per_wait");
+      std::printf("%-28s CPU time per 1 ms wait, spinning and not (reported)\n",
+                  "spin_cpu_ns_per_blocked_wait");
       return 0;
     } else if (arg.rfind("--repetitions=", 0) == 0) {
       repetitions = std::atoi(argv[i] + 14);
@@ -1221,6 +1471,10 @@ int main(int argc, char** argv) {
 
   benchmark::RegisterBenchmark("BM_SignalWake_Hal", BM_SignalWake_Hal);
   benchmark::RegisterBenchmark("BM_SignalWake_Futex", BM_SignalWake_Futex);
+  if (hal_semaphore_spin_ns() != 0)
+    g_figure_spin_ns = hal_semaphore_spin_ns();
+  benchmark::RegisterBenchmark("BM_SignalWakeSpin_Hal", BM_SignalWakeSpin_Hal);
+  benchmark::RegisterBenchmark("BM_SignalWake_Spin", BM_SignalWake_Spin);
   benchmark::RegisterBenchmark("BM_EmptySubmit_Hal", BM_EmptySubmit_Hal);
   benchmark::RegisterBenchmark("BM_EmptySubmit_Vendor", BM_EmptySubmit_Vendor);
   benchmark::RegisterBenchmark("BM_SubmitThroughput_Hal",
@@ -1254,6 +1508,20 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("BM_AllReduce_Memcpy", BM_AllReduce_Memcpy)
       ->Arg(2)
       ->Arg(4);
+  OpenMlir();
+  if (g_mlir.skipped.empty()) {
+    // One process an iteration, timed from inside it.
+    for (auto* bm : {benchmark::RegisterBenchmark("BM_MlirParallelFor_Hal",
+                                                  BM_MlirParallelFor_Hal),
+                     benchmark::RegisterBenchmark("BM_MlirParallelFor_Mlir",
+                                                  BM_MlirParallelFor_Mlir)}) {
+      bm->UseManualTime()->Iterations(1);
+    }
+  } else {
+    std::fprintf(stderr,
+                 "hal-bench: the MLIR parallel-for figure is skipped: %s\n",
+                 g_mlir.skipped.c_str());
+  }
   // The parked case's submissions are made once, before every repetition.
   ParkSubmissions();
   benchmark::RegisterBenchmark("BM_SubmitParked", BM_SubmitParked)
@@ -1270,7 +1538,8 @@ int main(int argc, char** argv) {
   uint64_t allocations = CountWarmAllocations(warm_submits);
   UnparkSubmissions();
   MemoryFigures memory = MeasureMemory();
-  int result = Report(json_path, allocations, warm_submits, memory);
+  SpinCosts spin = MeasureSpinCosts();
+  int result = Report(json_path, allocations, warm_submits, memory, spin);
   benchmark::Shutdown();
   CloseReadFile();
   for (int ranks : {2, 4})

@@ -16,6 +16,9 @@
  *   -DSCENARIO_TEARDOWN  A parked on H, B with no waits; the device is
  *                        released by its user (the shutdown destroys the
  *                        queue) while H is signaled, failed, or never (Q4).
+ *                        The worker issues A while the user issues B at
+ *                        submit, or queues it: the issuing turn keeps issue
+ *                        order = in-flight order.
  *                        With -DREVIVE an object of the device also retains
  *                        and releases it, after the count may have reached
  *                        zero: the shutdown must still run once.
@@ -29,8 +32,8 @@
  *
  * Bug switches: BUG_INLINE_SHUTDOWN_IN_CALLBACK (sync_common.pml),
  * BUG_NO_DEVICE_WAIT_HOST_CHECK, BUG_LOSS_SKIPS_MEMBERS,
- * BUG_ATTACH_BEFORE_RECORD, BUG_PAYLOAD_AFTER_SIGNALS and
- * BUG_SHUTDOWN_NOT_CLAIMED (here).
+ * BUG_ATTACH_BEFORE_RECORD, BUG_PAYLOAD_AFTER_SIGNALS,
+ * BUG_SHUTDOWN_NOT_CLAIMED and BUG_ISSUE_WITHOUT_TURN (here).
  */
 
 #define MAXV 2
@@ -105,6 +108,7 @@ typedef queue_t {
   byte inflight[NSUB]; /* in-flight FIFO (issue order) */
   byte ninflight;
   byte live_count;
+  bool issuing;        /* is_issuing: a thread holds the issuing turn */
   bool shutting_down;
   bool stop;
   bool loss;           /* the domain's loss: submit refuses */
@@ -178,8 +182,36 @@ byte producer[NSEM];
   queue[sub[y].q].nready++;                                    \
   held[_pid]--
 
+/* hal_sync_queue_end_issue_locked (queue lock): the issuing turn ends;
+ * the worker is signaled if something is ready or stop is set. W: the
+ * Worker ends its own turn (it is not waiting). The one state change left
+ * unsignaled (the turn ending with nothing ready and no stop) makes no
+ * predicate of a waiting worker true, which keeps the worker's guarded
+ * wait exact; the model asserts the stronger fact that a submitter's turn
+ * never ends with stop set (it ends before hal_sync_queue_submit returns,
+ * and destroy does not race submit). */
+#define END_ISSUE_LOCKED_BODY(qq, W)                           \
+  assert(queue[qq].issuing);                                   \
+  queue[qq].issuing = 0;                                       \
+  assert(W || queue[qq].nready > 0 || !queue[qq].stop);        \
+  TRACE("@%d queue %d: the issuing turn ends (%d ready)\n", _pid, qq, \
+        queue[qq].nready)
+
+#ifndef BUG_ISSUE_WITHOUT_TURN
+#define END_ISSUE_BODY(qq, W) END_ISSUE_LOCKED_BODY(qq, W)
+#else
+/* Bug 11: the submitter issued without the turn; only the worker has one
+ * to end. */
+#define END_ISSUE_BODY(qq, W)                                  \
+  if                                                           \
+  :: W -> END_ISSUE_LOCKED_BODY(qq, W)                         \
+  :: else                                                      \
+  fi
+#endif
+
 /* hal_sync_submission_count_down: the thread taking pending_count to zero
- * hands the submission to the worker. */
+ * (a timepoint callback, or cancel_waits inside submit or a failure) hands
+ * the submission to the worker; callbacks never issue (Q1). */
 inline hal_sync_submission_count_down(y) {
   STEP
     T3_CHECK_SUB(y);
@@ -505,9 +537,60 @@ inline hal_sync_queue_submit(y) {
      :: sf_prev & F_FAILED -> sf_prev = 0; hal_sync_submission_cancel_waits(y)
      :: else -> sf_prev = 0
      fi;
-     /* drop the guard; not touched after this */
-     hal_sync_submission_count_down(y)
+     /* drop the guard; if it was the last, every wait is resolved and this
+      * thread hands the submission on (not touched after this otherwise) */
+     STEP
+       T3_CHECK_SUB(y);
+       assert(sub[y].pending > 0);
+       sub[y].pending--;
+       cd_zero = (sub[y].pending == 0)
+     ENDSTEP;
+     if
+     :: STEP cd_zero; cd_zero = 0 ENDSTEP;
+        hal_sync_queue_ready_at_submit(y)
+     :: STEP !cd_zero ENDSTEP
+     fi
   :: else
+  fi
+}
+
+/* hal_sync_queue_ready_at_submit (queue.c): the driver's
+ * may_issue_on_submitter is a nondeterministic yes or no. Allowed, with no
+ * turn held and nothing ready, the submitting thread takes the turn and
+ * issues (or fails) the submission itself, as the worker would; otherwise
+ * it is queued for the worker. C checks under one lock and enqueues under
+ * the next: the check only reads, and "not allowed" may enqueue in any
+ * state, so one step for the fallback loses no behaviour. */
+inline hal_sync_queue_ready_at_submit(y) {
+  if
+#ifndef BUG_ISSUE_WITHOUT_TURN
+  :: STEP
+       !queue[sub[y].q].issuing && queue[sub[y].q].nready == 0;
+       held[_pid]++;
+       T3_CHECK_SUB(y);
+       sub[y].parked = 0; /* hal_sync_queue_unpark_locked */
+       queue[sub[y].q].issuing = 1;
+       held[_pid]--;
+       TRACE("@%d submission %d: every wait resolved at submit; the submitter takes the turn\n",
+             _pid, y)
+     ENDSTEP;
+#else
+  /* Bug 11: issued at submit with no turn taken and ahead of ready work:
+   * the worker may be issuing at the same time */
+  :: STEP
+       held[_pid]++;
+       T3_CHECK_SUB(y);
+       sub[y].parked = 0;
+       held[_pid]--;
+       TRACE("@%d submission %d: every wait resolved at submit; issued here, no turn taken\n",
+             _pid, y)
+     ENDSTEP;
+#endif
+     hal_sync_submission_issue_or_fail(y, sub[y].q, 0)
+  :: STEP
+       ENQUEUE_READY_BODY(y);
+       TRACE("@%d submission %d: every wait resolved at submit, to the worker\n", _pid, y)
+     ENDSTEP
   fi
 }
 
@@ -614,10 +697,11 @@ inline hal_sync_submission_complete(y, st) {
   :: sub[y].sig_s == NONE                                                \
   fi
 
-/* hal_sync_submission_issue (WORKER). On a failure before the event is
- * in flight, is_st says why and the caller completes the submission (one
- * expansion of hal_sync_submission_complete per thread). */
-inline hal_sync_submission_issue(y) {
+/* hal_sync_submission_issue (the ISSUING thread, holding the turn; W: the
+ * Worker). On a failure before the event is in flight, is_st says why and
+ * the caller completes the submission and ends the turn (one expansion of
+ * hal_sync_submission_complete per thread). */
+inline hal_sync_submission_issue(y, W) {
 #ifndef BUG_NO_DEVICE_WAIT_HOST_CHECK
   /* hal_sync_submission_device_waits_failed: a device-waited semaphore
    * that failed already: never run (S2) */
@@ -701,13 +785,37 @@ inline hal_sync_submission_issue(y) {
         /* recorded (T4): a device timepoint of the signal semaphore */
         ATTACH_EVENT(y);
 #endif
+        /* one critical section ends the turn and hands it on (the
+         * completion doorbell rings after the unlock) */
         STEP
           held[_pid]++;
+          END_ISSUE_BODY(sub[y].q, W);
           queue[sub[y].q].inflight[queue[sub[y].q].ninflight] = y;
           queue[sub[y].q].ninflight++;
-          held[_pid]--
+          held[_pid]--;
+          TRACE("@%d submission %d: in flight on queue %d\n", _pid, y, sub[y].q)
         ENDSTEP
      fi
+  fi
+}
+
+/* hal_sync_submission_issue_or_fail (the ISSUING thread: the Worker, W 1,
+ * or the submitting thread, W 0): a submission failed while parked is
+ * completed with its failure (S2: never issued), else issued. Every path
+ * ends the turn: the in-flight push's step, or, after
+ * hal_sync_submission_complete returns, a step of its own (qq: the queue,
+ * kept before the submission may retire). */
+inline hal_sync_submission_issue_or_fail(y, qq, W) {
+  if
+  :: STEP sub[y].failure != ST_OK; is_st = sub[y].failure ENDSTEP
+  :: STEP sub[y].failure == ST_OK ENDSTEP;
+     hal_sync_submission_issue(y, W)
+  fi;
+  if
+  :: is_st != ST_OK ->
+     hal_sync_submission_complete(y, is_st);
+     STEP held[_pid]++; END_ISSUE_BODY(qq, W); held[_pid]--; is_st = 0 ENDSTEP
+  :: else
   fi
 }
 
@@ -715,7 +823,9 @@ inline hal_sync_submission_issue(y) {
  * Threads (queue.c)
  *===------------------------------------------------------------------===*/
 
-/* hal_sync_queue_worker_main */
+/* hal_sync_queue_worker_main: pops only when no thread holds the issuing
+ * turn, and takes the turn with the pop; exits at stop once nothing is
+ * ready and no turn is held. */
 proctype Worker(byte qq) {
   SYNC_LOCALS;
   QUEUE_LOCALS;
@@ -723,26 +833,19 @@ proctype Worker(byte qq) {
 end_hal_sync_queue_worker_main_cond_wait:
   do
   :: STEP
-       queue[qq].nready > 0;
+       queue[qq].nready > 0 && !queue[qq].issuing;
        held[_pid]++;
        x = queue[qq].ready[0];
        queue[qq].ready[0] = queue[qq].ready[1];
        queue[qq].ready[1] = 0;
        queue[qq].nready--;
-       held[_pid]--
+       queue[qq].issuing = 1;
+       held[_pid]--;
+       TRACE("@%d worker %d: pops submission %d, takes the turn\n", _pid, qq, x)
      ENDSTEP;
-     if
-     :: STEP sub[x].failure != ST_OK; is_st = sub[x].failure ENDSTEP
-        /* S2: never issued; the signals fail naming the cause */
-     :: STEP sub[x].failure == ST_OK ENDSTEP;
-        hal_sync_submission_issue(x)
-     fi;
-     if
-     :: is_st != ST_OK -> hal_sync_submission_complete(x, is_st)
-     :: else
-     fi;
-     STEP is_st = 0; x = 0 ENDSTEP
-  :: STEP queue[qq].nready == 0 && queue[qq].stop;
+     hal_sync_submission_issue_or_fail(x, qq, 1);
+     x = 0
+  :: STEP queue[qq].nready == 0 && queue[qq].stop && !queue[qq].issuing;
        queue[qq].worker_done = 1
      ENDSTEP;
      break
@@ -769,13 +872,16 @@ inline hal_sync_submission_await_device_waits(y, out_st) {
 
 /* hal_sync_queue_completion_main: issue order; synchronize_event blocks
  * until the device completed the record (not an end state: the device
- * always completes recorded work). */
+ * always completes recorded work). It sleeps on the completion doorbell,
+ * a guarded wait here: its ticket is taken under the queue lock before
+ * the last look at the in-flight FIFO and stop, and both are rung after
+ * the unlock that changed them, so no ring is missed. */
 proctype Completion(byte qq) {
   SYNC_LOCALS;
   WAIT_LOCALS;
   QUEUE_LOCALS;
   defer_depth[_pid] = 1;
-end_hal_sync_queue_completion_main_cond_wait:
+end_hal_sync_queue_completion_main_doorbell_wait:
   do
   :: STEP
        queue[qq].ninflight > 0;
@@ -880,6 +986,8 @@ inline hal_sync_semaphore_create_in_domain(s) {
 /* The Observer's checks at quiescence shared by every scenario. */
 inline check_queue_quiescence() {
   check_no_lost_wakeup();
+  /* no issuing turn is left held */
+  assert(!queue[0].issuing && !queue[1].issuing);
   ob_i = 0;
   do
   :: ob_i < NSUB ->

@@ -219,6 +219,7 @@ BUGS = (
     ("queue", "CANCEL", [], "BUG_PAYLOAD_AFTER_SIGNALS"),
     ("semaphore", "CALLBACK", [], "BUG_HANDLE_NO_PIN"),
     ("queue", "TEARDOWN", ["-D", "REVIVE"], "BUG_SHUTDOWN_NOT_CLAIMED"),
+    ("queue", "TEARDOWN", [], "BUG_ISSUE_WITHOUT_TURN"),
 )
 
 

@@ -185,8 +185,10 @@ void hal_sync_queue_end_issue_locked(hal_sync_queue_t* queue) {
   assert(queue->is_issuing);
   queue->is_issuing = false;
   // What became ready meanwhile waited for this turn: the worker's now (a
-  // no-op when the worker is the one ending it: it is not waiting).
-  if (queue->ready.head)
+  // no-op when the worker is the one ending it: it is not waiting). A stop
+  // set during the turn waited for it too: the worker exits only once no
+  // turn is held.
+  if (queue->ready.head || queue->stop)
     pthread_cond_signal(&queue->worker_cond);
 }
 

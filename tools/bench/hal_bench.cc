@@ -42,6 +42,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "hal/api.h"
@@ -1243,24 +1244,22 @@ int Report(const char* json_path, uint64_t warm_allocations,
     std::fprintf(out, "%s\n    \"%s\": ", i ? "," : "", rows[i].figure->key);
     JsonNumber(out, rows[i].ratio);
   }
-  std::fprintf(out,
-               "\n  },\n  \"counts\": {\n    \"warm_submit_allocations\": ");
-  JsonNumber(out, per_submit);
-  std::fprintf(out, ",\n    \"bytes_per_parked_submission\": ");
-  JsonNumber(out, memory.parked_submission);
-  std::fprintf(out, ",\n    \"bytes_per_pending_wait\": ");
-  JsonNumber(out, memory.pending_wait);
-  std::fprintf(out, ",\n    \"bytes_per_semaphore\": ");
-  JsonNumber(out, memory.semaphore);
-  std::fprintf(out, ",\n    \"spin_ns\": %" PRIu64, spin.spin_ns);
-  std::fprintf(out, ",\n    \"spin_cpu_ns_per_wait\": ");
-  JsonNumber(out, spin.spin_per_wait);
-  std::fprintf(out, ",\n    \"sleep_cpu_ns_per_wait\": ");
-  JsonNumber(out, spin.sleep_per_wait);
-  std::fprintf(out, ",\n    \"spin_cpu_ns_per_blocked_wait\": ");
-  JsonNumber(out, spin.spin_per_blocked_wait);
-  std::fprintf(out, ",\n    \"sleep_cpu_ns_per_blocked_wait\": ");
-  JsonNumber(out, spin.sleep_per_blocked_wait);
+  const std::pair<const char*, double> counts[] = {
+      {"warm_submit_allocations", per_submit},
+      {"bytes_per_parked_submission", memory.parked_submission},
+      {"bytes_per_pending_wait", memory.pending_wait},
+      {"bytes_per_semaphore", memory.semaphore},
+      {"spin_ns", static_cast<double>(spin.spin_ns)},
+      {"spin_cpu_ns_per_wait", spin.spin_per_wait},
+      {"sleep_cpu_ns_per_wait", spin.sleep_per_wait},
+      {"spin_cpu_ns_per_blocked_wait", spin.spin_per_blocked_wait},
+      {"sleep_cpu_ns_per_blocked_wait", spin.sleep_per_blocked_wait},
+  };
+  std::fprintf(out, "\n  },\n  \"counts\": {");
+  for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); ++i) {
+    std::fprintf(out, "%s\n    \"%s\": ", i ? "," : "", counts[i].first);
+    JsonNumber(out, counts[i].second);
+  }
   std::fprintf(out, "\n  },\n  \"targets\": {");
   for (size_t i = 0; i < rows.size(); ++i) {
     std::fprintf(out, "%s\n    \"%s\": {\"target\": ", i ? "," : "",

@@ -28,6 +28,9 @@ FIGURES = {
                                     "BM_SubmitThroughput_Vendor"),
     "graph_vs_stream_256": ("BM_SubmitOps_Graph/256", "BM_SubmitOps_Stream/256"),
     "parked_100k_vs_0": ("BM_SubmitParked/100000", "BM_SubmitParked/0"),
+    "signal_wake_spin_vs_spin": ("BM_SignalWakeSpin_Hal", "BM_SignalWake_Spin"),
+    "mlir_parallel_for_vs_mlir": ("BM_MlirParallelFor_Hal",
+                                  "BM_MlirParallelFor_Mlir"),
 }
 
 

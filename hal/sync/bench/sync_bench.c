@@ -5,7 +5,11 @@
 //     threads over two semaphores) vs raw pthread condvar and raw futex
 //     ping-pongs (per round trip; ratio against the faster baseline);
 //  2. cost of one signal with 1, 1k, 100k pending (not due) timepoints;
-//  3. wait ANY over 1, 16, 1024 semaphores (the last one signaled).
+//  3. wait ANY over 1, 16, 1024 semaphores (the last one signaled);
+//  4. the raw futex ping-pong with busy work before each signal, and the
+//     sleeps per round trip: a woken thread that answers before the
+//     waker's FUTEX_WAKE returns keeps both threads awake, and the round
+//     trip jumps once the answer takes longer (docs/performance.md).
 // The MLIR async runtime comparison is not built (see the docs).
 // Usage: sync_bench [rounds]   (default 20000)
 
@@ -15,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,6 +39,13 @@ static void check(hal_status_t status) {
 
 static uint64_t rounds = 20000;
 
+// The calling thread's voluntary context switches so far (its sleeps).
+static long voluntary_switches(void) {
+  struct rusage usage;
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_nvcsw;
+}
+
 typedef struct hal_pp_t {
   hal_semaphore_t* ping;
   hal_semaphore_t* pong;
@@ -48,18 +60,23 @@ static void* hal_pp_main(void* arg) {
   return NULL;
 }
 
+static double hal_ping_pong_sleeps;  // of the last run, per round trip
+
 static double bench_hal_ping_pong(void) {
   hal_pp_t pp;
   check(hal_semaphore_create_host(hal_allocator_system(), 0, &pp.ping));
   check(hal_semaphore_create_host(hal_allocator_system(), 0, &pp.pong));
   pthread_t thread;
   pthread_create(&thread, NULL, hal_pp_main, &pp);
+  long switches = voluntary_switches();
   hal_time_t start = hal_time_now();
   for (uint64_t i = 1; i <= rounds; ++i) {
     check(hal_semaphore_signal(pp.ping, i));
     check(hal_semaphore_wait(pp.pong, i, hal_infinite_timeout()));
   }
   hal_time_t end = hal_time_now();
+  hal_ping_pong_sleeps =
+      (double)(voluntary_switches() - switches) / (double)rounds;
   pthread_join(thread, NULL);
   hal_semaphore_release(pp.ping);
   hal_semaphore_release(pp.pong);
@@ -115,7 +132,19 @@ static void futex_wait_until(_Atomic uint32_t* word, uint32_t value) {
   }
 }
 
+// Busy work before each futex ping-pong signal (section 4), in ns.
+static hal_duration_t futex_work_ns;
+
+static void futex_busy_work(void) {
+  if (futex_work_ns <= 0)
+    return;
+  hal_time_t end = hal_time_now() + futex_work_ns;
+  while (hal_time_now() < end) {
+  }
+}
+
 static void futex_set(_Atomic uint32_t* word, uint32_t value) {
+  futex_busy_work();
   atomic_store_explicit(word, value, memory_order_release);
   syscall(SYS_futex, (uint32_t*)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
@@ -129,18 +158,21 @@ static void* futex_pp_main(void* arg) {
   return NULL;
 }
 
-static double bench_futex_ping_pong(void) {
+// Per round trip; |*out_sleeps|: the main thread's sleeps per round trip.
+static double bench_futex_ping_pong(double* out_sleeps) {
   futex_pp_t pp;
   atomic_init(&pp.ping, 0);
   atomic_init(&pp.pong, 0);
   pthread_t thread;
   pthread_create(&thread, NULL, futex_pp_main, &pp);
+  long switches = voluntary_switches();
   hal_time_t start = hal_time_now();
   for (uint32_t i = 1; i <= (uint32_t)rounds; ++i) {
     futex_set(&pp.ping, i);
     futex_wait_until(&pp.pong, i);
   }
   hal_time_t end = hal_time_now();
+  *out_sleeps = (double)(voluntary_switches() - switches) / (double)rounds;
   pthread_join(thread, NULL);
   return (double)(end - start) / (double)rounds;
 }
@@ -225,12 +257,15 @@ int main(int argc, char** argv) {
   bench_hal_ping_pong();
   double hal_ns = bench_hal_ping_pong();
   double cv_ns = bench_condvar_ping_pong();
-  double futex_ns = bench_futex_ping_pong();
+  double futex_sleeps = 0;
+  double futex_ns = bench_futex_ping_pong(&futex_sleeps);
   double best = cv_ns < futex_ns ? cv_ns : futex_ns;
   printf("\n1. signal -> woken round trip (ns, lower is better)\n");
-  printf("   hal semaphore      %10.0f\n", hal_ns);
+  printf("   hal semaphore      %10.0f   (%.2f sleeps per round trip)\n",
+         hal_ns, hal_ping_pong_sleeps);
   printf("   pthread condvar    %10.0f\n", cv_ns);
-  printf("   raw futex          %10.0f\n", futex_ns);
+  printf("   raw futex          %10.0f   (%.2f sleeps per round trip)\n",
+         futex_ns, futex_sleeps);
   printf("   hal / faster baseline = %.2fx (target <= 1.5x)\n", hal_ns / best);
   printf("   MLIR async runtime: skipped (comparison shim not built)\n");
   printf("\n2. one host signal with N pending, not-due timepoints (ns)\n");
@@ -244,5 +279,16 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 3; ++i) {
     printf("   N = %-7zu %10.0f\n", widths[i], bench_wait_any(widths[i]));
   }
+  printf(
+      "\n4. raw futex ping-pong with W ns of work before each signal "
+      "(ns per round trip; the main thread's sleeps per round trip)\n");
+  const hal_duration_t works[5] = {0, 250, 500, 1000, 2000};
+  for (int i = 0; i < 5; ++i) {
+    futex_work_ns = works[i];
+    double sleeps = 0;
+    double ns = bench_futex_ping_pong(&sleeps);
+    printf("   W = %-7lld %10.0f   %.2f\n", (long long)works[i], ns, sleeps);
+  }
+  futex_work_ns = 0;
   return 0;
 }

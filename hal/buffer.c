@@ -6,6 +6,11 @@
 #include <string.h>
 
 #include "hal/impl/device.h"
+#include "hal/impl/resource.h"
+
+// How long an allocation that ran out of memory waits for the destroys of
+// released buffers before it gives up (hal_device_allocator_allocate_buffer).
+#define HAL_DEFERRED_FREE_WAIT_NS (10ll * 1000 * 1000 * 1000)
 
 static const hal_buffer_vtable_t* hal_buffer_vtable(hal_buffer_t* buffer) {
   return (const hal_buffer_vtable_t*)buffer->resource.vtable;
@@ -245,8 +250,22 @@ HAL_API hal_status_t hal_device_allocator_allocate_buffer(
                            "buffer size %" PRIu64 " exceeds the address space",
                            byte_length);
   }
-  return allocator->vtable->allocate_buffer(allocator, params, byte_length,
-                                            out_buffer);
+  hal_status_t status = allocator->vtable->allocate_buffer(
+      allocator, params, byte_length, out_buffer);
+  // A buffer its caller released while queue work still used it is
+  // destroyed on libhal's release thread once that work completed (queue
+  // threads never run a destroy, and a vendor free may synchronize the
+  // whole device), a moment after the work's signals. A caller that saw
+  // those signals must not run out of memory such a buffer still holds:
+  // wait for the destroys handed over (bounded) and try once more.
+  if (hal_status_code(status) == HAL_STATUS_RESOURCE_EXHAUSTED &&
+      hal_resource_wait_deferred_destroys(hal_time_now() +
+                                          HAL_DEFERRED_FREE_WAIT_NS)) {
+    hal_status_free(status);
+    status = allocator->vtable->allocate_buffer(allocator, params, byte_length,
+                                                out_buffer);
+  }
+  return status;
 }
 
 HAL_API hal_status_t hal_device_allocator_query_stats(

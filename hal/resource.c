@@ -135,11 +135,15 @@ static struct {
   hal_deferred_node_t* tail;  // under |mutex|
   int busy;                   // destroys running now; under |mutex|
   bool started;               // the thread exists; under |mutex|
+  // Resource destroys handed over and not finished; under |mutex|.
+  int destroys;
+  pthread_cond_t destroys_cond;  // |destroys| fell to zero
 } hal_deferred = {
     .once = PTHREAD_ONCE_INIT,
     .mutex = PTHREAD_MUTEX_INITIALIZER,
     .work_cond = PTHREAD_COND_INITIALIZER,
     .idle_cond = PTHREAD_COND_INITIALIZER,
+    .destroys_cond = PTHREAD_COND_INITIALIZER,
 };
 
 static void hal_resource_destroy_chain(hal_resource_t* resource);
@@ -199,6 +203,8 @@ static void hal_deferred_init(void) {
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
   pthread_cond_destroy(&hal_deferred.idle_cond);
   pthread_cond_init(&hal_deferred.idle_cond, &attr);
+  pthread_cond_destroy(&hal_deferred.destroys_cond);
+  pthread_cond_init(&hal_deferred.destroys_cond, &attr);
   pthread_condattr_destroy(&attr);
   atexit(hal_deferred_drain_at_exit);
 }
@@ -309,17 +315,47 @@ static void hal_resource_run_deferred_destroy(hal_deferred_node_t* node) {
   hal_resource_t* resource =
       (hal_resource_t*)((char*)node - offsetof(hal_resource_t, deferred));
   hal_resource_destroy_chain(resource);
+  pthread_mutex_lock(&hal_deferred.mutex);
+  if (--hal_deferred.destroys == 0)
+    pthread_cond_broadcast(&hal_deferred.destroys_cond);
+  pthread_mutex_unlock(&hal_deferred.mutex);
 }
 
 HAL_API void hal_resource_release(hal_resource_t* resource) {
   if (!resource || !hal_resource_drop(resource))
     return;
   if (hal_defer_depth > 0) {
+    pthread_once(&hal_deferred.once, hal_deferred_init);
+    pthread_mutex_lock(&hal_deferred.mutex);
+    ++hal_deferred.destroys;
+    pthread_mutex_unlock(&hal_deferred.mutex);
     resource->deferred.run = hal_resource_run_deferred_destroy;
     hal_resource_defer_node(&resource->deferred);
   } else {
     hal_resource_destroy_chain(resource);
   }
+}
+
+HAL_API bool hal_resource_wait_deferred_destroys(hal_time_t deadline_ns) {
+  // Inside a bracket the release thread may be busy with work that waits
+  // for this very thread (a device shutdown joining it).
+  if (hal_resource_shutdown_deferred_here())
+    return false;
+  pthread_once(&hal_deferred.once, hal_deferred_init);
+  pthread_mutex_lock(&hal_deferred.mutex);
+  bool pending = hal_deferred.destroys > 0;
+  while (hal_deferred.destroys > 0) {
+    struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000ll),
+                          .tv_nsec = (long)(deadline_ns % 1000000000ll)};
+    if (pthread_cond_timedwait(&hal_deferred.destroys_cond, &hal_deferred.mutex,
+                               &ts) != 0 &&
+        hal_time_now() >= deadline_ns) {
+      break;
+    }
+  }
+  bool done = pending && hal_deferred.destroys == 0;
+  pthread_mutex_unlock(&hal_deferred.mutex);
+  return done;
 }
 
 HAL_API intptr_t hal_resource_ref_count(const void* resource) {

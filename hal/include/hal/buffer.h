@@ -123,6 +123,11 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_buffer_write(hal_buffer_t* buffer,
 // long as its device).
 typedef struct hal_device_allocator_t hal_device_allocator_t;
 
+// A buffer counts until it is destroyed. One whose last reference went
+// with a submission's completion (its caller released it while queue work
+// still used it) is destroyed on libhal's release thread, a moment after
+// that submission's signals: queue threads never run a destroy, and a
+// vendor's free may synchronize the whole device.
 typedef struct hal_memory_stats_t {
   uint64_t total_bytes;       // what the device reports
   uint64_t allocated_bytes;   // live buffers made by this allocator
@@ -131,7 +136,10 @@ typedef struct hal_memory_stats_t {
 
 // Allocates a buffer of |byte_length| (> 0) bytes. Unknown memory-type or
 // usage bits, MAPPING without HOST_VISIBLE, or a size the device cannot hold
-// are INVALID_ARGUMENT / RESOURCE_EXHAUSTED with the reason.
+// are INVALID_ARGUMENT / RESOURCE_EXHAUSTED with the reason. An allocation
+// that runs out of memory while released buffers are still being destroyed
+// (see above) waits for those destroys (up to 10 s) and tries once more,
+// so memory whose last use was seen signaled is available to it.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_allocator_allocate_buffer(
     hal_device_allocator_t* allocator, hal_buffer_params_t params,
     uint64_t byte_length, hal_buffer_t** out_buffer);

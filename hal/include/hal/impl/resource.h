@@ -34,6 +34,7 @@
 #include "hal/base.h"
 #include "hal/resource.h"
 #include "hal/status.h"
+#include "hal/time.h"
 
 // An atomic member of a struct that implementations share (a resource's
 // count, a command buffer's in-flight count). C code uses C11 atomics on
@@ -164,6 +165,15 @@ HAL_API void hal_resource_defer_shutdown_exit(void);
 // True where a blocking teardown must not run on this thread: inside a
 // defer-destruction or a defer-shutdown bracket.
 HAL_API bool hal_resource_shutdown_deferred_here(void);
+
+// Waits until every resource destroy handed to the release thread so far
+// (and any those hand on) has run, or |deadline_ns| passes. True when one
+// was pending at the call and none is at the return: for a caller that
+// failed for lack of memory a released object may still hold (see
+// hal_device_allocator_allocate_buffer). False at once inside a bracket
+// above, where the release thread may be busy with work that waits for
+// this very thread.
+HAL_API bool hal_resource_wait_deferred_destroys(hal_time_t deadline_ns);
 
 // Hands |node| to the release thread, which calls node->run(node) soon, on
 // its own thread (never under a lock). For work that must not run on the

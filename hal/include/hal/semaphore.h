@@ -16,15 +16,22 @@
 // S2 Sticky failure. hal_semaphore_fail() moves the semaphore to a failed
 //    state that never clears; the first failure's status (code and message)
 //    is kept. Query returns a copy of it; every current and future wait
-//    returns a copy of it; queue work waiting on the semaphore never runs and
-//    fails its own signal semaphores with a status that names the cause.
+//    returns a copy of it; queue work waiting on the semaphore fails its
+//    own signal semaphores with a status that names the cause, and never
+//    runs if the failure is known when it is issued. Work already ordered
+//    behind the signaling work on the device (its wait kept as a device
+//    event) may have run when the signaling work's failure comes only
+//    later (a device error reported at completion, or a fail by the host
+//    after the signaling work was issued): its signals fail all the same.
 // S3 Waits. hal_semaphore_wait() and hal_semaphore_list_wait() (ALL or ANY;
 //    an empty list is immediately OK) take immediate, relative, absolute and
 //    infinite timeouts. The result is OK, DEADLINE_EXCEEDED or the failure.
 //    A wait never returns OK before the value is reached, returns soon after
 //    its deadline, and wakes when the value is reached: each waiting thread
 //    sleeps on exactly one wake-up object, posted by the signaler; nothing
-//    polls. A deadline in the past (or a timeout <= 0) checks once and
+//    polls, except for the bounded spin before sleeping that
+//    hal_semaphore_set_spin_ns (HAL_SYNC_SPIN_NS) asks for (off by
+//    default). A deadline in the past (or a timeout <= 0) checks once and
 //    returns at once: that is the documented result, not an error.
 // S4 Wait-before-signal. Queue work may wait on values nobody has signaled
 //    or submitted a signal for yet; it runs once they are reached.

@@ -2,7 +2,7 @@
 // C[i, j] = A[i, j] + B[i, j] over a 1024 x 1024 f32 matrix written as one
 // scf.parallel, which -async-parallel-for (num-workers from the runtime)
 // turns into async.execute blocks dispatched by recursive splitting. Each
-// of 30 repetitions in one process prints its seconds (rtclock from
+// of 100 repetitions in one process prints its seconds (rtclock from
 // libmlir_c_runner_utils); the last line is C[0, 0], which must be 2.
 func private @rtclock() -> f64
 
@@ -10,7 +10,7 @@ func @main() {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = arith.constant 1024 : index
-  %reps = arith.constant 30 : index
+  %reps = arith.constant 100 : index
   %one = arith.constant 1.0 : f32
   %a = memref.alloc(%n, %n) : memref<?x?xf32>
   %b = memref.alloc(%n, %n) : memref<?x?xf32>

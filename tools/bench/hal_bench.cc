@@ -966,8 +966,8 @@ double RunMlirParallelFor(const std::string& runtime) {
       lines.push_back(value);
   }
   int status = pclose(pipe);
-  // 30 repetitions, then C[0, 0] = 1 + 1.
-  if (status != 0 || lines.size() != 31 || lines.back() != 2.0) {
+  // The repetitions (100), then C[0, 0] = 1 + 1.
+  if (status != 0 || lines.size() != 101 || lines.back() != 2.0) {
     std::fprintf(stderr,
                  "hal-bench: the parallel-for program failed on %s (exit "
                  "status %d):\n%s",

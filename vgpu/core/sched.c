@@ -9,13 +9,22 @@
 //
 // |mu| guards the ready list and |shutdown|; it is the innermost lock after
 // stream locks (vgpu_sched_push_locked is called with a stream lock held).
+// Workers sleep on a counting semaphore, |ready|, posted once per push (and
+// once per worker at shutdown), not on a condition variable: glibc's
+// pthread_cond_signal can lose a wake-up when several threads wait on one
+// condition variable (sourceware bug 25847, in Debian 12's glibc), which
+// left a stream listed as ready with every worker asleep. A post is never
+// lost, and each wait that returns has a listed stream (or the shutdown)
+// waiting for it.
+#include <errno.h>
+#include <semaphore.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
 static struct {
   pthread_mutex_t mu;
-  pthread_cond_t cv;
+  sem_t ready;  // posts: streams listed + workers to stop
   vgpu_stream* head;
   vgpu_stream* tail;
   bool shutdown;
@@ -23,16 +32,22 @@ static struct {
   bool closed;  // after vgpu_sched_stop: never start again (unload)
   pthread_t* threads;
   int count;
-} sched = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+} sched = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void* worker_main(void* arg) {
   (void)arg;
-  pthread_mutex_lock(&sched.mu);
   for (;;) {
-    while (sched.head == NULL && !sched.shutdown)
-      pthread_cond_wait(&sched.cv, &sched.mu);
-    if (sched.shutdown)
+    while (sem_wait(&sched.ready) != 0) {
+      if (errno != EINTR) {
+        vgpu_log("stream worker: sem_wait failed (errno %d)", errno);
+        abort();  // internal invariant: nothing would ever run
+      }
+    }
+    pthread_mutex_lock(&sched.mu);
+    if (sched.shutdown) {
+      pthread_mutex_unlock(&sched.mu);
       break;
+    }
     vgpu_stream* s = sched.head;
     sched.head = s->ready_next;
     if (sched.head == NULL)
@@ -41,9 +56,7 @@ static void* worker_main(void* arg) {
     pthread_mutex_unlock(&sched.mu);
     vgpu_stream_run_head(s);
     vgpu_object_release(&s->base);  // the ready list's reference
-    pthread_mutex_lock(&sched.mu);
   }
-  pthread_mutex_unlock(&sched.mu);
   return NULL;
 }
 
@@ -51,6 +64,10 @@ static void* worker_main(void* arg) {
 static void start_locked(void) {
   sched.started = true;
   sched.shutdown = false;
+  if (sem_init(&sched.ready, 0, 0) != 0) {
+    vgpu_log("cannot create the stream workers' semaphore");
+    abort();
+  }
   sched.threads = calloc((size_t)vgpu_cfg.stream_threads, sizeof(pthread_t));
   sched.count = 0;
   for (int i = 0; sched.threads != NULL && i < vgpu_cfg.stream_threads; ++i) {
@@ -80,7 +97,7 @@ void vgpu_sched_push_locked(vgpu_stream* s) {
     sched.head = s;
   }
   sched.tail = s;
-  pthread_cond_signal(&sched.cv);
+  sem_post(&sched.ready);
   pthread_mutex_unlock(&sched.mu);
 }
 
@@ -92,10 +109,12 @@ void vgpu_sched_stop(void) {
     return;
   }
   sched.shutdown = true;
-  pthread_cond_broadcast(&sched.cv);
+  for (int i = 0; i < sched.count; ++i)
+    sem_post(&sched.ready);
   pthread_mutex_unlock(&sched.mu);
   for (int i = 0; i < sched.count; ++i)
     pthread_join(sched.threads[i], NULL);
+  sem_destroy(&sched.ready);
   free(sched.threads);
   sched.threads = NULL;
   sched.count = 0;

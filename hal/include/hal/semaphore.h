@@ -29,9 +29,8 @@
 //    A wait never returns OK before the value is reached, returns soon after
 //    its deadline, and wakes when the value is reached: each waiting thread
 //    sleeps on exactly one wake-up object, posted by the signaler; nothing
-//    polls, except for the bounded spin before sleeping that
-//    hal_semaphore_set_spin_ns (HAL_SYNC_SPIN_NS) asks for (off by
-//    default). A deadline in the past (or a timeout <= 0) checks once and
+//    polls, except for the bounded spin before sleeping of
+//    hal_semaphore_set_spin_ns (HAL_SYNC_SPIN_NS; 1 us by default). A deadline in the past (or a timeout <= 0) checks once and
 //    returns at once: that is the documented result, not an error.
 // S4 Wait-before-signal. Queue work may wait on values nobody has signaled
 //    or submitted a signal for yet; it runs once they are reached.
@@ -149,7 +148,7 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_semaphore_list_wait(
 // HAL_SEMAPHORE_DEFAULT_SPIN_NS (docs/performance.md has the measurement
 // that chose it). Values above HAL_SEMAPHORE_MAX_SPIN_NS are clamped to it.
 // Thread-safe; a wait already spinning keeps the value it read.
-#define HAL_SEMAPHORE_DEFAULT_SPIN_NS ((uint64_t)0)
+#define HAL_SEMAPHORE_DEFAULT_SPIN_NS ((uint64_t)1000)
 #define HAL_SEMAPHORE_MAX_SPIN_NS ((uint64_t)1000000000)
 HAL_API void hal_semaphore_set_spin_ns(uint64_t ns);
 HAL_API uint64_t hal_semaphore_spin_ns(void);

@@ -133,13 +133,24 @@ static void Spin_DeadlineCutsTheSpin(void** state) {
   hal_semaphore_set_spin_ns(SPIN_TEST_ENV_NS);
 }
 
+// Without HAL_SYNC_SPIN_NS the spin is the documented default.
+static void Spin_DefaultWithoutTheEnvironment(void** state) {
+  assert_int_equal(hal_semaphore_spin_ns(), HAL_SEMAPHORE_DEFAULT_SPIN_NS);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
 
 int main(void) {
   const char* env = getenv("HAL_SYNC_SPIN_NS");
-  if (!env || strtoull(env, NULL, 10) != SPIN_TEST_ENV_NS) {
-    fprintf(stderr, "run with HAL_SYNC_SPIN_NS=%d (meson does)\n",
+  if (!env) {
+    const struct CMUnitTest tests[] = {
+        CASE(Spin_DefaultWithoutTheEnvironment),
+    };
+    return cmocka_run_group_tests_name("sync/spin_default", tests, NULL, NULL);
+  }
+  if (strtoull(env, NULL, 10) != SPIN_TEST_ENV_NS) {
+    fprintf(stderr, "run with HAL_SYNC_SPIN_NS=%d or unset (meson does)\n",
             SPIN_TEST_ENV_NS);
     return 1;
   }

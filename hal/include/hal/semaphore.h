@@ -30,8 +30,9 @@
 //    its deadline, and wakes when the value is reached: each waiting thread
 //    sleeps on exactly one wake-up object, posted by the signaler; nothing
 //    polls, except for the bounded spin before sleeping of
-//    hal_semaphore_set_spin_ns (HAL_SYNC_SPIN_NS; 1 us by default). A deadline in the past (or a timeout <= 0) checks once and
-//    returns at once: that is the documented result, not an error.
+//    hal_semaphore_set_spin_ns (HAL_SYNC_SPIN_NS; 1 us by default). A deadline
+//    in the past (or a timeout <= 0) checks once and returns at once: that is
+//    the documented result, not an error.
 // S4 Wait-before-signal. Queue work may wait on values nobody has signaled
 //    or submitted a signal for yet; it runs once they are reached.
 // S5 Visibility. When a wait for value v returns OK, query returns >= v, and

@@ -127,7 +127,9 @@ static const proc_entry table[] = {
     P("cuGraphAddMemcpyNode", 10000, cuGraphAddMemcpyNode)
     P("cuGraphAddKernelNode", 12000, cuGraphAddKernelNode_v2)
     P("cuGraphAddKernelNode", 10000, cuGraphAddKernelNode)
-    P("cuGraphInstantiate", 12000, cuGraphInstantiateWithFlags)
+    // As libcuda: the name keeps its pre-CUDA 12 signature at every
+    // version (cudaTypedefs.h has no PFN_cuGraphInstantiate_v12000); cuda.h's
+    // rename to cuGraphInstantiateWithFlags is the header's alone.
     P("cuGraphInstantiate", 11000, cuGraphInstantiate_v2)
     P("cuGraphInstantiate", 10000, cuGraphInstantiate)
     P("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags)

@@ -617,7 +617,12 @@ static void Knob_HideSymbols(void** state) {
   assert_ptr_equal(fn, dlsym(api.lib, "cuMemAlloc_v2"));
   assert_int_equal(get("cuStreamDestroy", &fn, 13000, 0, &q), CUDA_SUCCESS);
   assert_ptr_equal(fn, dlsym(api.lib, "cuStreamDestroy_v2"));
-  assert_int_equal(get("cuGraphInstantiate", &fn, 12000, 0, &q), CUDA_SUCCESS);
+  // The name cuGraphInstantiate keeps its five-argument signature at every
+  // version, as libcuda's does: the three-argument one has its own name.
+  assert_int_equal(get("cuGraphInstantiate", &fn, 13000, 0, &q), CUDA_SUCCESS);
+  assert_ptr_equal(fn, dlsym(api.lib, "cuGraphInstantiate_v2"));
+  assert_int_equal(get("cuGraphInstantiateWithFlags", &fn, 13000, 0, &q),
+                   CUDA_SUCCESS);
   assert_ptr_equal(fn, dlsym(api.lib, "cuGraphInstantiateWithFlags"));
   assert_int_equal(get("cuGraphInstantiate", &fn, 11000, 0, &q), CUDA_SUCCESS);
   assert_ptr_equal(fn, dlsym(api.lib, "cuGraphInstantiate_v2"));

@@ -839,9 +839,10 @@ static hal_status_t gpu_cuda_graph_instantiate(gpu_adapter_t* adapter,
   *out_exec = NULL;
   GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_GRAPH, "graphs");
   CUgraphExec exec = NULL;
-  GPU_RETURN_IF_ERROR(&cuda->base,
-                      cuda->syms.cuGraphInstantiate(&exec, (CUgraph)graph, 0),
-                      "cuGraphInstantiate");
+  GPU_RETURN_IF_ERROR(
+      &cuda->base,
+      cuda->syms.cuGraphInstantiateWithFlags(&exec, (CUgraph)graph, 0),
+      "cuGraphInstantiate");
   *out_exec = (gpu_graph_exec_t)exec;
   return HAL_OK;
 }

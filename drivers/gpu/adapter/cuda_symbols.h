@@ -8,9 +8,14 @@
 // possibly versioned name, e.g. cuGetProcAddress_v2); all others go through
 // cuGetProcAddress at the version of the cuda.h we are built against, so
 // versioned entry points (cuMemAlloc -> cuMemAlloc_v2, cuDeviceGetUuid ->
-// cuDeviceGetUuid_v2, cuGraphInstantiate -> cuGraphInstantiateWithFlags...)
-// match the signatures below. cuda.h's renaming macros apply to |name|
-// where it is an identifier.
+// cuDeviceGetUuid_v2...) match the signatures below. cuda.h's renaming
+// macros apply to |name| where it is an identifier. Where cuda.h renames
+// an entry point to another API name rather than a versioned export, the
+// table names the new one: cuGetProcAddress("cuGraphInstantiate") hands out
+// the pre-CUDA 12 five-argument function at every version (cudaTypedefs.h
+// has no PFN_cuGraphInstantiate_v12000), so the three-argument one is asked
+// for as cuGraphInstantiateWithFlags. cuda_procaddr_test checks every row
+// against the library's export of the header's name.
 //
 // Needs cuda.h included first.
 
@@ -102,7 +107,7 @@
   X(OPTIONAL, GRAPH, cuGraphAddEmptyNode, CUresult,                            \
     (CUgraphNode* phGraphNode, CUgraph hGraph,                                 \
      const CUgraphNode* dependencies, size_t numDependencies))                 \
-  X(OPTIONAL, GRAPH, cuGraphInstantiate, CUresult,                             \
+  X(OPTIONAL, GRAPH, cuGraphInstantiateWithFlags, CUresult,                    \
     (CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags))      \
   X(OPTIONAL, GRAPH, cuGraphLaunch, CUresult,                                  \
     (CUgraphExec hGraphExec, CUstream hStream))                                \

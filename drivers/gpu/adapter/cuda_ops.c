@@ -378,6 +378,13 @@ static hal_status_t gpu_cuda_memcpy_sync(gpu_adapter_t* adapter,
                       cuda->syms.cuMemcpy((CUdeviceptr)target,
                                           (CUdeviceptr)source, (size_t)length),
                       "cuMemcpy");
+  // cuMemcpy returns once pageable host memory is staged, before the DMA
+  // into device memory ran (and a device-to-device copy does not wait at
+  // all), on the legacy stream, which the queues' non-blocking streams do
+  // not wait for: work submitted next could run before the copy landed.
+  // "Done" means the legacy stream drained.
+  GPU_RETURN_IF_ERROR(&cuda->base, cuda->syms.cuStreamSynchronize(NULL),
+                      "cuStreamSynchronize");
   return HAL_OK;
 }
 

@@ -314,6 +314,10 @@ static hal_status_t gpu_hip_memcpy_sync(gpu_adapter_t* adapter,
       hip->syms.hipMemcpy(gpu_hip_pointer(target), gpu_hip_pointer(source),
                           (size_t)length, hipMemcpyDefault),
       "hipMemcpy");
+  // As cuda_ops.c: the null stream drained, whatever the runtime's rules
+  // for pageable staging and device-to-device copies.
+  GPU_RETURN_IF_ERROR(&hip->base, hip->syms.hipStreamSynchronize(NULL),
+                      "hipStreamSynchronize");
   return HAL_OK;
 }
 

@@ -1435,5 +1435,7 @@ int main(void) {
     const struct CMUnitTest rank[] = {cmocka_unit_test(rank_process_case)};
     return cts_main("collective", rank, HAL_ARRAYSIZE(rank));
   }
-  return cts_main("collective", tests, HAL_ARRAYSIZE(tests));
+  // Every case joins ranks on two devices (NCCL refuses two ranks on one).
+  return cts_main_needing_devices("collective", tests, HAL_ARRAYSIZE(tests),
+                                  kRanks);
 }

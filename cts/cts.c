@@ -264,6 +264,11 @@ void cts_run_threads(size_t count, cts_thread_fn_t fn, void* args,
 
 int cts_main(const char* suite, const struct CMUnitTest* tests,
              size_t test_count) {
+  return cts_main_needing_devices(suite, tests, test_count, 0);
+}
+
+int cts_main_needing_devices(const char* suite, const struct CMUnitTest* tests,
+                             size_t test_count, uint32_t devices) {
   memset(&cts_context, 0, sizeof(cts_context));
   cts_context.driver_name = getenv("CTS_DRIVER");
   if (!cts_context.driver_name || !*cts_context.driver_name) {
@@ -303,6 +308,15 @@ int cts_main(const char* suite, const struct CMUnitTest* tests,
     hal_driver_release(cts_context.driver);
     hal_driver_registry_free(cts_context.registry);
     return 1;
+  }
+
+  if (!host && cts_context.device_count < devices) {
+    printf("cts: SKIPPED: suite %s needs %" PRIu32
+           " devices; driver %s has %" PRIu32 "\n",
+           suite, devices, cts_context.driver_name, cts_context.device_count);
+    hal_driver_release(cts_context.driver);
+    hal_driver_registry_free(cts_context.registry);
+    return 77;  // meson's "skipped"
   }
 
   char group[128];

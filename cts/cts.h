@@ -172,6 +172,11 @@ void cts_run_threads(size_t count, cts_thread_fn_t fn, void* args,
 // Runs |tests| as group "DRIVER/<suite>" and returns the exit code.
 int cts_main(const char* suite, const struct CMUnitTest* tests,
              size_t test_count);
+// The same for a suite whose every case needs |devices| devices of the
+// driver: with fewer, it runs nothing and exits 77 (meson's "skipped"),
+// saying why (a machine with one GPU).
+int cts_main_needing_devices(const char* suite, const struct CMUnitTest* tests,
+                             size_t test_count, uint32_t devices);
 
 #define CTS_MAIN(suite, tests)                               \
   int main(void) {                                           \

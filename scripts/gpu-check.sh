@@ -10,18 +10,20 @@
 # 1. Here, on a machine that reaches the Debian mirror (no root needed):
 #      ./scripts/gpu-check.sh --prepare
 #    fills build-gpu-deps/ (ignored) with what the GPU machine may lack:
-#    cmocka (libcmocka0, libcmocka-dev) with a relocatable cmocka.pc, pkgconf
+#    cmocka (libcmocka0, libcmocka-dev) with a relocatable cmocka.pc, Google
+#    Benchmark (libbenchmark1debian, libbenchmark-dev: hal-bench), pkgconf
 #    (used there only if it has no pkg-config), a copy of cuda.h (used only
 #    if it has none) and the test kernels' PTX compiled by this machine's
-#    nvcc (used only if it has no nvcc). About 2 MiB.
+#    nvcc (used only if it has no nvcc). About 3 MiB.
 # 2. Carry build-gpu-deps with the working tree to the GPU machine, and
 #    there, in the repository root (no network needed):
 #      OUT=/some/dir ./scripts/gpu-check.sh       (OUT defaults to ./build-gpu-out)
 #
 # $OUT gets at most 8 files: summary.txt (each step, its exit code, its
 # time; the verdict), logs.tar.gz (every log: build-gpu-logs/), nvidia-smi.txt,
-# devices.json, cts-testlog.txt, cts-testlog.json and figures.txt (hal-run
-# and hal-bench-submit on the real GPU and on the virtual GPU). summary.txt
+# devices.json, cts-testlog.json, figures.txt (hal-run and hal-bench-submit
+# on the real GPU and on the virtual GPU) and hal-bench-real.json (every
+# hal-bench figure on the real GPU; the virtual GPU's is in the logs). summary.txt
 # and logs.tar.gz are rewritten after every step, so a run cut short still
 # leaves them. Build tree: build-gpu (made afresh each run; -Dvgpu=enabled
 # only for the comparison runs).
@@ -50,8 +52,9 @@ root=$(pwd)
 deps="$root/build-gpu-deps"
 deps_usr="$deps/root/usr"
 deps_libdir="$deps_usr/lib/x86_64-linux-gnu"
-# The Debian packages --prepare fetches: cmocka, and pkgconf with its library.
-deps_packages="libcmocka0 libcmocka-dev pkgconf-bin libpkgconf3"
+# The Debian packages --prepare fetches: cmocka, Google Benchmark (hal-bench),
+# and pkgconf with its library.
+deps_packages="libcmocka0 libcmocka-dev libbenchmark1debian libbenchmark-dev pkgconf-bin libpkgconf3"
 # What tools/kernels/meson.build passes nvcc (--prepare compiles the same).
 ptx_arch="-arch=compute_75"
 
@@ -109,6 +112,18 @@ prepare() {
     grep -E '^(Name|Description|Version|URL):' "$pc"
     # shellcheck disable=SC2016
     printf '%s\n' 'Libs: -L${libdir} -lcmocka' 'Cflags: -I${includedir}'
+  } >"$pc.new" && mv -f "$pc.new" "$pc"
+  # benchmark.pc likewise (hal-bench is built where pkg-config finds it).
+  pc="$deps_libdir/pkgconfig/benchmark.pc"
+  [ -f "$pc" ] || { echo "gpu-check: $pc is missing from libbenchmark-dev"; exit 1; }
+  {
+    # shellcheck disable=SC2016
+    printf '%s\n' 'prefix=${pcfiledir}/../../..' \
+      'libdir=${prefix}/lib/x86_64-linux-gnu' 'includedir=${prefix}/include' ''
+    grep -E '^(Name|Description|Version|URL):' "$pc"
+    # shellcheck disable=SC2016
+    printf '%s\n' 'Libs: -L${libdir} -lbenchmark' 'Libs.private: -lpthread' \
+      'Cflags: -I${includedir}'
   } >"$pc.new" && mv -f "$pc.new" "$pc"
 
   # pkgconf, for a machine without pkg-config.
@@ -265,8 +280,8 @@ logs=${GPU_CHECK_LOGS:-$root/build-gpu-logs}
 rm -rf "$logs"
 mkdir -p "$logs/bin" || exit 1
 rm -f "$OUT/summary.txt" "$OUT/logs.tar.gz" "$OUT/nvidia-smi.txt" \
-  "$OUT/devices.json" "$OUT/cts-testlog.txt" "$OUT/cts-testlog.json" \
-  "$OUT/figures.txt"
+  "$OUT/devices.json" "$OUT/cts-testlog.json" "$OUT/figures.txt" \
+  "$OUT/hal-bench-real.json"
 summary="$OUT/summary.txt"
 
 force=${GPU_CHECK_FORCE:-0}
@@ -631,6 +646,9 @@ if [ -f "$deps_libdir/pkgconfig/cmocka.pc" ]; then
   PKG_CONFIG_PATH="$deps_libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
   export PKG_CONFIG_PATH
   link_args="-Wl,-rpath,$deps_libdir"
+  # hal-bench (C++) links the carried Google Benchmark: the same rpath.
+  LDFLAGS="$link_args${LDFLAGS:+ $LDFLAGS}"
+  export LDFLAGS
   choices="$choices cmocka: carried;"
 else
   choices="$choices cmocka: the machine's (none carried);"
@@ -723,12 +741,13 @@ step_fail_if="skipped:" step_fail_why="a driver was skipped"
 step bench-real "$(t 90)" env HAL_DRIVER_PATH="$root/build-gpu/drivers" \
   HAL_CUDA_LIBRARY="$real_cuda" HAL_SYNC_MAX_WAIT_MS=120000 \
   "$bench" --drivers=cuda_stream,cuda_graph --submits=1000
-# hal-bench (every figure against the raw CUDA calls) where the machine had
-# Google Benchmark to build it.
+# hal-bench (every figure against the raw CUDA calls, its default 15
+# interleaved repetitions) where Google Benchmark was there to build it.
 if [ -x "$root/build-gpu/tools/hal-bench" ]; then
   step hal-bench-real "$(t 180)" env HAL_DRIVER_PATH="$root/build-gpu/drivers" \
     HAL_CUDA_LIBRARY="$real_cuda" HAL_SYNC_MAX_WAIT_MS=120000 \
-    "$root/build-gpu/tools/hal-bench" --repetitions=5 --json="$logs/hal-bench.json"
+    "$root/build-gpu/tools/hal-bench" --json="$logs/hal-bench-real.json"
+  cp "$logs/hal-bench-real.json" "$OUT/hal-bench-real.json" 2>/dev/null
 else
   echo "hal-bench-real: not built (no Google Benchmark on this machine)" >>"$summary"
 fi
@@ -741,7 +760,7 @@ step cts "$(t 240)" "$meson" test -C build-gpu --no-rebuild --print-errorlogs \
   --timeout-multiplier "$scale"
 for ext in txt json; do
   if [ -f "build-gpu/meson-logs/testlog.$ext" ]; then
-    cp "build-gpu/meson-logs/testlog.$ext" "$OUT/cts-testlog.$ext"
+    [ "$ext" = json ] && cp "build-gpu/meson-logs/testlog.$ext" "$OUT/cts-testlog.$ext"
     cp "build-gpu/meson-logs/testlog.$ext" "$logs/cts-testlog.$ext"
   fi
 done
@@ -793,14 +812,30 @@ if step benchmark-list "$(t 30)" "$meson" test -C build-gpu --no-rebuild --bench
   fi
 fi
 
-# --- collectives
+# --- collectives: one rank on the one GPU (NCCL refuses two ranks on one
+# device), through the machine's libnccl.so.2: the loader's, else the one a
+# Python package carries.
 {
-  echo "The HAL has no collectives yet: no all-reduce to run. What NCCL this machine has:"
+  echo "What NCCL this machine has:"
   ls -l /usr/lib/x86_64-linux-gnu/libnccl* /usr/local/cuda/lib*/libnccl* 2>&1
   if have ldconfig; then ldconfig -p | grep -i nccl; fi
   if have timeout && have nvidia-smi; then timeout 20 nvidia-smi topo -m; fi
 } >"$logs/collectives.log" 2>&1
-skip all-reduce "the HAL has no collectives yet (collectives.log: the NCCL libraries found)"
+nccl=${HAL_NCCL_LIBRARY:-}
+if [ -z "$nccl" ] && have ldconfig && ldconfig -p | grep -q 'libnccl\.so\.2 '; then
+  nccl=libnccl.so.2
+fi
+if [ -z "$nccl" ] && have python3; then
+  nccl=$(python3 -c 'import glob, os, nvidia.nccl as n; print((glob.glob(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2")) or [""])[0])' 2>/dev/null)
+fi
+if [ -n "$nccl" ]; then
+  echo "HAL_NCCL_LIBRARY=$nccl" >>"$logs/collectives.log"
+  step_fail_if="the virtual GPU (" step_fail_why="ran on the virtual GPU, not the real one"
+  step all-reduce-1-rank "$(t 90)" env HAL_NCCL_LIBRARY="$nccl" HAL_SYNC_MAX_WAIT_MS=60000 \
+    "$hal_run" --ranks=1 --driver=cuda_stream --elements=1048576
+else
+  skip all-reduce-1-rank "no libnccl.so.2 found (collectives.log)"
+fi
 
 if [ "$n_fail" -eq 0 ]; then
   finish 0 "every step passed"

@@ -509,9 +509,15 @@ void vgpu_stream_discard_locked(vgpu_stream* stream);
 // Pushes |stream| (which the caller holds locked, state READY) onto the
 // ready list; takes a reference for the list.
 void vgpu_sched_push_locked(vgpu_stream* stream);
+// The same for the worker that ran |stream|'s head, at the end of
+// vgpu_stream_run_head: it wakes nobody, since that worker looks at the
+// list next (its run_head returns true).
+void vgpu_sched_relist_locked(vgpu_stream* stream);
 void vgpu_sched_stop(void);
-// Runs one op of a stream on the current worker (stream.c).
-void vgpu_stream_run_head(vgpu_stream* stream);
+// Runs one op of a stream on the current worker (stream.c). Returns true
+// when the stream went back on the ready list through
+// vgpu_sched_relist_locked, which the worker must look at before it sleeps.
+bool vgpu_stream_run_head(vgpu_stream* stream);
 
 // ------------------------------------------------------------ graph_exec.c
 

@@ -9,13 +9,22 @@
 //
 // |mu| guards the ready list and |shutdown|; it is the innermost lock after
 // stream locks (vgpu_sched_push_locked is called with a stream lock held).
-// Workers sleep on a counting semaphore, |ready|, posted once per push (and
-// once per worker at shutdown), not on a condition variable: glibc's
-// pthread_cond_signal can lose a wake-up when several threads wait on one
-// condition variable (sourceware bug 25847, in Debian 12's glibc), which
-// left a stream listed as ready with every worker asleep. A post is never
-// lost, and each wait that returns has a listed stream (or the shutdown)
-// waiting for it.
+// Workers sleep on a counting semaphore, |ready|, not on a condition
+// variable: glibc's pthread_cond_signal can lose a wake-up when several
+// threads wait on one condition variable (sourceware bug 25847, in Debian
+// 12's glibc), which left a stream listed as ready with every worker asleep.
+// A post is never lost. The accounting, all under |mu| except the waits:
+// - a worker looks at the list before it sleeps, and a look is "paid" when
+//   the worker comes from a wait that returned (it took a post) or from a
+//   run_head that re-listed its stream without a post;
+// - vgpu_sched_push_locked posts once per listing; vgpu_sched_relist_locked
+//   (the worker re-listing the stream it ran) posts nothing, so the common
+//   case of one busy stream wakes nobody: that worker runs it on;
+// - an unpaid look that pops a stream takes a post back (sem_trywait; none
+//   left means a paid look elsewhere covers it).
+// So the count plus the paid looks to come never falls below the streams
+// listed: no listed stream waits while every worker sleeps, and the count
+// stays near the list's length (it cannot overflow).
 #include <errno.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -36,25 +45,34 @@ static struct {
 
 static void* worker_main(void* arg) {
   (void)arg;
+  bool paid = false;  // this look at the list is paid for (see above)
   for (;;) {
-    while (sem_wait(&sched.ready) != 0) {
-      if (errno != EINTR) {
-        vgpu_log("stream worker: sem_wait failed (errno %d)", errno);
-        abort();  // internal invariant: nothing would ever run
-      }
-    }
     pthread_mutex_lock(&sched.mu);
     if (sched.shutdown) {
       pthread_mutex_unlock(&sched.mu);
       break;
     }
     vgpu_stream* s = sched.head;
-    sched.head = s->ready_next;
-    if (sched.head == NULL)
-      sched.tail = NULL;
-    s->ready_next = NULL;
+    if (s != NULL) {
+      sched.head = s->ready_next;
+      if (sched.head == NULL)
+        sched.tail = NULL;
+      s->ready_next = NULL;
+      if (!paid)
+        (void)sem_trywait(&sched.ready);  // EAGAIN: a paid look covers it
+    }
     pthread_mutex_unlock(&sched.mu);
-    vgpu_stream_run_head(s);
+    paid = false;
+    if (s == NULL) {
+      if (sem_wait(&sched.ready) == 0) {
+        paid = true;
+      } else if (errno != EINTR) {
+        vgpu_log("stream worker: sem_wait failed (errno %d)", errno);
+        abort();  // internal invariant: nothing would ever run
+      }
+      continue;
+    }
+    paid = vgpu_stream_run_head(s);
     vgpu_object_release(&s->base);  // the ready list's reference
   }
   return NULL;
@@ -81,7 +99,8 @@ static void start_locked(void) {
   }
 }
 
-void vgpu_sched_push_locked(vgpu_stream* s) {
+// Lists |s|; |post| says whether a sleeping worker may be needed for it.
+static void list(vgpu_stream* s, bool post) {
   pthread_mutex_lock(&sched.mu);
   if (sched.closed) {
     pthread_mutex_unlock(&sched.mu);  // unloading: work is discarded
@@ -97,8 +116,17 @@ void vgpu_sched_push_locked(vgpu_stream* s) {
     sched.head = s;
   }
   sched.tail = s;
-  sem_post(&sched.ready);
+  if (post)
+    sem_post(&sched.ready);
   pthread_mutex_unlock(&sched.mu);
+}
+
+void vgpu_sched_push_locked(vgpu_stream* s) {
+  list(s, true);
+}
+
+void vgpu_sched_relist_locked(vgpu_stream* s) {
+  list(s, false);
 }
 
 void vgpu_sched_stop(void) {

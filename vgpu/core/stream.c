@@ -291,12 +291,12 @@ static void stream_waiter_fn(vgpu_mark_waiter* waiter) {
   vgpu_object_release(&s->base);  // the reference taken when blocking
 }
 
-void vgpu_stream_run_head(vgpu_stream* s) {
+bool vgpu_stream_run_head(vgpu_stream* s) {
   pthread_mutex_lock(&s->mu);
   vgpu_op* op = s->head;
   if (op == NULL || s->state != VGPU_STREAM_READY) {
     pthread_mutex_unlock(&s->mu);  // discarded at teardown
-    return;
+    return false;
   }
   if (op->type == VGPU_OP_WAIT && !vgpu_mark_done(op->mark)) {
     s->state = VGPU_STREAM_BLOCKED;
@@ -304,7 +304,7 @@ void vgpu_stream_run_head(vgpu_stream* s) {
     vgpu_object_retain(&s->base);  // owned by the waiter registration
     if (vgpu_mark_add_waiter(op->mark, &s->waiter)) {
       pthread_mutex_unlock(&s->mu);
-      return;
+      return false;
     }
     // Completed in between: run on. The worker still holds a reference.
     s->blocked_on = NULL;
@@ -346,15 +346,17 @@ void vgpu_stream_run_head(vgpu_stream* s) {
     released = vgpu_mark_complete_deferred(op->mark, status);
   if (s->sync_waiters > 0)
     pthread_cond_broadcast(&s->drained_cv);
-  if (s->head != NULL) {
+  bool relisted = s->head != NULL;
+  if (relisted) {
     s->state = VGPU_STREAM_READY;
-    vgpu_sched_push_locked(s);
+    vgpu_sched_relist_locked(s);
   } else {
     s->state = VGPU_STREAM_IDLE;
   }
   pthread_mutex_unlock(&s->mu);
   vgpu_mark_run_waiters(released);
   vgpu_op_free(op);
+  return relisted;
 }
 
 void vgpu_stream_discard_locked(vgpu_stream* s) {

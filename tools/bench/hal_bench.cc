@@ -1184,11 +1184,19 @@ int Report(const char* json_path, uint64_t warm_allocations,
   }
   for (const Row& row : rows) {
     if (!std::isfinite(row.ratio)) {
-      bool mlir =
-          std::strcmp(row.figure->hal_case, "BM_MlirParallelFor_Hal") == 0;
-      std::printf("%-28s not run (%s)\n", row.figure->key,
-                  mlir && !g_mlir.skipped.empty() ? g_mlir.skipped.c_str()
-                                                  : "--benchmark_filter");
+      // Why: the MLIR figure's missing tools, an all-reduce's missing
+      // devices or channels, else the filter left the cases out.
+      const char* why = "--benchmark_filter";
+      const char* hal_case = row.figure->hal_case;
+      if (std::strcmp(hal_case, "BM_MlirParallelFor_Hal") == 0 &&
+          !g_mlir.skipped.empty())
+        why = g_mlir.skipped.c_str();
+      for (int ranks : {2, 4}) {
+        std::string name = "BM_AllReduce_Hal/" + std::to_string(ranks);
+        if (name == hal_case && !g_all_reduce[ranks].skipped.empty())
+          why = g_all_reduce[ranks].skipped.c_str();
+      }
+      std::printf("%-28s not run (%s)\n", row.figure->key, why);
       continue;
     }
     char hal_range[32], base_range[32];

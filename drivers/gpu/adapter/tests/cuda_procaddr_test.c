@@ -68,10 +68,11 @@ static void ProcAddress_EveryRowIsTheHeadersExport(void** state) {
     ++checked;
     if (result != CUDA_SUCCESS || fn != exported) {
       ++wrong;
-      print_message("%s at %d: cuGetProcAddress gave %p (result %d), the "
-                    "export %s is %p\n",
-                    row->api_name, CUDA_VERSION, fn, (int)result,
-                    row->export_name, exported);
+      print_message(
+          "%s at %d: cuGetProcAddress gave %p (result %d), the "
+          "export %s is %p\n",
+          row->api_name, CUDA_VERSION, fn, (int)result, row->export_name,
+          exported);
     }
   }
   print_message("%d of %zu rows checked through cuGetProcAddress, %d wrong\n",

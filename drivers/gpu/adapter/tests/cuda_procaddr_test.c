@@ -82,9 +82,12 @@ static void ProcAddress_EveryRowIsTheHeadersExport(void** state) {
   dlclose(lib);
 }
 
+// The test list: CASE binds this program's (empty) fixture.
+#define CASE(name) cmocka_unit_test(name)
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(ProcAddress_EveryRowIsTheHeadersExport),
+      CASE(ProcAddress_EveryRowIsTheHeadersExport),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

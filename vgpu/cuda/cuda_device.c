@@ -267,6 +267,34 @@ VGPU_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
   return fault ? (CUresult)fault : vgpu_cu_result(st);
 }
 
+// CUDA 13's forms, which take the context (NULL: the current one); what
+// cuGetProcAddress hands out for "cuCtxGetDevice" and "cuCtxSynchronize"
+// at 13000, as libcuda does.
+static vgpu_status context_device(CUcontext ctx, int* ordinal) {
+  if (ctx == NULL)
+    return vgpu_cu_current_device(ordinal);
+  return vgpu_context_device((uint64_t)(uintptr_t)ctx, ordinal);
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device,
+                                               CUcontext ctx) {
+  VGPU_CU_ENTER("cuCtxGetDevice");
+  if (device == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  int dev = 0;
+  VGPU_CU_TRY(context_device(ctx, &dev));
+  *device = dev;
+  return CUDA_SUCCESS;
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
+  VGPU_CU_ENTER_SYNC("cuCtxSynchronize", fault);
+  int dev = 0;
+  VGPU_CU_TRY(context_device(ctx, &dev));
+  vgpu_status st = vgpu_device_synchronize(dev);
+  return fault ? (CUresult)fault : vgpu_cu_result(st);
+}
+
 VGPU_EXPORT CUresult CUDAAPI cuMemGetInfo(size_t* free, size_t* total) {
   VGPU_CU_ENTER("cuMemGetInfo");
   if (free == NULL || total == NULL)
@@ -274,4 +302,13 @@ VGPU_EXPORT CUresult CUDAAPI cuMemGetInfo(size_t* free, size_t* total) {
   int dev = 0;
   VGPU_CU_TRY(vgpu_cu_current_device(&dev));
   return vgpu_cu_result(vgpu_device_memory_info(dev, free, total));
+}
+
+// The CUDA 9.2 name, which libcuda still exports beside cuDeviceGetUuid_v2
+// (cuda.h renames the name to the latter) and which cuGetProcAddress hands
+// out below CUDA 11.4.
+#undef cuDeviceGetUuid
+VGPU_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice dev);
+VGPU_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
+  return cuDeviceGetUuid_v2(uuid, dev);
 }

@@ -21,6 +21,8 @@
 #undef cuEventDestroy
 #undef cuEventElapsedTime
 #undef cuDevicePrimaryCtxRelease
+#undef cuDeviceGetUuid
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid*, CUdevice);
 CUresult CUDAAPI cuGraphInstantiate(CUgraphExec*, CUgraph, CUgraphNode*, char*,
                                     size_t);
 CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec*, CUgraph, CUgraphNode*,
@@ -59,7 +61,8 @@ static const proc_entry table[] = {
     P("cuDeviceGet", 2000, cuDeviceGet)
     P("cuDeviceGetName", 2000, cuDeviceGetName)
     P("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute)
-    P("cuDeviceGetUuid", 9020, cuDeviceGetUuid_v2)
+    P("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2)
+    P("cuDeviceGetUuid", 9020, cuDeviceGetUuid)
     P("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2)
     P("cuDeviceComputeCapability", 2000, cuDeviceComputeCapability)
     P("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain)
@@ -69,7 +72,9 @@ static const proc_entry table[] = {
     P("cuCtxGetCurrent", 4000, cuCtxGetCurrent)
     P("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2)
     P("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2)
+    P("cuCtxGetDevice", 13000, cuCtxGetDevice_v2)
     P("cuCtxGetDevice", 2000, cuCtxGetDevice)
+    P("cuCtxSynchronize", 13000, cuCtxSynchronize_v2)
     P("cuCtxSynchronize", 2000, cuCtxSynchronize)
     P("cuMemGetInfo", 3020, cuMemGetInfo_v2)
     P("cuMemAlloc", 3020, cuMemAlloc_v2)

@@ -624,6 +624,14 @@ static void Knob_HideSymbols(void** state) {
   assert_int_equal(get("cuGraphInstantiateWithFlags", &fn, 13000, 0, &q),
                    CUDA_SUCCESS);
   assert_ptr_equal(fn, dlsym(api.lib, "cuGraphInstantiateWithFlags"));
+  // CUDA 13 gave cuCtxGetDevice and cuCtxSynchronize a context argument
+  // under the same names.
+  assert_int_equal(get("cuCtxSynchronize", &fn, 13000, 0, &q), CUDA_SUCCESS);
+  assert_ptr_equal(fn, dlsym(api.lib, "cuCtxSynchronize_v2"));
+  assert_int_equal(get("cuCtxSynchronize", &fn, 12080, 0, &q), CUDA_SUCCESS);
+  assert_ptr_equal(fn, dlsym(api.lib, "cuCtxSynchronize"));
+  assert_int_equal(get("cuCtxGetDevice", &fn, 13000, 0, &q), CUDA_SUCCESS);
+  assert_ptr_equal(fn, dlsym(api.lib, "cuCtxGetDevice_v2"));
   assert_int_equal(get("cuGraphInstantiate", &fn, 11000, 0, &q), CUDA_SUCCESS);
   assert_ptr_equal(fn, dlsym(api.lib, "cuGraphInstantiate_v2"));
   assert_int_equal(get("cuGraphCreate", &fn, 9000, 0, &q),

@@ -272,6 +272,8 @@ void vgpu_config_load(const vgpu_facade* facade) {
     vgpu_cfg.kernel_threads = (int)v;
   if (env_uint("VGPU_JITTER_US", 0, 1000000, &v))
     vgpu_cfg.jitter_us = (unsigned)v;
+  if (env_uint("VGPU_PAGEABLE_COPY_DELAY_US", 0, 10000000, &v))
+    vgpu_cfg.pageable_copy_delay_us = (unsigned)v;
   if (env_uint("VGPU_MAX_WAIT_MS", 0, 86400000, &v))
     vgpu_cfg.max_wait_ms = (unsigned)v;
   if (env_uint("VGPU_CCL_TIMEOUT_MS", 0, 86400000, &v))
@@ -397,7 +399,10 @@ uint64_t vgpu_now_ns(void) {
 void vgpu_jitter(uint64_t a, uint64_t b) {
   if (vgpu_cfg.jitter_us == 0)
     return;
-  uint64_t us = vgpu_hash(0x6a17, a, b) % ((uint64_t)vgpu_cfg.jitter_us + 1);
+  vgpu_sleep_us(vgpu_hash(0x6a17, a, b) % ((uint64_t)vgpu_cfg.jitter_us + 1));
+}
+
+void vgpu_sleep_us(uint64_t us) {
   if (us == 0)
     return;
   struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};

@@ -52,6 +52,10 @@ typedef struct vgpu_config {
   int fail_exit_code;
   uint64_t seed;
   unsigned jitter_us;
+  // VGPU_PAGEABLE_COPY_DELAY_US: when non-zero, a synchronous copy from
+  // pageable host memory to device memory returns once the source is
+  // staged, and lands this long later on the default stream (copy.c).
+  unsigned pageable_copy_delay_us;
   int stream_threads;
   int kernel_threads;
   unsigned max_wait_ms;
@@ -82,6 +86,8 @@ void vgpu_call_counts_flush(void);
 uint64_t vgpu_hash(uint64_t a, uint64_t b, uint64_t c);
 // Sleeps the jitter for operation (a, b), if jitter is on.
 void vgpu_jitter(uint64_t a, uint64_t b);
+// Sleeps |us| microseconds (EINTR resumed).
+void vgpu_sleep_us(uint64_t us);
 uint64_t vgpu_now_ns(void);
 // Strict-mode misuse reports so far (for VGPU_FAIL_EXIT_CODE).
 extern atomic_uint_fast64_t vgpu_misuse_count;
@@ -416,6 +422,10 @@ typedef struct vgpu_work {
   vgpu_host_call host;
   vgpu_work_collective collective;
   vgpu_alloc* ordered;  // MEM_ALLOC, MEM_FREE: holds a reference
+  // COPY of a staged pageable source: the heap copy (freed with the work)
+  // and how long the copy waits before it lands.
+  void* staged;
+  unsigned delay_us;
 } vgpu_work;
 
 // Checks |work| at enqueue time and collects the memory it uses.

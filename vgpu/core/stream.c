@@ -498,9 +498,36 @@ vgpu_status vgpu_stream_host_call(uint64_t stream, int ordinal,
   return submit_work(stream, ordinal, &w, false);
 }
 
+// CUDA's synchronous copy from pageable host memory to device memory
+// "returns once the pageable buffer has been copied to the staging memory
+// for DMA transfer to device memory, but the DMA to final destination may
+// not have completed", on the legacy stream. With
+// VGPU_PAGEABLE_COPY_DELAY_US set, a synchronous 1D copy of that kind does
+// that: the source is copied to the heap and the copy lands on the default
+// stream that long later, so a runtime that takes the return for
+// completion sees its later work on other streams overtaken.
+static bool copy_is_staged(const vgpu_copy* copy, bool sync) {
+  if (!sync || vgpu_cfg.pageable_copy_delay_us == 0 || copy->width == 0 ||
+      copy->height != 1 || copy->depth != 1 ||
+      copy->dst_kind == VGPU_PTR_HOST || copy->src_kind == VGPU_PTR_DEVICE)
+    return false;
+  int ordinal = -1;
+  return vgpu_mem_classify(copy->dst, &ordinal) == VGPU_PTR_DEVICE &&
+         vgpu_mem_is_pageable(copy->src);
+}
+
 vgpu_status vgpu_stream_copy(uint64_t stream, int ordinal,
                              const vgpu_copy* copy, bool sync) {
   vgpu_work w = {.type = VGPU_WORK_COPY, .copy = *copy};
+  if (copy_is_staged(copy, sync)) {
+    w.staged = malloc(copy->width);
+    if (w.staged == NULL)
+      return VGPU_ERR_OUT_OF_MEMORY;
+    memcpy(w.staged, copy->src, copy->width);
+    w.copy.src = w.staged;
+    w.delay_us = vgpu_cfg.pageable_copy_delay_us;
+    return submit_work(0, ordinal, &w, false);
+  }
   return submit_work(stream, ordinal, &w, sync);
 }
 

@@ -208,6 +208,9 @@ vgpu_status vgpu_mem_free(void* ptr, bool host);
 // Which kind a pointer is: VGPU_PTR_DEVICE inside a live device
 // allocation, VGPU_PTR_HOST otherwise; |*ordinal| its device (or -1).
 vgpu_ptr_kind vgpu_mem_classify(const void* ptr, int* ordinal);
+// True for host memory outside every allocation (neither device memory nor
+// pinned host memory).
+bool vgpu_mem_is_pageable(const void* ptr);
 
 // --- stream-ordered allocation (pool.c)
 //
@@ -281,7 +284,7 @@ vgpu_status vgpu_stream_wait_event(uint64_t stream, int ordinal,
 vgpu_status vgpu_stream_host_call(uint64_t stream, int ordinal,
                                   const vgpu_host_call* call);
 // Copies and fills; |sync| ones run on the default stream and return when
-// done.
+// done (but see VGPU_PAGEABLE_COPY_DELAY_US in stream.c).
 vgpu_status vgpu_stream_copy(uint64_t stream, int ordinal,
                              const vgpu_copy* copy, bool sync);
 vgpu_status vgpu_stream_fill(uint64_t stream, int ordinal,

@@ -1,5 +1,6 @@
 // One unit of device work (copy, fill, kernel, host function), shared by
 // stream operations and graph nodes.
+#include <stdlib.h>
 #include <string.h>
 
 #include "ccl.h"
@@ -28,6 +29,7 @@ void vgpu_work_run(const vgpu_work* work, vgpu_status status) {
     case VGPU_WORK_EMPTY:
       break;
     case VGPU_WORK_COPY:
+      vgpu_sleep_us(work->delay_us);
       if (status == VGPU_OK)
         vgpu_copy_run(&work->copy);
       break;
@@ -58,6 +60,7 @@ void vgpu_work_run(const vgpu_work* work, vgpu_status status) {
 
 void vgpu_work_copy_from(vgpu_work* dst, const vgpu_work* src) {
   *dst = *src;
+  dst->staged = NULL;  // stream copies only: never a graph node's
   if (dst->launch != NULL)
     vgpu_launch_retain(dst->launch);
   if (dst->collective.done != NULL)
@@ -67,6 +70,7 @@ void vgpu_work_copy_from(vgpu_work* dst, const vgpu_work* src) {
 }
 
 void vgpu_work_clear(vgpu_work* work) {
+  free(work->staged);
   if (work->launch != NULL)
     vgpu_launch_release(work->launch);
   if (work->collective.done != NULL)

@@ -116,6 +116,76 @@ static void Fidelity_IndependentStreamsConcurrent(void** state) {
   OK(api.stream_destroy(b));
 }
 
+// The stream scheduler under churn: streams that run dry and are listed
+// again (the posting path), streams that re-list themselves after each op
+// (the worker keeps them, no post), and streams released from a wait on
+// another stream's event (the waiter path), in seeded random mixes. Every
+// host function checks that it runs in its stream's order; every round
+// ends with a device synchronize, which a stream left listed while every
+// worker sleeps turns into a hang (the test's timeout).
+enum { kChurnStreams = 12, kChurnOpsMax = 8 };
+
+typedef struct churn_op {
+  atomic_int* counter;
+  int expected;
+  atomic_int* wrong;
+} churn_op;
+
+static void churn_host_fn(void* arg) {
+  churn_op* op = arg;
+  if (atomic_fetch_add(op->counter, 1) != op->expected)
+    atomic_fetch_add(op->wrong, 1);
+}
+
+static void Fidelity_SchedulerChurnLosesNoStream(void** state) {
+  (void)state;
+  uint64_t seed = testutil_seed();
+  unsigned rounds = 200 * testutil_stress_scale();
+  void* streams[kChurnStreams];
+  void* events[kChurnStreams];
+  atomic_int counters[kChurnStreams];
+  atomic_int wrong;
+  atomic_init(&wrong, 0);
+  int expected[kChurnStreams] = {0};
+  for (int i = 0; i < kChurnStreams; ++i) {
+    OK(api.stream_create(&streams[i], true));
+    OK(api.event_create(&events[i]));
+    atomic_init(&counters[i], 0);
+  }
+  churn_op* ops = calloc(kChurnStreams * kChurnOpsMax, sizeof(*ops));
+  assert_non_null(ops);
+  uint64_t x = seed | 1;
+  for (unsigned round = 0; round < rounds; ++round) {
+    for (int i = 0; i < kChurnStreams; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
+      int n = 1 + (int)(x % kChurnOpsMax);
+      if (x % 3 == 0) {  // wait on another stream's latest work first
+        int other = (int)((x >> 8) % kChurnStreams);
+        if (other != i) {
+          OK(api.event_record(events[other], streams[other]));
+          OK(api.stream_wait_event(streams[i], events[other]));
+        }
+      }
+      for (int k = 0; k < n; ++k) {
+        churn_op* op = &ops[i * kChurnOpsMax + k];
+        *op = (churn_op){&counters[i], expected[i]++, &wrong};
+        OK(api.host_fn(streams[i], churn_host_fn, op));
+      }
+    }
+    OK(api.device_sync());
+    for (int i = 0; i < kChurnStreams; ++i)
+      assert_int_equal(atomic_load(&counters[i]), expected[i]);
+  }
+  assert_int_equal(atomic_load(&wrong), 0);
+  printf("[          ] %u rounds over %d streams, seed %llu\n", rounds,
+         kChurnStreams, (unsigned long long)seed);
+  free(ops);
+  for (int i = 0; i < kChurnStreams; ++i) {
+    OK(api.event_destroy(events[i]));
+    OK(api.stream_destroy(streams[i]));
+  }
+}
+
 // Record captures the work queued before it; query is not-ready until that
 // work is done; synchronize waits for it.
 static void Fidelity_EventRecordQuerySync(void** state) {
@@ -601,6 +671,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       CASE(Fidelity_StreamOrder),
       CASE(Fidelity_IndependentStreamsConcurrent),
+      CASE(Fidelity_SchedulerChurnLosesNoStream),
       CASE(Fidelity_EventRecordQuerySync),
       CASE(Fidelity_WaitEventUsesRecordAtCallTime),
       CASE(Fidelity_NeverRecordedEventDoesNotBlock),

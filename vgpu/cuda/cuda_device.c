@@ -249,24 +249,6 @@ VGPU_EXPORT CUresult CUDAAPI cuCtxPopCurrent(CUcontext* pctx) {
   return CUDA_SUCCESS;
 }
 
-VGPU_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
-  VGPU_CU_ENTER("cuCtxGetDevice");
-  if (device == NULL)
-    return CUDA_ERROR_INVALID_VALUE;
-  int dev = 0;
-  VGPU_CU_TRY(vgpu_cu_current_device(&dev));
-  *device = dev;
-  return CUDA_SUCCESS;
-}
-
-VGPU_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
-  VGPU_CU_ENTER_SYNC("cuCtxSynchronize", fault);
-  int dev = 0;
-  VGPU_CU_TRY(vgpu_cu_current_device(&dev));
-  vgpu_status st = vgpu_device_synchronize(dev);
-  return fault ? (CUresult)fault : vgpu_cu_result(st);
-}
-
 // CUDA 13's forms, which take the context (NULL: the current one); what
 // cuGetProcAddress hands out for "cuCtxGetDevice" and "cuCtxSynchronize"
 // at 13000, as libcuda does.
@@ -293,6 +275,15 @@ VGPU_EXPORT CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
   VGPU_CU_TRY(context_device(ctx, &dev));
   vgpu_status st = vgpu_device_synchronize(dev);
   return fault ? (CUresult)fault : vgpu_cu_result(st);
+}
+
+// The pre-13 forms: the current context's.
+VGPU_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
+  return cuCtxGetDevice_v2(device, NULL);
+}
+
+VGPU_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
+  return cuCtxSynchronize_v2(NULL);
 }
 
 VGPU_EXPORT CUresult CUDAAPI cuMemGetInfo(size_t* free, size_t* total) {

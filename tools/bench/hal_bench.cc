@@ -1409,6 +1409,13 @@ void Usage(FILE* out) {
 
 }  // namespace
 
+// Registers a case sized by wall time: its measuring thread mostly sleeps
+// in a wait, so its CPU time would ask for many times the iterations.
+benchmark::internal::Benchmark* Register(const char* name,
+                                         void (*fn)(benchmark::State&)) {
+  return benchmark::RegisterBenchmark(name, fn)->UseRealTime();
+}
+
 int main(int argc, char** argv) {
   const char* json_path = nullptr;
   int repetitions = kDefaultRepetitions;
@@ -1469,9 +1476,7 @@ int main(int argc, char** argv) {
   args.push_back(repetitions_flag.data());
   args.push_back(interleave_flag.data());
   // 0.1 s a repetition unless asked otherwise: 15 interleaved repetitions
-  // of every case then take about half a minute. Of wall time: every case is
-  // registered with UseRealTime, since the measuring thread mostly sleeps in
-  // a wait and its CPU time would ask for many times more iterations.
+  // of every case then take about half a minute (of wall time: Register).
   bool min_time_given = false;
   for (char* arg : args)
     min_time_given |= std::strncmp(arg, "--benchmark_min_time", 20) == 0;
@@ -1490,44 +1495,29 @@ int main(int argc, char** argv) {
   g_hal.graph = CreateDevice(g_hal.graph_driver);
   OpenVendor();
 
-  benchmark::RegisterBenchmark("BM_SignalWake_Hal", BM_SignalWake_Hal)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_SignalWake_Futex", BM_SignalWake_Futex)
-      ->UseRealTime();
+  Register("BM_SignalWake_Hal", BM_SignalWake_Hal);
+  Register("BM_SignalWake_Futex", BM_SignalWake_Futex);
   const char* spin_env = std::getenv("HAL_SYNC_SPIN_NS");
   if (spin_env && *spin_env && hal_semaphore_spin_ns() != 0)
     g_figure_spin_ns = hal_semaphore_spin_ns();
-  benchmark::RegisterBenchmark("BM_SignalWakeSpin_Hal", BM_SignalWakeSpin_Hal)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_SignalWake_Spin", BM_SignalWake_Spin)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_EmptySubmit_Hal", BM_EmptySubmit_Hal)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_EmptySubmit_Vendor", BM_EmptySubmit_Vendor)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_SubmitThroughput_Hal",
-                               BM_SubmitThroughput_Hal)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_SubmitThroughput_Vendor",
-                               BM_SubmitThroughput_Vendor)
-      ->UseRealTime();
+  Register("BM_SignalWakeSpin_Hal", BM_SignalWakeSpin_Hal);
+  Register("BM_SignalWake_Spin", BM_SignalWake_Spin);
+  Register("BM_EmptySubmit_Hal", BM_EmptySubmit_Hal);
+  Register("BM_EmptySubmit_Vendor", BM_EmptySubmit_Vendor);
+  Register("BM_SubmitThroughput_Hal", BM_SubmitThroughput_Hal);
+  Register("BM_SubmitThroughput_Vendor", BM_SubmitThroughput_Vendor);
   for (const char* name : {"BM_SubmitOps_Graph", "BM_SubmitOps_Stream"}) {
-    benchmark::RegisterBenchmark(
-        name, name[13] == 'G' ? BM_SubmitOps_Graph : BM_SubmitOps_Stream)
-        ->UseRealTime()
+    Register(name, name[13] == 'G' ? BM_SubmitOps_Graph : BM_SubmitOps_Stream)
         ->Arg(1)
         ->Arg(16)
         ->Arg(64)
         ->Arg(256);
   }
-  benchmark::RegisterBenchmark("BM_Alloca_Hal", BM_Alloca_Hal)->UseRealTime();
-  benchmark::RegisterBenchmark("BM_Alloca_Vendor", BM_Alloca_Vendor)
-      ->UseRealTime();
+  Register("BM_Alloca_Hal", BM_Alloca_Hal);
+  Register("BM_Alloca_Vendor", BM_Alloca_Vendor);
   OpenReadFile();
-  benchmark::RegisterBenchmark("BM_FileRead_Hal", BM_FileRead_Hal)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_FileRead_PreadCopy", BM_FileRead_PreadCopy)
-      ->UseRealTime();
+  Register("BM_FileRead_Hal", BM_FileRead_Hal);
+  Register("BM_FileRead_PreadCopy", BM_FileRead_PreadCopy);
   for (int ranks : {2, 4}) {
     OpenAllReduce(ranks);
     if (!g_all_reduce[ranks].skipped.empty()) {
@@ -1536,14 +1526,8 @@ int main(int argc, char** argv) {
                    g_all_reduce[ranks].skipped.c_str());
     }
   }
-  benchmark::RegisterBenchmark("BM_AllReduce_Hal", BM_AllReduce_Hal)
-      ->UseRealTime()
-      ->Arg(2)
-      ->Arg(4);
-  benchmark::RegisterBenchmark("BM_AllReduce_Memcpy", BM_AllReduce_Memcpy)
-      ->UseRealTime()
-      ->Arg(2)
-      ->Arg(4);
+  Register("BM_AllReduce_Hal", BM_AllReduce_Hal)->Arg(2)->Arg(4);
+  Register("BM_AllReduce_Memcpy", BM_AllReduce_Memcpy)->Arg(2)->Arg(4);
   OpenMlir();
   if (g_mlir.skipped.empty()) {
     // One process an iteration, timed from inside it.
@@ -1560,8 +1544,7 @@ int main(int argc, char** argv) {
   }
   // The parked case's submissions are made once, before every repetition.
   ParkSubmissions();
-  benchmark::RegisterBenchmark("BM_SubmitParked", BM_SubmitParked)
-      ->UseRealTime()
+  Register("BM_SubmitParked", BM_SubmitParked)
       ->Arg(0)
       ->Arg(1000)
       ->Arg(10000)

@@ -54,7 +54,7 @@ typedef struct vgpu_config {
   unsigned jitter_us;
   // VGPU_PAGEABLE_COPY_DELAY_US: when non-zero, a synchronous copy from
   // pageable host memory to device memory returns once the source is
-  // staged, and lands this long later on the default stream (copy.c).
+  // staged, and lands this long later on the default stream (stream.c).
   unsigned pageable_copy_delay_us;
   int stream_threads;
   int kernel_threads;

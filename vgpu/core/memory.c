@@ -276,13 +276,6 @@ vgpu_ptr_kind vgpu_mem_classify(const void* ptr, int* ordinal) {
   return k;
 }
 
-bool vgpu_mem_is_pageable(const void* ptr) {
-  pthread_mutex_lock(&mem.mu);
-  bool pageable = find_locked(ptr) == NULL;
-  pthread_mutex_unlock(&mem.mu);
-  return pageable;
-}
-
 static vgpu_status uses_push(vgpu_uses* uses, vgpu_alloc* a) {
   for (uint32_t i = 0; i < uses->count; ++i) {
     if (uses->items[i] == a)

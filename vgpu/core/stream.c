@@ -508,12 +508,12 @@ vgpu_status vgpu_stream_host_call(uint64_t stream, int ordinal,
 // completion sees its later work on other streams overtaken.
 static bool copy_is_staged(const vgpu_copy* copy, bool sync) {
   if (!sync || vgpu_cfg.pageable_copy_delay_us == 0 || copy->width == 0 ||
-      copy->height != 1 || copy->depth != 1 ||
-      copy->dst_kind == VGPU_PTR_HOST || copy->src_kind == VGPU_PTR_DEVICE)
+      copy->height != 1 || copy->depth != 1)
     return false;
-  int ordinal = -1;
-  return vgpu_mem_classify(copy->dst, &ordinal) == VGPU_PTR_DEVICE &&
-         vgpu_mem_is_pageable(copy->src);
+  int src_device = 0;  // -1: inside no allocation, so pageable
+  return vgpu_mem_classify(copy->dst, NULL) == VGPU_PTR_DEVICE &&
+         vgpu_mem_classify(copy->src, &src_device) == VGPU_PTR_HOST &&
+         src_device == -1;
 }
 
 vgpu_status vgpu_stream_copy(uint64_t stream, int ordinal,

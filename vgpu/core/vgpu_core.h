@@ -208,9 +208,6 @@ vgpu_status vgpu_mem_free(void* ptr, bool host);
 // Which kind a pointer is: VGPU_PTR_DEVICE inside a live device
 // allocation, VGPU_PTR_HOST otherwise; |*ordinal| its device (or -1).
 vgpu_ptr_kind vgpu_mem_classify(const void* ptr, int* ordinal);
-// True for host memory outside every allocation (neither device memory nor
-// pinned host memory).
-bool vgpu_mem_is_pageable(const void* ptr);
 
 // --- stream-ordered allocation (pool.c)
 //

@@ -597,6 +597,16 @@ static void Knob_LeakReport(void** state) {
 
 #ifdef VGPU_TEST_CUDA
 // cuGetProcAddress: base names map to the versioned implementations,
+// cuGetProcAddress(|name|, |version|) succeeds with the library's export
+// |export_name|.
+static void expect_proc(__typeof__(&cuGetProcAddress_v2) get, const char* name,
+                        int version, const char* export_name) {
+  void* fn = NULL;
+  CUdriverProcAddressQueryResult q;
+  assert_int_equal(get(name, &fn, version, 0, &q), CUDA_SUCCESS);
+  assert_ptr_equal(fn, dlsym(api.lib, export_name));
+}
+
 // VGPU_HIDE_SYMBOLS hides names, old versions are refused.
 static void Knob_HideSymbols(void** state) {
   (void)state;
@@ -611,29 +621,20 @@ static void Knob_HideSymbols(void** state) {
   assert_null(fn);
   assert_int_equal(get("cuGraphExecUpdate", &fn, 12000, 0, &q),
                    CUDA_ERROR_NOT_FOUND);
-  assert_int_equal(get("cuStreamAddCallback", &fn, 12000, 0, &q), CUDA_SUCCESS);
-  assert_ptr_equal(fn, dlsym(api.lib, "cuStreamAddCallback"));
-  assert_int_equal(get("cuMemAlloc", &fn, 12000, 0, &q), CUDA_SUCCESS);
-  assert_ptr_equal(fn, dlsym(api.lib, "cuMemAlloc_v2"));
-  assert_int_equal(get("cuStreamDestroy", &fn, 13000, 0, &q), CUDA_SUCCESS);
-  assert_ptr_equal(fn, dlsym(api.lib, "cuStreamDestroy_v2"));
+  expect_proc(get, "cuStreamAddCallback", 12000, "cuStreamAddCallback");
+  expect_proc(get, "cuMemAlloc", 12000, "cuMemAlloc_v2");
+  expect_proc(get, "cuStreamDestroy", 13000, "cuStreamDestroy_v2");
   // The name cuGraphInstantiate keeps its five-argument signature at every
   // version, as libcuda's does: the three-argument one has its own name.
-  assert_int_equal(get("cuGraphInstantiate", &fn, 13000, 0, &q), CUDA_SUCCESS);
-  assert_ptr_equal(fn, dlsym(api.lib, "cuGraphInstantiate_v2"));
-  assert_int_equal(get("cuGraphInstantiateWithFlags", &fn, 13000, 0, &q),
-                   CUDA_SUCCESS);
-  assert_ptr_equal(fn, dlsym(api.lib, "cuGraphInstantiateWithFlags"));
+  expect_proc(get, "cuGraphInstantiate", 13000, "cuGraphInstantiate_v2");
+  expect_proc(get, "cuGraphInstantiateWithFlags", 13000,
+              "cuGraphInstantiateWithFlags");
+  expect_proc(get, "cuGraphInstantiate", 11000, "cuGraphInstantiate_v2");
   // CUDA 13 gave cuCtxGetDevice and cuCtxSynchronize a context argument
   // under the same names.
-  assert_int_equal(get("cuCtxSynchronize", &fn, 13000, 0, &q), CUDA_SUCCESS);
-  assert_ptr_equal(fn, dlsym(api.lib, "cuCtxSynchronize_v2"));
-  assert_int_equal(get("cuCtxSynchronize", &fn, 12080, 0, &q), CUDA_SUCCESS);
-  assert_ptr_equal(fn, dlsym(api.lib, "cuCtxSynchronize"));
-  assert_int_equal(get("cuCtxGetDevice", &fn, 13000, 0, &q), CUDA_SUCCESS);
-  assert_ptr_equal(fn, dlsym(api.lib, "cuCtxGetDevice_v2"));
-  assert_int_equal(get("cuGraphInstantiate", &fn, 11000, 0, &q), CUDA_SUCCESS);
-  assert_ptr_equal(fn, dlsym(api.lib, "cuGraphInstantiate_v2"));
+  expect_proc(get, "cuCtxSynchronize", 13000, "cuCtxSynchronize_v2");
+  expect_proc(get, "cuCtxSynchronize", 12080, "cuCtxSynchronize");
+  expect_proc(get, "cuCtxGetDevice", 13000, "cuCtxGetDevice_v2");
   assert_int_equal(get("cuGraphCreate", &fn, 9000, 0, &q),
                    CUDA_ERROR_NOT_FOUND);
   assert_int_equal(q, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);

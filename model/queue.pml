@@ -109,6 +109,8 @@ typedef queue_t {
   byte ninflight;
   byte live_count;
   bool issuing;        /* is_issuing: a thread holds the issuing turn */
+  bool completing;     /* is_completing: a thread holds the completion turn */
+  byte helpers;        /* helper_count: host waiters counted in */
   bool shutting_down;
   bool stop;
   bool loss;           /* the domain's loss: submit refuses */
@@ -369,7 +371,11 @@ inline hal_sync_queue_destroy(qq) {
   hal_sync_submission_list_fail(ST_CANCELLED);
   /* every accepted submission retires; then stop and join the threads */
   STEP
+#ifndef BUG_DESTROY_IGNORES_HELPERS
+    queue[qq].live_count == 0 && queue[qq].helpers == 0;
+#else
     queue[qq].live_count == 0;
+#endif
     queue[qq].stop = 1;
     TRACE("@%d hal_sync_queue_destroy: every submission retired\n", _pid)
   ENDSTEP;
@@ -870,52 +876,186 @@ inline hal_sync_submission_await_device_waits(y, out_st) {
 #endif
 }
 
-/* hal_sync_queue_completion_main: issue order; synchronize_event blocks
- * until the device completed the record (not an end state: the device
- * always completes recorded work). It sleeps on the completion doorbell,
- * a guarded wait here: its ticket is taken under the queue lock before
- * the last look at the in-flight FIFO and stop, and both are rung after
- * the unlock that changed them, so no ring is missed. */
+/* hal_sync_queue_completion_main: issue order. It peeks at the in-flight
+ * head, retains its event and synchronizes with no turn held (blocks
+ * until the device completed the record: not an end state, the device
+ * always completes recorded work), then takes the completion turn with
+ * the pop only if the head is unchanged and no helper holds the turn; else
+ * it looks again. It sleeps on the completion doorbell, a guarded wait
+ * here, while the FIFO is empty or a helper holds the turn: its ticket is
+ * taken under the queue lock before that look, and push, stop and a
+ * helper's end of turn with work left ring after their unlock, so no ring
+ * is missed. */
 proctype Completion(byte qq) {
   SYNC_LOCALS;
   WAIT_LOCALS;
   QUEUE_LOCALS;
+  byte cm_e, cm_g;
+  bool cm_take;
   defer_depth[_pid] = 1;
 end_hal_sync_queue_completion_main_doorbell_wait:
   do
   :: STEP
-       queue[qq].ninflight > 0;
+       queue[qq].ninflight > 0 && !queue[qq].completing;
        held[_pid]++;
        x = queue[qq].inflight[0];
-       queue[qq].inflight[0] = queue[qq].inflight[1];
-       queue[qq].inflight[1] = 0;
-       queue[qq].ninflight--;
+       cm_e = sub[x].cev;
+       cm_g = sub[x].cevg;
+       T3_CHECK_EVENT(cm_e, cm_g);
+       ev[cm_e].ref++;
        held[_pid]--
      ENDSTEP;
-     /* synchronize_event */
+     /* synchronize_event, no turn held */
      STEP
-       ev[sub[x].cev].done;
-       T3_CHECK_EVENT(sub[x].cev, sub[x].cevg);
-       /* issue order */
-       assert(ev[sub[x].cev].seq == queue[qq].completed);
-       queue[qq].completed++;
-       cm_st = (ev[sub[x].cev].err -> ST_DEVICE : ST_OK);
+       ev[cm_e].done;
+       T3_CHECK_EVENT(cm_e, cm_g);
+       cm_st = (ev[cm_e].err -> ST_DEVICE : ST_OK);
        TRACE("@%d synchronize_event(%d) of submission %d: status %d\n", _pid,
-             sub[x].cev, x, cm_st)
+             cm_e, x, cm_st)
+     ENDSTEP;
+     STEP
+       held[_pid]++;
+       cm_take = queue[qq].ninflight > 0 && queue[qq].inflight[0] == x &&
+                 !queue[qq].completing;
+       if
+       :: cm_take ->
+          queue[qq].inflight[0] = queue[qq].inflight[1];
+          queue[qq].inflight[1] = 0;
+          queue[qq].ninflight--;
+          queue[qq].completing = 1;
+          /* issue order */
+          assert(ev[cm_e].seq == queue[qq].completed);
+          queue[qq].completed++
+       :: else
+       fi;
+       held[_pid]--;
+       EVENT_RELEASE_BODY(cm_e, cm_g);
+       cm_e = 0;
+       cm_g = 0
      ENDSTEP;
      if
-     :: cm_st == ST_OK -> hal_sync_submission_await_device_waits(x, is_st)
-     :: else -> is_st = cm_st
+     :: cm_take ->
+        if
+        :: cm_st == ST_OK -> hal_sync_submission_await_device_waits(x, is_st)
+        :: else -> is_st = cm_st
+        fi;
+        cm_st = 0;
+        hal_sync_submission_complete(x, is_st);
+        is_st = 0;
+        STEP queue[qq].completing = 0 ENDSTEP
+     :: else -> cm_st = 0
      fi;
-     cm_st = 0;
-     hal_sync_submission_complete(x, is_st);
-     is_st = 0;
+     cm_take = 0;
      x = 0
-  :: STEP queue[qq].ninflight == 0 && queue[qq].stop;
+  :: STEP queue[qq].ninflight == 0 && !queue[qq].completing && queue[qq].stop;
        queue[qq].completion_done = 1
      ENDSTEP;
      break
   od
+}
+
+/* hal_sync_wait_help + hal_sync_queue_help_complete: a host wait without a
+ * deadline that finds issued work publishing its value (a device
+ * timepoint) counts itself in as a helper of that work's queue under the
+ * semaphore's lock, retains the event, then completes the queue's
+ * in-flight submissions in issue order up to that one, each under the
+ * completion turn, while the turn is free; then releases the event and
+ * counts itself out. Destroy waits for no helper to be counted in
+ * (negative test BUG_DESTROY_IGNORES_HELPERS). Payload releases and
+ * callbacks run inside a defer-destruction bracket, as on queue threads. */
+inline hal_sync_wait_help(s, v) {
+  STEP
+    held[_pid]++;
+    hw_q = NONE;
+    if
+    :: !sem[s].failed && sem[s].value < v && sem[s].dtp_ev != NONE &&
+       sem[s].dtp_val >= v ->
+       hw_e = sem[s].dtp_ev;
+       hw_g = sem[s].dtp_gen;
+       T3_CHECK_EVENT(hw_e, hw_g);
+       hw_q = ev[hw_e].q;
+       assert(!queue[hw_q].destroyed);
+       queue[hw_q].helpers++;
+       ev[hw_e].ref++
+    :: else
+    fi;
+    held[_pid]--
+  ENDSTEP;
+  if
+  :: hw_q != NONE ->
+     defer_depth[_pid]++;
+     do
+     :: STEP
+          held[_pid]++;
+          assert(!queue[hw_q].destroyed);
+          /* is the event's submission in flight? */
+          hw_x = NONE;
+          hw_i = 0;
+          do
+          :: hw_i < queue[hw_q].ninflight ->
+             if
+             :: sub[queue[hw_q].inflight[hw_i]].cev == hw_e -> hw_x = 0
+             :: else
+             fi;
+             hw_i++
+          :: else -> break
+          od;
+          hw_i = 0;
+          if
+          :: hw_x != NONE && !queue[hw_q].completing ->
+             hw_x = queue[hw_q].inflight[0];
+             queue[hw_q].inflight[0] = queue[hw_q].inflight[1];
+             queue[hw_q].inflight[1] = 0;
+             queue[hw_q].ninflight--;
+             queue[hw_q].completing = 1;
+             hw_last = (sub[hw_x].cev == hw_e)
+          :: else -> hw_x = NONE
+          fi;
+          held[_pid]--
+        ENDSTEP;
+        if
+        :: hw_x == NONE -> break
+        :: else ->
+           /* synchronize_event with the turn held */
+           STEP
+             ev[sub[hw_x].cev].done;
+             T3_CHECK_EVENT(sub[hw_x].cev, sub[hw_x].cevg);
+             /* issue order */
+             assert(ev[sub[hw_x].cev].seq == queue[hw_q].completed);
+             queue[hw_q].completed++;
+             cm_st = (ev[sub[hw_x].cev].err -> ST_DEVICE : ST_OK);
+             TRACE("@%d helper: synchronize_event(%d) of submission %d: status %d\n",
+                   _pid, sub[hw_x].cev, hw_x, cm_st)
+           ENDSTEP;
+           if
+           :: cm_st == ST_OK -> hal_sync_submission_await_device_waits(hw_x, is_st)
+           :: else -> is_st = cm_st
+           fi;
+           cm_st = 0;
+           hal_sync_submission_complete(hw_x, is_st);
+           is_st = 0;
+           STEP
+             assert(!queue[hw_q].destroyed);
+             queue[hw_q].completing = 0
+           ENDSTEP;
+           hw_x = 0;
+           if
+           :: hw_last -> hw_last = 0; break
+           :: else
+           fi
+        fi
+     od;
+     defer_depth[_pid]--;
+     STEP EVENT_RELEASE_BODY(hw_e, hw_g); hw_e = 0; hw_g = 0 ENDSTEP;
+     STEP
+       held[_pid]++;
+       assert(!queue[hw_q].destroyed);
+       queue[hw_q].helpers--;
+       held[_pid]--;
+       hw_q = 0
+     ENDSTEP
+  :: else -> hw_q = 0
+  fi
 }
 
 /* The device: completes recorded work in stream order, after the event it
@@ -949,7 +1089,11 @@ end_device_idle:
 proctype HostWaiter(byte s; byte v) {
   SYNC_LOCALS;
   WAIT_LOCALS;
+  QUEUE_LOCALS;
+  byte hw_q, hw_e, hw_g, hw_x, hw_i;
+  bool hw_last;
   byte result;
+  hal_sync_wait_help(s, v);
   hal_sync_semaphore_wait_list(MODE_ALL, 1, s, v, s, v, 0, result);
   if
   :: result == ST_OK -> assert(sem[s].hist >= v)
@@ -986,8 +1130,10 @@ inline hal_sync_semaphore_create_in_domain(s) {
 /* The Observer's checks at quiescence shared by every scenario. */
 inline check_queue_quiescence() {
   check_no_lost_wakeup();
-  /* no issuing turn is left held */
+  /* no issuing or completion turn is left held, no helper counted in */
   assert(!queue[0].issuing && !queue[1].issuing);
+  assert(!queue[0].completing && !queue[1].completing);
+  assert(queue[0].helpers == 0 && queue[1].helpers == 0);
   ob_i = 0;
   do
   :: ob_i < NSUB ->

@@ -220,6 +220,7 @@ BUGS = (
     ("semaphore", "CALLBACK", [], "BUG_HANDLE_NO_PIN"),
     ("queue", "TEARDOWN", ["-D", "REVIVE"], "BUG_SHUTDOWN_NOT_CLAIMED"),
     ("queue", "TEARDOWN", [], "BUG_ISSUE_WITHOUT_TURN"),
+    ("queue", "CALLBACK", [], "BUG_DESTROY_IGNORES_HELPERS"),
 )
 
 

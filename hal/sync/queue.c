@@ -192,22 +192,73 @@ void hal_sync_queue_end_issue_locked(hal_sync_queue_t* queue) {
     pthread_cond_signal(&queue->worker_cond);
 }
 
+// The completing thread (|is_completing| held by it), once
+// synchronize_event on |submission|'s completion event returned
+// |sync_status| (owned): signals or fails its semaphores and retires it.
+// No lock held.
+static void hal_sync_queue_complete_issued(hal_sync_queue_t* queue,
+                                           hal_sync_submission_t* submission,
+                                           hal_status_t sync_status) {
+  const hal_sync_queue_interface_t* interface = &queue->interface;
+  hal_status_t status = sync_status;
+  if (status != HAL_OK) {
+    status = hal_status_annotatef(
+        status, "submission on queue '%s' failed on the device", queue->name);
+    // A failed wait proves nothing about the device being done with the
+    // payload, which completing releases (Q3).
+    if (submission->payload && interface->quiesce)
+      interface->quiesce(interface->self);
+  } else if (submission->payload && interface->check_completion &&
+             (status = interface->check_completion(
+                  interface->self, submission->payload)) != HAL_OK) {
+    status = hal_status_annotatef(status, "submission on queue '%s' failed",
+                                  queue->name);
+  } else if ((status = hal_sync_submission_await_device_waits(submission)) !=
+             HAL_OK) {
+    // The device ran it after a signaler that failed (K13): downstream
+    // work learns of the failure as if the wait had parked on the host.
+    status = hal_status_annotatef(
+        status,
+        "submission on queue '%s' waited on the device for work "
+        "that failed",
+        queue->name);
+  }
+  hal_sync_submission_complete(submission, status);
+  hal_status_free(status);
+}
+
+static hal_status_t hal_sync_queue_synchronize(hal_sync_queue_t* queue,
+                                               hal_sync_native_event_t* event) {
+  return queue->interface.synchronize_event(queue->interface.self,
+                                            event->handle);
+}
+
+// The completion thread waits for the device with no turn held, on the
+// in-flight head's event (retained: a helper may retire the submission
+// meanwhile), and takes the turn only to complete what the device
+// finished. A host waiter arriving meanwhile takes the turn first and
+// completes the head on its own thread (hal_sync_queue_help_complete);
+// the completion thread then finds the head gone and looks again.
 static void* hal_sync_queue_completion_main(void* arg) {
   // A queue thread never runs a destroy or a device shutdown itself: both
   // may join this very thread (callbacks and payload releases run here).
   hal_resource_defer_destruction_enter();
   hal_sync_queue_t* queue = (hal_sync_queue_t*)arg;
-  const hal_sync_queue_interface_t* interface = &queue->interface;
   // Set by each completion; cleared by the trim of the idle time after it.
   bool trim_due = false;
+  uint64_t helped_count = 0;  // the helpers' completions seen so far
   hal_sync_mutex_lock(&queue->mutex);
   for (;;) {
-    hal_sync_submission_t* submission =
-        hal_sync_submission_fifo_pop(&queue->in_flight);
-    if (!submission) {
-      if (queue->stop)
+    hal_sync_submission_t* head = queue->in_flight.head;
+    if (queue->helped_count != helped_count) {
+      helped_count = queue->helped_count;
+      trim_due = true;
+    }
+    if (!head || queue->is_completing) {
+      // A helper holding the turn rings when it ends it with work left.
+      if (queue->stop && !head && !queue->is_completing)
         break;
-      if (trim_due) {
+      if (trim_due && !head && !queue->is_completing) {
         // All this queue's work is done: a burst's events above the pool's
         // bound go now, where driver hooks may run (no lock held). The list
         // may change meanwhile: look again before sleeping.
@@ -224,40 +275,87 @@ static void* hal_sync_queue_completion_main(void* arg) {
       hal_sync_mutex_lock(&queue->mutex);
       continue;
     }
-    trim_due = true;
+    hal_sync_native_event_t* event = head->completion_event;
+    hal_sync_native_event_check(event, head->completion_event_generation);
+    hal_sync_native_event_retain(event);
     hal_sync_mutex_unlock(&queue->mutex);
-    hal_sync_native_event_check(submission->completion_event,
-                                submission->completion_event_generation);
-    hal_status_t status = interface->synchronize_event(
-        interface->self, submission->completion_event->handle);
-    if (status != HAL_OK) {
-      status = hal_status_annotatef(
-          status, "submission on queue '%s' failed on the device", queue->name);
-      // A failed wait proves nothing about the device being done with the
-      // payload, which completing releases (Q3).
-      if (submission->payload && interface->quiesce)
-        interface->quiesce(interface->self);
-    } else if (submission->payload && interface->check_completion &&
-               (status = interface->check_completion(
-                    interface->self, submission->payload)) != HAL_OK) {
-      status = hal_status_annotatef(status, "submission on queue '%s' failed",
-                                    queue->name);
-    } else if ((status = hal_sync_submission_await_device_waits(submission)) !=
-               HAL_OK) {
-      // The device ran it after a signaler that failed (K13): downstream
-      // work learns of the failure as if the wait had parked on the host.
-      status = hal_status_annotatef(
-          status,
-          "submission on queue '%s' waited on the device for work "
-          "that failed",
-          queue->name);
-    }
-    hal_sync_submission_complete(submission, status);
-    hal_status_free(status);
+    hal_status_t status = hal_sync_queue_synchronize(queue, event);
     hal_sync_mutex_lock(&queue->mutex);
+    // Still the head with no helper at it: the device finished it. (The
+    // event is retained, so no later submission can hold it.)
+    bool is_ours = queue->in_flight.head == head &&
+                   head->completion_event == event && !queue->is_completing;
+    if (is_ours) {
+      hal_sync_submission_fifo_pop(&queue->in_flight);
+      queue->is_completing = true;
+      trim_due = true;
+    }
+    hal_sync_mutex_unlock(&queue->mutex);
+    hal_sync_native_event_release(event);
+    if (is_ours) {
+      hal_sync_queue_complete_issued(queue, head, status);
+    } else {
+      hal_status_free(status);
+    }
+    hal_sync_mutex_lock(&queue->mutex);
+    if (is_ours)
+      queue->is_completing = false;
   }
   hal_sync_mutex_unlock(&queue->mutex);
   return NULL;
+}
+
+void hal_sync_queue_help_enter(hal_sync_queue_t* queue) {
+  atomic_fetch_add_explicit(&queue->helper_count, 1, memory_order_relaxed);
+}
+
+void hal_sync_queue_help_complete(hal_sync_queue_t* queue,
+                                  hal_sync_native_event_t* event) {
+  // Payload releases and callbacks run here as on the completion thread: a
+  // destroy they reach goes to the release thread (it may wait for this
+  // very helper to count out).
+  hal_resource_defer_destruction_enter();
+  hal_sync_mutex_lock(&queue->mutex);
+  bool is_in_flight = false;
+  for (hal_sync_submission_t* s = queue->in_flight.head; s; s = s->next) {
+    if (s->completion_event == event) {
+      is_in_flight = true;
+      break;
+    }
+  }
+  bool ring = false;
+  while (is_in_flight && !queue->is_completing) {
+    hal_sync_submission_t* submission =
+        hal_sync_submission_fifo_pop(&queue->in_flight);
+    queue->is_completing = true;
+    // Read before completing: the submission retires with it. |event| is
+    // retained here, so no later submission holds it.
+    is_in_flight = submission->completion_event != event;
+    hal_sync_mutex_unlock(&queue->mutex);
+    hal_sync_native_event_check(submission->completion_event,
+                                submission->completion_event_generation);
+    hal_status_t status =
+        hal_sync_queue_synchronize(queue, submission->completion_event);
+    hal_sync_queue_complete_issued(queue, submission, status);
+    hal_sync_mutex_lock(&queue->mutex);
+    queue->is_completing = false;
+    ++queue->helped_count;
+    // The completion thread may have found the turn taken and slept.
+    ring = queue->in_flight.head != NULL;
+  }
+  hal_sync_mutex_unlock(&queue->mutex);
+  if (ring)
+    hal_sync_doorbell_ring(&queue->completion_bell);
+  hal_sync_native_event_release(event);
+  hal_resource_defer_destruction_exit();
+  // Last: destroy may free the queue as soon as this count falls to zero.
+  hal_sync_mutex_lock(&queue->mutex);
+  if (atomic_fetch_sub_explicit(&queue->helper_count, 1,
+                                memory_order_relaxed) == 1 &&
+      queue->is_shutting_down) {
+    pthread_cond_broadcast(&queue->idle_cond);
+  }
+  hal_sync_mutex_unlock(&queue->mutex);
 }
 
 // Thread names have 15 characters (the kernel's limit): the role, then as
@@ -431,7 +529,8 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
     for (hal_sync_submission_t* s = queue->orphaned.head; s; s = s->next) {
       ++orphaned_count;
     }
-    if (queue->live_count == orphaned_count)
+    if (queue->live_count == orphaned_count &&
+        atomic_load_explicit(&queue->helper_count, memory_order_relaxed) == 0)
       break;
     hal_sync_cond_wait(&queue->idle_cond, &queue->mutex,
                        HAL_TIME_INFINITE_FUTURE);

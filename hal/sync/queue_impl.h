@@ -108,11 +108,23 @@ struct hal_sync_queue_t {
   // destroy (see record_event in queue.h).
   hal_sync_submission_fifo_t orphaned;
   size_t live_count;  // accepted and not retired
+  // Host waiters counted in by hal_sync_queue_help_enter and not yet out:
+  // destroy waits for none. Counted in under a semaphore's lock, out under
+  // |mutex|.
+  _Atomic size_t helper_count;
   // A thread is between popping (or taking at submit) a ready submission
   // and handing it to the in-flight FIFO: the worker, or a submitting
   // thread issuing its own (hal_sync_queue_ready_at_submit). One at a time,
   // so submissions issue in the order they became ready.
   bool is_issuing;
+  // A thread is between popping an in-flight submission and completing
+  // it: the completion thread, or a host waiter helping
+  // (hal_sync_queue_help_complete). One at a time, so submissions complete
+  // in issue order.
+  bool is_completing;
+  // Submissions completed by helpers so far (tests; the completion thread
+  // trims the event pool after them too).
+  uint64_t helped_count;
   bool is_shutting_down;
   bool stop;
   // Set once the queue's loss domain failed: submit refuses with a copy.

@@ -450,7 +450,8 @@ hal_status_t hal_sync_semaphore_resolve_wait(
 
 void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
                                      uint64_t value,
-                                     hal_sync_native_event_t* event) {
+                                     hal_sync_native_event_t* event,
+                                     hal_sync_queue_t* queue) {
   assert(atomic_load_explicit(&event->record_count, memory_order_relaxed) > 0 &&
          "attaching an event that was never recorded (T4)");
   hal_sync_mutex_lock(&semaphore->mutex);
@@ -488,6 +489,38 @@ void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
   semaphore->device_timepoints[index].event = event;
   semaphore->device_timepoints[index].event_generation =
       hal_sync_native_event_generation(event);
+  semaphore->device_timepoints[index].queue = queue;
   ++semaphore->device_timepoint_count;
   hal_sync_mutex_unlock(&semaphore->mutex);
+}
+
+bool hal_sync_semaphore_find_signaler(hal_sync_semaphore_t* semaphore,
+                                      uint64_t value,
+                                      hal_sync_queue_t** out_queue,
+                                      hal_sync_native_event_t** out_event) {
+  bool found = false;
+  hal_sync_mutex_lock(&semaphore->mutex);
+  if (!semaphore->failure &&
+      atomic_load_explicit(&semaphore->value, memory_order_relaxed) < value) {
+    // Sorted by value: the first that covers |value| is published first.
+    for (size_t i = 0; i < semaphore->device_timepoint_count; ++i) {
+      hal_sync_device_timepoint_t* device_timepoint =
+          &semaphore->device_timepoints[i];
+      if (device_timepoint->value < value || !device_timepoint->queue)
+        continue;
+      hal_sync_native_event_check(device_timepoint->event,
+                                  device_timepoint->event_generation);
+      // Listed, so its submission has not published it, so it has not
+      // retired, so its queue is not destroyed: counting the helper in
+      // here keeps the queue alive after the unlock.
+      hal_sync_queue_help_enter(device_timepoint->queue);
+      hal_sync_native_event_retain(device_timepoint->event);
+      *out_queue = device_timepoint->queue;
+      *out_event = device_timepoint->event;
+      found = true;
+      break;
+    }
+  }
+  hal_sync_mutex_unlock(&semaphore->mutex);
+  return found;
 }

@@ -23,6 +23,10 @@ typedef struct hal_sync_device_timepoint_t {
   uint64_t value;
   hal_sync_native_event_t* event;  // retained
   uint32_t event_generation;       // when attached (T3 check)
+  // The queue whose submission recorded |event| and will publish |value|:
+  // alive while the device timepoint is listed (the submission retires
+  // only after its completion dropped it).
+  hal_sync_queue_t* queue;
 } hal_sync_device_timepoint_t;
 
 // Links a member (semaphore or queue) into its loss domain's list
@@ -121,7 +125,32 @@ HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_resolve_wait(
 // or the semaphore failed, or on out-of-memory: waiters then park).
 void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
                                      uint64_t value,
-                                     hal_sync_native_event_t* event);
+                                     hal_sync_native_event_t* event,
+                                     hal_sync_queue_t* queue);
+
+// A host waiter about to sleep for |value|: if issued work that publishes
+// |value| or more is listed (the smallest such value), returns true with
+// its queue counted as helped (hal_sync_queue_help_enter) and its
+// completion event retained, for hal_sync_queue_help_complete.
+bool hal_sync_semaphore_find_signaler(hal_sync_semaphore_t* semaphore,
+                                      uint64_t value,
+                                      hal_sync_queue_t** out_queue,
+                                      hal_sync_native_event_t** out_event);
+
+// queue.c. A host thread that would sleep until a submission's completion
+// is published completes it itself when the queue's completion thread is
+// not at work: the device wakes the thread that waits instead of a second
+// thread that then wakes it (docs/sync-design.md "Waiters complete").
+// Counts a helper of |queue| in; only where |queue| is known alive (under
+// the lock of a semaphore that lists one of its device timepoints).
+void hal_sync_queue_help_enter(hal_sync_queue_t* queue);
+// Completes |queue|'s in-flight submissions in issue order up to the one
+// whose completion event is |event| (released here), taking the queue's
+// completion turn; gives up at once where another thread holds the turn
+// or |event|'s submission is not in flight. Counts the helper out. No
+// lock held; the caller is a host wait without a deadline.
+void hal_sync_queue_help_complete(hal_sync_queue_t* queue,
+                                  hal_sync_native_event_t* event);
 
 // A device signal: moves the payload to |value| if that is an increase
 // (no-op otherwise, or if failed). Runs due callbacks after unlocking.

@@ -614,7 +614,7 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   for (size_t i = 0; i < submission->signal_count; ++i) {
     hal_sync_semaphore_attach_event(
         hal_sync_semaphore_cast(submission->signal_semaphores[i]),
-        submission->signal_values[i], submission->completion_event);
+        submission->signal_values[i], submission->completion_event, queue);
   }
   hal_sync_mutex_lock(&queue->mutex);
   // One critical section hands it on and ends the turn: a second one here

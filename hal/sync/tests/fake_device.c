@@ -14,6 +14,10 @@ typedef struct fake_event_t {
   pthread_cond_t cond;
   uint64_t recorded;   // records issued
   uint64_t completed;  // records executed by a stream
+  // The record whose synchronize failed (0: none): every synchronize of it
+  // fails, as a device error stays reported (the completion thread and a
+  // host waiter helping it may both synchronize one record).
+  uint64_t failed_epoch;
 } fake_event_t;
 
 typedef enum fake_op_kind_e {
@@ -247,7 +251,14 @@ static hal_status_t fake_synchronize_event(void* self, void* handle) {
   uint64_t epoch = event->recorded;
   pthread_mutex_unlock(&event->mutex);
   fake_event_wait_for(event, epoch);
-  if (atomic_exchange(&stream->fail_next_synchronize, false)) {
+  pthread_mutex_lock(&event->mutex);
+  if (event->failed_epoch != epoch &&
+      atomic_exchange(&stream->fail_next_synchronize, false)) {
+    event->failed_epoch = epoch;
+  }
+  bool failed = epoch != 0 && event->failed_epoch == epoch;
+  pthread_mutex_unlock(&event->mutex);
+  if (failed) {
     return hal_make_status(HAL_STATUS_INTERNAL,
                            "fakeEventSynchronize failed: FAKE_ERROR_INJECTED");
   }

@@ -796,6 +796,42 @@ typedef struct dag_node_t {
   bool fails;
 } dag_node_t;
 
+// A host thread waiting, without a deadline, for planned values while the
+// DAG runs: such waits complete the work they wait for themselves where
+// the completion thread is not at it (hal_sync_queue_help_complete). An
+// OK wait must see the cell the signaling node wrote (S5; plain memory,
+// so TSan checks the happens-before too).
+typedef struct dag_waiter_t {
+  pthread_t thread;
+  uint64_t seed;
+  hal_semaphore_t** semaphores;
+  const uint64_t* planned;
+  const int* cells;
+  int node_count;
+} dag_waiter_t;
+
+enum { kDagWaiters = 3, kDagWaitsPerWaiter = 6 };
+
+static void* dag_waiter_main(void* arg) {
+  dag_waiter_t* waiter = (dag_waiter_t*)arg;
+  for (int i = 0; i < kDagWaitsPerWaiter; ++i) {
+    int s = (int)hal_test_random_below(&waiter->seed, kDagSemaphores);
+    if (!waiter->planned[s])
+      continue;
+    uint64_t value =
+        1 + hal_test_random_below(&waiter->seed, waiter->planned[s]);
+    hal_status_t status = hal_semaphore_wait(waiter->semaphores[s], value,
+                                             hal_infinite_timeout());
+    if (status == HAL_OK) {
+      HAL_THREAD_CHECK(
+          waiter->cells[s * (waiter->node_count + 1) + (int)value] == 1,
+          "a wait returned OK before the work that signals it ran (S5)");
+    }
+    hal_status_free(status);
+  }
+  return NULL;
+}
+
 static void run_dag(uint64_t seed, int node_count, bool inject_failure) {
   fake_device_t device;
   fake_device_initialize(30000, &device);
@@ -853,6 +889,7 @@ static void run_dag(uint64_t seed, int node_count, bool inject_failure) {
     order[n] = order[j];
     order[j] = t;
   }
+  dag_waiter_t waiters[kDagWaiters];
   uint64_t host_value = 0;
   for (int k = 0; k < node_count; ++k) {
     dag_node_t* node = &nodes[order[k]];
@@ -883,6 +920,19 @@ static void run_dag(uint64_t seed, int node_count, bool inject_failure) {
   if (host_value < host_max) {
     HAL_ASSERT_OK(hal_semaphore_signal(semaphores[host], host_max));
   }
+  // Waiters start once everything is submitted and released, while most of
+  // it is in flight: a wait that finds the work it waits for issued may
+  // complete it (one that finds it parked sleeps).
+  for (int i = 0; i < kDagWaiters; ++i) {
+    waiters[i] = (dag_waiter_t){.seed = hal_test_random(&seed),
+                                .semaphores = semaphores,
+                                .planned = planned,
+                                .cells = cells,
+                                .node_count = node_count};
+    assert_int_equal(
+        pthread_create(&waiters[i].thread, NULL, dag_waiter_main, &waiters[i]),
+        0);
+  }
   // Every host wait returns (no hang), OK unless downstream of the failure.
   for (int s = 0; s < kDagSemaphores; ++s) {
     if (!planned[s])
@@ -894,6 +944,15 @@ static void run_dag(uint64_t seed, int node_count, bool inject_failure) {
         !(inject_failure && code == HAL_STATUS_INTERNAL)) {
       HAL_TEST_FAIL("semaphore %d: %s", s, hal_status_code_string(code));
     }
+  }
+  for (int i = 0; i < kDagWaiters; ++i)
+    pthread_join(waiters[i].thread, NULL);
+  uint64_t helped = 0;
+  for (int q = 0; q < kDagQueues; ++q) {
+    hal_sync_queue_t* queue = fake_stream_queue(streams[q]);
+    hal_sync_mutex_lock(&queue->mutex);
+    helped += queue->helped_count;
+    hal_sync_mutex_unlock(&queue->mutex);
   }
   for (int q = 0; q < kDagQueues; ++q)
     fake_stream_destroy(streams[q]);
@@ -926,8 +985,9 @@ static void run_dag(uint64_t seed, int node_count, bool inject_failure) {
   assert_int_equal(atomic_load(&released), node_count);
   assert_int_equal(atomic_load(&device.t4_violations), 0);
   hal_test_assert_no_thread_failures();
-  fprintf(stderr, "  %d nodes, %lld device waits\n", node_count,
-          (long long)atomic_load(&device.device_waits));
+  fprintf(stderr, "  %d nodes, %lld device waits, %llu completed by waiters\n",
+          node_count, (long long)atomic_load(&device.device_waits),
+          (unsigned long long)helped);
   for (int s = 0; s <= kDagSemaphores; ++s)
     hal_semaphore_release(semaphores[s]);
   free(failed);
@@ -1197,6 +1257,385 @@ static void Q_WithoutTheHookTheWorkerIssues(void** state) {
   fake_device_deinitialize(&device);
 }
 
+//===----------------------------------------------------------------------===//
+// Host waiters completing the work they wait for
+//===----------------------------------------------------------------------===//
+
+// A payload that blocks its stream until the test opens its gate, and
+// notes the thread that releases it (the completing thread).
+typedef struct gated_payload_t {
+  fake_payload_t base;
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  bool open;
+  bool ran;
+  pthread_t releaser;
+  _Atomic bool released;
+} gated_payload_t;
+
+static void gated_payload_run(fake_payload_t* base) {
+  gated_payload_t* payload = (gated_payload_t*)base;
+  pthread_mutex_lock(&payload->mutex);
+  while (!payload->open)
+    pthread_cond_wait(&payload->cond, &payload->mutex);
+  payload->ran = true;
+  pthread_mutex_unlock(&payload->mutex);
+}
+
+static void gated_payload_release(fake_payload_t* base) {
+  gated_payload_t* payload = (gated_payload_t*)base;
+  pthread_mutex_lock(&payload->mutex);
+  HAL_THREAD_CHECK(payload->ran, "payload released before it ran (Q3)");
+  payload->releaser = pthread_self();
+  pthread_mutex_unlock(&payload->mutex);
+  atomic_store(&payload->released, true);
+}
+
+static void gated_payload_initialize(gated_payload_t* payload) {
+  memset(payload, 0, sizeof(*payload));
+  payload->base.run = gated_payload_run;
+  payload->base.release = gated_payload_release;
+  pthread_mutex_init(&payload->mutex, NULL);
+  pthread_cond_init(&payload->cond, NULL);
+}
+
+static void gated_payload_open(gated_payload_t* payload) {
+  pthread_mutex_lock(&payload->mutex);
+  payload->open = true;
+  pthread_cond_broadcast(&payload->cond);
+  pthread_mutex_unlock(&payload->mutex);
+}
+
+static void gated_payload_deinitialize(gated_payload_t* payload) {
+  pthread_cond_destroy(&payload->cond);
+  pthread_mutex_destroy(&payload->mutex);
+}
+
+// Whether a thread holds |queue|'s completion turn. Before the device ran
+// the head, only a helper can: the completion thread takes the turn only
+// once synchronize_event returned.
+static bool queue_is_completing(hal_sync_queue_t* queue) {
+  hal_sync_mutex_lock(&queue->mutex);
+  bool is_completing = queue->is_completing;
+  hal_sync_mutex_unlock(&queue->mutex);
+  return is_completing;
+}
+
+// Waits until |count| submissions of |queue| are in flight (issued, their
+// device timepoints attached): only then can a waiter find them.
+static void wait_in_flight(hal_sync_queue_t* queue, int count) {
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  for (;;) {
+    int in_flight = 0;
+    hal_sync_mutex_lock(&queue->mutex);
+    for (hal_sync_submission_t* s = queue->in_flight.head; s; s = s->next)
+      ++in_flight;
+    hal_sync_mutex_unlock(&queue->mutex);
+    if (in_flight >= count)
+      return;
+    if (hal_time_now() >= deadline)
+      HAL_TEST_FAIL("%d of %d submissions in flight", in_flight, count);
+    hal_sleep_until(hal_time_now() + 100 * 1000);
+  }
+}
+
+typedef struct infinite_wait_t {
+  hal_semaphore_t* semaphore;
+  uint64_t value;
+  hal_status_code_t code;
+  pthread_t thread;
+} infinite_wait_t;
+
+static void* infinite_wait_main(void* arg) {
+  infinite_wait_t* wait = (infinite_wait_t*)arg;
+  wait->code = hal_status_consume_code(
+      hal_semaphore_wait(wait->semaphore, wait->value, hal_infinite_timeout()));
+  return NULL;
+}
+
+// A wait without a deadline on issued work completes it on the waiting
+// thread: the payload is released there, the value published by it, and
+// the queue counts one completion by a waiter.
+static void Help_WaiterCompletesTheWorkOnItsThread(void** state) {
+  one_queue_t q;
+  one_queue_open(&q);
+  gated_payload_t payload;
+  gated_payload_initialize(&payload);
+  submit_one(q.stream, NULL, 0, q.semaphore, 1, (test_payload_t*)&payload);
+  wait_in_flight(q.queue, 1);
+  infinite_wait_t wait = {q.semaphore, 1, HAL_STATUS_UNKNOWN, 0};
+  assert_int_equal(
+      pthread_create(&wait.thread, NULL, infinite_wait_main, &wait), 0);
+  // The waiter takes the turn while the device still runs the work.
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  while (!queue_is_completing(q.queue) && hal_time_now() < deadline)
+    hal_sleep_until(hal_time_now() + 100 * 1000);
+  assert_true(queue_is_completing(q.queue));
+  gated_payload_open(&payload);
+  pthread_join(wait.thread, NULL);
+  assert_int_equal(wait.code, HAL_STATUS_OK);
+  assert_true(atomic_load(&payload.released));
+  assert_true(pthread_equal(payload.releaser, wait.thread));
+  hal_sync_mutex_lock(&q.queue->mutex);
+  assert_int_equal(q.queue->helped_count, 1);
+  hal_sync_mutex_unlock(&q.queue->mutex);
+  fake_stream_destroy(q.stream);
+  gated_payload_deinitialize(&payload);
+  hal_semaphore_release(q.semaphore);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&q.device);
+}
+
+// A waiter whose work sits behind earlier work on its queue completes the
+// earlier work first, in issue order: a signal is never published before
+// those of the submissions issued before it.
+static void Help_WaiterCompletesEarlierWorkFirst(void** state) {
+  one_queue_t q;
+  one_queue_open(&q);
+  hal_semaphore_t* first = hal_test_semaphore(0);
+  gated_payload_t payloads[2];
+  for (int i = 0; i < 2; ++i)
+    gated_payload_initialize(&payloads[i]);
+  submit_one(q.stream, NULL, 0, first, 1, (test_payload_t*)&payloads[0]);
+  submit_one(q.stream, NULL, 0, q.semaphore, 1, (test_payload_t*)&payloads[1]);
+  wait_in_flight(q.queue, 2);
+  infinite_wait_t wait = {q.semaphore, 1, HAL_STATUS_UNKNOWN, 0};
+  assert_int_equal(
+      pthread_create(&wait.thread, NULL, infinite_wait_main, &wait), 0);
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  while (!queue_is_completing(q.queue) && hal_time_now() < deadline)
+    hal_sleep_until(hal_time_now() + 100 * 1000);
+  assert_true(queue_is_completing(q.queue));
+  gated_payload_open(&payloads[0]);
+  gated_payload_open(&payloads[1]);
+  pthread_join(wait.thread, NULL);
+  assert_int_equal(wait.code, HAL_STATUS_OK);
+  uint64_t value = 0;
+  HAL_ASSERT_OK(hal_semaphore_query(first, &value));
+  assert_int_equal(value, 1);
+  for (int i = 0; i < 2; ++i) {
+    assert_true(atomic_load(&payloads[i].released));
+    assert_true(pthread_equal(payloads[i].releaser, wait.thread));
+  }
+  fake_stream_destroy(q.stream);
+  for (int i = 0; i < 2; ++i)
+    gated_payload_deinitialize(&payloads[i]);
+  hal_semaphore_release(first);
+  hal_semaphore_release(q.semaphore);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&q.device);
+}
+
+// Payloads that log the order their queue releases them in (completion
+// order), each writing a cell when it runs.
+typedef struct help_log_t {
+  pthread_mutex_t mutex;
+  int* order;
+  int count;
+} help_log_t;
+
+typedef struct help_payload_t {
+  fake_payload_t base;
+  help_log_t* log;
+  int index;
+  int64_t run_delay_ns;
+  _Atomic int* cell;
+} help_payload_t;
+
+static void help_payload_run(fake_payload_t* base) {
+  help_payload_t* payload = (help_payload_t*)base;
+  if (payload->run_delay_ns > 0)
+    hal_sleep_until(hal_time_now() + payload->run_delay_ns);
+  atomic_store(payload->cell, 1);
+}
+
+static void help_payload_release(fake_payload_t* base) {
+  help_payload_t* payload = (help_payload_t*)base;
+  pthread_mutex_lock(&payload->log->mutex);
+  payload->log->order[payload->log->count++] = payload->index;
+  pthread_mutex_unlock(&payload->log->mutex);
+  free(payload);
+}
+
+enum { kHelpQueues = 2, kHelpSubmissions = 400, kHelpWaiters = 3 };
+
+typedef struct help_run_t {
+  hal_semaphore_t* semaphores[kHelpSubmissions];
+  _Atomic int cells[kHelpSubmissions];
+  _Atomic int submitted;  // submissions made so far
+  _Atomic bool done;      // the submitter finished
+} help_run_t;
+
+typedef struct help_waiter_t {
+  help_run_t* run;
+  uint64_t seed;
+  int ok_count;
+  int failed_count;
+  pthread_t thread;
+} help_waiter_t;
+
+static void* help_waiter_main(void* arg) {
+  help_waiter_t* waiter = (help_waiter_t*)arg;
+  help_run_t* run = waiter->run;
+  while (!atomic_load(&run->done)) {
+    int submitted = atomic_load(&run->submitted);
+    if (submitted == 0)
+      continue;
+    // Mostly the newest work, in flight or about to be.
+    int back = (int)hal_test_random_below(&waiter->seed, 4);
+    int i = submitted - 1 - (back < submitted ? back : 0);
+    hal_status_t status =
+        hal_semaphore_wait(run->semaphores[i], 1, hal_infinite_timeout());
+    if (status == HAL_OK) {
+      HAL_THREAD_CHECK(atomic_load(&run->cells[i]) == 1,
+                       "a wait returned OK before its work ran (S5)");
+      ++waiter->ok_count;
+    } else {
+      HAL_THREAD_CHECK(hal_status_is(status, HAL_STATUS_INTERNAL),
+                       "a failed wait carries the device's error");
+      ++waiter->failed_count;
+    }
+    hal_status_free(status);
+  }
+  return NULL;
+}
+
+// Waiters without a deadline race the completion thread for work on two
+// queues while submissions go on, with device errors reported at
+// synchronize now and then: every submission completes once, in issue
+// order on its queue; an OK wait follows its work; a failed one carries
+// the device's error.
+static void Help_RandomWaitersRaceTheCompletionThread(void** state) {
+  uint64_t seed = hal_test_seed("Help_RandomWaitersRaceTheCompletionThread");
+  uint64_t rounds = hal_test_iterations(2);
+  for (uint64_t r = 0; r < rounds; ++r) {
+    fake_device_t device;
+    fake_device_initialize(20000, &device);
+    fake_stream_t* streams[kHelpQueues];
+    help_log_t logs[kHelpQueues];
+    for (int s = 0; s < kHelpQueues; ++s) {
+      char name[8];
+      snprintf(name, sizeof(name), "q%d", s);
+      streams[s] = fake_stream_create(&device, name, hal_test_random(&seed));
+      pthread_mutex_init(&logs[s].mutex, NULL);
+      logs[s].order = calloc(kHelpSubmissions, sizeof(int));
+      logs[s].count = 0;
+    }
+    help_run_t* run = calloc(1, sizeof(*run));
+    for (int i = 0; i < kHelpSubmissions; ++i)
+      run->semaphores[i] = hal_test_semaphore(0);
+    help_waiter_t waiters[kHelpWaiters];
+    for (int w = 0; w < kHelpWaiters; ++w) {
+      waiters[w] = (help_waiter_t){run, hal_test_random(&seed), 0, 0, 0};
+      assert_int_equal(pthread_create(&waiters[w].thread, NULL,
+                                      help_waiter_main, &waiters[w]),
+                       0);
+    }
+    int submitted_on[kHelpQueues] = {0};
+    int* queue_of = calloc(kHelpSubmissions, sizeof(int));
+    for (int i = 0; i < kHelpSubmissions; ++i) {
+      int s = (int)hal_test_random_below(&seed, kHelpQueues);
+      queue_of[i] = s;
+      ++submitted_on[s];
+      help_payload_t* payload = calloc(1, sizeof(*payload));
+      payload->base.run = help_payload_run;
+      payload->base.release = help_payload_release;
+      payload->log = &logs[s];
+      payload->index = i;
+      payload->cell = &run->cells[i];
+      payload->run_delay_ns =
+          (int64_t)hal_test_random_below(&seed, 4) * 50 * 1000;
+      if (hal_test_random_below(&seed, 40) == 0)
+        fake_stream_fail_next_synchronize(streams[s]);
+      uint64_t one_value = 1;
+      HAL_ASSERT_OK(hal_sync_queue_submit(
+          fake_stream_queue(streams[s]), hal_semaphore_list_empty(),
+          one(&run->semaphores[i], &one_value), payload));
+      atomic_store(&run->submitted, i + 1);
+      if (hal_test_random_below(&seed, 4) == 0)
+        hal_sleep_until(hal_time_now() + 50 * 1000);
+    }
+    atomic_store(&run->done, true);
+    int ok = 0, failed = 0;
+    for (int w = 0; w < kHelpWaiters; ++w) {
+      pthread_join(waiters[w].thread, NULL);
+      ok += waiters[w].ok_count;
+      failed += waiters[w].failed_count;
+    }
+    int device_errors = 0;
+    for (int i = 0; i < kHelpSubmissions; ++i) {
+      hal_status_code_t code = hal_status_consume_code(hal_semaphore_wait(
+          run->semaphores[i], 1, hal_make_timeout_ns(60000 * HAL_MS)));
+      if (code == HAL_STATUS_INTERNAL) {
+        ++device_errors;
+      } else if (code != HAL_STATUS_OK) {
+        HAL_TEST_FAIL("submission %d: %s", i, hal_status_code_string(code));
+      }
+    }
+    uint64_t helped = 0;
+    for (int s = 0; s < kHelpQueues; ++s) {
+      hal_sync_queue_t* queue = fake_stream_queue(streams[s]);
+      hal_sync_mutex_lock(&queue->mutex);
+      helped += queue->helped_count;
+      hal_sync_mutex_unlock(&queue->mutex);
+      fake_stream_destroy(streams[s]);
+      // Every submission released once, in issue order on its queue.
+      assert_int_equal(logs[s].count, submitted_on[s]);
+      int previous = -1;
+      for (int k = 0; k < logs[s].count; ++k) {
+        int index = logs[s].order[k];
+        assert_int_equal(queue_of[index], s);
+        if (index <= previous)
+          HAL_TEST_FAIL("queue %d completed %d after %d", s, index, previous);
+        previous = index;
+      }
+      free(logs[s].order);
+      pthread_mutex_destroy(&logs[s].mutex);
+    }
+    fprintf(stderr,
+            "  %d submissions (%d device errors), %d waits OK, %d failed, "
+            "%llu completed by waiters\n",
+            kHelpSubmissions, device_errors, ok, failed,
+            (unsigned long long)helped);
+    for (int i = 0; i < kHelpSubmissions; ++i)
+      hal_semaphore_release(run->semaphores[i]);
+    free(queue_of);
+    free(run);
+    hal_test_assert_no_thread_failures();
+    fake_device_deinitialize(&device);
+  }
+}
+
+// A queue destroyed while a waiter is completing its work waits for the
+// waiter to be done with the queue (ASan: no use after free).
+static void Help_QueueDestroyedWhileAWaiterCompletes(void** state) {
+  uint64_t seed = hal_test_seed("Help_QueueDestroyedWhileAWaiterCompletes");
+  uint64_t rounds = hal_test_iterations(50);
+  for (uint64_t r = 0; r < rounds; ++r) {
+    fake_device_t device;
+    fake_device_initialize(10000, &device);
+    fake_stream_t* stream = fake_stream_create(&device, "q0", r + 1);
+    hal_semaphore_t* semaphore = hal_test_semaphore(0);
+    _Atomic int ran = 0, released = 0;
+    test_payload_t* payload = test_payload_new(&ran, &released);
+    payload->run_delay_ns = (int64_t)hal_test_random_below(&seed, 100) * 1000;
+    submit_one(stream, NULL, 0, semaphore, 1, payload);
+    infinite_wait_t wait = {semaphore, 1, HAL_STATUS_UNKNOWN, 0};
+    assert_int_equal(
+        pthread_create(&wait.thread, NULL, infinite_wait_main, &wait), 0);
+    hal_sleep_until(hal_time_now() +
+                    (int64_t)hal_test_random_below(&seed, 100) * 1000);
+    fake_stream_destroy(stream);  // the submission completes first (Q4)
+    pthread_join(wait.thread, NULL);
+    assert_int_equal(wait.code, HAL_STATUS_OK);
+    assert_int_equal(atomic_load(&ran), 1);
+    assert_int_equal(atomic_load(&released), 1);
+    hal_semaphore_release(semaphore);
+    hal_test_assert_no_thread_failures();
+    fake_device_deinitialize(&device);
+  }
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
 
@@ -1223,6 +1662,10 @@ int main(void) {
       CASE(Q_SubmitterIssuesInReadyOrder),
       CASE(Q_ConcurrentSubmittersIssueOneAtATime),
       CASE(Q_WithoutTheHookTheWorkerIssues),
+      CASE(Help_WaiterCompletesTheWorkOnItsThread),
+      CASE(Help_WaiterCompletesEarlierWorkFirst),
+      CASE(Help_RandomWaitersRaceTheCompletionThread),
+      CASE(Help_QueueDestroyedWhileAWaiterCompletes),
   };
   return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
 }

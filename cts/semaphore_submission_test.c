@@ -579,6 +579,54 @@ CTS_CASE(Submit_WithoutSignalsThenRelease) {
   }
 }
 
+// Host waits without a deadline on issued work, on two queues: such a wait
+// completes the work it waits for on its own thread (docs/sync-design.md
+// "Waiters complete"). Each submission writes one byte and advances its
+// queue's timeline; the waits come in a random order, and a wait that
+// returns finds its byte and every earlier byte of its queue written
+// (completion in issue order, S5, S6).
+CTS_CASE(Submit_WaitsWithoutDeadlineSeeTheirWork) {
+  fixture_t* f = *state;
+  enum { kSubmissions = 64 };
+  cts_random_t random = cts_random_make(0x5eed);
+  hal_semaphore_t* timelines[2] = {cts_create_semaphore(f->device, 0),
+                                   cts_create_semaphore(f->device, 0)};
+  uint32_t queues[2] = {f->q0, f->q1};
+  uint64_t value_of[kSubmissions];
+  uint64_t next[2] = {0, 0};
+  for (int i = 0; i < kSubmissions; ++i) {
+    int q = i % 2;
+    hal_command_buffer_t* cb =
+        cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    uint8_t byte = (uint8_t)(i + 1);
+    HAL_ASSERT_OK(
+        hal_command_buffer_update_buffer(cb, &byte, 0, f->a, (uint64_t)i, 1));
+    HAL_ASSERT_OK(hal_command_buffer_end(cb));
+    value_of[i] = ++next[q];
+    submit_and_release(f, queues[q], NULL, 0, cb, timelines[q], value_of[i]);
+    if (cts_random_below(&random, 4) != 0)
+      continue;
+    // Now and then a wait on some submission made so far.
+    int k = (int)cts_random_below(&random, (uint32_t)i + 1);
+    HAL_ASSERT_OK(hal_semaphore_wait(timelines[k % 2], value_of[k],
+                                     hal_infinite_timeout()));
+    uint8_t bytes[kSubmissions];
+    HAL_ASSERT_OK(hal_buffer_read(f->a, 0, bytes, (uint64_t)k + 1));
+    for (int j = k % 2; j <= k; j += 2)
+      assert_int_equal(bytes[j], j + 1);
+  }
+  for (int q = 0; q < 2; ++q) {
+    HAL_ASSERT_OK(
+        hal_semaphore_wait(timelines[q], next[q], hal_infinite_timeout()));
+  }
+  uint8_t bytes[kSubmissions];
+  HAL_ASSERT_OK(hal_buffer_read(f->a, 0, bytes, kSubmissions));
+  for (int i = 0; i < kSubmissions; ++i)
+    assert_int_equal(bytes[i], i + 1);
+  hal_semaphore_release(timelines[0]);
+  hal_semaphore_release(timelines[1]);
+}
+
 // S6 across devices: a queue of device 1 waits on a semaphore signaled by a
 // queue of device 0 (parked on the host: events of another device are never
 // waited on natively). The data goes through the host between devices.
@@ -661,6 +709,7 @@ int main(void) {
       CASE(K15_DeviceReleasedFromCallbackInSameBatch),
       CASE(Submit_WithoutSignalsThenRelease),
       CASE(Submit_CrossDeviceWait),
+      CASE(Submit_WaitsWithoutDeadlineSeeTheirWork),
       CASE(Submit_BadSubmissions),
   };
   return cts_main("semaphore_submission", tests, HAL_ARRAYSIZE(tests));

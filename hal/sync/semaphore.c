@@ -399,6 +399,35 @@ hal_semaphore_add_callback(hal_semaphore_t* base_semaphore, uint64_t value,
 // Device timepoints (queues)
 //===----------------------------------------------------------------------===//
 
+// The device timepoint with the smallest value that covers |value| and
+// whose event is of |event_pool| (NULL: any pool), or NULL when the
+// semaphore failed or reached |value| already. Under the lock.
+static hal_sync_device_timepoint_t* hal_sync_semaphore_covering_locked(
+    hal_sync_semaphore_t* semaphore, uint64_t value,
+    hal_sync_event_pool_t* event_pool) {
+  hal_sync_mutex_assert_held(&semaphore->mutex);
+  if (semaphore->failure ||
+      atomic_load_explicit(&semaphore->value, memory_order_relaxed) >= value) {
+    return NULL;
+  }
+  // Sorted by value: the first that covers |value| is published first.
+  for (size_t i = 0; i < semaphore->device_timepoint_count; ++i) {
+    hal_sync_device_timepoint_t* device_timepoint =
+        &semaphore->device_timepoints[i];
+    if (device_timepoint->value < value)
+      continue;
+    hal_sync_native_event_check(device_timepoint->event,
+                                device_timepoint->event_generation);
+    if (event_pool && device_timepoint->event->pool != event_pool)
+      continue;
+    assert(atomic_load_explicit(&device_timepoint->event->record_count,
+                                memory_order_relaxed) > 0 &&
+           "device timepoint with an event never recorded (T4)");
+    return device_timepoint;
+  }
+  return NULL;
+}
+
 hal_status_t hal_sync_semaphore_resolve_wait(
     hal_sync_semaphore_t* semaphore, uint64_t value,
     hal_sync_event_pool_t* event_pool, hal_timepoint_t* timepoint,
@@ -407,27 +436,15 @@ hal_status_t hal_sync_semaphore_resolve_wait(
   *out_event = NULL;
   assert(timepoint->value == value);
   hal_sync_mutex_lock(&semaphore->mutex);
-  if (!semaphore->failure &&
-      atomic_load_explicit(&semaphore->value, memory_order_relaxed) < value) {
-    // The smallest recorded event of our pool that covers |value| (T4).
-    for (size_t i = 0; i < semaphore->device_timepoint_count; ++i) {
-      hal_sync_device_timepoint_t* device_timepoint =
-          &semaphore->device_timepoints[i];
-      if (device_timepoint->value < value)
-        continue;
-      hal_sync_native_event_check(device_timepoint->event,
-                                  device_timepoint->event_generation);
-      if (device_timepoint->event->pool != event_pool)
-        continue;
-      assert(atomic_load_explicit(&device_timepoint->event->record_count,
-                                  memory_order_relaxed) > 0 &&
-             "device timepoint with an event never recorded (T4)");
-      hal_sync_native_event_retain(device_timepoint->event);
-      *out_event = device_timepoint->event;
-      *out_resolution = HAL_SYNC_WAIT_RESOLUTION_EVENT;
-      hal_sync_mutex_unlock(&semaphore->mutex);
-      return HAL_OK;
-    }
+  // The smallest recorded event of our pool that covers |value| (T4).
+  hal_sync_device_timepoint_t* device_timepoint =
+      hal_sync_semaphore_covering_locked(semaphore, value, event_pool);
+  if (device_timepoint) {
+    hal_sync_native_event_retain(device_timepoint->event);
+    *out_event = device_timepoint->event;
+    *out_resolution = HAL_SYNC_WAIT_RESOLUTION_EVENT;
+    hal_sync_mutex_unlock(&semaphore->mutex);
+    return HAL_OK;
   }
   hal_sync_timepoint_state_t state;
   hal_status_t status =
@@ -498,29 +515,18 @@ bool hal_sync_semaphore_find_signaler(hal_sync_semaphore_t* semaphore,
                                       uint64_t value,
                                       hal_sync_queue_t** out_queue,
                                       hal_sync_native_event_t** out_event) {
-  bool found = false;
   hal_sync_mutex_lock(&semaphore->mutex);
-  if (!semaphore->failure &&
-      atomic_load_explicit(&semaphore->value, memory_order_relaxed) < value) {
-    // Sorted by value: the first that covers |value| is published first.
-    for (size_t i = 0; i < semaphore->device_timepoint_count; ++i) {
-      hal_sync_device_timepoint_t* device_timepoint =
-          &semaphore->device_timepoints[i];
-      if (device_timepoint->value < value || !device_timepoint->queue)
-        continue;
-      hal_sync_native_event_check(device_timepoint->event,
-                                  device_timepoint->event_generation);
-      // Listed, so its submission has not published it, so it has not
-      // retired, so its queue is not destroyed: counting the helper in
-      // here keeps the queue alive after the unlock.
-      hal_sync_queue_help_enter(device_timepoint->queue);
-      hal_sync_native_event_retain(device_timepoint->event);
-      *out_queue = device_timepoint->queue;
-      *out_event = device_timepoint->event;
-      found = true;
-      break;
-    }
+  hal_sync_device_timepoint_t* device_timepoint =
+      hal_sync_semaphore_covering_locked(semaphore, value, NULL);
+  if (device_timepoint) {
+    // Listed, so its submission has not published it, so it has not
+    // retired, so its queue is not destroyed: counting the helper in here
+    // keeps the queue alive after the unlock.
+    hal_sync_queue_help_enter(device_timepoint->queue);
+    hal_sync_native_event_retain(device_timepoint->event);
+    *out_queue = device_timepoint->queue;
+    *out_event = device_timepoint->event;
   }
   hal_sync_mutex_unlock(&semaphore->mutex);
-  return found;
+  return device_timepoint != NULL;
 }

@@ -246,21 +246,10 @@ static bool hal_sync_wait_spin(hal_wait_mode_t mode, size_t count,
   }
 }
 
-// A wait that would sleep until issued work publishes the value completes
-// that work itself where the queue's completion thread is not at work
-// (hal_sync_queue_help_complete): the device then wakes this thread, not
-// a completion thread that wakes it in turn. Only without a deadline: the
-// device wait has none. True when the value is reached after it; else the
-// caller waits as usual (the slow path decides failures).
-static bool hal_sync_wait_help(hal_sync_semaphore_t* semaphore,
-                               uint64_t value) {
-  hal_sync_queue_t* queue = NULL;
-  hal_sync_native_event_t* event = NULL;
-  if (!hal_sync_semaphore_find_signaler(semaphore, value, &queue, &event))
-    return false;
-  hal_sync_queue_help_complete(queue, event);
-  return hal_sync_wait_value_is_reached(&semaphore->base, value);
-}
+static hal_status_t hal_sync_wait_sleep(hal_wait_mode_t mode, size_t count,
+                                        hal_semaphore_t* const* semaphores,
+                                        const uint64_t* values,
+                                        hal_time_t deadline_ns, bool clamped);
 
 hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
                                           hal_semaphore_t* const* semaphores,
@@ -274,11 +263,38 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
   HAL_RETURN_IF_ERROR(hal_sync_clamp_deadline(&deadline_ns, &clamped));
   if (hal_sync_wait_spin(mode, count, semaphores, values, deadline_ns))
     return HAL_OK;
+  // A wait that would sleep until issued work publishes the value completes
+  // that work itself where the queue's completion thread is not at it
+  // (hal_sync_queue_help_complete): the device then wakes this thread, not
+  // a completion thread that wakes it in turn. Only without a deadline: the
+  // device wait has none.
+  hal_sync_queue_t* queue = NULL;
+  hal_sync_native_event_t* event = NULL;
   if (count == 1 && deadline_ns == HAL_TIME_INFINITE_FUTURE &&
-      hal_sync_wait_help(hal_sync_semaphore_cast(semaphores[0]), values[0])) {
-    return HAL_OK;
+      hal_sync_semaphore_find_signaler(hal_sync_semaphore_cast(semaphores[0]),
+                                       values[0], &queue, &event)) {
+    // Completing runs the work's callbacks on this thread, and one of them
+    // may release the reference the caller lent it (K12): the wait holds
+    // one of its own until it returns.
+    hal_semaphore_retain(semaphores[0]);
+    hal_sync_queue_help_complete(queue, event);
+    hal_status_t status =
+        hal_sync_wait_value_is_reached(semaphores[0], values[0])
+            ? HAL_OK
+            : hal_sync_wait_sleep(mode, count, semaphores, values, deadline_ns,
+                                  clamped);
+    hal_semaphore_release(semaphores[0]);
+    return status;
   }
+  return hal_sync_wait_sleep(mode, count, semaphores, values, deadline_ns,
+                             clamped);
+}
 
+// Steps 1-4 above, for a wait that found its values not reached.
+static hal_status_t hal_sync_wait_sleep(hal_wait_mode_t mode, size_t count,
+                                        hal_semaphore_t* const* semaphores,
+                                        const uint64_t* values,
+                                        hal_time_t deadline_ns, bool clamped) {
   hal_sync_wait_entry_t inline_entries[HAL_SYNC_WAIT_INLINE_COUNT];
   hal_sync_wait_entry_t* entries = inline_entries;
   if (count > HAL_SYNC_WAIT_INLINE_COUNT) {

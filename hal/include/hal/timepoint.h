@@ -9,7 +9,9 @@
 //    of the failure), when the timepoint is cancelled (CANCELLED), or when
 //    the semaphore is destroyed with the timepoint pending (CANCELLED).
 // T2 No callbacks under locks. Callbacks run on the thread that signaled,
-//    failed, cancelled or added, after every sync lock was dropped. They may
+//    failed, cancelled or added (device work signals from its queue's
+//    completion thread, or from a thread waiting for it without a deadline,
+//    which may complete it), after every sync lock was dropped. They may
 //    call any HAL function, including signal/fail/wait on the same semaphore
 //    and release of its last reference, but should be short: they hold up
 //    the signaling thread. They must not block on GPU work (Q1). Releasing

@@ -1606,6 +1606,47 @@ static void Help_RandomWaitersRaceTheCompletionThread(void** state) {
   }
 }
 
+static void release_semaphore_when_reached(void* user_data, uint64_t value,
+                                           hal_status_t status) {
+  hal_semaphore_release((hal_semaphore_t*)user_data);
+}
+
+// K12 on the helper path: the waiter lends its only reference to a
+// callback that releases it; the waiter then completes the work, which
+// runs that callback on the waiting thread. The wait must not touch the
+// semaphore afterwards unless it holds a reference of its own (TSan and
+// ASan see the use after free otherwise).
+static void Help_CallbackReleasingTheWaitedSemaphore(void** state) {
+  for (int round = 0; round < 20; ++round) {
+    fake_device_t device;
+    fake_device_initialize(0, &device);
+    fake_stream_t* stream = fake_stream_create(&device, "q0", 1);
+    hal_sync_queue_t* queue = fake_stream_queue(stream);
+    hal_semaphore_t* semaphore = hal_test_semaphore(0);
+    gated_payload_t payload;
+    gated_payload_initialize(&payload);
+    HAL_ASSERT_OK(hal_semaphore_add_callback(
+        semaphore, 1, release_semaphore_when_reached, semaphore, NULL));
+    submit_one(stream, NULL, 0, semaphore, 1, (test_payload_t*)&payload);
+    wait_in_flight(queue, 1);
+    infinite_wait_t wait = {semaphore, 1, HAL_STATUS_UNKNOWN, 0};
+    assert_int_equal(
+        pthread_create(&wait.thread, NULL, infinite_wait_main, &wait), 0);
+    hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+    while (!queue_is_completing(queue) && hal_time_now() < deadline)
+      hal_sleep_until(hal_time_now() + 100 * 1000);
+    assert_true(queue_is_completing(queue));
+    gated_payload_open(&payload);
+    pthread_join(wait.thread, NULL);
+    assert_int_equal(wait.code, HAL_STATUS_OK);
+    assert_true(pthread_equal(payload.releaser, wait.thread));
+    fake_stream_destroy(stream);
+    gated_payload_deinitialize(&payload);
+    hal_test_assert_no_thread_failures();
+    fake_device_deinitialize(&device);
+  }
+}
+
 // A queue destroyed while a waiter is completing its work waits for the
 // waiter to be done with the queue (ASan: no use after free).
 static void Help_QueueDestroyedWhileAWaiterCompletes(void** state) {
@@ -1666,6 +1707,7 @@ int main(void) {
       CASE(Help_WaiterCompletesEarlierWorkFirst),
       CASE(Help_RandomWaitersRaceTheCompletionThread),
       CASE(Help_QueueDestroyedWhileAWaiterCompletes),
+      CASE(Help_CallbackReleasingTheWaitedSemaphore),
   };
   return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
 }

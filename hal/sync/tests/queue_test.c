@@ -1353,6 +1353,19 @@ static void* infinite_wait_main(void* arg) {
   return NULL;
 }
 
+// Starts |wait| on a thread and returns once that thread holds |queue|'s
+// completion turn, the device still held by a gated payload: only a
+// waiter completing the work can hold the turn then.
+static void start_helping_waiter(hal_sync_queue_t* queue,
+                                 infinite_wait_t* wait) {
+  assert_int_equal(
+      pthread_create(&wait->thread, NULL, infinite_wait_main, wait), 0);
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  while (!queue_is_completing(queue) && hal_time_now() < deadline)
+    hal_sleep_until(hal_time_now() + 100 * 1000);
+  assert_true(queue_is_completing(queue));
+}
+
 // A wait without a deadline on issued work completes it on the waiting
 // thread: the payload is released there, the value published by it, and
 // the queue counts one completion by a waiter.
@@ -1364,13 +1377,7 @@ static void Help_WaiterCompletesTheWorkOnItsThread(void** state) {
   submit_one(q.stream, NULL, 0, q.semaphore, 1, (test_payload_t*)&payload);
   wait_in_flight(q.queue, 1);
   infinite_wait_t wait = {q.semaphore, 1, HAL_STATUS_UNKNOWN, 0};
-  assert_int_equal(
-      pthread_create(&wait.thread, NULL, infinite_wait_main, &wait), 0);
-  // The waiter takes the turn while the device still runs the work.
-  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
-  while (!queue_is_completing(q.queue) && hal_time_now() < deadline)
-    hal_sleep_until(hal_time_now() + 100 * 1000);
-  assert_true(queue_is_completing(q.queue));
+  start_helping_waiter(q.queue, &wait);
   gated_payload_open(&payload);
   pthread_join(wait.thread, NULL);
   assert_int_equal(wait.code, HAL_STATUS_OK);
@@ -1400,12 +1407,7 @@ static void Help_WaiterCompletesEarlierWorkFirst(void** state) {
   submit_one(q.stream, NULL, 0, q.semaphore, 1, (test_payload_t*)&payloads[1]);
   wait_in_flight(q.queue, 2);
   infinite_wait_t wait = {q.semaphore, 1, HAL_STATUS_UNKNOWN, 0};
-  assert_int_equal(
-      pthread_create(&wait.thread, NULL, infinite_wait_main, &wait), 0);
-  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
-  while (!queue_is_completing(q.queue) && hal_time_now() < deadline)
-    hal_sleep_until(hal_time_now() + 100 * 1000);
-  assert_true(queue_is_completing(q.queue));
+  start_helping_waiter(q.queue, &wait);
   gated_payload_open(&payloads[0]);
   gated_payload_open(&payloads[1]);
   pthread_join(wait.thread, NULL);
@@ -1630,12 +1632,7 @@ static void Help_CallbackReleasingTheWaitedSemaphore(void** state) {
     submit_one(stream, NULL, 0, semaphore, 1, (test_payload_t*)&payload);
     wait_in_flight(queue, 1);
     infinite_wait_t wait = {semaphore, 1, HAL_STATUS_UNKNOWN, 0};
-    assert_int_equal(
-        pthread_create(&wait.thread, NULL, infinite_wait_main, &wait), 0);
-    hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
-    while (!queue_is_completing(queue) && hal_time_now() < deadline)
-      hal_sleep_until(hal_time_now() + 100 * 1000);
-    assert_true(queue_is_completing(queue));
+    start_helping_waiter(queue, &wait);
     gated_payload_open(&payload);
     pthread_join(wait.thread, NULL);
     assert_int_equal(wait.code, HAL_STATUS_OK);

@@ -239,6 +239,13 @@ static hal_status_t hal_sync_queue_synchronize(hal_sync_queue_t* queue,
 // finished. A host waiter arriving meanwhile takes the turn first and
 // completes the head on its own thread (hal_sync_queue_help_complete);
 // the completion thread then finds the head gone and looks again.
+// Back to ringing at every issue (the completion thread, under the lock):
+// a request for completion has nothing left to ask.
+static void hal_sync_queue_leave_helped_locked(hal_sync_queue_t* queue) {
+  atomic_store_explicit(&queue->is_helped, false, memory_order_relaxed);
+  queue->is_completion_requested = false;
+}
+
 static void* hal_sync_queue_completion_main(void* arg) {
   // A queue thread never runs a destroy or a device shutdown itself: both
   // may join this very thread (callbacks and payload releases run here).
@@ -247,14 +254,36 @@ static void* hal_sync_queue_completion_main(void* arg) {
   // Set by each completion; cleared by the trim of the idle time after it.
   bool trim_due = false;
   uint64_t helped_count = 0;  // the helpers' completions seen so far
+  // Helpers' completions seen since this thread last completed work
+  // itself or left helped mode.
+  uint32_t helped_wakes = 0;
+  // Rung since this thread last slept (a ring after the ticket of that
+  // sleep, seen at any look since): someone wants the in-flight work looked
+  // at. Only helped mode leaves unrung work to the helpers.
+  bool is_rung = false;
   hal_sync_mutex_lock(&queue->mutex);
+  uint32_t seen_rings = hal_sync_doorbell_prepare(&queue->completion_bell);
   for (;;) {
+    // Each look reads the rings once: that is also the ticket of a sleep
+    // decided here, so a ring is either seen now or wakes that sleep.
+    uint32_t rings = hal_sync_doorbell_prepare(&queue->completion_bell);
+    if (rings != seen_rings) {
+      seen_rings = rings;
+      is_rung = true;
+    }
     hal_sync_submission_t* head = queue->in_flight.head;
     if (queue->helped_count != helped_count) {
       helped_count = queue->helped_count;
       trim_due = true;
+      if (++helped_wakes >= HAL_SYNC_QUEUE_HELPED_WAKES)
+        atomic_store_explicit(&queue->is_helped, true, memory_order_relaxed);
     }
-    if (!head || queue->is_completing) {
+    bool is_helped =
+        atomic_load_explicit(&queue->is_helped, memory_order_relaxed);
+    // A registration for this queue's work that does not help asked for
+    // it (hal_sync_queue_request_completion): take work as if rung.
+    bool may_take = !is_helped || is_rung || queue->is_completion_requested;
+    if (!head || queue->is_completing || !may_take) {
       // A helper holding the turn rings when it ends it with work left.
       if (queue->stop && !head && !queue->is_completing)
         break;
@@ -269,10 +298,23 @@ static void* hal_sync_queue_completion_main(void* arg) {
         hal_sync_mutex_lock(&queue->mutex);
         continue;
       }
-      uint32_t ticket = hal_sync_doorbell_prepare(&queue->completion_bell);
+      // In helped mode a push may not ring, so the sleep has a deadline; a
+      // deadline passed with no helper's completion meanwhile ends the
+      // mode, and the work, if any, is nobody's: this thread completes it.
+      hal_time_t deadline =
+          is_helped
+              ? hal_time_add_saturated(hal_time_now(), queue->helped_sleep_ns)
+              : HAL_TIME_INFINITE_FUTURE;
+      is_rung = false;
       hal_sync_mutex_unlock(&queue->mutex);
-      hal_sync_doorbell_wait(&queue->completion_bell, ticket);
+      hal_sync_doorbell_wait(&queue->completion_bell, rings, deadline);
       hal_sync_mutex_lock(&queue->mutex);
+      if (is_helped &&
+          hal_sync_doorbell_prepare(&queue->completion_bell) == rings &&
+          queue->helped_count == helped_count && hal_time_now() >= deadline) {
+        hal_sync_queue_leave_helped_locked(queue);
+        helped_wakes = 0;
+      }
       continue;
     }
     hal_sync_native_event_t* event = head->completion_event;
@@ -289,6 +331,9 @@ static void* hal_sync_queue_completion_main(void* arg) {
       hal_sync_submission_fifo_pop(&queue->in_flight);
       queue->is_completing = true;
       trim_due = true;
+      // No helper came for it: back to ringing at every issue.
+      hal_sync_queue_leave_helped_locked(queue);
+      helped_wakes = 0;
     }
     hal_sync_mutex_unlock(&queue->mutex);
     hal_sync_native_event_release(event);
@@ -307,6 +352,28 @@ static void* hal_sync_queue_completion_main(void* arg) {
 
 void hal_sync_queue_help_enter(hal_sync_queue_t* queue) {
   atomic_fetch_add_explicit(&queue->helper_count, 1, memory_order_relaxed);
+}
+
+// Counts a helper out (under the queue's mutex): destroy waits for none.
+static void hal_sync_queue_help_exit_locked(hal_sync_queue_t* queue) {
+  if (atomic_fetch_sub_explicit(&queue->helper_count, 1,
+                                memory_order_relaxed) == 1 &&
+      queue->is_shutting_down) {
+    pthread_cond_broadcast(&queue->idle_cond);
+  }
+}
+
+void hal_sync_queue_request_completion(hal_sync_queue_t* queue) {
+  // Counted in as a helper, the queue is alive until the count-out below.
+  // The ring first, so that the woken thread does not wait for this lock.
+  hal_sync_doorbell_ring(&queue->completion_bell);
+  hal_sync_mutex_lock(&queue->mutex);
+  // The work may not be pushed yet: the request stays until helped mode
+  // ends, and while it is there the completion thread takes work as if
+  // rung and every push rings.
+  queue->is_completion_requested = true;
+  hal_sync_queue_help_exit_locked(queue);
+  hal_sync_mutex_unlock(&queue->mutex);
 }
 
 void hal_sync_queue_help_complete(hal_sync_queue_t* queue,
@@ -350,11 +417,7 @@ void hal_sync_queue_help_complete(hal_sync_queue_t* queue,
   hal_resource_defer_destruction_exit();
   // Last: destroy may free the queue as soon as this count falls to zero.
   hal_sync_mutex_lock(&queue->mutex);
-  if (atomic_fetch_sub_explicit(&queue->helper_count, 1,
-                                memory_order_relaxed) == 1 &&
-      queue->is_shutting_down) {
-    pthread_cond_broadcast(&queue->idle_cond);
-  }
+  hal_sync_queue_help_exit_locked(queue);
   hal_sync_mutex_unlock(&queue->mutex);
 }
 
@@ -407,6 +470,7 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
   queue->interface = interface;
   queue->event_pool = event_pool;
   queue->name = name_copy;
+  queue->helped_sleep_ns = HAL_SYNC_QUEUE_HELPED_SLEEP_NS;
   hal_sync_mutex_initialize(&queue->mutex);
   hal_sync_cond_initialize(&queue->worker_cond);
   hal_sync_doorbell_initialize(&queue->completion_bell);
@@ -522,7 +586,10 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
 
   // Every accepted submission retires: cancelled ones through the worker,
   // ready ones are issued, issued ones complete. Orphaned ones (record
-  // failed) were counted out of the threads' hands and retire below.
+  // failed) were counted out of the threads' hands and retire below. In
+  // helped mode issued work may be unrung: ring for it (pushes from here
+  // on ring whatever the mode).
+  hal_sync_doorbell_ring(&queue->completion_bell);
   hal_sync_mutex_lock(&queue->mutex);
   for (;;) {
     size_t orphaned_count = 0;

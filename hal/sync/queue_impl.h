@@ -87,6 +87,12 @@ typedef struct hal_sync_submission_fifo_t {
   hal_sync_submission_t* tail;
 } hal_sync_submission_fifo_t;
 
+// Helped mode (see is_helped below): the completion thread enters it after
+// seeing this many completions by host waits since it last completed work
+// itself, and sleeps at most this long while in it.
+#define HAL_SYNC_QUEUE_HELPED_WAKES 4
+#define HAL_SYNC_QUEUE_HELPED_SLEEP_NS ((hal_time_t)1000000)
+
 struct hal_sync_queue_t {
   hal_sync_queue_interface_t interface;
   hal_sync_event_pool_t* event_pool;
@@ -125,6 +131,28 @@ struct hal_sync_queue_t {
   // Submissions completed by helpers so far (tests; the completion thread
   // trims the event pool after them too).
   uint64_t helped_count;
+  // Helped mode ("Helped queues", docs/sync-design.md): host waits have
+  // been completing this queue's work (the completion thread saw
+  // HAL_SYNC_QUEUE_HELPED_WAKES of their completions since it last
+  // completed work itself), so the issue of a submission nobody is
+  // registered for does not ring the completion doorbell. Set and cleared by
+  // the completion thread only, and read at the in-flight push, all under
+  // |mutex|; the completion thread never sleeps without a deadline while it is
+  // set. So every in-flight submission was rung for, or the completion thread
+  // looks at it within HAL_SYNC_QUEUE_HELPED_SLEEP_NS. Atomic for tests and
+  // traces that read it with no lock.
+  _Atomic bool is_helped;
+  // Set by a registration for this queue's issued work by a thread that
+  // does not help (hal_sync_queue_request_completion); cleared when helped
+  // mode ends. While set, the completion thread takes work as if rung and
+  // every push rings: the registration may have found a device timepoint
+  // whose submission is not pushed yet, and its ring alone would find no
+  // work, or the work may be taken by a helper before the one it waits for
+  // is pushed.
+  bool is_completion_requested;
+  // The completion thread's longest sleep in helped mode:
+  // HAL_SYNC_QUEUE_HELPED_SLEEP_NS (tests change it).
+  hal_duration_t helped_sleep_ns;
   bool is_shutting_down;
   bool stop;
   // Set once the queue's loss domain failed: submit refuses with a copy.

@@ -270,11 +270,18 @@ static void hal_sync_semaphore_destroy(hal_semaphore_t* base_semaphore) {
 // Registration and cancellation
 //===----------------------------------------------------------------------===//
 
+static hal_sync_device_timepoint_t* hal_sync_semaphore_covering_locked(
+    hal_sync_semaphore_t* semaphore, uint64_t value,
+    hal_sync_event_pool_t* event_pool);
+
 // Under the lock: REACHED, FAILED, or PENDING after pushing |timepoint|.
+// |out_queue|: a queue to call hal_sync_queue_request_completion on after
+// the unlock (counted in as a helper, which keeps it alive), or NULL.
 static hal_status_t hal_sync_semaphore_register_locked(
     hal_sync_semaphore_t* semaphore, hal_timepoint_t* timepoint,
-    hal_sync_timepoint_state_t* out_state) {
+    hal_sync_timepoint_state_t* out_state, hal_sync_queue_t** out_queue) {
   hal_sync_mutex_assert_held(&semaphore->mutex);
+  *out_queue = NULL;
   if (semaphore->failure) {
     *out_state = HAL_SYNC_TIMEPOINT_STATE_FAILED;
     return HAL_OK;
@@ -289,16 +296,33 @@ static hal_status_t hal_sync_semaphore_register_locked(
   timepoint->semaphore = semaphore;
   timepoint->state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
   *out_state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
+  // Issued work that publishes the value may be left to helpers (helped
+  // mode), and this registration does not help: its queue's completion
+  // thread must come for it. (A device timepoint attached after this
+  // unlock sees the registration instead: attach_event.) Listed, so its
+  // queue is alive while the lock is held; counted in as a helper, it
+  // stays alive until the request is made.
+  // Whatever the mode looks like from here: it may change before the
+  // work's push, which reads it under the queue's lock.
+  hal_sync_device_timepoint_t* device_timepoint =
+      hal_sync_semaphore_covering_locked(semaphore, timepoint->value, NULL);
+  if (device_timepoint) {
+    hal_sync_queue_help_enter(device_timepoint->queue);
+    *out_queue = device_timepoint->queue;
+  }
   return HAL_OK;
 }
 
 hal_status_t hal_sync_semaphore_register_timepoint(
     hal_sync_semaphore_t* semaphore, hal_timepoint_t* timepoint,
     hal_sync_timepoint_state_t* out_state) {
+  hal_sync_queue_t* queue = NULL;
   hal_sync_mutex_lock(&semaphore->mutex);
-  hal_status_t status =
-      hal_sync_semaphore_register_locked(semaphore, timepoint, out_state);
+  hal_status_t status = hal_sync_semaphore_register_locked(semaphore, timepoint,
+                                                           out_state, &queue);
   hal_sync_mutex_unlock(&semaphore->mutex);
+  if (queue)
+    hal_sync_queue_request_completion(queue);
   return status;
 }
 
@@ -447,9 +471,12 @@ hal_status_t hal_sync_semaphore_resolve_wait(
     return HAL_OK;
   }
   hal_sync_timepoint_state_t state;
+  hal_sync_queue_t* queue = NULL;
   hal_status_t status =
-      hal_sync_semaphore_register_locked(semaphore, timepoint, &state);
+      hal_sync_semaphore_register_locked(semaphore, timepoint, &state, &queue);
   hal_sync_mutex_unlock(&semaphore->mutex);
+  if (queue)
+    hal_sync_queue_request_completion(queue);
   HAL_RETURN_IF_ERROR(status);
   switch (state) {
     case HAL_SYNC_TIMEPOINT_STATE_REACHED:
@@ -465,7 +492,7 @@ hal_status_t hal_sync_semaphore_resolve_wait(
   return HAL_OK;
 }
 
-void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
+bool hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
                                      uint64_t value,
                                      hal_sync_native_event_t* event,
                                      hal_sync_queue_t* queue) {
@@ -475,8 +502,12 @@ void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
   if (semaphore->failure ||
       atomic_load_explicit(&semaphore->value, memory_order_relaxed) >= value) {
     hal_sync_mutex_unlock(&semaphore->mutex);
-    return;
+    return false;
   }
+  // A registration after this unlock finds the device timepoint (or, out
+  // of memory, none: then it is only this answer that rings).
+  hal_timepoint_t* first = hal_sync_timepoint_heap_peek(&semaphore->timepoints);
+  bool is_awaited = first && first->value <= value;
   if (semaphore->device_timepoint_count ==
       semaphore->device_timepoint_capacity) {
     size_t new_capacity = semaphore->device_timepoint_capacity
@@ -489,7 +520,7 @@ void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
       // Without the device timepoint, waiters park on the host: slower,
       // still correct.
       hal_sync_mutex_unlock(&semaphore->mutex);
-      return;
+      return is_awaited;
     }
     semaphore->device_timepoints = grown;
     semaphore->device_timepoint_capacity = new_capacity;
@@ -509,6 +540,7 @@ void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
   semaphore->device_timepoints[index].queue = queue;
   ++semaphore->device_timepoint_count;
   hal_sync_mutex_unlock(&semaphore->mutex);
+  return is_awaited;
 }
 
 bool hal_sync_semaphore_find_signaler(hal_sync_semaphore_t* semaphore,

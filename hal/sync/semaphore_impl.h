@@ -123,7 +123,10 @@ HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_resolve_wait(
 // Makes |event|, already recorded after the work that signals |value|, a
 // device timepoint of |semaphore| (skipped if the value is already reached
 // or the semaphore failed, or on out-of-memory: waiters then park).
-void hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
+// Returns whether a timepoint for |value| or less is registered (someone
+// waits for this work without helping: its issue rings the completion
+// thread whatever the queue's mode).
+bool hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
                                      uint64_t value,
                                      hal_sync_native_event_t* event,
                                      hal_sync_queue_t* queue);
@@ -151,6 +154,13 @@ void hal_sync_queue_help_enter(hal_sync_queue_t* queue);
 // lock held; the caller is a host wait without a deadline.
 void hal_sync_queue_help_complete(hal_sync_queue_t* queue,
                                   hal_sync_native_event_t* event);
+
+// queue.c. A timepoint was registered for |queue|'s issued work by a thread
+// that does not help: asks the completion thread to complete the queue's work
+// at its next look, and rings it. |queue| was counted in as a helper
+// (hal_sync_queue_help_enter) to keep it alive; counts it out. No lock
+// held.
+void hal_sync_queue_request_completion(hal_sync_queue_t* queue);
 
 // A device signal: moves the payload to |value| if that is an increase
 // (no-op otherwise, or if failed). Runs due callbacks after unlocking.

@@ -610,21 +610,32 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
     hal_trace_counter(queue->trace_track, "timepoints pending", args);
   }
   // Recorded (T4): later submissions on queues of this pool may wait for it
-  // on the device instead of parking (S6 holds through the event).
+  // on the device instead of parking (S6 holds through the event). A
+  // timepoint already registered for a value it signals is someone waiting
+  // without helping: the completion thread must come for it.
+  bool is_awaited = false;
   for (size_t i = 0; i < submission->signal_count; ++i) {
-    hal_sync_semaphore_attach_event(
+    is_awaited |= hal_sync_semaphore_attach_event(
         hal_sync_semaphore_cast(submission->signal_semaphores[i]),
         submission->signal_values[i], submission->completion_event, queue);
   }
   hal_sync_mutex_lock(&queue->mutex);
   // One critical section hands it on and ends the turn: a second one here
-  // would meet the completion thread taking it.
+  // would meet the completion thread taking it. Helped mode is read here,
+  // under the lock the completion thread changes it under, so the push is
+  // rung or the completion thread's sleep has a deadline (queue_impl.h). A
+  // registration that came before this push found no work to wake for: its
+  // request (is_completion_requested) makes this push ring.
   hal_sync_queue_end_issue_locked(queue);
   hal_sync_submission_fifo_push(&queue->in_flight, submission);
+  bool ring = is_awaited || queue->is_shutting_down ||
+              queue->is_completion_requested ||
+              !atomic_load_explicit(&queue->is_helped, memory_order_relaxed);
   hal_sync_mutex_unlock(&queue->mutex);
   // After the unlock, so that the completion thread does not wake only to
   // block on the mutex we hold. The queue is still alive: the issuing
   // thread is its worker (joined before the queue is freed) or a submitter
   // (destroy must not race submit).
-  hal_sync_doorbell_ring(&queue->completion_bell);
+  if (ring)
+    hal_sync_doorbell_ring(&queue->completion_bell);
 }

@@ -261,7 +261,8 @@ uint32_t hal_sync_doorbell_prepare(hal_sync_doorbell_t* doorbell) {
          ~HAL_SYNC_DOORBELL_SLEEPER;
 }
 
-void hal_sync_doorbell_wait(hal_sync_doorbell_t* doorbell, uint32_t ticket) {
+void hal_sync_doorbell_wait(hal_sync_doorbell_t* doorbell, uint32_t ticket,
+                            hal_time_t deadline_ns) {
 #if defined(HAL_SYNC_HAVE_FUTEX)
   if (doorbell->use_futex) {
     uint32_t word = atomic_load_explicit(&doorbell->word, memory_order_acquire);
@@ -276,7 +277,8 @@ void hal_sync_doorbell_wait(hal_sync_doorbell_t* doorbell, uint32_t ticket) {
         }
         word |= HAL_SYNC_DOORBELL_SLEEPER;
       }
-      hal_sync_futex_wait(&doorbell->word, word, HAL_TIME_INFINITE_FUTURE);
+      if (!hal_sync_futex_wait(&doorbell->word, word, deadline_ns))
+        return;  // the deadline passed
       word = atomic_load_explicit(&doorbell->word, memory_order_acquire);
     }
     return;
@@ -285,8 +287,8 @@ void hal_sync_doorbell_wait(hal_sync_doorbell_t* doorbell, uint32_t ticket) {
   hal_sync_mutex_lock(&doorbell->mutex);
   while (atomic_load_explicit(&doorbell->word, memory_order_acquire) ==
          ticket) {
-    hal_sync_cond_wait(&doorbell->cond, &doorbell->mutex,
-                       HAL_TIME_INFINITE_FUTURE);
+    if (!hal_sync_cond_wait(&doorbell->cond, &doorbell->mutex, deadline_ns))
+      break;  // the deadline passed
   }
   hal_sync_mutex_unlock(&doorbell->mutex);
 }

@@ -131,9 +131,11 @@ void hal_sync_doorbell_deinitialize(hal_sync_doorbell_t* doorbell);
 // The rings so far: what wait() compares against. Take it before the last
 // look at the state (under the owner's mutex), so that no ring is missed.
 uint32_t hal_sync_doorbell_prepare(hal_sync_doorbell_t* doorbell);
-// Sleeps until a ring after |ticket| (returns at once if there was one).
-// May return early (spuriously): the caller looks at its state again.
-void hal_sync_doorbell_wait(hal_sync_doorbell_t* doorbell, uint32_t ticket);
+// Sleeps until a ring after |ticket| (returns at once if there was one) or
+// until |deadline_ns| (HAL_TIME_INFINITE_FUTURE: none). May return early
+// (spuriously): the caller looks at its state, and the clock, again.
+void hal_sync_doorbell_wait(hal_sync_doorbell_t* doorbell, uint32_t ticket,
+                            hal_time_t deadline_ns);
 // Rings: wakes the sleeper, if any. Any thread, no lock held.
 void hal_sync_doorbell_ring(hal_sync_doorbell_t* doorbell);
 

@@ -109,6 +109,11 @@ HAL_API void hal_semaphore_release(hal_semaphore_t* semaphore);
 
 // The current payload in |*out_value|. A failed semaphore returns a clone of
 // its failure status and sets |*out_value| to HAL_SEMAPHORE_FAILURE_VALUE.
+// A query registers nothing: a value that device work publishes and that
+// only queries look for may show up a millisecond or two after the work
+// finished, on a queue whose host waits have been completing its work
+// (docs/sync-design.md "Helped queues"); waits and callbacks see it as
+// soon as the work is done.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_semaphore_query(hal_semaphore_t* semaphore, uint64_t* out_value);
 

@@ -1674,6 +1674,238 @@ static void Help_QueueDestroyedWhileAWaiterCompletes(void** state) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Helped mode (docs/sync-design.md "Helped queues")
+//===----------------------------------------------------------------------===//
+
+// The rings of |queue|'s completion doorbell so far.
+static uint32_t completion_rings(hal_sync_queue_t* queue) {
+  return hal_sync_doorbell_prepare(&queue->completion_bell);
+}
+
+// Waits (30 s at most) for a ring of |queue|'s completion doorbell after
+// |rings|: a worker's push rings after it unlocks the queue, so the push
+// may be seen in flight before its ring.
+static void wait_for_ring(hal_sync_queue_t* queue, uint32_t rings) {
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  while (completion_rings(queue) == rings) {
+    if (hal_time_now() >= deadline)
+      HAL_TEST_FAIL("the completion doorbell was not rung within 30 s");
+    hal_sleep_until(hal_time_now() + 100 * 1000);
+  }
+}
+
+static bool queue_is_helped(hal_sync_queue_t* queue) {
+  return atomic_load_explicit(&queue->is_helped, memory_order_relaxed);
+}
+
+static void set_helped_sleep(hal_sync_queue_t* queue, hal_duration_t ns) {
+  hal_sync_mutex_lock(&queue->mutex);
+  queue->helped_sleep_ns = ns;
+  hal_sync_mutex_unlock(&queue->mutex);
+}
+
+// Polls |semaphore| (registers nothing, helps nothing) until it reaches
+// |value|, 30 s at most.
+static void poll_until_reached(hal_semaphore_t* semaphore, uint64_t value) {
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  uint64_t current = 0;
+  for (;;) {
+    HAL_ASSERT_OK(hal_semaphore_query(semaphore, &current));
+    if (current >= value)
+      return;
+    if (hal_time_now() >= deadline)
+      HAL_TEST_FAIL("value %llu not reached within 30 s (at %llu)",
+                    (unsigned long long)value, (unsigned long long)current);
+    hal_sleep_until(hal_time_now() + 200 * 1000);
+  }
+}
+
+static void one_queue_close(one_queue_t* q) {
+  fake_stream_destroy(q->stream);
+  hal_semaphore_release(q->semaphore);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&q->device);
+}
+
+// One submission of a gated payload signaling |value|, completed by a
+// waiter without a deadline (asserted: it holds the turn before the device
+// runs the work).
+static void helped_round_trip(one_queue_t* q, uint64_t value) {
+  gated_payload_t payload;
+  gated_payload_initialize(&payload);
+  submit_one(q->stream, NULL, 0, q->semaphore, value,
+             (test_payload_t*)&payload);
+  wait_in_flight(q->queue, 1);
+  infinite_wait_t wait = {q->semaphore, value, HAL_STATUS_UNKNOWN, 0};
+  start_helping_waiter(q->queue, &wait);
+  gated_payload_open(&payload);
+  pthread_join(wait.thread, NULL);
+  assert_int_equal(wait.code, HAL_STATUS_OK);
+  assert_true(pthread_equal(payload.releaser, wait.thread));
+  gated_payload_deinitialize(&payload);
+}
+
+// Round trips until the completion thread has seen enough of them
+// completed by waiters to stop being rung at issue.
+static void enter_helped_mode(one_queue_t* q, uint64_t* value) {
+  for (int round = 0; round < 200 && !queue_is_helped(q->queue); ++round)
+    helped_round_trip(q, ++*value);
+  assert_true(queue_is_helped(q->queue));
+}
+
+// Once waiters complete a queue's work, an issue rings the completion
+// thread no more (the wake-up it saves is the point), and the waiters go
+// on completing it.
+static void Helped_IssuesStopRingingOnceWaitersComplete(void** state) {
+  one_queue_t q;
+  one_queue_open(&q);
+  set_helped_sleep(q.queue, 60000 * HAL_MS);  // no fallback in this case
+  uint64_t value = 0;
+  enter_helped_mode(&q, &value);
+  for (int i = 0; i < 8; ++i) {
+    uint32_t rings = completion_rings(q.queue);
+    helped_round_trip(&q, ++value);
+    assert_int_equal(completion_rings(q.queue), rings);
+    assert_true(queue_is_helped(q.queue));
+  }
+  one_queue_close(&q);
+}
+
+static void set_flag_when_reached(void* user_data, uint64_t value,
+                                  hal_status_t status) {
+  HAL_THREAD_CHECK(status == HAL_OK, "callback failed");
+  atomic_store((_Atomic bool*)user_data, true);
+}
+
+static void wait_for_flag(_Atomic bool* flag, const char* what) {
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  while (!atomic_load(flag)) {
+    if (hal_time_now() >= deadline)
+      HAL_TEST_FAIL("%s: not within 30 s", what);
+    hal_sleep_until(hal_time_now() + 100 * 1000);
+  }
+}
+
+// In helped mode a timepoint registered for unrung work (a callback, a
+// wait with a deadline) rings the completion thread, whichever comes
+// first, the registration or the issue: the work completes long before the
+// helped sleep's deadline (60 s here) would have looked at it.
+static void Helped_RegistrationRingsTheCompletionThread(void** state) {
+  one_queue_t q;
+  one_queue_open(&q);
+  set_helped_sleep(q.queue, 60000 * HAL_MS);
+  uint64_t value = 0;
+  enter_helped_mode(&q, &value);
+  for (int order = 0; order < 3; ++order) {
+    ++value;
+    gated_payload_t payload;
+    gated_payload_initialize(&payload);
+    _Atomic bool reached = false;
+    uint32_t rings = completion_rings(q.queue);
+    if (order == 0) {
+      // The callback registered before the issue: the issue rings.
+      HAL_ASSERT_OK(hal_semaphore_add_callback(
+          q.semaphore, value, set_flag_when_reached, &reached, NULL));
+      submit_one(q.stream, NULL, 0, q.semaphore, value,
+                 (test_payload_t*)&payload);
+      wait_in_flight(q.queue, 1);
+      wait_for_ring(q.queue, rings);
+    } else {
+      // The issue first (unrung), then the registration rings.
+      submit_one(q.stream, NULL, 0, q.semaphore, value,
+                 (test_payload_t*)&payload);
+      wait_in_flight(q.queue, 1);
+      assert_int_equal(completion_rings(q.queue), rings);
+      if (order == 1) {
+        HAL_ASSERT_OK(hal_semaphore_add_callback(
+            q.semaphore, value, set_flag_when_reached, &reached, NULL));
+        assert_int_not_equal(completion_rings(q.queue), rings);
+      }
+    }
+    gated_payload_open(&payload);
+    if (order == 2) {
+      // A wait with a deadline registers and does not help.
+      HAL_ASSERT_OK(hal_semaphore_wait(q.semaphore, value,
+                                       hal_make_timeout_ns(30000 * HAL_MS)));
+      assert_false(pthread_equal(payload.releaser, pthread_self()));
+    } else {
+      wait_for_flag(&reached, "callback of unrung work");
+    }
+    // Back in helped mode for the next order (the completion thread may
+    // have completed the work itself and left it).
+    enter_helped_mode(&q, &value);
+    gated_payload_deinitialize(&payload);
+  }
+  one_queue_close(&q);
+}
+
+// A registration that finds issued work before its push (the device
+// timepoint is attached first) asks for the completion thread while
+// nothing is in flight: its ring finds no work. The push that follows must
+// ring for it (in helped mode it would not), and the work completes long
+// before the helped sleep's deadline (60 s here).
+static void Helped_RequestBeforeThePushIsHonoured(void** state) {
+  one_queue_t q;
+  one_queue_open(&q);
+  set_helped_sleep(q.queue, 60000 * HAL_MS);
+  uint64_t value = 0;
+  enter_helped_mode(&q, &value);
+  // What hal_sync_semaphore_register_locked and its caller do for a
+  // registration covered by a device timepoint of a helped queue.
+  hal_sync_queue_help_enter(q.queue);
+  hal_sync_queue_request_completion(q.queue);
+  // The completion thread wakes, finds nothing and sleeps again.
+  hal_sleep_until(hal_time_now() + 20 * HAL_MS);
+  uint32_t rings = completion_rings(q.queue);
+  gated_payload_t payload;
+  gated_payload_initialize(&payload);
+  submit_one(q.stream, NULL, 0, q.semaphore, ++value,
+             (test_payload_t*)&payload);
+  wait_in_flight(q.queue, 1);
+  wait_for_ring(q.queue, rings);
+  gated_payload_open(&payload);
+  poll_until_reached(q.semaphore, value);
+  assert_true(atomic_load(&payload.released));
+  one_queue_close(&q);
+  gated_payload_deinitialize(&payload);
+}
+
+// Work issued unrung in helped mode that nobody waits for (the value is
+// only polled) still completes: the completion thread's helped sleep has a
+// deadline, and one that passes with no waiter's completion ends the mode.
+// The doorbell is not rung meanwhile (asserted), so the completion thread
+// came for the work on its own.
+static void Helped_WorkNobodyWaitsForStillCompletes(void** state) {
+  one_queue_t q;
+  one_queue_open(&q);
+  // Long enough that the round trips keep the mode, short for the check.
+  set_helped_sleep(q.queue, 50 * HAL_MS);
+  uint64_t value = 0;
+  bool checked = false;
+  for (int attempt = 0; attempt < 20 && !checked; ++attempt) {
+    enter_helped_mode(&q, &value);
+    // Let the completion thread fall asleep (its helped sleep is longer):
+    // the work must then come to it through the deadline, not a look.
+    hal_sleep_until(hal_time_now() + 20 * HAL_MS);
+    ++value;
+    _Atomic int ran = 0, released = 0;
+    uint32_t rings = completion_rings(q.queue);
+    submit_one(q.stream, NULL, 0, q.semaphore, value,
+               test_payload_new(&ran, &released));
+    poll_until_reached(q.semaphore, value);
+    assert_int_equal(atomic_load(&released), 1);
+    // The issue found the mode gone (a slow round trip let the deadline
+    // pass first) if it rang: try again.
+    if (completion_rings(q.queue) != rings)
+      continue;
+    assert_false(queue_is_helped(q.queue));
+    checked = true;
+  }
+  assert_true(checked);
+  one_queue_close(&q);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
 
@@ -1705,6 +1937,10 @@ int main(void) {
       CASE(Help_RandomWaitersRaceTheCompletionThread),
       CASE(Help_QueueDestroyedWhileAWaiterCompletes),
       CASE(Help_CallbackReleasingTheWaitedSemaphore),
+      CASE(Helped_IssuesStopRingingOnceWaitersComplete),
+      CASE(Helped_RegistrationRingsTheCompletionThread),
+      CASE(Helped_RequestBeforeThePushIsHonoured),
+      CASE(Helped_WorkNobodyWaitsForStillCompletes),
   };
   return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
 }

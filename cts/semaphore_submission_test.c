@@ -627,6 +627,86 @@ CTS_CASE(Submit_WaitsWithoutDeadlineSeeTheirWork) {
   hal_semaphore_release(timelines[1]);
 }
 
+static void set_when_reached(void* user_data, uint64_t value,
+                             hal_status_t status) {
+  atomic_store((_Atomic int*)user_data, status == HAL_OK ? 1 : 2);
+}
+
+// Polls |done| (no wait: nothing registered, nothing helped) until it is
+// set, for 30 s at most.
+static bool poll_until(bool (*done)(void*), void* arg) {
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  while (!done(arg)) {
+    if (hal_time_now() >= deadline)
+      return false;
+    hal_sleep_until(hal_time_now() + 200 * 1000);
+  }
+  return true;
+}
+
+typedef struct value_poll_t {
+  hal_semaphore_t* semaphore;
+  uint64_t value;
+} value_poll_t;
+
+static bool value_is_reached(void* arg) {
+  value_poll_t* poll = (value_poll_t*)arg;
+  uint64_t current = 0;
+  HAL_ASSERT_OK(hal_semaphore_query(poll->semaphore, &current));
+  return current >= poll->value;
+}
+
+static bool flag_is_set(void* arg) {
+  return atomic_load((_Atomic int*)arg) != 0;
+}
+
+// After many waits without a deadline (which complete the work on the
+// waiting thread, docs/sync-design.md "Waiters complete"), a queue may stop
+// waking its completion thread at issue ("Helped queues"). Work then
+// observed otherwise still completes: a value only polled with query, a
+// callback, a wait with a deadline. Each is checked after a run of such
+// waits, and the bytes every submission wrote at the end.
+CTS_CASE(Submit_WorkObservedWithoutHelpingCompletesAfterHelpedWaits) {
+  fixture_t* f = *state;
+  enum { kRoundTrips = 40, kObservers = 3 };
+  hal_semaphore_t* timeline = cts_create_semaphore(f->device, 0);
+  uint64_t value = 0;
+  uint8_t expected = 0;
+  for (int observer = 0; observer < kObservers; ++observer) {
+    for (int i = 0; i < kRoundTrips; ++i) {
+      expected = (uint8_t)(expected + 1);
+      submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, expected),
+                         timeline, ++value);
+      HAL_ASSERT_OK(
+          hal_semaphore_wait(timeline, value, hal_infinite_timeout()));
+    }
+    expected = (uint8_t)(expected + 1);
+    submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, expected), timeline,
+                       ++value);
+    if (observer == 0) {
+      value_poll_t poll = {timeline, value};
+      assert_true(poll_until(value_is_reached, &poll));
+    } else if (observer == 1) {
+      _Atomic int reached = 0;
+      hal_timepoint_t* timepoint = NULL;
+      HAL_ASSERT_OK(hal_semaphore_add_callback(
+          timeline, value, set_when_reached, (void*)&reached, &timepoint));
+      bool fired = poll_until(flag_is_set, (void*)&reached);
+      // Not fired: cancelled before |reached| goes out of scope.
+      if (!fired)
+        hal_timepoint_cancel(timepoint);
+      hal_timepoint_release(timepoint);
+      assert_true(fired);
+      assert_int_equal(atomic_load(&reached), 1);
+    } else {
+      HAL_ASSERT_OK(hal_semaphore_wait(timeline, value,
+                                       hal_make_timeout_ns(30000 * HAL_MS)));
+    }
+    cts_expect_bytes(f->a, 0, BUFFER_SIZE, expected);
+  }
+  hal_semaphore_release(timeline);
+}
+
 // S6 across devices: a queue of device 1 waits on a semaphore signaled by a
 // queue of device 0 (parked on the host: events of another device are never
 // waited on natively). The data goes through the host between devices.
@@ -710,6 +790,7 @@ int main(void) {
       CASE(Submit_WithoutSignalsThenRelease),
       CASE(Submit_CrossDeviceWait),
       CASE(Submit_WaitsWithoutDeadlineSeeTheirWork),
+      CASE(Submit_WorkObservedWithoutHelpingCompletesAfterHelpedWaits),
       CASE(Submit_BadSubmissions),
   };
   return cts_main("semaphore_submission", tests, HAL_ARRAYSIZE(tests));

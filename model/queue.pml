@@ -29,11 +29,17 @@
  *                        semaphore nobody signals, threads wait on an idle
  *                        device semaphore and on A's signal, and another
  *                        semaphore of the device is created (Q5, K14).
+ *   -DSCENARIO_HELPED    A and B on one queue; a host thread waiting
+ *                        without a deadline completes A, so the queue may
+ *                        enter helped mode and B's issue not ring; B is
+ *                        observed by a wait with a deadline, or by nobody,
+ *                        and must complete all the same.
  *
  * Bug switches: BUG_INLINE_SHUTDOWN_IN_CALLBACK (sync_common.pml),
  * BUG_NO_DEVICE_WAIT_HOST_CHECK, BUG_LOSS_SKIPS_MEMBERS,
  * BUG_ATTACH_BEFORE_RECORD, BUG_PAYLOAD_AFTER_SIGNALS,
- * BUG_SHUTDOWN_NOT_CLAIMED and BUG_ISSUE_WITHOUT_TURN (here).
+ * BUG_SHUTDOWN_NOT_CLAIMED, BUG_ISSUE_WITHOUT_TURN,
+ * BUG_DESTROY_IGNORES_HELPERS and BUG_HELPED_SLEEP_FOREVER (here).
  */
 
 #define MAXV 2
@@ -54,6 +60,41 @@
 #define ISSUE_MAY_FAIL
 #endif
 #endif
+
+/* hal_sync_semaphore_register_locked's request for the completion of the
+ * issued work it waits for (see sync_common.pml): one device timepoint per
+ * semaphore, one event pool, so only a host wait's registration can be
+ * covered. */
+#define REGISTER_REQUEST_HOOK(s, t, st)                                  \
+  if                                                                     \
+  :: st == TP_PENDING && sem[s].dtp_ev != NONE &&                        \
+     sem[s].dtp_val >= tp[t].value ->                                    \
+     wl_rq = ev[sem[s].dtp_ev].q + 1;                                    \
+     assert(!queue[wl_rq - 1].destroyed);                                \
+     queue[wl_rq - 1].helpers++                                          \
+  :: else                                                                \
+  fi
+/* hal_sync_queue_request_completion: the ring, then under the queue's
+ * lock the request and the helper counted out. */
+#define REQUEST_COMPLETION_STEP                                          \
+  if                                                                     \
+  :: wl_rq != 0 ->                                                       \
+     STEP                                                                \
+       assert(!queue[wl_rq - 1].destroyed);                              \
+       queue[wl_rq - 1].bell = 1                                         \
+     ENDSTEP;                                                            \
+     STEP                                                                \
+       held[_pid]++;                                                     \
+       assert(!queue[wl_rq - 1].destroyed);                              \
+       queue[wl_rq - 1].requested = 1;                                   \
+       queue[wl_rq - 1].helpers--;                                       \
+       held[_pid]--;                                                     \
+       TRACE("@%d registration: asks queue %d for its completion\n", _pid, \
+             wl_rq - 1);                                                 \
+       wl_rq = 0                                                         \
+     ENDSTEP                                                             \
+  :: else                                                                \
+  fi
 
 #include "sync_common.pml"
 
@@ -111,6 +152,12 @@ typedef queue_t {
   bool issuing;        /* is_issuing: a thread holds the issuing turn */
   bool completing;     /* is_completing: a thread holds the completion turn */
   byte helpers;        /* helper_count: host waiters counted in */
+  bool helped;         /* is_helped: helped mode, pushes do not ring */
+  bool helped_since;   /* a helper completed work since the completion
+                        * thread's last look (its helped_count moved) */
+  bool bell;           /* the completion doorbell was rung after the
+                        * completion thread's ticket */
+  bool requested;      /* is_completion_requested */
   bool shutting_down;
   bool stop;
   bool loss;           /* the domain's loss: submit refuses */
@@ -146,7 +193,7 @@ byte producer[NSEM];
 #define QUEUE_LOCALS \
   byte sf_prev, sf_prev1, cw_i, tk_list, tk_i, lf_i, lf_x, rw_i, rw_res; \
   byte cd_x; bool cd_zero; \
-  byte is_st, cm_st, cm_s, cm_v, x, dr_last
+  byte is_st, cm_st, cm_s, cm_v, x, dr_last; bool is_ring, is_awaited
 
 /*===------------------------------------------------------------------===*
  * Submission lifetime and failure (submission.c)
@@ -365,7 +412,13 @@ inline hal_sync_queue_destroy(qq) {
     queue[qq].in_domain = 0;
     TRACE("@%d hal_sync_queue_destroy(%d)\n", _pid, qq)
   ENDSTEP;
-  STEP held[_pid]++; queue[qq].shutting_down = 1; held[_pid]-- ENDSTEP;
+  /* in helped mode issued work may be unrung: destroy rings for it (C:
+   * after the unlock and the cancel below; a ring is a flag, so one step
+   * here), and pushes ring from here on */
+  STEP
+    held[_pid]++; queue[qq].shutting_down = 1; held[_pid]--;
+    queue[qq].bell = 1
+  ENDSTEP;
   /* hal_sync_queue_cancel_parked: fail parked work with CANCELLED */
   STEP TAKE_PARKED_BODY(qq, 0) ENDSTEP;
   hal_sync_submission_list_fail(ST_CANCELLED);
@@ -379,6 +432,7 @@ inline hal_sync_queue_destroy(qq) {
     queue[qq].stop = 1;
     TRACE("@%d hal_sync_queue_destroy: every submission retired\n", _pid)
   ENDSTEP;
+  STEP queue[qq].bell = 1 ENDSTEP;
   STEP queue[qq].worker_done && queue[qq].completion_done;
        queue[qq].destroyed = 1 ENDSTEP
 }
@@ -681,6 +735,8 @@ inline hal_sync_submission_complete(y, st) {
 
 /* hal_sync_semaphore_attach_event: the completion event becomes a device
  * timepoint of the signal semaphore (skipped if reached or failed). */
+#define TP_AWAITS(i, y) (tp[i].live && tp[i].in_heap &&                 \
+                         tp[i].sem == sub[y].sig_s && tp[i].value <= sub[y].sig_v)
 #define ATTACH_EVENT(y)                                                  \
   if                                                                     \
   :: STEP                                                                \
@@ -689,6 +745,9 @@ inline hal_sync_submission_complete(y, st) {
        T3_CHECK_SEM(sub[y].sig_s);                                       \
        if                                                                \
        :: !sem[sub[y].sig_s].failed && sem[sub[y].sig_s].value < sub[y].sig_v -> \
+          /* a timepoint registered for the value: the push rings */     \
+          is_awaited = TP_AWAITS(0, y) || TP_AWAITS(1, y) ||             \
+                       TP_AWAITS(2, y) || TP_AWAITS(3, y) || TP_AWAITS(4, y); \
           assert(sem[sub[y].sig_s].dtp_ev == NONE);                      \
           ev[sub[y].cev].ref++;                                          \
           sem[sub[y].sig_s].dtp_ev = sub[y].cev;                         \
@@ -791,15 +850,30 @@ inline hal_sync_submission_issue(y, W) {
         /* recorded (T4): a device timepoint of the signal semaphore */
         ATTACH_EVENT(y);
 #endif
-        /* one critical section ends the turn and hands it on (the
-         * completion doorbell rings after the unlock) */
+        /* one critical section ends the turn and hands it on, and reads
+         * helped mode: the completion doorbell rings after the unlock
+         * unless the queue is helped (a registration for the work rings
+         * it then, a latency measure: the helped sleep's deadline covers
+         * it here) */
         STEP
           held[_pid]++;
           END_ISSUE_BODY(sub[y].q, W);
           queue[sub[y].q].inflight[queue[sub[y].q].ninflight] = y;
           queue[sub[y].q].ninflight++;
+          is_ring = (is_awaited || queue[sub[y].q].shutting_down ||
+                     queue[sub[y].q].requested || !queue[sub[y].q].helped);
+          is_awaited = 0;
           held[_pid]--;
-          TRACE("@%d submission %d: in flight on queue %d\n", _pid, y, sub[y].q)
+          /* the ring after the unlock, in the same step: a ring is a flag
+           * the completion thread clears when it takes its ticket, so a
+           * later ring could only wake it once more (a spurious look) */
+          if
+          :: is_ring -> queue[sub[y].q].bell = 1
+          :: else
+          fi;
+          TRACE("@%d submission %d: in flight on queue %d (ring %d)\n", _pid, y,
+                sub[y].q, is_ring);
+          is_ring = 0
         ENDSTEP
      fi
   fi
@@ -881,23 +955,45 @@ inline hal_sync_submission_await_device_waits(y, out_st) {
  * until the device completed the record: not an end state, the device
  * always completes recorded work), then takes the completion turn with
  * the pop only if the head is unchanged and no helper holds the turn; else
- * it looks again. It sleeps on the completion doorbell, a guarded wait
- * here, while the FIFO is empty or a helper holds the turn: its ticket is
- * taken under the queue lock before that look, and push, stop and a
- * helper's end of turn with work left ring after their unlock, so no ring
- * is missed. */
+ * it looks again. It sleeps on the completion doorbell while the FIFO is
+ * empty, a helper holds the turn, or, in helped mode, it was not rung: the
+ * ticket is taken under the queue lock at that look (bell cleared), and
+ * pushes (unless helped), stop, destroy and a helper's end of turn with
+ * work left ring after their unlock (bell set), so no ring is missed. In
+ * helped mode the sleep has a deadline: it may end unrung at any time, and
+ * ends the mode if no helper completed anything since the look. A ring
+ * that lands while it is awake is seen at its next look (C: each look
+ * compares the ring count with the last one seen). A wait's registration
+ * for issued work rings and leaves a request that lasts until the mode
+ * ends: pushes ring and looks take work while it is there. Helped mode is
+ * entered at a look that finds helpers' completions (C: after several),
+ * left when this thread completes work itself or the deadline passes with
+ * no helper's completion. */
 proctype Completion(byte qq) {
   SYNC_LOCALS;
   WAIT_LOCALS;
   QUEUE_LOCALS;
   byte cm_e, cm_g;
-  bool cm_take;
-  defer_depth[_pid] = 1;
+  bool cm_take, cm_asleep, cm_timed, cm_rung;
+  defer_depth[_pid] = 1; /* hal_resource_defer_destruction_enter */
 end_hal_sync_queue_completion_main_doorbell_wait:
   do
   :: STEP
-       queue[qq].ninflight > 0 && !queue[qq].completing;
+       /* a look that finds helpers' completions may enter helped mode */
+       !cm_asleep && queue[qq].helped_since;
        held[_pid]++;
+       queue[qq].helped_since = 0;
+       queue[qq].helped = 1;
+       held[_pid]--
+     ENDSTEP
+  :: STEP
+       /* a look: a ring since the last one counts (is_rung until it
+        * sleeps); it takes the head when the mode lets it */
+       !cm_asleep && queue[qq].ninflight > 0 && !queue[qq].completing &&
+       (!queue[qq].helped || cm_rung || queue[qq].bell || queue[qq].requested);
+       held[_pid]++;
+       cm_rung = cm_rung || queue[qq].bell;
+       queue[qq].bell = 0;
        x = queue[qq].inflight[0];
        cm_e = sub[x].cev;
        cm_g = sub[x].cevg;
@@ -923,6 +1019,9 @@ end_hal_sync_queue_completion_main_doorbell_wait:
           queue[qq].inflight[1] = 0;
           queue[qq].ninflight--;
           queue[qq].completing = 1;
+          /* nobody else completed it: back to ringing at issue */
+          queue[qq].helped = 0;
+          queue[qq].requested = 0;
           /* issue order */
           assert(ev[cm_e].seq == queue[qq].completed);
           queue[qq].completed++
@@ -947,7 +1046,47 @@ end_hal_sync_queue_completion_main_doorbell_wait:
      fi;
      cm_take = 0;
      x = 0
-  :: STEP queue[qq].ninflight == 0 && !queue[qq].completing && queue[qq].stop;
+  :: STEP
+       /* a look that finds nothing it may take: a ring since the last look
+        * is seen here (the ticket includes it), then it sleeps */
+       !cm_asleep &&
+       !(queue[qq].ninflight > 0 && !queue[qq].completing &&
+         (!queue[qq].helped || cm_rung || queue[qq].bell || queue[qq].requested)) &&
+       !(queue[qq].ninflight == 0 && !queue[qq].completing && queue[qq].stop);
+       held[_pid]++;
+       queue[qq].bell = 0;
+       queue[qq].helped_since = 0;
+#ifndef BUG_HELPED_SLEEP_FOREVER
+       cm_timed = queue[qq].helped;
+#else
+       /* Bug 13: the helped sleep has no deadline */
+       cm_timed = 0;
+#endif
+       cm_rung = 0;
+       cm_asleep = 1;
+       held[_pid]--
+     ENDSTEP
+  :: STEP
+       /* a ring after the ticket: the next look sees it */
+       cm_asleep && queue[qq].bell;
+       cm_asleep = 0
+     ENDSTEP
+  :: STEP
+       /* helped: the deadline passes unrung; with no helper's completion
+        * since the look, the mode ends */
+       cm_asleep && cm_timed && !queue[qq].bell;
+       held[_pid]++;
+       if
+       :: !queue[qq].helped_since ->
+          queue[qq].helped = 0;
+          queue[qq].requested = 0
+       :: else
+       fi;
+       cm_asleep = 0;
+       held[_pid]--
+     ENDSTEP
+  :: STEP !cm_asleep && queue[qq].ninflight == 0 && !queue[qq].completing &&
+          queue[qq].stop;
        queue[qq].completion_done = 1
      ENDSTEP;
      break
@@ -1035,8 +1174,18 @@ inline hal_sync_wait_help(s, v) {
            hal_sync_submission_complete(hw_x, is_st);
            is_st = 0;
            STEP
+             held[_pid]++;
              assert(!queue[hw_q].destroyed);
-             queue[hw_q].completing = 0
+             queue[hw_q].completing = 0;
+             queue[hw_q].helped_since = 1;
+             held[_pid]--;
+             /* the completion thread may have found the turn taken and
+              * slept: ring (after the unlock; one step, as the push's) if
+              * work is left */
+             if
+             :: queue[hw_q].ninflight > 0 -> queue[hw_q].bell = 1
+             :: else
+             fi
            ENDSTEP;
            hw_x = 0;
            if
@@ -1654,3 +1803,63 @@ init {
   }
 }
 #endif /* SCENARIO_LOSS */
+
+/* ------------------------------------------------------------------ */
+#ifdef SCENARIO_HELPED
+#define S1 1
+#define S2 2
+
+/* Helped mode: A and B on queue 0, no waits, signaling S1 and S2. A host
+ * thread waits (no deadline) for S1 and may complete A itself; the
+ * completion thread may then enter helped mode, and B's issue not ring.
+ * B's signal is observed by a wait with a deadline (a registration), or by
+ * nobody: B must complete all the same, after A (issue order). */
+proctype Submitter() {
+  SYNC_LOCALS;
+  WAIT_LOCALS;
+  QUEUE_LOCALS;
+  byte y;
+  do
+  :: y < 2 -> hal_sync_queue_submit(y); y++
+  :: else -> break
+  od
+}
+
+proctype Watcher() {
+  SYNC_LOCALS;
+  WAIT_LOCALS;
+  byte result;
+  if
+  :: hal_sync_semaphore_wait_list(MODE_ALL, 1, S2, 1, S2, 1, 1, result);
+     assert(result != ST_OK || sem[S2].hist >= 1)
+  :: skip
+  fi
+}
+
+proctype Observer() {
+  byte ob_i;
+  timeout ->
+  check_queue_quiescence();
+  /* both completed, though nobody may have waited for B */
+  assert(sub[0].retired && sub[1].retired);
+  assert(sem[S1].hist >= 1 && sem[S2].hist >= 1)
+}
+
+init {
+  byte ob_i;
+  atomic {
+    init_common();
+    sem[S1].live = 1; sem[S1].domain = 1;
+    sem[S2].live = 1; sem[S2].domain = 1;
+    define_sub(0, 0, NONE, 0, NONE, 0, 0, S1, 1);
+    define_sub(1, 0, NONE, 0, NONE, 0, 0, S2, 1);
+    run Worker(0);
+    run Completion(0);
+    run Gpu();
+    run Submitter();
+    run HostWaiter(S1, 1);
+    run Watcher();
+    run Observer()
+  }
+}
+#endif /* SCENARIO_HELPED */

@@ -221,17 +221,21 @@ BUGS = (
     ("queue", "TEARDOWN", ["-D", "REVIVE"], "BUG_SHUTDOWN_NOT_CLAIMED"),
     ("queue", "TEARDOWN", [], "BUG_ISSUE_WITHOUT_TURN"),
     ("queue", "CALLBACK", [], "BUG_DESTROY_IGNORES_HELPERS"),
+    ("queue", "HELPED", [], "BUG_HELPED_SLEEP_FOREVER"),
 )
 
 
 # The full-depth checks (docs/sync-model.md records their sizes and times).
 def full_checks():
     checks = []
-    for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS"):
+    for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS", "HELPED"):
         checks.append(["queue", scenario, "-D", "FULL"])
-        checks.append(["queue", scenario, "-D", "FULL", "--mode", "progress"])
+        # teardown's progress search outgrows 2 GB since helped mode
+        memlim = ["--memlim", "4096"] if scenario == "TEARDOWN" else []
+        checks.append(["queue", scenario, "-D", "FULL", "--mode", "progress"]
+                      + memlim)
     checks.append(["queue", "TEARDOWN", "-D", "REVIVE", "-D", "FULL",
-                   "--memlim", "3072"])
+                   "--memlim", "6144"])
     # The revival adds a process: its progress check runs at the CI
     # bounds (with FULL it outgrows 2 GB).
     checks.append(["queue", "TEARDOWN", "-D", "REVIVE", "--mode", "progress"])
@@ -243,13 +247,18 @@ def full_checks():
     # The reduced searches against unreduced ones (same verdicts).
     checks.append(["semaphore", "CALLBACK", "--noreduce"])
     checks.append(["semaphore", "WAIT", "-D", "WAITERS=1", "-D", "FULL", "--noreduce"])
-    for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS"):
-        checks.append(["queue", scenario, "--noreduce"])
+    for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS", "HELPED"):
+        # helped's unreduced search outgrows 1 GB
+        memlim = ["--memlim", "3072"] if scenario == "HELPED" else []
+        checks.append(["queue", scenario, "--noreduce"] + memlim)
     checks.append(["queue", "TEARDOWN", "-D", "REVIVE", "--noreduce"])
     # Every bug switch, against the full-depth scenario too.
     for model, scenario, defines, bug in BUGS:
+        # the revival's search needs more than 1 GB before it finds its bug
+        memlim = ["--memlim", "6144"] if "REVIVE" in defines else []
         checks.append([model, scenario] + defines + ["-D", "FULL", "--bug", bug,
-                                                     "--expect", "counterexample"])
+                                                     "--expect", "counterexample"]
+                      + memlim)
     # Every pair of shapes of two concurrent waits, each pair exhaustively
     # (one run per unordered pair: the two waiters run the same code).
     shapes = list(itertools.product(("MODE_ALL", "MODE_ANY"), (1, 2), (1, 2),

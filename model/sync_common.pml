@@ -171,7 +171,7 @@ ev_t ev[NEV];
   byte cn_state; bool cn_removed
 
 #define WAIT_LOCALS \
-  byte wl_w, wl_wg, wl_t, wl_st, wl_reg, wl_needed, wl_count, wl_fast; \
+  byte wl_w, wl_wg, wl_t, wl_st, wl_reg, wl_needed, wl_count, wl_fast, wl_rq; \
   byte wl_i, wl_sv, wl_vv; \
   bool wl_r, wl_decided; \
   byte wl_tp[2]; byte wl_gen[2]; byte wl_state[2]; \
@@ -571,10 +571,20 @@ inline hal_sync_semaphore_signal_or_fail(s, nv, st) {
  * take our own reference BEFORE registering (K9: once in the heap, a
  * signal may pop, notify and drop the heap's reference at any moment),
  * register under the lock that checks the value (T3, K6, K8). */
+/* queue.pml: a wait's registration covered by issued work of a helped
+ * queue counts itself in as a helper of that queue (wl_rq) under the
+ * semaphore's lock, and asks for its completion after the unlock
+ * (hal_sync_queue_request_completion). Nothing here otherwise. */
+#ifndef REGISTER_REQUEST_HOOK
+#define REGISTER_REQUEST_HOOK(s, t, st) skip
+#define REQUEST_COMPLETION_STEP skip
+#endif
+
 #ifndef BUG_REGISTER_OUTSIDE_LOCK
 #define REGISTER_CRITICAL                                  \
   held[_pid]++;                                            \
   REGISTER_LOCKED_BODY(wl_sv, wl_t, wl_state[wl_i]);       \
+  REGISTER_REQUEST_HOOK(wl_sv, wl_t, wl_state[wl_i]);      \
   held[_pid]--
 #define REGISTER_PUSH_LATE skip
 #else
@@ -638,7 +648,8 @@ inline hal_sync_semaphore_signal_or_fail(s, nv, st) {
     REGISTER_CRITICAL;                                     \
     AFTER_REGISTER;                                        \
     wl_sv = 0; wl_vv = 0                                   \
-  ENDSTEP
+  ENDSTEP;                                                 \
+  REQUEST_COMPLETION_STEP
 #else
 #define REGISTER_ENTRY(s0, v0, s1, v1)                     \
   STEP                                                     \

@@ -632,31 +632,7 @@ static void set_when_reached(void* user_data, uint64_t value,
   atomic_store((_Atomic int*)user_data, status == HAL_OK ? 1 : 2);
 }
 
-// Polls |done| (no wait: nothing registered, nothing helped) until it is
-// set, for 30 s at most.
-static bool poll_until(bool (*done)(void*), void* arg) {
-  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
-  while (!done(arg)) {
-    if (hal_time_now() >= deadline)
-      return false;
-    hal_sleep_until(hal_time_now() + 200 * 1000);
-  }
-  return true;
-}
-
-typedef struct value_poll_t {
-  hal_semaphore_t* semaphore;
-  uint64_t value;
-} value_poll_t;
-
-static bool value_is_reached(void* arg) {
-  value_poll_t* poll = (value_poll_t*)arg;
-  uint64_t current = 0;
-  HAL_ASSERT_OK(hal_semaphore_query(poll->semaphore, &current));
-  return current >= poll->value;
-}
-
-static bool flag_is_set(void* arg) {
+static bool flag_is_set(const void* arg) {
   return atomic_load((_Atomic int*)arg) != 0;
 }
 
@@ -684,14 +660,14 @@ CTS_CASE(Submit_WorkObservedWithoutHelpingCompletesAfterHelpedWaits) {
     submit_and_release(f, f->q0, NULL, 0, fill_cb(f, f->a, expected), timeline,
                        ++value);
     if (observer == 0) {
-      value_poll_t poll = {timeline, value};
-      assert_true(poll_until(value_is_reached, &poll));
+      hal_test_value_t poll = {timeline, value};
+      assert_true(hal_test_poll_until(hal_test_value_reached, &poll));
     } else if (observer == 1) {
       _Atomic int reached = 0;
       hal_timepoint_t* timepoint = NULL;
       HAL_ASSERT_OK(hal_semaphore_add_callback(
           timeline, value, set_when_reached, (void*)&reached, &timepoint));
-      bool fired = poll_until(flag_is_set, (void*)&reached);
+      bool fired = hal_test_poll_until(flag_is_set, (const void*)&reached);
       // Not fired: cancelled before |reached| goes out of scope.
       if (!fired)
         hal_timepoint_cancel(timepoint);

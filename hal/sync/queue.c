@@ -233,12 +233,6 @@ static hal_status_t hal_sync_queue_synchronize(hal_sync_queue_t* queue,
                                             event->handle);
 }
 
-// The completion thread waits for the device with no turn held, on the
-// in-flight head's event (retained: a helper may retire the submission
-// meanwhile), and takes the turn only to complete what the device
-// finished. A host waiter arriving meanwhile takes the turn first and
-// completes the head on its own thread (hal_sync_queue_help_complete);
-// the completion thread then finds the head gone and looks again.
 // Back to ringing at every issue (the completion thread, under the lock):
 // a request for completion has nothing left to ask.
 static void hal_sync_queue_leave_helped_locked(hal_sync_queue_t* queue) {
@@ -246,6 +240,12 @@ static void hal_sync_queue_leave_helped_locked(hal_sync_queue_t* queue) {
   queue->is_completion_requested = false;
 }
 
+// The completion thread waits for the device with no turn held, on the
+// in-flight head's event (retained: a helper may retire the submission
+// meanwhile), and takes the turn only to complete what the device
+// finished. A host waiter arriving meanwhile takes the turn first and
+// completes the head on its own thread (hal_sync_queue_help_complete);
+// the completion thread then finds the head gone and looks again.
 static void* hal_sync_queue_completion_main(void* arg) {
   // A queue thread never runs a destroy or a device shutdown itself: both
   // may join this very thread (callbacks and payload releases run here).
@@ -254,9 +254,9 @@ static void* hal_sync_queue_completion_main(void* arg) {
   // Set by each completion; cleared by the trim of the idle time after it.
   bool trim_due = false;
   uint64_t helped_count = 0;  // the helpers' completions seen so far
-  // Helpers' completions seen since this thread last completed work
-  // itself or left helped mode.
-  uint32_t helped_wakes = 0;
+  // Looks that found helpers' completions since this thread last
+  // completed work itself or left helped mode.
+  uint32_t helped_looks = 0;
   // Rung since this thread last slept (a ring after the ticket of that
   // sleep, seen at any look since): someone wants the in-flight work looked
   // at. Only helped mode leaves unrung work to the helpers.
@@ -275,7 +275,7 @@ static void* hal_sync_queue_completion_main(void* arg) {
     if (queue->helped_count != helped_count) {
       helped_count = queue->helped_count;
       trim_due = true;
-      if (++helped_wakes >= HAL_SYNC_QUEUE_HELPED_WAKES)
+      if (++helped_looks >= HAL_SYNC_QUEUE_HELPED_LOOKS)
         atomic_store_explicit(&queue->is_helped, true, memory_order_relaxed);
     }
     bool is_helped =
@@ -313,7 +313,7 @@ static void* hal_sync_queue_completion_main(void* arg) {
           hal_sync_doorbell_prepare(&queue->completion_bell) == rings &&
           queue->helped_count == helped_count && hal_time_now() >= deadline) {
         hal_sync_queue_leave_helped_locked(queue);
-        helped_wakes = 0;
+        helped_looks = 0;
       }
       continue;
     }
@@ -333,7 +333,7 @@ static void* hal_sync_queue_completion_main(void* arg) {
       trim_due = true;
       // No helper came for it: back to ringing at every issue.
       hal_sync_queue_leave_helped_locked(queue);
-      helped_wakes = 0;
+      helped_looks = 0;
     }
     hal_sync_mutex_unlock(&queue->mutex);
     hal_sync_native_event_release(event);

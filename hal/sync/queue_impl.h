@@ -87,10 +87,10 @@ typedef struct hal_sync_submission_fifo_t {
   hal_sync_submission_t* tail;
 } hal_sync_submission_fifo_t;
 
-// Helped mode (see is_helped below): the completion thread enters it after
-// seeing this many completions by host waits since it last completed work
-// itself, and sleeps at most this long while in it.
-#define HAL_SYNC_QUEUE_HELPED_WAKES 4
+// Helped mode (see is_helped below): the completion thread enters it once
+// this many of its looks found new completions by host waits since it last
+// completed work itself, and sleeps at most this long while in it.
+#define HAL_SYNC_QUEUE_HELPED_LOOKS 4
 #define HAL_SYNC_QUEUE_HELPED_SLEEP_NS ((hal_time_t)1000000)
 
 struct hal_sync_queue_t {
@@ -132,8 +132,8 @@ struct hal_sync_queue_t {
   // trims the event pool after them too).
   uint64_t helped_count;
   // Helped mode ("Helped queues", docs/sync-design.md): host waits have
-  // been completing this queue's work (the completion thread saw
-  // HAL_SYNC_QUEUE_HELPED_WAKES of their completions since it last
+  // been completing this queue's work (HAL_SYNC_QUEUE_HELPED_LOOKS of the
+  // completion thread's looks found their completions since it last
   // completed work itself), so the issue of a submission nobody is
   // registered for does not ring the completion doorbell. Set and cleared by
   // the completion thread only, and read at the in-flight push, all under

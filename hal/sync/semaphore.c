@@ -298,12 +298,11 @@ static hal_status_t hal_sync_semaphore_register_locked(
   *out_state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
   // Issued work that publishes the value may be left to helpers (helped
   // mode), and this registration does not help: its queue's completion
-  // thread must come for it. (A device timepoint attached after this
-  // unlock sees the registration instead: attach_event.) Listed, so its
-  // queue is alive while the lock is held; counted in as a helper, it
-  // stays alive until the request is made.
-  // Whatever the mode looks like from here: it may change before the
-  // work's push, which reads it under the queue's lock.
+  // thread must come for it, whatever the mode looks like from here (it may
+  // change before the work's push, which reads it under the queue's lock).
+  // A device timepoint attached after this unlock sees the registration
+  // instead (attach_event). Listed, so its queue is alive while the lock
+  // is held; counted in as a helper, it stays alive until the request.
   hal_sync_device_timepoint_t* device_timepoint =
       hal_sync_semaphore_covering_locked(semaphore, timepoint->value, NULL);
   if (device_timepoint) {

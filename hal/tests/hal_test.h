@@ -157,6 +157,32 @@ static inline void hal_test_sleep_ns(int64_t ns) {
     hal_sleep_until(hal_time_now() + ns);
 }
 
+// Polls |done| every 100 us until it holds (true), or 30 s passed (false).
+static inline bool hal_test_poll_until(bool (*done)(const void*),
+                                       const void* arg) {
+  hal_time_t deadline = hal_time_now() + (hal_time_t)30000 * 1000000;
+  while (!done(arg)) {
+    if (hal_time_now() >= deadline)
+      return false;
+    hal_test_sleep_ns(100 * 1000);
+  }
+  return true;
+}
+
+// A semaphore and a value, for hal_test_poll_until(hal_test_value_reached):
+// polled with query, which registers nothing (no wait, no callback).
+typedef struct hal_test_value_t {
+  hal_semaphore_t* semaphore;
+  uint64_t value;
+} hal_test_value_t;
+
+static inline bool hal_test_value_reached(const void* arg) {
+  const hal_test_value_t* at = (const hal_test_value_t*)arg;
+  uint64_t current = 0;
+  HAL_ASSERT_OK(hal_semaphore_query(at->semaphore, &current));
+  return current >= at->value;
+}
+
 static inline hal_semaphore_t* hal_test_semaphore(uint64_t initial_value) {
   hal_semaphore_t* semaphore = NULL;
   HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), initial_value,

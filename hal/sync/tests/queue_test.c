@@ -1683,16 +1683,29 @@ static uint32_t completion_rings(hal_sync_queue_t* queue) {
   return hal_sync_doorbell_prepare(&queue->completion_bell);
 }
 
-// Waits (30 s at most) for a ring of |queue|'s completion doorbell after
-// |rings|: a worker's push rings after it unlocks the queue, so the push
-// may be seen in flight before its ring.
+// hal_test_poll_until, failing the test when 30 s pass.
+static void poll_until(bool (*done)(const void*), const void* arg,
+                       const char* what) {
+  if (!hal_test_poll_until(done, arg))
+    HAL_TEST_FAIL("%s: not within 30 s", what);
+}
+
+typedef struct rings_after_t {
+  hal_sync_queue_t* queue;
+  uint32_t rings;
+} rings_after_t;
+
+static bool is_rung_after(const void* arg) {
+  const rings_after_t* after = arg;
+  return completion_rings(after->queue) != after->rings;
+}
+
+// Waits for a ring of |queue|'s completion doorbell after |rings|: a
+// worker's push rings after it unlocks the queue, so the push may be seen
+// in flight before its ring.
 static void wait_for_ring(hal_sync_queue_t* queue, uint32_t rings) {
-  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
-  while (completion_rings(queue) == rings) {
-    if (hal_time_now() >= deadline)
-      HAL_TEST_FAIL("the completion doorbell was not rung within 30 s");
-    hal_sleep_until(hal_time_now() + 100 * 1000);
-  }
+  rings_after_t after = {queue, rings};
+  poll_until(is_rung_after, &after, "a ring of the completion doorbell");
 }
 
 static bool queue_is_helped(hal_sync_queue_t* queue) {
@@ -1705,20 +1718,11 @@ static void set_helped_sleep(hal_sync_queue_t* queue, hal_duration_t ns) {
   hal_sync_mutex_unlock(&queue->mutex);
 }
 
-// Polls |semaphore| (registers nothing, helps nothing) until it reaches
-// |value|, 30 s at most.
+// Polls |semaphore| with query (registers nothing, helps nothing) until it
+// reaches |value|.
 static void poll_until_reached(hal_semaphore_t* semaphore, uint64_t value) {
-  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
-  uint64_t current = 0;
-  for (;;) {
-    HAL_ASSERT_OK(hal_semaphore_query(semaphore, &current));
-    if (current >= value)
-      return;
-    if (hal_time_now() >= deadline)
-      HAL_TEST_FAIL("value %llu not reached within 30 s (at %llu)",
-                    (unsigned long long)value, (unsigned long long)current);
-    hal_sleep_until(hal_time_now() + 200 * 1000);
-  }
+  hal_test_value_t at = {semaphore, value};
+  poll_until(hal_test_value_reached, &at, "the value polled with query");
 }
 
 static void one_queue_close(one_queue_t* q) {
@@ -1778,13 +1782,8 @@ static void set_flag_when_reached(void* user_data, uint64_t value,
   atomic_store((_Atomic bool*)user_data, true);
 }
 
-static void wait_for_flag(_Atomic bool* flag, const char* what) {
-  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
-  while (!atomic_load(flag)) {
-    if (hal_time_now() >= deadline)
-      HAL_TEST_FAIL("%s: not within 30 s", what);
-    hal_sleep_until(hal_time_now() + 100 * 1000);
-  }
+static bool is_flag_set(const void* arg) {
+  return atomic_load((_Atomic bool*)arg);
 }
 
 // In helped mode a timepoint registered for unrung work (a callback, a
@@ -1830,7 +1829,8 @@ static void Helped_RegistrationRingsTheCompletionThread(void** state) {
                                        hal_make_timeout_ns(30000 * HAL_MS)));
       assert_false(pthread_equal(payload.releaser, pthread_self()));
     } else {
-      wait_for_flag(&reached, "callback of unrung work");
+      poll_until(is_flag_set, (const void*)&reached,
+                 "the callback of unrung work");
     }
     // Back in helped mode for the next order (the completion thread may
     // have completed the work itself and left it).
@@ -1852,7 +1852,7 @@ static void Helped_RequestBeforeThePushIsHonoured(void** state) {
   uint64_t value = 0;
   enter_helped_mode(&q, &value);
   // What hal_sync_semaphore_register_locked and its caller do for a
-  // registration covered by a device timepoint of a helped queue.
+  // registration covered by a device timepoint of the queue.
   hal_sync_queue_help_enter(q.queue);
   hal_sync_queue_request_completion(q.queue);
   // The completion thread wakes, finds nothing and sleeps again.

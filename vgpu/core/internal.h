@@ -294,10 +294,16 @@ typedef struct vgpu_alloc {
 } vgpu_alloc;
 
 // A set of allocations an operation uses: each has a reference and a
-// pending count held until vgpu_uses_release.
+// pending count held until vgpu_uses_release. The first few live in the
+// set itself (|items| points at |inline_items| then), so that an operation
+// on a buffer or two allocates nothing, as a driver's pushbuffer would
+// not; a set is never copied by value for that reason. A zeroed set is
+// empty.
+#define VGPU_USES_INLINE 4
 typedef struct vgpu_uses {
   vgpu_alloc** items;
   uint32_t count, cap;
+  vgpu_alloc* inline_items[VGPU_USES_INLINE];
 } vgpu_uses;
 
 // Checks |copy| (bounds, liveness, kinds) and adds the allocations it

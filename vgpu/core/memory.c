@@ -281,9 +281,20 @@ static vgpu_status uses_push(vgpu_uses* uses, vgpu_alloc* a) {
     if (uses->items[i] == a)
       return VGPU_OK;
   }
+  if (uses->cap == 0) {
+    uses->items = uses->inline_items;
+    uses->cap = VGPU_USES_INLINE;
+  }
   if (uses->count == uses->cap) {
-    uint32_t cap = uses->cap ? uses->cap * 2 : 4;
-    vgpu_alloc** items = realloc(uses->items, cap * sizeof(*items));
+    uint32_t cap = uses->cap * 2;
+    vgpu_alloc** items;
+    if (uses->items == uses->inline_items) {
+      items = malloc(cap * sizeof(*items));
+      if (items != NULL)
+        memcpy(items, uses->inline_items, sizeof(uses->inline_items));
+    } else {
+      items = realloc(uses->items, cap * sizeof(*items));
+    }
     if (items == NULL)
       return VGPU_ERR_OUT_OF_MEMORY;
     uses->items = items;
@@ -439,7 +450,8 @@ void vgpu_uses_release(vgpu_uses* uses) {
     for (uint32_t i = 0; i < uses->count; ++i)
       alloc_release(uses->items[i]);
   }
-  free(uses->items);
+  if (uses->items != uses->inline_items)
+    free(uses->items);
   uses->items = NULL;
   uses->count = uses->cap = 0;
 }

@@ -4,6 +4,10 @@
 // (S2, S4, S6, Q3, Q4; K4, K7, K10 of the sync contract). Every case that
 // moves data checks it on the host at the end.
 
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
 #include "cts.h"
 
 typedef cts_fixture_t fixture_t;
@@ -719,6 +723,81 @@ CTS_CASE(Submit_CrossDeviceWait) {
   hal_device_release(other);
 }
 
+// A host allocator that counts the calls made to it.
+typedef struct counted_allocator_t {
+  _Atomic uint64_t calls;
+} counted_allocator_t;
+
+static void* counted_malloc(void* self, size_t size) {
+  atomic_fetch_add(&((counted_allocator_t*)self)->calls, 1);
+  return malloc(size);
+}
+
+static void* counted_realloc(void* self, void* ptr, size_t size) {
+  atomic_fetch_add(&((counted_allocator_t*)self)->calls, 1);
+  return realloc(ptr, size);
+}
+
+static void counted_free(void* self, void* ptr) {
+  (void)self;
+  free(ptr);
+}
+
+// A warm queue takes nothing from the device's host allocator per
+// submission: not for an empty one, one with a command buffer, or a burst
+// of them out at once (parked behind a gate, so that each round has the
+// same number out; the first round warms the queue, the second is
+// counted).
+CTS_CASE(Submit_WarmSubmissionsMakeNoHostAllocations) {
+  (void)state;
+  counted_allocator_t counter = {0};
+  hal_allocator_t allocator = {&counter, counted_malloc, counted_realloc,
+                               counted_free};
+  hal_device_t* device = NULL;
+  HAL_ASSERT_OK(hal_driver_create_device_by_index(cts_context.driver, 0,
+                                                  allocator, &device));
+  hal_semaphore_t* s = cts_create_semaphore(device, 0);
+  hal_buffer_t* buffer =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, BUFFER_SIZE);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
+  uint8_t pattern = 0x5a;
+  HAL_ASSERT_OK(
+      hal_command_buffer_fill_buffer(cb, buffer, 0, BUFFER_SIZE, &pattern, 1));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  uint64_t value = 0;
+  for (int round = 0; round < 2; ++round) {
+    uint64_t before = atomic_load(&counter.calls);
+    for (int i = 0; i < 64; ++i) {
+      ++value;
+      HAL_ASSERT_OK(
+          cts_submit(device, 0, NULL, 0, (i % 2) ? cb : NULL, s, value));
+      HAL_ASSERT_OK(cts_wait(s, value));
+    }
+    hal_semaphore_t* gate = cts_create_semaphore(NULL, 0);
+    for (int i = 0; i < 16; ++i) {
+      ++value;
+      HAL_ASSERT_OK(cts_submit(device, 0, gate, 1, cb, s, value));
+    }
+    HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+    HAL_ASSERT_OK(cts_wait(s, value));
+    hal_semaphore_release(gate);
+    uint64_t calls = atomic_load(&counter.calls) - before;
+    if (round == 1) {
+      if (calls != 0) {
+        print_error("%" PRIu64 " host allocator calls in %d warm submissions\n",
+                    calls, 64 + 16);
+      }
+      assert_int_equal(calls, 0);
+    }
+  }
+  cts_expect_bytes(buffer, 0, BUFFER_SIZE, pattern);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(buffer);
+  hal_semaphore_release(s);
+  hal_device_release(device);
+}
+
 CTS_CASE(Submit_BadSubmissions) {
   fixture_t* f = *state;
   uint32_t queue_count = hal_device_info(f->device)->queue_count;
@@ -767,6 +846,7 @@ int main(void) {
       CASE(Submit_CrossDeviceWait),
       CASE(Submit_WaitsWithoutDeadlineSeeTheirWork),
       CASE(Submit_WorkObservedWithoutHelpingCompletesAfterHelpedWaits),
+      CASE(Submit_WarmSubmissionsMakeNoHostAllocations),
       CASE(Submit_BadSubmissions),
   };
   return cts_main("semaphore_submission", tests, HAL_ARRAYSIZE(tests));

@@ -106,6 +106,13 @@ struct gpu_queue_t {
   hal_sync_queue_t* sync_queue;
   uint32_t trace_device_track;  // HAL_TRACE's device spans; 0 when off
   uint64_t range_count;         // profiler ranges started (WORKER only)
+  // Idle payloads of submissions with few command buffers, kept so that a
+  // warm submission allocates nothing (gpu_device.c: gpu_payload_acquire).
+  // Taken by submitters, given back by whichever thread releases the
+  // payload; freed with the device.
+  pthread_mutex_t payload_mutex;
+  struct gpu_payload_t* free_payloads;  // under |payload_mutex|
+  size_t free_payload_count;            // under |payload_mutex|
 };
 
 struct gpu_device_t {

@@ -50,9 +50,84 @@ typedef struct gpu_payload_t {
   // The vendor profiler's range (NVTX, roctx) from issue to completion.
   bool range_started;
   uint64_t range;
+  // Room for GPU_PAYLOAD_CACHED_COMMAND_BUFFERS: the block goes back to its
+  // queue's idle list at release (gpu_payload_acquire).
+  bool is_cached;
+  struct gpu_payload_t* next_free;  // on the idle list
   size_t count;
   hal_command_buffer_t* command_buffers[];
 } gpu_payload_t;
+
+// A payload with at most this many command buffers comes from its queue's
+// idle list; larger ones are allocated alone. At most
+// GPU_PAYLOAD_IDLE_MAX idle payloads are kept per queue: enough for a burst
+// of submissions in flight, as the sync module's own pools.
+#define GPU_PAYLOAD_CACHED_COMMAND_BUFFERS 4
+#define GPU_PAYLOAD_IDLE_MAX 64
+
+// A zeroed payload for |command_buffer_count| command buffers on |queue|:
+// a block from the queue's idle list, or one allocated with the device's
+// host allocator (a warm queue allocates nothing for small submissions).
+static hal_status_t gpu_payload_acquire(gpu_queue_t* queue,
+                                        size_t command_buffer_count,
+                                        gpu_payload_t** out_payload) {
+  *out_payload = NULL;
+  bool is_cached = command_buffer_count <= GPU_PAYLOAD_CACHED_COMMAND_BUFFERS;
+  gpu_payload_t* payload = NULL;
+  if (is_cached) {
+    pthread_mutex_lock(&queue->payload_mutex);
+    payload = queue->free_payloads;
+    if (payload) {
+      queue->free_payloads = payload->next_free;
+      --queue->free_payload_count;
+    }
+    pthread_mutex_unlock(&queue->payload_mutex);
+  }
+  if (!payload) {
+    size_t capacity =
+        is_cached ? GPU_PAYLOAD_CACHED_COMMAND_BUFFERS : command_buffer_count;
+    HAL_RETURN_IF_ERROR(hal_allocator_malloc(
+        queue->device->base.host_allocator,
+        sizeof(*payload) + capacity * sizeof(hal_command_buffer_t*),
+        (void**)&payload));
+  }
+  memset(payload, 0, sizeof(*payload));
+  payload->is_cached = is_cached;
+  *out_payload = payload;
+  return HAL_OK;
+}
+
+// Gives |payload| (whose references are released) back to |queue|'s idle
+// list, or frees it.
+static void gpu_payload_recycle(gpu_queue_t* queue, gpu_payload_t* payload) {
+  if (payload->is_cached) {
+    pthread_mutex_lock(&queue->payload_mutex);
+    bool keep = queue->free_payload_count < GPU_PAYLOAD_IDLE_MAX;
+    if (keep) {
+      payload->next_free = queue->free_payloads;
+      queue->free_payloads = payload;
+      ++queue->free_payload_count;
+    }
+    pthread_mutex_unlock(&queue->payload_mutex);
+    if (keep)
+      return;
+  }
+  hal_allocator_free(queue->device->base.host_allocator, payload);
+}
+
+// Frees |queue|'s idle payloads (the device is being destroyed: no payload
+// is out any more).
+static void gpu_payload_cache_deinitialize(gpu_queue_t* queue) {
+  gpu_payload_t* payload = queue->free_payloads;
+  while (payload) {
+    gpu_payload_t* next = payload->next_free;
+    hal_allocator_free(queue->device->base.host_allocator, payload);
+    payload = next;
+  }
+  queue->free_payloads = NULL;
+  queue->free_payload_count = 0;
+  pthread_mutex_destroy(&queue->payload_mutex);
+}
 
 // Counts (|delta| 1) or uncounts (-1) the payload's pending uses of the
 // queue-ordered buffers its command buffers use.
@@ -321,7 +396,6 @@ static void gpu_queue_quiesce(void* self) {
 static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   gpu_queue_t* queue = self;
   gpu_payload_t* payload = payload_ptr;
-  hal_allocator_t allocator = queue->device->base.host_allocator;
   // This may drop the last reference to the device (through command
   // buffers and their buffers); a queue thread must never destroy its own
   // device, so such a destroy is handed to libhal's release thread.
@@ -358,7 +432,7 @@ static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   if (payload->buffer)
     hal_buffer_release(&payload->buffer->base);
   hal_resource_defer_destruction_exit();
-  hal_allocator_free(allocator, payload);
+  gpu_payload_recycle(queue, payload);
 }
 
 //===----------------------------------------------------------------------===//
@@ -406,6 +480,8 @@ static void gpu_device_destroy(hal_device_t* base) {
   // Semaphores the device created may outlive it: they keep the domain.
   hal_sync_loss_domain_release(device->loss_domain);
   hal_status_free(device->lost_status);
+  for (uint32_t i = 0; i < GPU_QUEUE_COUNT; ++i)
+    gpu_payload_cache_deinitialize(&device->queues[i]);
   pthread_mutex_destroy(&device->lost_mutex);
   pthread_cond_destroy(&device->alloca_freed);
   pthread_mutex_destroy(&device->alloca_mutex);
@@ -478,13 +554,11 @@ static hal_status_t gpu_device_queue_execute(
   }
   // A lost device takes no new work: the caller learns at once.
   HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  gpu_queue_t* queue = &device->queues[queue_index];
   gpu_payload_t* payload = NULL;
   if (command_buffer_count > 0) {
-    HAL_RETURN_IF_ERROR(hal_allocator_malloc(
-        base->host_allocator,
-        sizeof(*payload) + command_buffer_count * sizeof(hal_command_buffer_t*),
-        (void**)&payload));
-    memset(payload, 0, sizeof(*payload));
+    HAL_RETURN_IF_ERROR(
+        gpu_payload_acquire(queue, command_buffer_count, &payload));
     payload->count = command_buffer_count;
     for (size_t i = 0; i < command_buffer_count; ++i) {
       payload->command_buffers[i] = command_buffers[i];
@@ -497,15 +571,15 @@ static hal_status_t gpu_device_queue_execute(
       wait_semaphores ? *wait_semaphores : hal_semaphore_list_empty();
   hal_semaphore_list_t signals =
       signal_semaphores ? *signal_semaphores : hal_semaphore_list_empty();
-  hal_status_t status = hal_sync_queue_submit(
-      device->queues[queue_index].sync_queue, waits, signals, payload);
+  hal_status_t status =
+      hal_sync_queue_submit(queue->sync_queue, waits, signals, payload);
   if (status != HAL_OK && payload) {
     // Not submitted: the payload is still ours.
     gpu_payload_uncount_uses(payload);
     for (size_t i = 0; i < payload->count; ++i) {
       hal_command_buffer_release_for_submission(payload->command_buffers[i]);
     }
-    hal_allocator_free(base->host_allocator, payload);
+    gpu_payload_recycle(queue, payload);
   }
   return status;
 }
@@ -521,10 +595,9 @@ hal_status_t gpu_device_submit_memory_op(
                            device->base.info.name);
   }
   HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  gpu_queue_t* queue = &device->queues[queue_index];
   gpu_payload_t* payload = NULL;
-  HAL_RETURN_IF_ERROR(hal_allocator_malloc(device->base.host_allocator,
-                                           sizeof(*payload), (void**)&payload));
-  memset(payload, 0, sizeof(*payload));
+  HAL_RETURN_IF_ERROR(gpu_payload_acquire(queue, 0, &payload));
   payload->kind = kind;
   payload->buffer = buffer;
   hal_buffer_retain(&buffer->base);  // Q3
@@ -532,11 +605,11 @@ hal_status_t gpu_device_submit_memory_op(
       wait_semaphores ? *wait_semaphores : hal_semaphore_list_empty();
   hal_semaphore_list_t signals =
       signal_semaphores ? *signal_semaphores : hal_semaphore_list_empty();
-  hal_status_t status = hal_sync_queue_submit(
-      device->queues[queue_index].sync_queue, waits, signals, payload);
+  hal_status_t status =
+      hal_sync_queue_submit(queue->sync_queue, waits, signals, payload);
   if (status != HAL_OK) {
     hal_buffer_release(&buffer->base);
-    hal_allocator_free(device->base.host_allocator, payload);
+    gpu_payload_recycle(queue, payload);
   }
   return status;
 }
@@ -607,6 +680,10 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
   device->allocator.vtable = &gpu_device_allocator_vtable;
   device->allocator.device = &device->base;
   pthread_mutex_init(&device->lost_mutex, NULL);
+  for (uint32_t i = 0; i < GPU_QUEUE_COUNT; ++i) {
+    device->queues[i].device = device;
+    pthread_mutex_init(&device->queues[i].payload_mutex, NULL);
+  }
   pthread_mutex_init(&device->alloca_mutex, NULL);
   pthread_cond_init(&device->alloca_freed, NULL);
   device->alloca_frees_pending = 0;

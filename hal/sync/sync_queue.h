@@ -250,8 +250,10 @@ typedef struct hal_sync_queue_interface_t {
   // collective library's asynchronous error), which fails the signals as a
   // device error does. The device is done with the payload. Optional.
   hal_status_t (*check_completion)(void* self, void* payload);
-  // ISSUING or COMPLETION thread, exactly once per payload accepted by
-  // submit, once the device is done with it or it will never run, and
+  // ISSUING or COMPLETION thread, a host waiter completing the work it
+  // waits for, or the thread in hal_sync_queue_destroy() (orphans below);
+  // exactly once per payload accepted by submit, before the queue's destroy
+  // returns, once the device is done with it or it will never run, and
   // before the submission's signal semaphores are signaled or failed, so a
   // waiter they wake may reuse what the payload held at once (a payload
   // orphaned by a failed record_event is the exception: its signals fail

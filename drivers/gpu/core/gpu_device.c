@@ -392,7 +392,8 @@ static void gpu_queue_quiesce(void* self) {
   gpu_queue_drain_stream(self);
 }
 
-// ISSUING or COMPLETION thread: the device is done with the payload.
+// Any thread the sync module releases payloads on (sync_queue.h), before
+// the queue's destroy returns: the device is done with the payload.
 static void gpu_queue_release_payload(void* self, void* payload_ptr) {
   gpu_queue_t* queue = self;
   gpu_payload_t* payload = payload_ptr;

@@ -723,6 +723,45 @@ CTS_CASE(Submit_CrossDeviceWait) {
   hal_device_release(other);
 }
 
+// One submission of several command buffers runs them in order: each
+// fills a shared range (the last one's value stays) and a slot of its own.
+// Counts on both sides of the drivers' cached payload size, twice each, so
+// that payloads of every size are recycled and reused.
+CTS_CASE(Submit_CommandBuffersRunInOrder) {
+  fixture_t* f = *state;
+  enum { kShared = 64, kSlot = 16, kMaxCount = 9 };
+  static const size_t kCounts[] = {2, 4, 6, 9, 2, 4, 6, 9};
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t value = 0;
+  for (size_t round = 0; round < HAL_ARRAYSIZE(kCounts); ++round) {
+    size_t count = kCounts[round];
+    // A distinct byte per round and command buffer.
+    uint8_t base = (uint8_t)(round * 16 + 1);
+    hal_command_buffer_t* cbs[kMaxCount];
+    for (size_t i = 0; i < count; ++i) {
+      cbs[i] =
+          cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+      uint8_t byte = (uint8_t)(base + i);
+      HAL_ASSERT_OK(
+          hal_command_buffer_fill_buffer(cbs[i], f->a, 0, kShared, &byte, 1));
+      HAL_ASSERT_OK(hal_command_buffer_fill_buffer(
+          cbs[i], f->a, kShared + i * kSlot, kSlot, &byte, 1));
+      HAL_ASSERT_OK(hal_command_buffer_end(cbs[i]));
+    }
+    ++value;
+    hal_semaphore_list_t signals = {1, &s, &value};
+    HAL_ASSERT_OK(
+        hal_device_queue_execute(f->device, f->q0, NULL, &signals, count, cbs));
+    for (size_t i = 0; i < count; ++i)
+      hal_command_buffer_release(cbs[i]);  // the queue keeps them (Q3)
+    HAL_ASSERT_OK(cts_wait(s, value));
+    cts_expect_bytes(f->a, 0, kShared, (uint8_t)(base + count - 1));
+    for (size_t i = 0; i < count; ++i)
+      cts_expect_bytes(f->a, kShared + i * kSlot, kSlot, (uint8_t)(base + i));
+  }
+  hal_semaphore_release(s);
+}
+
 // A host allocator that counts the calls made to it.
 typedef struct counted_allocator_t {
   _Atomic uint64_t calls;
@@ -846,6 +885,7 @@ int main(void) {
       CASE(Submit_CrossDeviceWait),
       CASE(Submit_WaitsWithoutDeadlineSeeTheirWork),
       CASE(Submit_WorkObservedWithoutHelpingCompletesAfterHelpedWaits),
+      CASE(Submit_CommandBuffersRunInOrder),
       CASE(Submit_WarmSubmissionsMakeNoHostAllocations),
       CASE(Submit_BadSubmissions),
   };

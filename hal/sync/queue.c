@@ -240,12 +240,21 @@ static void hal_sync_queue_leave_helped_locked(hal_sync_queue_t* queue) {
   queue->is_completion_requested = false;
 }
 
+// The same for busy mode.
+static void hal_sync_queue_leave_busy_locked(hal_sync_queue_t* queue) {
+  atomic_store_explicit(&queue->is_busy, false, memory_order_relaxed);
+  queue->is_completion_requested = false;
+}
+
 // The completion thread waits for the device with no turn held, on the
 // in-flight head's event (retained: a helper may retire the submission
 // meanwhile), and takes the turn only to complete what the device
 // finished. A host waiter arriving meanwhile takes the turn first and
 // completes the head on its own thread (hal_sync_queue_help_complete);
-// the completion thread then finds the head gone and looks again.
+// the completion thread then finds the head gone and looks again. In busy
+// mode it takes the head only once a successor is in flight behind it (the
+// device is likely done with the head by then) or after a short sleep, so
+// that a burst costs one wake-up per sleep instead of one per submission.
 static void* hal_sync_queue_completion_main(void* arg) {
   // A queue thread never runs a destroy or a device shutdown itself: both
   // may join this very thread (callbacks and payload releases run here).
@@ -261,6 +270,9 @@ static void* hal_sync_queue_completion_main(void* arg) {
   // sleep, seen at any look since): someone wants the in-flight work looked
   // at. Only helped mode leaves unrung work to the helpers.
   bool is_rung = false;
+  // Slept in busy mode since this thread last took the head: the next look
+  // takes it, alone in flight or not.
+  bool has_slept = false;
   hal_sync_mutex_lock(&queue->mutex);
   uint32_t seen_rings = hal_sync_doorbell_prepare(&queue->completion_bell);
   for (;;) {
@@ -275,14 +287,25 @@ static void* hal_sync_queue_completion_main(void* arg) {
     if (queue->helped_count != helped_count) {
       helped_count = queue->helped_count;
       trim_due = true;
-      if (++helped_looks >= HAL_SYNC_QUEUE_HELPED_LOOKS)
+      if (++helped_looks >= HAL_SYNC_QUEUE_HELPED_LOOKS) {
+        // The helpers keep up: they take over from busy mode, if it was on.
+        atomic_store_explicit(&queue->is_busy, false, memory_order_relaxed);
         atomic_store_explicit(&queue->is_helped, true, memory_order_relaxed);
+      }
     }
     bool is_helped =
         atomic_load_explicit(&queue->is_helped, memory_order_relaxed);
+    bool is_busy = atomic_load_explicit(&queue->is_busy, memory_order_relaxed);
+    if (is_busy && has_slept && !head && !queue->is_completing) {
+      // A busy sleep passed and nothing came: the burst is over.
+      hal_sync_queue_leave_busy_locked(queue);
+      is_busy = false;
+    }
     // A registration for this queue's work that does not help asked for
     // it (hal_sync_queue_request_completion): take work as if rung.
-    bool may_take = !is_helped || is_rung || queue->is_completion_requested;
+    bool may_take = (!is_helped && !is_busy) || is_rung ||
+                    queue->is_completion_requested ||
+                    (is_busy && (has_slept || (head && head->next)));
     if (!head || queue->is_completing || !may_take) {
       // A helper holding the turn rings when it ends it with work left.
       if (queue->stop && !head && !queue->is_completing)
@@ -298,17 +321,23 @@ static void* hal_sync_queue_completion_main(void* arg) {
         hal_sync_mutex_lock(&queue->mutex);
         continue;
       }
-      // In helped mode a push may not ring, so the sleep has a deadline; a
-      // deadline passed with no helper's completion meanwhile ends the
-      // mode, and the work, if any, is nobody's: this thread completes it.
-      hal_time_t deadline =
-          is_helped
-              ? hal_time_add_saturated(hal_time_now(), queue->helped_sleep_ns)
-              : HAL_TIME_INFINITE_FUTURE;
+      // In helped and busy modes a push may not ring, so the sleep has a
+      // deadline. In helped mode, a deadline passed with no helper's
+      // completion meanwhile ends the mode, and the work, if any, is
+      // nobody's: this thread completes it. In busy mode the look after the
+      // sleep takes the head, or ends the mode if nothing is in flight.
+      hal_time_t deadline = HAL_TIME_INFINITE_FUTURE;
+      if (is_helped) {
+        deadline =
+            hal_time_add_saturated(hal_time_now(), queue->helped_sleep_ns);
+      } else if (is_busy) {
+        deadline = hal_time_add_saturated(hal_time_now(), queue->busy_sleep_ns);
+      }
       is_rung = false;
       hal_sync_mutex_unlock(&queue->mutex);
       hal_sync_doorbell_wait(&queue->completion_bell, rings, deadline);
       hal_sync_mutex_lock(&queue->mutex);
+      has_slept = is_busy;
       if (is_helped &&
           hal_sync_doorbell_prepare(&queue->completion_bell) == rings &&
           queue->helped_count == helped_count && hal_time_now() >= deadline) {
@@ -317,6 +346,7 @@ static void* hal_sync_queue_completion_main(void* arg) {
       }
       continue;
     }
+    has_slept = false;
     hal_sync_native_event_t* event = head->completion_event;
     hal_sync_native_event_check(event, head->completion_event_generation);
     hal_sync_native_event_retain(event);
@@ -331,9 +361,17 @@ static void* hal_sync_queue_completion_main(void* arg) {
       hal_sync_submission_fifo_pop(&queue->in_flight);
       queue->is_completing = true;
       trim_due = true;
-      // No helper came for it: back to ringing at every issue.
-      hal_sync_queue_leave_helped_locked(queue);
       helped_looks = 0;
+      if (is_helped) {
+        // No helper came for it: back to ringing at every issue.
+        hal_sync_queue_leave_helped_locked(queue);
+      } else if (!is_busy && queue->in_flight.head) {
+        // Another submission came while this one ran: busy mode. A request
+        // pending stays until the mode ends.
+        atomic_store_explicit(&queue->is_busy, true, memory_order_relaxed);
+      } else if (!is_busy) {
+        queue->is_completion_requested = false;
+      }
     }
     hal_sync_mutex_unlock(&queue->mutex);
     hal_sync_native_event_release(event);
@@ -471,6 +509,7 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
   queue->event_pool = event_pool;
   queue->name = name_copy;
   queue->helped_sleep_ns = HAL_SYNC_QUEUE_HELPED_SLEEP_NS;
+  queue->busy_sleep_ns = HAL_SYNC_QUEUE_BUSY_SLEEP_NS;
   hal_sync_mutex_initialize(&queue->mutex);
   hal_sync_cond_initialize(&queue->worker_cond);
   hal_sync_doorbell_initialize(&queue->completion_bell);

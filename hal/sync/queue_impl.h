@@ -92,6 +92,9 @@ typedef struct hal_sync_submission_fifo_t {
 // completed work itself, and sleeps at most this long while in it.
 #define HAL_SYNC_QUEUE_HELPED_LOOKS 4
 #define HAL_SYNC_QUEUE_HELPED_SLEEP_NS ((hal_time_t)1000000)
+// Busy mode (see is_busy below): the completion thread's longest sleep
+// between looks while it is in it.
+#define HAL_SYNC_QUEUE_BUSY_SLEEP_NS ((hal_time_t)50000)
 
 struct hal_sync_queue_t {
   hal_sync_queue_interface_t interface;
@@ -142,10 +145,20 @@ struct hal_sync_queue_t {
   // looks at it within HAL_SYNC_QUEUE_HELPED_SLEEP_NS. Atomic for tests and
   // traces that read it with no lock.
   _Atomic bool is_helped;
+  // Busy mode ("Busy queues", docs/sync-design.md): the completion thread
+  // completed a submission of its own with another already in flight
+  // behind it, so work is coming faster than one wake-up per submission
+  // pays for. Pushes of work nobody is registered for do not ring; the
+  // completion thread takes the in-flight head when it has a successor,
+  // when rung or asked, or after a sleep of at most
+  // HAL_SYNC_QUEUE_BUSY_SLEEP_NS, and leaves the mode at a look after such
+  // a sleep that finds nothing in flight. Never set with |is_helped|.
+  // Written and read as |is_helped| is.
+  _Atomic bool is_busy;
   // Set by a registration for this queue's issued work by a thread that
   // does not help (hal_sync_queue_request_completion); cleared when helped
-  // mode ends. While set, the completion thread takes work as if rung and
-  // every push rings: the registration may have found a device timepoint
+  // or busy mode ends. While set, the completion thread takes work as if rung
+  // and every push rings: the registration may have found a device timepoint
   // whose submission is not pushed yet, and its ring alone would find no
   // work, or the work may be taken by a helper before the one it waits for
   // is pushed.
@@ -153,6 +166,9 @@ struct hal_sync_queue_t {
   // The completion thread's longest sleep in helped mode:
   // HAL_SYNC_QUEUE_HELPED_SLEEP_NS (tests change it).
   hal_duration_t helped_sleep_ns;
+  // The completion thread's longest sleep in busy mode:
+  // HAL_SYNC_QUEUE_BUSY_SLEEP_NS (tests change it).
+  hal_duration_t busy_sleep_ns;
   bool is_shutting_down;
   bool stop;
   // Set once the queue's loss domain failed: submit refuses with a copy.

@@ -621,16 +621,18 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   }
   hal_sync_mutex_lock(&queue->mutex);
   // One critical section hands it on and ends the turn: a second one here
-  // would meet the completion thread taking it. Helped mode is read here,
-  // under the lock the completion thread changes it under, so the push is
-  // rung or the completion thread's sleep has a deadline (queue_impl.h). A
+  // would meet the completion thread taking it. Helped and busy modes are
+  // read here, under the lock the completion thread changes them under, so
+  // the push is rung or the completion thread's sleep has a deadline
+  // (queue_impl.h). A
   // registration that came before this push found no work to wake for: its
   // request (is_completion_requested) makes this push ring.
   hal_sync_queue_end_issue_locked(queue);
   hal_sync_submission_fifo_push(&queue->in_flight, submission);
   bool ring = is_awaited || queue->is_shutting_down ||
               queue->is_completion_requested ||
-              !atomic_load_explicit(&queue->is_helped, memory_order_relaxed);
+              !(atomic_load_explicit(&queue->is_helped, memory_order_relaxed) ||
+                atomic_load_explicit(&queue->is_busy, memory_order_relaxed));
   hal_sync_mutex_unlock(&queue->mutex);
   // After the unlock, so that the completion thread does not wake only to
   // block on the mutex we hold. The queue is still alive: the issuing

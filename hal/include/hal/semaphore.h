@@ -112,8 +112,9 @@ HAL_API void hal_semaphore_release(hal_semaphore_t* semaphore);
 // A query registers nothing: a value that device work publishes and that
 // only queries look for may show up a millisecond or two after the work
 // finished, on a queue whose host waits have been completing its work
-// (docs/sync-design.md "Helped queues"); waits and callbacks see it as
-// soon as the work is done.
+// (docs/sync-design.md "Helped queues"), or some tens of microseconds
+// after it on a queue busy with a burst of work ("Busy queues"); waits and
+// callbacks see it as soon as the work is done.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_semaphore_query(hal_semaphore_t* semaphore, uint64_t* out_value);
 

@@ -1906,6 +1906,126 @@ static void Helped_WorkNobodyWaitsForStillCompletes(void** state) {
   one_queue_close(&q);
 }
 
+//===----------------------------------------------------------------------===//
+// Busy queues
+//===----------------------------------------------------------------------===//
+
+static bool queue_is_busy(hal_sync_queue_t* queue) {
+  return atomic_load_explicit(&queue->is_busy, memory_order_relaxed);
+}
+
+static bool queue_is_busy_at(const void* arg) {
+  return queue_is_busy((hal_sync_queue_t*)arg);
+}
+
+static bool queue_is_not_busy_at(const void* arg) {
+  return !queue_is_busy((hal_sync_queue_t*)arg);
+}
+
+static void set_busy_sleep(hal_sync_queue_t* queue, hal_duration_t ns) {
+  hal_sync_mutex_lock(&queue->mutex);
+  queue->busy_sleep_ns = ns;
+  hal_sync_mutex_unlock(&queue->mutex);
+}
+
+// Two submissions in flight, the first gated: the completion thread
+// completes the first with the second behind it, which is busy mode. The
+// second stays in flight, alone, until the busy sleep passes or a ring.
+static void enter_busy_mode(one_queue_t* q, uint64_t* value, _Atomic int* ran,
+                            _Atomic int* released) {
+  gated_payload_t first;
+  gated_payload_initialize(&first);
+  submit_one(q->stream, NULL, 0, q->semaphore, ++*value,
+             (test_payload_t*)&first);
+  submit_one(q->stream, NULL, 0, q->semaphore, ++*value,
+             test_payload_new(ran, released));
+  wait_in_flight(q->queue, 2);
+  gated_payload_open(&first);
+  poll_until(queue_is_busy_at, q->queue, "busy mode");
+  assert_true(atomic_load(&first.released));
+  gated_payload_deinitialize(&first);
+}
+
+// Once the completion thread completes work with more behind it, issues
+// stop ringing it, and the work nobody waits for (only polled here) still
+// completes: the busy sleep has a deadline. A look after it that finds
+// nothing in flight ends the mode, and issues ring again.
+static void Busy_PushesStopRingingAndWorkStillCompletes(void** state) {
+  one_queue_t q;
+  one_queue_open(&q);
+  // Long enough that the pushes below land in the mode, short for the
+  // polls.
+  set_busy_sleep(q.queue, 1000 * HAL_MS);
+  uint64_t value = 0;
+  _Atomic int ran = 0, released = 0;
+  enter_busy_mode(&q, &value, &ran, &released);
+  uint32_t rings = completion_rings(q.queue);
+  enum { kPushes = 8 };
+  _Atomic int pushed_ran[kPushes], pushed_released[kPushes];
+  for (int i = 0; i < kPushes; ++i) {
+    atomic_init(&pushed_ran[i], 0);
+    atomic_init(&pushed_released[i], 0);
+    submit_one(q.stream, NULL, 0, q.semaphore, ++value,
+               test_payload_new(&pushed_ran[i], &pushed_released[i]));
+  }
+  wait_in_flight(q.queue, 1);
+  assert_int_equal(completion_rings(q.queue), rings);
+  poll_until_reached(q.semaphore, value);
+  assert_int_equal(atomic_load(&released), 1);
+  for (int i = 0; i < kPushes; ++i)
+    assert_int_equal(atomic_load(&pushed_released[i]), 1);
+  poll_until(queue_is_not_busy_at, q.queue, "busy mode to end");
+  rings = completion_rings(q.queue);
+  _Atomic int last_ran = 0, last_released = 0;
+  submit_one(q.stream, NULL, 0, q.semaphore, ++value,
+             test_payload_new(&last_ran, &last_released));
+  wait_for_ring(q.queue, rings);
+  poll_until_reached(q.semaphore, value);
+  one_queue_close(&q);
+}
+
+// In busy mode a timepoint registered for unrung work (a callback, a wait
+// with a deadline) rings the completion thread: the work completes long
+// before the busy sleep's deadline (60 s here) would have looked at it.
+// One queue per round: the registration's request makes every push ring
+// until the mode ends.
+static void Busy_RegistrationRingsTheCompletionThread(void** state) {
+  for (int round = 0; round < 2; ++round) {
+    one_queue_t q;
+    one_queue_open(&q);
+    set_busy_sleep(q.queue, 60000 * HAL_MS);
+    uint64_t value = 0;
+    _Atomic int ran = 0, released = 0;
+    enter_busy_mode(&q, &value, &ran, &released);
+    gated_payload_t payload;
+    gated_payload_initialize(&payload);
+    uint32_t rings = completion_rings(q.queue);
+    submit_one(q.stream, NULL, 0, q.semaphore, ++value,
+               (test_payload_t*)&payload);
+    wait_in_flight(q.queue, 1);
+    assert_true(queue_is_busy(q.queue));
+    assert_int_equal(completion_rings(q.queue), rings);
+    if (round == 0) {
+      _Atomic bool reached = false;
+      HAL_ASSERT_OK(hal_semaphore_add_callback(
+          q.semaphore, value, set_flag_when_reached, &reached, NULL));
+      assert_int_not_equal(completion_rings(q.queue), rings);
+      gated_payload_open(&payload);
+      poll_until(is_flag_set, (const void*)&reached,
+                 "the callback of unrung work");
+    } else {
+      // A wait with a deadline registers and does not help.
+      gated_payload_open(&payload);
+      HAL_ASSERT_OK(hal_semaphore_wait(q.semaphore, value,
+                                       hal_make_timeout_ns(30000 * HAL_MS)));
+      assert_false(pthread_equal(payload.releaser, pthread_self()));
+    }
+    assert_int_equal(atomic_load(&released), 1);
+    one_queue_close(&q);
+    gated_payload_deinitialize(&payload);
+  }
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
 
@@ -1941,6 +2061,8 @@ int main(void) {
       CASE(Helped_RegistrationRingsTheCompletionThread),
       CASE(Helped_RequestBeforeThePushIsHonoured),
       CASE(Helped_WorkNobodyWaitsForStillCompletes),
+      CASE(Busy_PushesStopRingingAndWorkStillCompletes),
+      CASE(Busy_RegistrationRingsTheCompletionThread),
   };
   return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
 }

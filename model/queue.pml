@@ -34,19 +34,31 @@
  *                        enter helped mode and B's issue not ring; B is
  *                        observed by a wait with a deadline, or by nobody,
  *                        and must complete all the same.
+ *   -DSCENARIO_BUSY      A, B and C on one queue, nobody helping: the
+ *                        completion thread completes A with B in flight,
+ *                        so the queue may enter busy mode and C's issue
+ *                        not ring; C is observed by a wait with a
+ *                        deadline, or by nobody, and must complete all the
+ *                        same.
  *
  * Bug switches: BUG_INLINE_SHUTDOWN_IN_CALLBACK (sync_common.pml),
  * BUG_NO_DEVICE_WAIT_HOST_CHECK, BUG_LOSS_SKIPS_MEMBERS,
  * BUG_ATTACH_BEFORE_RECORD, BUG_PAYLOAD_AFTER_SIGNALS,
  * BUG_SHUTDOWN_NOT_CLAIMED, BUG_ISSUE_WITHOUT_TURN,
- * BUG_DESTROY_IGNORES_HELPERS and BUG_HELPED_SLEEP_FOREVER (here).
+ * BUG_DESTROY_IGNORES_HELPERS, BUG_HELPED_SLEEP_FOREVER and
+ * BUG_BUSY_SLEEP_FOREVER (here).
  */
 
 #define MAXV 2
+#ifdef SCENARIO_BUSY
+#define NSUB 3
+#define NEV 3
+#else
 #define NSUB 2
+#define NEV 2
+#endif
 #define NSW 2   /* waits per submission (at most) */
 #define NQ 2
-#define NEV 2
 #define NWAITER 2
 #define NTP 5
 #define NSEM 4
@@ -142,6 +154,13 @@ typedef sub_t {
 };
 sub_t sub[NSUB];
 
+/* Pops the head of a FIFO array of NSUB entries. */
+#if NSUB == 3
+#define FIFO_POP(f) f[0] = f[1]; f[1] = f[2]; f[2] = 0
+#else
+#define FIFO_POP(f) f[0] = f[1]; f[1] = 0
+#endif
+
 /* hal_sync_queue_t */
 typedef queue_t {
   byte ready[NSUB];    /* ready FIFO */
@@ -153,6 +172,7 @@ typedef queue_t {
   bool completing;     /* is_completing: a thread holds the completion turn */
   byte helpers;        /* helper_count: host waiters counted in */
   bool helped;         /* is_helped: helped mode, pushes do not ring */
+  bool busy;           /* is_busy: busy mode, pushes do not ring */
   bool helped_since;   /* a helper completed work since the completion
                         * thread's last look (its helped_count moved) */
   bool bell;           /* the completion doorbell was rung after the
@@ -851,17 +871,18 @@ inline hal_sync_submission_issue(y, W) {
         ATTACH_EVENT(y);
 #endif
         /* one critical section ends the turn and hands it on, and reads
-         * helped mode: the completion doorbell rings after the unlock
-         * unless the queue is helped (a registration for the work rings
-         * it then, a latency measure: the helped sleep's deadline covers
-         * it here) */
+         * helped and busy modes: the completion doorbell rings after the
+         * unlock unless the queue is helped or busy (a registration for
+         * the work rings it then, a latency measure: the sleeps' deadlines
+         * cover it here) */
         STEP
           held[_pid]++;
           END_ISSUE_BODY(sub[y].q, W);
           queue[sub[y].q].inflight[queue[sub[y].q].ninflight] = y;
           queue[sub[y].q].ninflight++;
           is_ring = (is_awaited || queue[sub[y].q].shutting_down ||
-                     queue[sub[y].q].requested || !queue[sub[y].q].helped);
+                     queue[sub[y].q].requested ||
+                     !(queue[sub[y].q].helped || queue[sub[y].q].busy));
           is_awaited = 0;
           held[_pid]--;
           /* the ring after the unlock, in the same step: a ring is a flag
@@ -916,8 +937,7 @@ end_hal_sync_queue_worker_main_cond_wait:
        queue[qq].nready > 0 && !queue[qq].issuing;
        held[_pid]++;
        x = queue[qq].ready[0];
-       queue[qq].ready[0] = queue[qq].ready[1];
-       queue[qq].ready[1] = 0;
+       FIFO_POP(queue[qq].ready);
        queue[qq].nready--;
        queue[qq].issuing = 1;
        held[_pid]--;
@@ -968,13 +988,26 @@ inline hal_sync_submission_await_device_waits(y, out_st) {
  * ends: pushes ring and looks take work while it is there. Helped mode is
  * entered at a look that finds helpers' completions (C: after several),
  * left when this thread completes work itself or the deadline passes with
- * no helper's completion. */
+ * no helper's completion. Busy mode is entered when this thread completes
+ * work with more in flight behind it (not from helped mode; entering
+ * helped mode leaves it): pushes do not ring, a look takes the head only
+ * when rung, asked, the head has a successor, or after a sleep in the
+ * mode (which has a deadline); a look after such a sleep that finds
+ * nothing in flight leaves the mode and drops the request. */
+#define CM_MAY_TAKE(qq) \
+  ((!queue[qq].helped && !queue[qq].busy) || cm_rung || queue[qq].bell || \
+   queue[qq].requested || \
+   (queue[qq].busy && (cm_slept || queue[qq].ninflight > 1)))
+#define CM_BUSY_OVER(qq) \
+  (queue[qq].busy && cm_slept && queue[qq].ninflight == 0 && \
+   !queue[qq].completing)
 proctype Completion(byte qq) {
   SYNC_LOCALS;
   WAIT_LOCALS;
   QUEUE_LOCALS;
   byte cm_e, cm_g;
   bool cm_take, cm_asleep, cm_timed, cm_rung;
+  bool cm_slept, cm_sleep_busy;
   defer_depth[_pid] = 1; /* hal_resource_defer_destruction_enter */
 end_hal_sync_queue_completion_main_doorbell_wait:
   do
@@ -983,15 +1016,25 @@ end_hal_sync_queue_completion_main_doorbell_wait:
        !cm_asleep && queue[qq].helped_since;
        held[_pid]++;
        queue[qq].helped_since = 0;
+       queue[qq].busy = 0;
        queue[qq].helped = 1;
+       held[_pid]--
+     ENDSTEP
+  :: STEP
+       /* busy: a look after a busy sleep finds nothing in flight */
+       !cm_asleep && CM_BUSY_OVER(qq);
+       held[_pid]++;
+       queue[qq].busy = 0;
+       queue[qq].requested = 0;
        held[_pid]--
      ENDSTEP
   :: STEP
        /* a look: a ring since the last one counts (is_rung until it
         * sleeps); it takes the head when the mode lets it */
        !cm_asleep && queue[qq].ninflight > 0 && !queue[qq].completing &&
-       (!queue[qq].helped || cm_rung || queue[qq].bell || queue[qq].requested);
+       CM_MAY_TAKE(qq);
        held[_pid]++;
+       cm_slept = 0;
        cm_rung = cm_rung || queue[qq].bell;
        queue[qq].bell = 0;
        x = queue[qq].inflight[0];
@@ -1015,13 +1058,21 @@ end_hal_sync_queue_completion_main_doorbell_wait:
                  !queue[qq].completing;
        if
        :: cm_take ->
-          queue[qq].inflight[0] = queue[qq].inflight[1];
-          queue[qq].inflight[1] = 0;
+          FIFO_POP(queue[qq].inflight);
           queue[qq].ninflight--;
           queue[qq].completing = 1;
-          /* nobody else completed it: back to ringing at issue */
-          queue[qq].helped = 0;
-          queue[qq].requested = 0;
+          if
+          :: queue[qq].helped ->
+             /* nobody else completed it: back to ringing at issue */
+             queue[qq].helped = 0;
+             queue[qq].requested = 0
+          :: !queue[qq].helped && !queue[qq].busy && queue[qq].ninflight > 0 ->
+             /* more came while it ran: busy mode, the request kept */
+             queue[qq].busy = 1
+          :: !queue[qq].helped && !queue[qq].busy && queue[qq].ninflight == 0 ->
+             queue[qq].requested = 0
+          :: !queue[qq].helped && queue[qq].busy
+          fi;
           /* issue order */
           assert(ev[cm_e].seq == queue[qq].completed);
           queue[qq].completed++
@@ -1050,18 +1101,22 @@ end_hal_sync_queue_completion_main_doorbell_wait:
        /* a look that finds nothing it may take: a ring since the last look
         * is seen here (the ticket includes it), then it sleeps */
        !cm_asleep &&
-       !(queue[qq].ninflight > 0 && !queue[qq].completing &&
-         (!queue[qq].helped || cm_rung || queue[qq].bell || queue[qq].requested)) &&
-       !(queue[qq].ninflight == 0 && !queue[qq].completing && queue[qq].stop);
+       !(queue[qq].ninflight > 0 && !queue[qq].completing && CM_MAY_TAKE(qq)) &&
+       !(queue[qq].ninflight == 0 && !queue[qq].completing && queue[qq].stop) &&
+       !CM_BUSY_OVER(qq);
        held[_pid]++;
        queue[qq].bell = 0;
        queue[qq].helped_since = 0;
-#ifndef BUG_HELPED_SLEEP_FOREVER
+#if defined(BUG_HELPED_SLEEP_FOREVER)
+       /* Bug 13: the helped sleep has no deadline */
+       cm_timed = queue[qq].busy;
+#elif defined(BUG_BUSY_SLEEP_FOREVER)
+       /* Bug 14: the busy sleep has no deadline */
        cm_timed = queue[qq].helped;
 #else
-       /* Bug 13: the helped sleep has no deadline */
-       cm_timed = 0;
+       cm_timed = queue[qq].helped || queue[qq].busy;
 #endif
+       cm_sleep_busy = queue[qq].busy;
        cm_rung = 0;
        cm_asleep = 1;
        held[_pid]--
@@ -1069,19 +1124,22 @@ end_hal_sync_queue_completion_main_doorbell_wait:
   :: STEP
        /* a ring after the ticket: the next look sees it */
        cm_asleep && queue[qq].bell;
+       cm_slept = cm_sleep_busy;
        cm_asleep = 0
      ENDSTEP
   :: STEP
-       /* helped: the deadline passes unrung; with no helper's completion
-        * since the look, the mode ends */
+       /* the deadline passes unrung. Helped: with no helper's completion
+        * since the look, the mode ends. Busy: the next look takes the head
+        * or ends the mode. */
        cm_asleep && cm_timed && !queue[qq].bell;
        held[_pid]++;
        if
-       :: !queue[qq].helped_since ->
+       :: queue[qq].helped && !queue[qq].helped_since ->
           queue[qq].helped = 0;
           queue[qq].requested = 0
        :: else
        fi;
+       cm_slept = cm_sleep_busy;
        cm_asleep = 0;
        held[_pid]--
      ENDSTEP
@@ -1143,8 +1201,7 @@ inline hal_sync_wait_help(s, v) {
           if
           :: hw_x != NONE && !queue[hw_q].completing ->
              hw_x = queue[hw_q].inflight[0];
-             queue[hw_q].inflight[0] = queue[hw_q].inflight[1];
-             queue[hw_q].inflight[1] = 0;
+             FIFO_POP(queue[hw_q].inflight);
              queue[hw_q].ninflight--;
              queue[hw_q].completing = 1;
              hw_last = (sub[hw_x].cev == hw_e)
@@ -1226,6 +1283,9 @@ end_device_idle:
   do
   :: STEP GPU_READY(0); GPU_DONE(0, 0) ENDSTEP
   :: STEP GPU_READY(1); GPU_DONE(1, 0) ENDSTEP
+#if NEV > 2
+  :: STEP GPU_READY(2); GPU_DONE(2, 0) ENDSTEP
+#endif
 #ifdef DEVICE_MAY_FAIL
   :: STEP GPU_READY(0) && ev[0].q == 0; GPU_DONE(0, 1) ENDSTEP
   :: STEP GPU_READY(1) && ev[1].q == 0; GPU_DONE(1, 1) ENDSTEP
@@ -1863,3 +1923,65 @@ init {
   }
 }
 #endif /* SCENARIO_HELPED */
+
+/* ------------------------------------------------------------------ */
+#ifdef SCENARIO_BUSY
+#define S1 1
+#define S2 2
+#define S3 3
+
+/* Busy mode: A, B and C on queue 0, no waits, signaling S1, S2 and S3,
+ * and no host thread helping. The completion thread completes A with B in
+ * flight and may enter busy mode: C's issue then does not ring. C's signal
+ * is observed by a wait with a deadline (a registration), or by nobody: all
+ * three must complete all the same, in issue order. */
+proctype Submitter() {
+  SYNC_LOCALS;
+  WAIT_LOCALS;
+  QUEUE_LOCALS;
+  byte y;
+  do
+  :: y < 3 -> hal_sync_queue_submit(y); y++
+  :: else -> break
+  od
+}
+
+proctype Watcher() {
+  SYNC_LOCALS;
+  WAIT_LOCALS;
+  byte result;
+  if
+  :: hal_sync_semaphore_wait_list(MODE_ALL, 1, S3, 1, S3, 1, 1, result);
+     assert(result != ST_OK || sem[S3].hist >= 1)
+  :: skip
+  fi
+}
+
+proctype Observer() {
+  byte ob_i;
+  timeout ->
+  check_queue_quiescence();
+  /* all three completed, though nobody may have waited for them */
+  assert(sub[0].retired && sub[1].retired && sub[2].retired);
+  assert(sem[S1].hist >= 1 && sem[S2].hist >= 1 && sem[S3].hist >= 1)
+}
+
+init {
+  byte ob_i;
+  atomic {
+    init_common();
+    sem[S1].live = 1; sem[S1].domain = 1;
+    sem[S2].live = 1; sem[S2].domain = 1;
+    sem[S3].live = 1; sem[S3].domain = 1;
+    define_sub(0, 0, NONE, 0, NONE, 0, 0, S1, 1);
+    define_sub(1, 0, NONE, 0, NONE, 0, 0, S2, 1);
+    define_sub(2, 0, NONE, 0, NONE, 0, 0, S3, 1);
+    run Worker(0);
+    run Completion(0);
+    run Gpu();
+    run Submitter();
+    run Watcher();
+    run Observer()
+  }
+}
+#endif /* SCENARIO_BUSY */

@@ -222,13 +222,15 @@ BUGS = (
     ("queue", "TEARDOWN", [], "BUG_ISSUE_WITHOUT_TURN"),
     ("queue", "CALLBACK", [], "BUG_DESTROY_IGNORES_HELPERS"),
     ("queue", "HELPED", [], "BUG_HELPED_SLEEP_FOREVER"),
+    ("queue", "BUSY", [], "BUG_BUSY_SLEEP_FOREVER"),
 )
 
 
 # The full-depth checks (docs/sync-model.md records their sizes and times).
 def full_checks():
     checks = []
-    for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS", "HELPED"):
+    for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS", "HELPED",
+                     "BUSY"):
         checks.append(["queue", scenario, "-D", "FULL"])
         # teardown's progress search outgrows 2 GB since helped mode
         memlim = ["--memlim", "4096"] if scenario == "TEARDOWN" else []
@@ -247,7 +249,8 @@ def full_checks():
     # The reduced searches against unreduced ones (same verdicts).
     checks.append(["semaphore", "CALLBACK", "--noreduce"])
     checks.append(["semaphore", "WAIT", "-D", "WAITERS=1", "-D", "FULL", "--noreduce"])
-    for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS", "HELPED"):
+    for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS", "HELPED",
+                     "BUSY"):
         # helped's unreduced search outgrows 1 GB
         memlim = ["--memlim", "3072"] if scenario == "HELPED" else []
         checks.append(["queue", scenario, "--noreduce"] + memlim)
@@ -321,7 +324,7 @@ def main():
     parser.add_argument("model", nargs="?", choices=MODELS)
     parser.add_argument("scenario", nargs="?",
                         help="WAIT, CALLBACK (semaphore); CHAIN, CANCEL, "
-                        "TEARDOWN, CALLBACK, LOSS (queue)")
+                        "TEARDOWN, CALLBACK, LOSS, HELPED, BUSY (queue)")
     parser.add_argument("-D", "--define", action="append", default=[],
                         help="a model define, e.g. WAITERS=1")
     parser.add_argument("--bug", help="a bug switch, e.g. BUG_ANY_FAILED_ENTRY")

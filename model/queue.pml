@@ -34,10 +34,11 @@
  *                        enter helped mode and B's issue not ring; B is
  *                        observed by a wait with a deadline, or by nobody,
  *                        and must complete all the same.
- *   -DSCENARIO_BUSY      A, B and C on one queue, nobody helping: the
- *                        completion thread completes A with B in flight,
- *                        so the queue may enter busy mode and C's issue
- *                        not ring; C is observed by a wait with a
+ *   -DSCENARIO_BUSY      A, B and C on one queue: the completion thread
+ *                        completes A with B in flight, so the queue may
+ *                        enter busy mode and C's issue not ring (FULL: a
+ *                        host thread waiting for B may complete it,
+ *                        holding the turn); C is observed by a wait with a
  *                        deadline, or by nobody, and must complete all the
  *                        same.
  *
@@ -45,8 +46,8 @@
  * BUG_NO_DEVICE_WAIT_HOST_CHECK, BUG_LOSS_SKIPS_MEMBERS,
  * BUG_ATTACH_BEFORE_RECORD, BUG_PAYLOAD_AFTER_SIGNALS,
  * BUG_SHUTDOWN_NOT_CLAIMED, BUG_ISSUE_WITHOUT_TURN,
- * BUG_DESTROY_IGNORES_HELPERS, BUG_HELPED_SLEEP_FOREVER and
- * BUG_BUSY_SLEEP_FOREVER (here).
+ * BUG_DESTROY_IGNORES_HELPERS, BUG_HELPED_SLEEP_FOREVER,
+ * BUG_BUSY_SLEEP_FOREVER and BUG_HELPER_NO_BUSY_RING (here).
  */
 
 #define MAXV 2
@@ -1109,12 +1110,13 @@ end_hal_sync_queue_completion_main_doorbell_wait:
        queue[qq].helped_since = 0;
 #if defined(BUG_HELPED_SLEEP_FOREVER)
        /* Bug 13: the helped sleep has no deadline */
-       cm_timed = queue[qq].busy;
+       cm_timed = queue[qq].busy && !queue[qq].completing;
 #elif defined(BUG_BUSY_SLEEP_FOREVER)
        /* Bug 14: the busy sleep has no deadline */
        cm_timed = queue[qq].helped;
 #else
-       cm_timed = queue[qq].helped || queue[qq].busy;
+       /* busy with a helper holding the turn: the helper rings at its end */
+       cm_timed = queue[qq].helped || (queue[qq].busy && !queue[qq].completing);
 #endif
        cm_sleep_busy = queue[qq].busy;
        cm_rung = 0;
@@ -1238,9 +1240,16 @@ inline hal_sync_wait_help(s, v) {
              held[_pid]--;
              /* the completion thread may have found the turn taken and
               * slept: ring (after the unlock; one step, as the push's) if
-              * work is left */
+              * work is left, or the queue is busy (that sleep has no
+              * deadline there, and a later push would not ring) */
              if
-             :: queue[hw_q].ninflight > 0 -> queue[hw_q].bell = 1
+#ifndef BUG_HELPER_NO_BUSY_RING
+             :: queue[hw_q].ninflight > 0 || queue[hw_q].busy ->
+#else
+             /* Bug 15: no ring for a busy queue with nothing left */
+             :: queue[hw_q].ninflight > 0 ->
+#endif
+                queue[hw_q].bell = 1
              :: else
              fi
            ENDSTEP;
@@ -1930,11 +1939,13 @@ init {
 #define S2 2
 #define S3 3
 
-/* Busy mode: A, B and C on queue 0, no waits, signaling S1, S2 and S3,
- * and no host thread helping. The completion thread completes A with B in
- * flight and may enter busy mode: C's issue then does not ring. C's signal
- * is observed by a wait with a deadline (a registration), or by nobody: all
- * three must complete all the same, in issue order. */
+/* Busy mode: A, B and C on queue 0, no waits, signaling S1, S2 and S3.
+ * The completion thread completes A with B in flight and may enter busy
+ * mode: C's issue then does not ring. With FULL, a host thread waits (no
+ * deadline) for S2 and may complete B itself, holding the completion turn
+ * while the completion thread sleeps. C's signal is observed by a wait with a
+ * deadline (a registration), or by nobody: all three must complete all the
+ * same, in issue order. */
 proctype Submitter() {
   SYNC_LOCALS;
   WAIT_LOCALS;
@@ -1980,6 +1991,9 @@ init {
     run Completion(0);
     run Gpu();
     run Submitter();
+#ifdef FULL
+    run HostWaiter(S2, 1);
+#endif
     run Watcher();
     run Observer()
   }

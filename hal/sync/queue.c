@@ -325,12 +325,14 @@ static void* hal_sync_queue_completion_main(void* arg) {
       // deadline. In helped mode, a deadline passed with no helper's
       // completion meanwhile ends the mode, and the work, if any, is
       // nobody's: this thread completes it. In busy mode the look after the
-      // sleep takes the head, or ends the mode if nothing is in flight.
+      // sleep takes the head, or ends the mode if nothing is in flight;
+      // while a helper holds the turn, the helper rings when it ends it, so
+      // this thread does not poll through the helper's whole wait.
       hal_time_t deadline = HAL_TIME_INFINITE_FUTURE;
       if (is_helped) {
         deadline =
             hal_time_add_saturated(hal_time_now(), queue->helped_sleep_ns);
-      } else if (is_busy) {
+      } else if (is_busy && !queue->is_completing) {
         deadline = hal_time_add_saturated(hal_time_now(), queue->busy_sleep_ns);
       }
       is_rung = false;
@@ -406,9 +408,9 @@ void hal_sync_queue_request_completion(hal_sync_queue_t* queue) {
   // The ring first, so that the woken thread does not wait for this lock.
   hal_sync_doorbell_ring(&queue->completion_bell);
   hal_sync_mutex_lock(&queue->mutex);
-  // The work may not be pushed yet: the request stays until helped mode
-  // ends, and while it is there the completion thread takes work as if
-  // rung and every push rings.
+  // The work may not be pushed yet: the request stays until helped or busy
+  // mode ends, and while it is there the completion thread takes work as
+  // if rung and every push rings.
   queue->is_completion_requested = true;
   hal_sync_queue_help_exit_locked(queue);
   hal_sync_mutex_unlock(&queue->mutex);
@@ -445,8 +447,10 @@ void hal_sync_queue_help_complete(hal_sync_queue_t* queue,
     hal_sync_mutex_lock(&queue->mutex);
     queue->is_completing = false;
     ++queue->helped_count;
-    // The completion thread may have found the turn taken and slept.
-    ring = queue->in_flight.head != NULL;
+    // The completion thread may have found the turn taken and slept: with
+    // no deadline in busy mode, where a later push would not ring for it.
+    ring = queue->in_flight.head != NULL ||
+           atomic_load_explicit(&queue->is_busy, memory_order_relaxed);
   }
   hal_sync_mutex_unlock(&queue->mutex);
   if (ring)

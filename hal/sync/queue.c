@@ -274,7 +274,10 @@ static void* hal_sync_queue_completion_main(void* arg) {
   // takes it, alone in flight or not.
   bool has_slept = false;
   hal_sync_mutex_lock(&queue->mutex);
-  uint32_t seen_rings = hal_sync_doorbell_prepare(&queue->completion_bell);
+  // The doorbell's count at its initialization, not at this thread's
+  // start: rings of pushes made before the thread ran count as rings (in
+  // busy mode a look takes an unrung head only after a sleep).
+  uint32_t seen_rings = 0;
   for (;;) {
     // Each look reads the rings once: that is also the ticket of a sleep
     // decided here, so a ring is either seen now or wakes that sleep.

@@ -233,15 +233,11 @@ static hal_status_t hal_sync_queue_synchronize(hal_sync_queue_t* queue,
                                             event->handle);
 }
 
-// Back to ringing at every issue (the completion thread, under the lock):
-// a request for completion has nothing left to ask.
-static void hal_sync_queue_leave_helped_locked(hal_sync_queue_t* queue) {
+// Back to ringing at every issue from helped or busy mode (the completion
+// thread, under the lock): a request for completion has nothing left to
+// ask.
+static void hal_sync_queue_leave_mode_locked(hal_sync_queue_t* queue) {
   atomic_store_explicit(&queue->is_helped, false, memory_order_relaxed);
-  queue->is_completion_requested = false;
-}
-
-// The same for busy mode.
-static void hal_sync_queue_leave_busy_locked(hal_sync_queue_t* queue) {
   atomic_store_explicit(&queue->is_busy, false, memory_order_relaxed);
   queue->is_completion_requested = false;
 }
@@ -301,7 +297,7 @@ static void* hal_sync_queue_completion_main(void* arg) {
     bool is_busy = atomic_load_explicit(&queue->is_busy, memory_order_relaxed);
     if (is_busy && has_slept && !head && !queue->is_completing) {
       // A busy sleep passed and nothing came: the burst is over.
-      hal_sync_queue_leave_busy_locked(queue);
+      hal_sync_queue_leave_mode_locked(queue);
       is_busy = false;
     }
     // A registration for this queue's work that does not help asked for
@@ -310,7 +306,8 @@ static void* hal_sync_queue_completion_main(void* arg) {
                     queue->is_completion_requested ||
                     (is_busy && (has_slept || (head && head->next)));
     if (!head || queue->is_completing || !may_take) {
-      // A helper holding the turn rings when it ends it with work left.
+      // A helper holding the turn rings when it ends it with work left, or
+      // in busy mode (hal_sync_queue_help_complete).
       if (queue->stop && !head && !queue->is_completing)
         break;
       if (trim_due && !head && !queue->is_completing) {
@@ -346,7 +343,7 @@ static void* hal_sync_queue_completion_main(void* arg) {
       if (is_helped &&
           hal_sync_doorbell_prepare(&queue->completion_bell) == rings &&
           queue->helped_count == helped_count && hal_time_now() >= deadline) {
-        hal_sync_queue_leave_helped_locked(queue);
+        hal_sync_queue_leave_mode_locked(queue);
         helped_looks = 0;
       }
       continue;
@@ -369,7 +366,7 @@ static void* hal_sync_queue_completion_main(void* arg) {
       helped_looks = 0;
       if (is_helped) {
         // No helper came for it: back to ringing at every issue.
-        hal_sync_queue_leave_helped_locked(queue);
+        hal_sync_queue_leave_mode_locked(queue);
       } else if (!is_busy && queue->in_flight.head) {
         // Another submission came while this one ran: busy mode. A request
         // pending stays until the mode ends.

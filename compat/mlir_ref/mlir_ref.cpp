@@ -77,7 +77,11 @@ extern "C" bool hal_mlir_ref_load(const char* path, hal_mlir_ref_api_t* out_api,
          Lookup(symbols, "mlirAsyncRuntimeExecute", &api.execute, error,
                 capacity) &&
          Lookup(symbols, "mlirAsyncRuntimeAwaitTokenAndExecute",
-                &api.await_token_and_execute, error, capacity);
+                &api.await_token_and_execute, error, capacity) &&
+         Lookup(symbols, "mlirAsyncRuntimeIsGroupError", &api.is_group_error,
+                error, capacity) &&
+         Lookup(symbols, "mlirAsyncRuntimGetNumWorkerThreads",
+                &api.num_worker_threads, error, capacity);
 }
 
 extern "C" void hal_mlir_ref_unload(void) {

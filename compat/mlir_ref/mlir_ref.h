@@ -36,6 +36,9 @@ typedef struct hal_mlir_ref_api_t {
   void (*execute)(void* handle, hal_mlir_ref_resume_t resume);
   void (*await_token_and_execute)(void* token, void* handle,
                                   hal_mlir_ref_resume_t resume);
+  bool (*is_group_error)(void* group);
+  // mlirAsyncRuntimGetNumWorkerThreads (MLIR 14 spells it so).
+  int64_t (*num_worker_threads)(void);
 } hal_mlir_ref_api_t;
 
 // Loads the library (|path| NULL: the one found at build time) and fills

@@ -39,6 +39,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -911,91 +912,131 @@ void BM_AllReduce_Memcpy(benchmark::State& state) {
 // mlir_parallel_for_vs_mlir
 //===----------------------------------------------------------------------===//
 
-// compat/bench/parallel_for_bench.mlir, lowered with -async-parallel-for,
-// run by mlir-cpu-runner on libhal-async-runtime and on MLIR 14's own
-// runtime: one process per iteration, whose time is the median of the
-// in-process seconds of its repetitions after the first (which warms the
-// worker threads). The paths come from the environment (meson's benchmark
-// run sets them): HAL_BENCH_MLIR_RUNNER, HAL_BENCH_MLIR_PROGRAM (lowered),
-// HAL_BENCH_MLIR_UTILS (libmlir_c_runner_utils), HAL_BENCH_MLIR_RUNTIME
-// (libmlir_async_runtime), HAL_BENCH_ASYNC_RUNTIME (libhal-async-runtime).
+// compat/bench/parallel_for_bench.mlir, lowered with -async-parallel-for
+// and linked into two modules (compat/bench/parallel_for_bridge.c): one on
+// libhal-async-runtime, one on MLIR 14's own runtime. Both are loaded into
+// this process (RTLD_LOCAL, so each kernel binds to its own runtime) and
+// every iteration of either case calls both kernels, the other runtime's
+// untimed first: the two cases run in the same conditions, and the machine's
+// changes of pace (seconds long on a virtual machine) reach both alike. A
+// call is timed from the host around it. The paths come from the environment
+// (meson's benchmark run sets them): HAL_BENCH_PARALLEL_FOR_HAL and
+// HAL_BENCH_PARALLEL_FOR_MLIR.
+struct MemRef2d {
+  float* allocated;
+  float* aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+};
+using ParallelForFn = void (*)(MemRef2d*, MemRef2d*, MemRef2d*);
+
 struct MlirRun {
-  std::string runner, program, utils, reference, ours;
+  void* modules[2] = {nullptr, nullptr};  // ours, MLIR's
+  ParallelForFn kernels[2] = {nullptr, nullptr};
+  std::vector<float> a, b, c;
+  MemRef2d views[3];
   std::string skipped;  // why the figure does not run, or empty
 };
 MlirRun g_mlir;
+constexpr int64_t kParallelForSide = 1024;
 
 void OpenMlir() {
-  const char* names[] = {"HAL_BENCH_MLIR_RUNNER", "HAL_BENCH_MLIR_PROGRAM",
-                         "HAL_BENCH_MLIR_UTILS", "HAL_BENCH_MLIR_RUNTIME",
-                         "HAL_BENCH_ASYNC_RUNTIME"};
-  std::string* fields[] = {&g_mlir.runner, &g_mlir.program, &g_mlir.utils,
-                           &g_mlir.reference, &g_mlir.ours};
-  for (size_t i = 0; i < 5; ++i) {
-    const char* value = std::getenv(names[i]);
-    if (!value || !*value) {
-      g_mlir.skipped = std::string(names[i]) + " is not set (meson's " +
-                       "benchmark run sets it when MLIR 14 is installed)";
+  const char* names[] = {"HAL_BENCH_PARALLEL_FOR_HAL",
+                         "HAL_BENCH_PARALLEL_FOR_MLIR"};
+  for (int i = 0; i < 2; ++i) {
+    const char* path = std::getenv(names[i]);
+    if (!path || !*path) {
+      g_mlir.skipped = std::string(names[i]) +
+                       " is not set (meson's benchmark run sets it when MLIR "
+                       "14 is installed)";
       return;
     }
-    if (access(value, R_OK) != 0) {
-      g_mlir.skipped =
-          std::string(names[i]) + "=" + value + ": " + std::strerror(errno);
+    void* module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!module) {
+      g_mlir.skipped = std::string("dlopen ") + path + ": " + dlerror();
       return;
     }
-    *fields[i] = value;
+    g_mlir.modules[i] = module;
+    auto open = reinterpret_cast<int (*)(char*, size_t)>(
+        dlsym(module, "hal_bench_parallel_for_open"));
+    auto kernel = reinterpret_cast<ParallelForFn>(
+        dlsym(module, "_mlir_ciface_parallel_for_add"));
+    char error[512] = "";
+    if (!open || !kernel) {
+      g_mlir.skipped = std::string(path) + " lacks its entry points";
+      return;
+    }
+    if (!open(error, sizeof(error))) {
+      g_mlir.skipped = std::string(path) + ": " + error;
+      return;
+    }
+    g_mlir.kernels[i] = kernel;
+  }
+  size_t count = static_cast<size_t>(kParallelForSide * kParallelForSide);
+  g_mlir.a.assign(count, 1.0f);
+  g_mlir.b.assign(count, 1.0f);
+  g_mlir.c.assign(count, 0.0f);
+  std::vector<float>* arrays[] = {&g_mlir.a, &g_mlir.b, &g_mlir.c};
+  for (int i = 0; i < 3; ++i) {
+    float* data = arrays[i]->data();
+    g_mlir.views[i] = {data,
+                       data,
+                       0,
+                       {kParallelForSide, kParallelForSide},
+                       {kParallelForSide, 1}};
   }
 }
 
-// Runs the program once on |runtime|; the median of its repetitions after
-// the first, in seconds. Dies if the run fails or computes a wrong sum.
-double RunMlirParallelFor(const std::string& runtime) {
-  std::string command = "'" + g_mlir.runner + "' '" + g_mlir.program +
-                        "' -e main -entry-point-result=void -O3 " +
-                        "'-shared-libs=" + g_mlir.utils +
-                        "' '-shared-libs=" + runtime + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) {
-    std::fprintf(stderr, "hal-bench: popen %s: %s\n", command.c_str(),
-                 std::strerror(errno));
-    std::exit(1);
+void CloseMlir() {
+  for (void* module : g_mlir.modules) {
+    if (!module)
+      continue;
+    auto close = reinterpret_cast<void (*)()>(
+        dlsym(module, "hal_bench_parallel_for_close"));
+    if (close)
+      close();
   }
-  std::vector<double> lines;
-  std::string output;
-  char line[256];
-  while (std::fgets(line, sizeof(line), pipe)) {
-    output += line;
-    char* end = nullptr;
-    double value = std::strtod(line, &end);
-    if (end != line)
-      lines.push_back(value);
-  }
-  int status = pclose(pipe);
-  // The repetitions (100), then C[0, 0] = 1 + 1.
-  if (status != 0 || lines.size() != 101 || lines.back() != 2.0) {
-    std::fprintf(stderr,
-                 "hal-bench: the parallel-for program failed on %s (exit "
-                 "status %d):\n%s",
-                 runtime.c_str(), status, output.c_str());
-    std::exit(1);
-  }
-  lines.pop_back();
-  lines.erase(lines.begin());
-  std::sort(lines.begin(), lines.end());
-  return lines[lines.size() / 2];
 }
 
-void MlirParallelFor(benchmark::State& state, const std::string& runtime) {
-  for (auto _ : state)
-    state.SetIterationTime(RunMlirParallelFor(runtime));
+// One parallel-for on runtime |which| (0 ours, 1 MLIR's); its host time in
+// seconds. Dies if the sum is wrong where the blocks begin and end.
+double RunParallelFor(int which) {
+  std::vector<float>& c = g_mlir.c;
+  size_t last = c.size() - 1;
+  size_t probes[] = {0, c.size() / 3, c.size() / 2, last};
+  for (size_t probe : probes)
+    c[probe] = 0.0f;
+  auto start = std::chrono::steady_clock::now();
+  g_mlir.kernels[which](&g_mlir.views[0], &g_mlir.views[1], &g_mlir.views[2]);
+  std::chrono::duration<double> seconds =
+      std::chrono::steady_clock::now() - start;
+  for (size_t probe : probes) {
+    if (c[probe] != 2.0f) {
+      std::fprintf(stderr,
+                   "hal-bench: the parallel-for on %s left C[%zu] = %g, "
+                   "expected 2\n",
+                   which == 0 ? "libhal-async-runtime" : "MLIR's runtime",
+                   probe, static_cast<double>(c[probe]));
+      std::exit(1);
+    }
+  }
+  return seconds.count();
+}
+
+void MlirParallelFor(benchmark::State& state, int which) {
+  for (auto _ : state) {
+    RunParallelFor(1 - which);
+    state.SetIterationTime(RunParallelFor(which));
+  }
 }
 
 void BM_MlirParallelFor_Hal(benchmark::State& state) {
-  MlirParallelFor(state, g_mlir.ours);
+  MlirParallelFor(state, 0);
 }
 
 void BM_MlirParallelFor_Mlir(benchmark::State& state) {
-  MlirParallelFor(state, g_mlir.reference);
+  MlirParallelFor(state, 1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1586,12 +1627,11 @@ int main(int argc, char** argv) {
   Register("BM_AllReduce_Memcpy", BM_AllReduce_Memcpy)->Arg(2)->Arg(4);
   OpenMlir();
   if (g_mlir.skipped.empty()) {
-    // One process an iteration, timed from inside it.
     for (auto* bm : {benchmark::RegisterBenchmark("BM_MlirParallelFor_Hal",
                                                   BM_MlirParallelFor_Hal),
                      benchmark::RegisterBenchmark("BM_MlirParallelFor_Mlir",
                                                   BM_MlirParallelFor_Mlir)}) {
-      bm->UseManualTime()->Iterations(1);
+      bm->UseManualTime();
     }
   } else {
     std::fprintf(stderr,
@@ -1617,6 +1657,7 @@ int main(int argc, char** argv) {
   int result = Report(json_path, allocations, memory, spin);
   benchmark::Shutdown();
   CloseReadFile();
+  CloseMlir();
   for (int ranks : {2, 4})
     CloseAllReduce(ranks);
   CloseVendor();

@@ -133,6 +133,8 @@ int main(int argc, char** argv) {
       .await_all_in_group = mlirAsyncRuntimeAwaitAllInGroup,
       .execute = mlirAsyncRuntimeExecute,
       .await_token_and_execute = mlirAsyncRuntimeAwaitTokenAndExecute,
+      .is_group_error = mlirAsyncRuntimeIsGroupError,
+      .num_worker_threads = mlirAsyncRuntimGetNumWorkerThreads,
   };
   hal_mlir_ref_api_t mlir;
   char error[512];

@@ -27,8 +27,9 @@ have_pkg python3-matplotlib || missing="$missing python3-matplotlib"
 # HIP headers (the HIP drivers build against them; the runtime is dlopen'd).
 [ -f /usr/include/hip/hip_runtime_api.h ] || missing="$missing libamdhip64-dev"
 # MLIR 14 (suite mlir_async: mlir-opt and mlir-cpu-runner compile and run the
-# test programs on both runtimes; llvm-14-dev and g++ build the benchmark's
-# shim into MLIR's own runtime).
+# test programs on both runtimes; mlir-translate, and llvm-14-dev's opt, llc,
+# headers and libLLVM with g++, build hal-bench's parallel-for modules and
+# the shim into MLIR's own runtime).
 have_pkg mlir-14-tools || missing="$missing mlir-14-tools"
 have_pkg libmlir-14 || missing="$missing libmlir-14"
 have_pkg llvm-14-dev || missing="$missing llvm-14-dev"

@@ -7,25 +7,45 @@
 //     1 when the module's runtime is ready; 0 with a message in |error|.
 //   void hal_bench_parallel_for_close(void);
 //     stops what open started (MLIR's thread pool).
+//   const char* hal_bench_parallel_for_runtime(void);
+//     after open: the path of the library whose mlirAsyncRuntimeExecute
+//     the kernel's calls reach, NULL if unknown (hal-bench checks that
+//     each module reaches the runtime it stands for).
 //
 // Built twice. The module on libhal-async-runtime links that library, which
-// defines the runtime ABI the kernel calls, and needs nothing opened. The
-// module on MLIR 14's runtime (HAL_BENCH_PARALLEL_FOR_MLIR) cannot link it:
-// libmlir_async_runtime.so.14 exports only __mlir_runner_init, which hands
-// out its entry points in an llvm::StringMap (compat/mlir_ref). This file
-// then defines the ABI entry points itself, hidden so they bind inside the
-// module alone, each forwarding through the table open filled. Both runtimes
-// share hal-bench's process this way, and its cases call them in turn.
+// defines the runtime ABI the kernel calls (its references bind there, to
+// the module's own dependency), and needs nothing opened. The module on MLIR
+// 14's runtime (HAL_BENCH_PARALLEL_FOR_MLIR) cannot link it:
+// libmlir_async_runtime.so.14 exports only __mlir_runner_init and
+// __mlir_runner_destroy; init hands out its entry points in an
+// llvm::StringMap (compat/mlir_ref). This file then defines the ABI entry
+// points itself, hidden, so the kernel's references bind to them at link
+// time, each forwarding through the table open filled. Both runtimes share
+// hal-bench's process this way, and its cases call them in turn.
 
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define HAL_BENCH_EXPORT __attribute__((visibility("default")))
 
 HAL_BENCH_EXPORT int hal_bench_parallel_for_open(char* error, size_t capacity);
 HAL_BENCH_EXPORT void hal_bench_parallel_for_close(void);
+HAL_BENCH_EXPORT const char* hal_bench_parallel_for_runtime(void);
+
+// The file that defines |function|, NULL if none does (dladdr; the build
+// defines _GNU_SOURCE).
+static const char* hal_bench_library_of(void (*function)(void)) {
+  void* address = NULL;
+  memcpy(&address, &function, sizeof(address));
+  Dl_info info;
+  if (!address || !dladdr(address, &info) || !info.dli_fname)
+    return NULL;
+  return info.dli_fname;
+}
 
 #if defined(HAL_BENCH_PARALLEL_FOR_MLIR)
 
@@ -63,6 +83,11 @@ void hal_bench_parallel_for_close(void) {
   if (mlir_loaded)
     hal_mlir_ref_unload();
   mlir_loaded = false;
+}
+
+const char* hal_bench_parallel_for_runtime(void) {
+  return mlir_loaded ? hal_bench_library_of((void (*)(void))mlir.execute)
+                     : NULL;
 }
 
 HAL_BENCH_ABI void mlirAsyncRuntimeAddRef(void* object, int64_t count) {
@@ -120,5 +145,13 @@ int hal_bench_parallel_for_open(char* error, size_t capacity) {
 }
 
 void hal_bench_parallel_for_close(void) {}
+
+// The ABI declared here as the kernel's object declares it: the address
+// taken below goes through the same dynamic binding as the kernel's calls.
+void mlirAsyncRuntimeExecute(void* handle, void (*resume)(void*));
+
+const char* hal_bench_parallel_for_runtime(void) {
+  return hal_bench_library_of((void (*)(void))mlirAsyncRuntimeExecute);
+}
 
 #endif

@@ -54,34 +54,41 @@ extern "C" bool hal_mlir_ref_load(const char* path, hal_mlir_ref_api_t* out_api,
   llvm::StringMap<void*> symbols;
   init(symbols);
   hal_mlir_ref_api_t& api = *out_api;
-  return Lookup(symbols, "mlirAsyncRuntimeAddRef", &api.add_ref, error,
-                capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeDropRef", &api.drop_ref, error,
-                capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeCreateToken", &api.create_token,
-                error, capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeCreateGroup", &api.create_group,
-                error, capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeEmplaceToken", &api.emplace_token,
-                error, capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeSetTokenError", &api.set_token_error,
-                error, capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeIsTokenError", &api.is_token_error,
-                error, capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeAwaitToken", &api.await_token, error,
-                capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeAddTokenToGroup",
-                &api.add_token_to_group, error, capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeAwaitAllInGroup",
-                &api.await_all_in_group, error, capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeExecute", &api.execute, error,
-                capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeAwaitTokenAndExecute",
-                &api.await_token_and_execute, error, capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimeIsGroupError", &api.is_group_error,
-                error, capacity) &&
-         Lookup(symbols, "mlirAsyncRuntimGetNumWorkerThreads",
-                &api.num_worker_threads, error, capacity);
+  bool found = Lookup(symbols, "mlirAsyncRuntimeAddRef", &api.add_ref, error,
+                      capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeDropRef", &api.drop_ref, error,
+                      capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeCreateToken", &api.create_token,
+                      error, capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeCreateGroup", &api.create_group,
+                      error, capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeEmplaceToken",
+                      &api.emplace_token, error, capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeSetTokenError",
+                      &api.set_token_error, error, capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeIsTokenError",
+                      &api.is_token_error, error, capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeAwaitToken", &api.await_token,
+                      error, capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeAddTokenToGroup",
+                      &api.add_token_to_group, error, capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeAwaitAllInGroup",
+                      &api.await_all_in_group, error, capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeExecute", &api.execute, error,
+                      capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeAwaitTokenAndExecute",
+                      &api.await_token_and_execute, error, capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimeIsGroupError",
+                      &api.is_group_error, error, capacity) &&
+               Lookup(symbols, "mlirAsyncRuntimGetNumWorkerThreads",
+                      &api.num_worker_threads, error, capacity);
+  if (!found) {
+    // init set the runtime up; nothing will call unload for a table that
+    // was not filled.
+    g_destroy();
+    g_destroy = nullptr;
+  }
+  return found;
 }
 
 extern "C" void hal_mlir_ref_unload(void) {

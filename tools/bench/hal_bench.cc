@@ -915,11 +915,12 @@ void BM_AllReduce_Memcpy(benchmark::State& state) {
 // compat/bench/parallel_for_bench.mlir, lowered with -async-parallel-for
 // and linked into two modules (compat/bench/parallel_for_bridge.c): one on
 // libhal-async-runtime, one on MLIR 14's own runtime. Both are loaded into
-// this process (RTLD_LOCAL, so each kernel binds to its own runtime) and
-// every iteration of either case calls both kernels, the other runtime's
-// untimed first: the two cases run in the same conditions, and the machine's
-// changes of pace (seconds long on a virtual machine) reach both alike. A
-// call is timed from the host around it. The paths come from the environment
+// this process; each module says which library its kernel's runtime calls
+// reach, and OpenMlir checks it. Every iteration of either case calls both
+// kernels, the other runtime's untimed first: the two cases run in the same
+// conditions, and the machine's changes of pace (tens to hundreds of
+// milliseconds long on a virtual machine) reach both alike. A call is
+// timed from the host around it. The paths come from the environment
 // (meson's benchmark run sets them): HAL_BENCH_PARALLEL_FOR_HAL and
 // HAL_BENCH_PARALLEL_FOR_MLIR.
 struct MemRef2d {

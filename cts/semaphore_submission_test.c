@@ -830,10 +830,48 @@ CTS_CASE(Submit_WarmSubmissionsMakeNoHostAllocations) {
       assert_int_equal(calls, 0);
     }
   }
+  cts_expect_bytes(buffer, 0, BUFFER_SIZE, pattern);
   hal_command_buffer_release(cb);
   hal_buffer_release(buffer);
   hal_semaphore_release(s);
   hal_device_release(device);
+}
+
+// Submissions on one queue released by one signal issue in the order they
+// were submitted: the work behind the largest signal value runs last, and
+// a wait for it sees every earlier submission's writes (S5). Each round
+// parks 16 fills of one buffer, each with its own pattern, behind a host
+// gate; after the gate opens and the last value is reached, the buffer
+// holds the last pattern (timepoints of one value resolve in the order
+// they were registered: hal/sync/timepoint.h).
+CTS_CASE(Submit_ReleasedTogetherIssueInSubmissionOrder) {
+  fixture_t* f = *state;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  enum { kBurst = 16, kRounds = 8 };
+  hal_command_buffer_t* cbs[kBurst];
+  for (int i = 0; i < kBurst; ++i) {
+    cbs[i] =
+        cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
+    uint8_t pattern = (uint8_t)(i + 1);
+    HAL_ASSERT_OK(hal_command_buffer_fill_buffer(
+        cbs[i], f->a, 0, CTS_FIXTURE_BUFFER_SIZE, &pattern, 1));
+    HAL_ASSERT_OK(hal_command_buffer_end(cbs[i]));
+  }
+  uint64_t value = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    hal_semaphore_t* gate = cts_create_semaphore(NULL, 0);
+    for (int i = 0; i < kBurst; ++i) {
+      ++value;
+      HAL_ASSERT_OK(cts_submit(f->device, 0, gate, 1, cbs[i], s, value));
+    }
+    HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+    HAL_ASSERT_OK(cts_wait(s, value));
+    cts_expect_bytes(f->a, 0, CTS_FIXTURE_BUFFER_SIZE, (uint8_t)kBurst);
+    hal_semaphore_release(gate);
+  }
+  for (int i = 0; i < kBurst; ++i)
+    hal_command_buffer_release(cbs[i]);
+  hal_semaphore_release(s);
 }
 
 CTS_CASE(Submit_BadSubmissions) {
@@ -859,6 +897,7 @@ CTS_CASE(Submit_BadSubmissions) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Submit_WithNoCommandBuffers),
+      CASE(Submit_ReleasedTogetherIssueInSubmissionOrder),
       CASE(Submit_Signals),
       CASE(Submit_WithWait),
       CASE(Submit_WithMultipleSemaphores),

@@ -264,12 +264,19 @@ static void hal_sync_timepoint_heap_set(hal_sync_timepoint_heap_t* heap,
   timepoint->heap_index = index;
 }
 
+// The heap's order: by value, then by registration.
+static bool hal_sync_timepoint_before(const hal_timepoint_t* a,
+                                      const hal_timepoint_t* b) {
+  return a->value < b->value ||
+         (a->value == b->value && a->heap_order < b->heap_order);
+}
+
 static void hal_sync_timepoint_heap_sift_up(hal_sync_timepoint_heap_t* heap,
                                             size_t index) {
   hal_timepoint_t* timepoint = heap->items[index];
   while (index > 0) {
     size_t parent = (index - 1) / 2;
-    if (heap->items[parent]->value <= timepoint->value)
+    if (!hal_sync_timepoint_before(timepoint, heap->items[parent]))
       break;
     hal_sync_timepoint_heap_set(heap, index, heap->items[parent]);
     index = parent;
@@ -285,10 +292,10 @@ static void hal_sync_timepoint_heap_sift_down(hal_sync_timepoint_heap_t* heap,
     if (child >= heap->count)
       break;
     if (child + 1 < heap->count &&
-        heap->items[child + 1]->value < heap->items[child]->value) {
+        hal_sync_timepoint_before(heap->items[child + 1], heap->items[child])) {
       ++child;
     }
-    if (timepoint->value <= heap->items[child]->value)
+    if (!hal_sync_timepoint_before(heap->items[child], timepoint))
       break;
     hal_sync_timepoint_heap_set(heap, index, heap->items[child]);
     index = child;
@@ -310,6 +317,7 @@ hal_status_t hal_sync_timepoint_heap_push(hal_sync_timepoint_heap_t* heap,
     heap->items = new_items;
     heap->capacity = new_capacity;
   }
+  timepoint->heap_order = heap->pushes++;
   hal_sync_timepoint_heap_set(heap, heap->count++, timepoint);
   hal_sync_timepoint_heap_sift_up(heap, heap->count - 1);
   hal_sync_timepoints_pending_add(1);
@@ -327,7 +335,8 @@ void hal_sync_timepoint_heap_remove(hal_sync_timepoint_heap_t* heap,
     return;
   hal_sync_timepoint_heap_set(heap, index, last);
   // The moved element may belong above or below its new slot.
-  if (index > 0 && heap->items[(index - 1) / 2]->value > last->value) {
+  if (index > 0 &&
+      hal_sync_timepoint_before(last, heap->items[(index - 1) / 2])) {
     hal_sync_timepoint_heap_sift_up(heap, index);
   } else {
     hal_sync_timepoint_heap_sift_down(heap, index);

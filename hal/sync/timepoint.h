@@ -70,6 +70,9 @@ struct hal_timepoint_t {
   // along with |heap_index| and |state|.
   struct hal_sync_semaphore_t* semaphore;
   size_t heap_index;
+  // The heap's count of pushes when this one was pushed: equal values pop
+  // in the order they were registered.
+  uint64_t heap_order;
   hal_sync_timepoint_state_t state;
   // KIND_WAITER: retained; its generation when it was taken (T3 check).
   hal_sync_waiter_t* waiter;
@@ -133,10 +136,15 @@ hal_sync_pool_stats_t hal_sync_waiter_pool_stats(void);
 // A binary min-heap of pending timepoints by value. Every function is called
 // under the owning semaphore's lock. Each timepoint knows its index, so
 // removal (cancel) is O(log n) and a signal touches only what is due.
+// Ordered by (value, heap_order): a signal resolves timepoints of equal
+// value in the order they were registered, so submissions of one queue
+// released by one signal become ready, and issue, in the order they were
+// submitted.
 typedef struct hal_sync_timepoint_heap_t {
   hal_timepoint_t** items;
   size_t count;
   size_t capacity;
+  uint64_t pushes;
 } hal_sync_timepoint_heap_t;
 
 // Timepoints in every semaphore's heap of the process, counted only while

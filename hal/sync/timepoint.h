@@ -138,8 +138,8 @@ hal_sync_pool_stats_t hal_sync_waiter_pool_stats(void);
 // removal (cancel) is O(log n) and a signal touches only what is due.
 // Ordered by (value, heap_order): a signal resolves timepoints of equal
 // value in the order they were registered, so submissions of one queue
-// released by one signal become ready, and issue, in the order they were
-// submitted.
+// parked on the same value and released by one signal become ready, and
+// issue, in the order they were submitted.
 typedef struct hal_sync_timepoint_heap_t {
   hal_timepoint_t** items;
   size_t count;

@@ -539,10 +539,12 @@ CTS_CASE(K15_DeviceReleasedFromCallbackInSameBatch) {
     HAL_ASSERT_OK(
         hal_command_buffer_fill_buffer(cb, buffer, 0, 4096, &pattern, 1));
     HAL_ASSERT_OK(hal_command_buffer_end(cb));
-    HAL_ASSERT_OK(cts_submit(job.device, 0, job.trigger, 2, cb, done, 1));
-    hal_command_buffer_release(cb);
+    // The callback registers first: one signal notifies in registration
+    // order, so A's wait is what the rest of the callback's batch wakes.
     HAL_ASSERT_OK(hal_semaphore_add_callback(
         job.trigger, 1, release_in_batch_callback, &job, NULL));
+    HAL_ASSERT_OK(cts_submit(job.device, 0, job.trigger, 2, cb, done, 1));
+    hal_command_buffer_release(cb);
     // On another thread, so a deadlock fails the wait below instead of
     // hanging the test.
     pthread_t thread;
@@ -842,8 +844,11 @@ CTS_CASE(Submit_WarmSubmissionsMakeNoHostAllocations) {
 // a wait for it sees every earlier submission's writes (S5). Each round
 // parks 16 fills of one buffer, each with its own pattern, behind a host
 // gate; after the gate opens and the last value is reached, the buffer
-// holds the last pattern (timepoints of one value resolve in the order
-// they were registered: hal/sync/timepoint.h).
+// holds the last pattern. Even rounds wait for one gate value; odd rounds
+// for decreasing values (submission i for 16 - i), all reached by one
+// signal, so neither value order nor heap order may stand in for
+// submission order (a signal notifies in registration order:
+// hal/sync/semaphore.c).
 CTS_CASE(Submit_ReleasedTogetherIssueInSubmissionOrder) {
   fixture_t* f = *state;
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
@@ -862,9 +867,11 @@ CTS_CASE(Submit_ReleasedTogetherIssueInSubmissionOrder) {
     hal_semaphore_t* gate = cts_create_semaphore(NULL, 0);
     for (int i = 0; i < kBurst; ++i) {
       ++value;
-      HAL_ASSERT_OK(cts_submit(f->device, 0, gate, 1, cbs[i], s, value));
+      uint64_t gate_value = round % 2 ? (uint64_t)(kBurst - i) : 1;
+      HAL_ASSERT_OK(
+          cts_submit(f->device, 0, gate, gate_value, cbs[i], s, value));
     }
-    HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+    HAL_ASSERT_OK(hal_semaphore_signal(gate, kBurst));
     HAL_ASSERT_OK(cts_wait(s, value));
     cts_expect_bytes(f->a, 0, CTS_FIXTURE_BUFFER_SIZE, (uint8_t)kBurst);
     hal_semaphore_release(gate);

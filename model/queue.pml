@@ -1682,17 +1682,18 @@ init {
 #define T 0
 #define D 1
 
-/* The CTS case K15_DeviceReleasedFromCallbackInSameBatch: A waits for T
- * at 2; the callback at 1 holds the device's last reference; a user thread
- * signals T straight to 2 (one batch: the callback, then A's wait), or to
- * 1 then 2, or fails it. */
+/* The CTS case K15_DeviceReleasedFromCallbackInSameBatch: the callback at
+ * 1 holds the device's last reference; then A waits for T at 2; a user
+ * thread signals T straight to 2 (one batch: the callback, then A's wait,
+ * in registration order), or to 1 then 2, or fails it. */
 proctype Setup() {
   SYNC_LOCALS;
   WAIT_LOCALS;
   QUEUE_LOCALS;
   byte nv, st;
-  hal_sync_queue_submit(0);
-  /* hal_semaphore_add_callback(T, 1, release_in_batch_callback) */
+  /* hal_semaphore_add_callback(T, 1, release_in_batch_callback), before
+   * A's wait registers: a batch notifies in registration order, so the
+   * callback runs first and A's wait is the rest of its batch. */
   STEP
     TP_ACQUIRE_CALLBACK_BODY(CB_USER, 0, 1, wl_t);
     wl_st = tp[wl_t].gen;
@@ -1702,6 +1703,7 @@ proctype Setup() {
     assert(wl_state[0] == TP_PENDING);
     wl_t = 0; wl_st = 0; wl_state[0] = 0
   ENDSTEP;
+  hal_sync_queue_submit(0);
   if
   :: nv = 2; st = ST_OK
   :: nv = 1; st = ST_OK

@@ -112,6 +112,8 @@ typedef tp_t {
   byte sem;       /* set at registration (not retained), NONE before */
   byte state;
   bool in_heap;   /* heap_index != HAL_SYNC_HEAP_INDEX_NONE */
+  byte reg;       /* heap_order while in the heap: above every pending one
+                   * of its semaphore at registration, 0 otherwise */
   byte waiter;    /* KIND_WAITER: retained waiter slot, and its generation */
   byte wgen;
   byte cb;        /* KIND_CALLBACK: which callback (model enum) and its argument */
@@ -164,7 +166,7 @@ ev_t ev[NEV];
  *===------------------------------------------------------------------===*/
 
 #define SYNC_LOCALS \
-  byte pd_i, pd_v, pd_f; \
+  byte pd_i, pd_v, pd_f, rg_i; \
   byte bt[NTP]; byte bg[NTP]; byte bn, bi; \
   byte nr_cb0, nr_arg0, nr_v0, nr_st0; \
   byte nr_cb1, nr_arg1, nr_v1, nr_st1; \
@@ -196,6 +198,7 @@ ev_t ev[NEV];
   tp[out].sem = NONE;                             \
   tp[out].state = TP_PENDING;                     \
   tp[out].in_heap = 0;                            \
+  tp[out].reg = 0;                                \
   tp[out].waiter = NONE;                          \
   tp[out].wgen = 0;                               \
   tp[out].cb = 0;                                 \
@@ -338,33 +341,39 @@ inline hal_sync_timepoint_retain(t, g) {
  *===------------------------------------------------------------------===*/
 
 /* hal_sync_semaphore_pop_due_locked, inside the caller's critical section:
- * pops in value order (the min-heap), every timepoint when |f|; the heap's
- * reference of each passes to the private batch bt/bg; the reached device
- * timepoint is dropped (its event release takes the pool's leaf lock). */
+ * pops what is due (every timepoint when |f|) in registration order (the
+ * min-heap pops by value; the C code sorts the popped list by heap_order);
+ * the heap's reference of each passes to the private batch bt/bg; the
+ * reached device timepoint is dropped (its event release takes the pool's
+ * leaf lock). */
 #define POP_DUE_BODY(s, v, f)                                         \
-  pd_v = 0;                                                           \
   do                                                                  \
-  :: pd_v <= MAXV ->                                                  \
+  :: pd_v = NONE;                                                     \
      pd_i = 0;                                                        \
      do                                                               \
      :: pd_i < NTP ->                                                 \
         if                                                            \
         :: tp[pd_i].live && tp[pd_i].in_heap && tp[pd_i].sem == s &&  \
-           tp[pd_i].value == pd_v && (f || pd_v <= v) ->              \
-           tp[pd_i].in_heap = 0;                                      \
-           /* the state changes under the lock: a cancel sees PENDING \
-            * or a final state (T5) */                                \
-           tp[pd_i].state = (f -> TP_FAILED : TP_REACHED);            \
-           bt[bn] = pd_i;                                             \
-           bg[bn] = tp[pd_i].gen;                                     \
-           bn++                                                       \
+           (f || tp[pd_i].value <= v) &&                              \
+           (pd_v == NONE || tp[pd_i].reg < tp[pd_v].reg) ->           \
+           pd_v = pd_i                                                \
         :: else                                                       \
         fi;                                                           \
         pd_i++                                                        \
      :: else -> break                                                 \
      od;                                                              \
-     pd_v++                                                           \
-  :: else -> break                                                    \
+     if                                                               \
+     :: pd_v == NONE -> break                                         \
+     :: else ->                                                       \
+        tp[pd_v].in_heap = 0;                                         \
+        tp[pd_v].reg = 0;                                             \
+        /* the state changes under the lock: a cancel sees PENDING    \
+         * or a final state (T5) */                                   \
+        tp[pd_v].state = (f -> TP_FAILED : TP_REACHED);               \
+        bt[bn] = pd_v;                                                \
+        bg[bn] = tp[pd_v].gen;                                        \
+        bn++                                                          \
+     fi                                                               \
   od;                                                                 \
   pd_v = 0;                                                           \
   pd_i = 0;                                                           \
@@ -446,6 +455,20 @@ inline hal_sync_resolved_batch_notify(st) {
   :: !sem[s].failed && sem[s].value >= tp[t].value -> out_state = TP_REACHED \
   :: else ->                                                       \
      tp[t].in_heap = 1;                                            \
+     tp[t].reg = 1;                                                \
+     rg_i = 0;                                                     \
+     do                                                            \
+     :: rg_i < NTP ->                                              \
+        if                                                         \
+        :: rg_i != t && tp[rg_i].live && tp[rg_i].in_heap &&       \
+           tp[rg_i].sem == s && tp[rg_i].reg >= tp[t].reg ->       \
+           tp[t].reg = tp[rg_i].reg + 1                            \
+        :: else                                                    \
+        fi;                                                        \
+        rg_i++                                                     \
+     :: else -> break                                              \
+     od;                                                           \
+     rg_i = 0;                                                     \
      tp[t].sem = s;                                                \
      tp[t].state = TP_PENDING;                                     \
      out_state = TP_PENDING                                        \
@@ -511,6 +534,7 @@ inline hal_sync_semaphore_signal_or_fail(s, nv, st) {
        if                                                           \
        :: out_state == TP_PENDING ->                                \
           tp[t].in_heap = 0;                                        \
+          tp[t].reg = 0;                                            \
           tp[t].state = TP_CANCELLED;                               \
           out_state = TP_CANCELLED;                                 \
           REMOVED = 1                                               \
@@ -672,6 +696,7 @@ inline hal_sync_semaphore_signal_or_fail(s, nv, st) {
   if                                                       \
   :: wl_state[i] == TP_PENDING ->                          \
      tp[wl_tp[i]].in_heap = 0;                             \
+     tp[wl_tp[i]].reg = 0;                                 \
      tp[wl_tp[i]].state = TP_CANCELLED;                    \
      wl_state[i] = TP_CANCELLED;                           \
      held[_pid]--;                                         \

@@ -74,16 +74,21 @@ hal_semaphore_create_host(hal_allocator_t allocator, uint64_t initial_value,
 // Resolution
 //===----------------------------------------------------------------------===//
 
-// A private list of popped timepoints, notified after the lock is dropped.
+// A private list of popped timepoints, notified after the lock is dropped,
+// in the order they were registered (below).
 typedef struct hal_sync_resolved_batch_t {
   hal_timepoint_t* head;
   hal_timepoint_t* tail;
+  // Whether the list is out of registration order (a later-registered
+  // timepoint of a smaller value was popped before an earlier one).
+  bool is_unordered;
 } hal_sync_resolved_batch_t;
 
 static void hal_sync_resolved_batch_append(hal_sync_resolved_batch_t* batch,
                                            hal_timepoint_t* timepoint) {
   timepoint->next_resolved = NULL;
   if (batch->tail) {
+    batch->is_unordered |= timepoint->heap_order < batch->tail->heap_order;
     batch->tail->next_resolved = timepoint;
   } else {
     batch->head = timepoint;
@@ -91,9 +96,69 @@ static void hal_sync_resolved_batch_append(hal_sync_resolved_batch_t* batch,
   batch->tail = timepoint;
 }
 
+// Sorts the batch by registration (heap_order): a bottom-up merge sort of
+// the linked list, O(k log k) for k popped and no allocation, since a
+// signal must not fail. Merges are stable; orders are unique anyway.
+static void hal_sync_resolved_batch_sort(hal_sync_resolved_batch_t* batch) {
+  hal_timepoint_t* list = batch->head;
+  for (size_t run = 1;; run *= 2) {
+    hal_timepoint_t* head = NULL;
+    hal_timepoint_t** tail = &head;
+    hal_timepoint_t* last = NULL;
+    size_t merges = 0;
+    while (list) {
+      ++merges;
+      hal_timepoint_t* left = list;
+      size_t left_count = 0;
+      while (list && left_count < run) {
+        list = list->next_resolved;
+        ++left_count;
+      }
+      hal_timepoint_t* right = list;
+      size_t right_count = 0;
+      while (list && right_count < run) {
+        list = list->next_resolved;
+        ++right_count;
+      }
+      while (left_count || right_count) {
+        hal_timepoint_t* next;
+        if (!right_count ||
+            (left_count && left->heap_order < right->heap_order)) {
+          next = left;
+          left = left->next_resolved;
+          --left_count;
+        } else {
+          next = right;
+          right = right->next_resolved;
+          --right_count;
+        }
+        *tail = next;
+        tail = &next->next_resolved;
+        last = next;
+      }
+    }
+    *tail = NULL;
+    list = head;
+    if (merges <= 1) {
+      batch->head = head;
+      batch->tail = last;
+      batch->is_unordered = false;
+      return;
+    }
+  }
+}
+
 // Pops every timepoint with value <= |value| (all of them when |failed|)
-// into |batch| in value order, and drops device timepoints that are reached.
-// The heap's reference of each popped timepoint passes to the batch.
+// into |batch| in registration order, and drops device timepoints that are
+// reached. The heap's reference of each popped timepoint passes to the
+// batch.
+//
+// Registration order, not value order: submissions of one queue released
+// by one signal then become ready, and issue, in the order they were
+// submitted, whichever values they waited for. In value order a later
+// submission that waited for a smaller value issued first, and a host wait
+// for a value an earlier submission signals could return before that
+// submission ran (CTS Submit_ReleasedTogetherIssueInSubmissionOrder).
 static void hal_sync_semaphore_pop_due_locked(
     hal_sync_semaphore_t* semaphore, uint64_t value, bool failed,
     hal_sync_resolved_batch_t* batch) {
@@ -108,6 +173,8 @@ static void hal_sync_semaphore_pop_due_locked(
                               : HAL_SYNC_TIMEPOINT_STATE_REACHED;
     hal_sync_resolved_batch_append(batch, timepoint);
   }
+  if (batch->is_unordered)
+    hal_sync_resolved_batch_sort(batch);
   size_t drop_count = 0;
   while (drop_count < semaphore->device_timepoint_count &&
          (failed || semaphore->device_timepoints[drop_count].value <= value)) {
@@ -145,7 +212,7 @@ static void hal_sync_resolved_batch_notify(hal_sync_resolved_batch_t* batch,
 // non-increase an error (S1); a device signal ignores it.
 static hal_status_t hal_sync_semaphore_set_value(
     hal_sync_semaphore_t* semaphore, uint64_t new_value, bool is_host) {
-  hal_sync_resolved_batch_t batch = {NULL, NULL};
+  hal_sync_resolved_batch_t batch = {NULL, NULL, false};
   hal_sync_mutex_lock(&semaphore->mutex);
   if (semaphore->failure) {
     hal_status_t status =
@@ -190,7 +257,7 @@ static void hal_sync_semaphore_fail(hal_semaphore_t* base_semaphore,
     status = hal_make_status(HAL_STATUS_UNKNOWN,
                              "semaphore failed with an OK status");
   }
-  hal_sync_resolved_batch_t batch = {NULL, NULL};
+  hal_sync_resolved_batch_t batch = {NULL, NULL, false};
   hal_sync_mutex_lock(&semaphore->mutex);
   if (semaphore->failure) {
     // The first failure wins (S2).
@@ -242,7 +309,7 @@ static void hal_sync_semaphore_destroy(hal_semaphore_t* base_semaphore) {
   hal_sync_loss_domain_remove_semaphore(semaphore);
   // Nobody else holds a reference, so no lock is contended; it is taken for
   // the _locked assertions. Pending callbacks resolve as CANCELLED (T1).
-  hal_sync_resolved_batch_t batch = {NULL, NULL};
+  hal_sync_resolved_batch_t batch = {NULL, NULL, false};
   hal_sync_mutex_lock(&semaphore->mutex);
   hal_sync_semaphore_pop_due_locked(semaphore, 0, true, &batch);
   hal_sync_mutex_unlock(&semaphore->mutex);

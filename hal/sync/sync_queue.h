@@ -50,6 +50,9 @@
 //
 // Order: a queue issues submissions in the order they become ready, not in
 // submission order; only semaphores order work (as in Vulkan and IREE).
+// Submissions released by one signal become ready in submission order (a
+// signal notifies its timepoints in registration order), before the
+// signal returns.
 //
 // Thread-safety: submit may be called from any number of threads. destroy
 // must not race submit on the same queue.

@@ -70,8 +70,8 @@ struct hal_timepoint_t {
   // along with |heap_index| and |state|.
   struct hal_sync_semaphore_t* semaphore;
   size_t heap_index;
-  // The heap's count of pushes when this one was pushed: equal values pop
-  // in the order they were registered.
+  // The heap's count of pushes when this one was pushed: its registration
+  // order, by which a signal notifies what it pops.
   uint64_t heap_order;
   hal_sync_timepoint_state_t state;
   // KIND_WAITER: retained; its generation when it was taken (T3 check).
@@ -136,10 +136,9 @@ hal_sync_pool_stats_t hal_sync_waiter_pool_stats(void);
 // A binary min-heap of pending timepoints by value. Every function is called
 // under the owning semaphore's lock. Each timepoint knows its index, so
 // removal (cancel) is O(log n) and a signal touches only what is due.
-// Ordered by (value, heap_order): a signal resolves timepoints of equal
-// value in the order they were registered, so submissions of one queue
-// parked on the same value and released by one signal become ready, and
-// issue, in the order they were submitted.
+// Ordered by (value, heap_order); a signal pops what is due and notifies it
+// by heap_order alone (semaphore.c), so submissions of one queue released
+// by one signal become ready, and issue, in the order they were submitted.
 typedef struct hal_sync_timepoint_heap_t {
   hal_timepoint_t** items;
   size_t count;

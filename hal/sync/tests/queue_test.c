@@ -1055,10 +1055,14 @@ static order_payload_t* order_payload_new(order_log_t* log, int index) {
 }
 
 // One thread's script against one queue: submissions parked on its own
-// gate semaphore, each released by a signal of the gate by one, and
-// submissions without waits, in a random mix. Everything becomes ready on
-// this thread (a parked one when it signals the gate), so the order in
-// which its submissions become ready is known: |expected|.
+// gate semaphore and submissions without waits, in a random mix. A parked
+// one waits for a random value a little above the gate's, so values are
+// not in submission order, and a signal raises the gate by a random step,
+// releasing any number of them at once: those become ready in the order
+// they were submitted (a signal notifies in registration order).
+// Everything becomes ready on this thread (a parked one when it signals
+// the gate), so the order in which its submissions become ready is known:
+// |expected|.
 typedef struct order_script_t {
   hal_sync_queue_t* queue;
   order_log_t* log;
@@ -1068,6 +1072,32 @@ typedef struct order_script_t {
   int* expected;    // |count| entries: readiness order
 } order_script_t;
 
+enum { kOrderMaxParked = 64 };
+
+typedef struct order_parked_t {
+  int index;
+  uint64_t value;
+} order_parked_t;
+
+// Raises |gate| to |value| and appends the parked submissions it releases
+// to |expected| in submission order, keeping the rest.
+static void order_script_release(hal_semaphore_t* gate, uint64_t value,
+                                 order_parked_t* parked, int* parked_count,
+                                 int* expected, int* ready_count) {
+  int kept = 0;
+  for (int p = 0; p < *parked_count; ++p) {
+    if (parked[p].value <= value) {
+      expected[(*ready_count)++] = parked[p].index;
+    } else {
+      parked[kept++] = parked[p];
+    }
+  }
+  *parked_count = kept;
+  // The released ones become ready inside this signal (their callbacks
+  // run here), before anything this thread submits next.
+  HAL_THREAD_CHECK(hal_semaphore_signal(gate, value) == HAL_OK, "gate");
+}
+
 static void* order_script_run(void* arg) {
   order_script_t* script = (order_script_t*)arg;
   hal_semaphore_t* gate = hal_test_semaphore(0);
@@ -1076,29 +1106,26 @@ static void* order_script_run(void* arg) {
   // the next one may be issued by this thread.
   hal_semaphore_t* timeline = hal_test_semaphore(0);
   uint64_t timeline_next = 0;
-  uint64_t parked_next = 0;    // gate value the next parked one waits for
-  uint64_t parked_queue[512];  // indices of parked ones, by gate value
-  uint64_t released = 0;       // gate's value
+  order_parked_t parked[kOrderMaxParked];  // in submission order
+  int parked_count = 0;
+  uint64_t released = 0;  // gate's value
   int ready_count = 0;
   for (int i = 0; i < script->count; ++i) {
     int index = script->first_index + i;
     uint64_t choice = hal_test_random_below(&script->seed, 3);
-    if (choice == 0 && parked_next - released < 512) {
-      uint64_t value = ++parked_next;
-      parked_queue[value % 512] = (uint64_t)index;
+    if (choice == 0 && parked_count < kOrderMaxParked) {
+      uint64_t value = released + 1 + hal_test_random_below(&script->seed, 8);
+      parked[parked_count++] = (order_parked_t){index, value};
       hal_semaphore_list_t waits = {1, &gate, &value};
       HAL_THREAD_CHECK(hal_sync_queue_submit(
                            script->queue, waits, hal_semaphore_list_empty(),
                            order_payload_new(script->log, index)) == HAL_OK,
                        "submit parked");
     } else {
-      if (choice == 1 && released < parked_next) {
-        // The parked one becomes ready inside this signal (its callback
-        // runs here), before anything this thread submits next.
-        ++released;
-        script->expected[ready_count++] = (int)parked_queue[released % 512];
-        HAL_THREAD_CHECK(hal_semaphore_signal(gate, released) == HAL_OK,
-                         "gate");
+      if (choice == 1 && parked_count) {
+        released += 1 + hal_test_random_below(&script->seed, 4);
+        order_script_release(gate, released, parked, &parked_count,
+                             script->expected, &ready_count);
       }
       script->expected[ready_count++] = index;
       uint64_t value = ++timeline_next;
@@ -1116,10 +1143,10 @@ static void* order_script_run(void* arg) {
       }
     }
   }
-  while (released < parked_next) {
-    ++released;
-    script->expected[ready_count++] = (int)parked_queue[released % 512];
-    HAL_THREAD_CHECK(hal_semaphore_signal(gate, released) == HAL_OK, "gate");
+  while (parked_count) {
+    released += 1 + hal_test_random_below(&script->seed, 4);
+    order_script_release(gate, released, parked, &parked_count,
+                         script->expected, &ready_count);
   }
   HAL_THREAD_CHECK(ready_count == script->count, "script bookkeeping");
   hal_semaphore_release(gate);

@@ -881,6 +881,86 @@ CTS_CASE(Submit_ReleasedTogetherIssueInSubmissionOrder) {
   hal_semaphore_release(s);
 }
 
+// Two submissions of one queue waiting for the same value issue in the
+// order they were submitted, though the second arrives after the value's
+// signaler was issued (a device wait is possible for it) while the first
+// is parked on the host: after the second's signal is reached, the first's
+// is too, and the buffer holds the second's pattern. The signaler fills a
+// large buffer, so it is still running when the second arrives; it runs on
+// the same queue, then on the other.
+CTS_CASE(Submit_SameWaitIssuesInSubmissionOrder) {
+  fixture_t* f = *state;
+  enum { kRounds = 8, kSlowSize = 16 << 20 };
+  hal_buffer_t* slow =
+      cts_allocate_buffer(f->device, HAL_MEMORY_TYPE_DEVICE_LOCAL, kSlowSize);
+  hal_command_buffer_t* slow_fill =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
+  uint32_t pattern = 0x5EED5EEDu;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(slow_fill, slow, 0, kSlowSize,
+                                               &pattern, sizeof(pattern)));
+  HAL_ASSERT_OK(hal_command_buffer_end(slow_fill));
+  for (int round = 0; round < kRounds; ++round) {
+    uint32_t signaler_queue = round % 2 ? f->q1 : f->q0;
+    hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* first_done = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* second_done = cts_create_semaphore(f->device, 0);
+    submit_and_release(f, f->q0, s, 1, fill_cb(f, f->a, 0xA1), first_done, 1);
+    HAL_ASSERT_OK(
+        cts_submit(f->device, signaler_queue, NULL, 0, slow_fill, s, 1));
+    submit_and_release(f, f->q0, s, 1, fill_cb(f, f->a, 0xB2), second_done, 1);
+    HAL_ASSERT_OK(cts_wait(second_done, 1));
+    if (cts_query(first_done) < 1) {
+      fail_msg(
+          "round %d (signaler on queue %u): the second submission "
+          "completed before the first",
+          round, signaler_queue);
+    }
+    HAL_ASSERT_OK(cts_wait(first_done, 1));
+    cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0xB2);
+    hal_semaphore_release(s);
+    hal_semaphore_release(first_done);
+    hal_semaphore_release(second_done);
+  }
+  hal_command_buffer_release(slow_fill);
+  hal_buffer_release(slow);
+}
+
+// The same two submissions, the signaler an empty submission on the other
+// queue, the second submitted after a random spin: it lands before, during
+// and after the completion thread's signal that releases the first (the
+// value published, the first still being handed to its queue). It must
+// still complete after the first, whichever way its wait resolves
+// (parked, device wait, value already reached).
+CTS_CASE(Submit_SameWaitRacingItsSignalIssuesInOrder) {
+  fixture_t* f = *state;
+  cts_random_t random = cts_random_make(18);
+  uint32_t rounds = cts_iterations(1000);
+  uint32_t out_of_order = 0;
+  for (uint32_t round = 0; round < rounds; ++round) {
+    hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* first_done = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* second_done = cts_create_semaphore(f->device, 0);
+    submit_and_release(f, f->q0, s, 1, NULL, first_done, 1);
+    HAL_ASSERT_OK(cts_submit(f->device, f->q1, NULL, 0, NULL, s, 1));
+    uint32_t spin = cts_random_below(&random, 40000);
+    for (volatile uint32_t i = 0; i < spin; ++i) {
+    }
+    submit_and_release(f, f->q0, s, 1, NULL, second_done, 1);
+    HAL_ASSERT_OK(cts_wait(second_done, 1));
+    out_of_order += cts_query(first_done) < 1;
+    HAL_ASSERT_OK(cts_wait(first_done, 1));
+    hal_semaphore_release(s);
+    hal_semaphore_release(first_done);
+    hal_semaphore_release(second_done);
+  }
+  if (out_of_order) {
+    fail_msg(
+        "the second submission completed before the first in %u of %u "
+        "rounds",
+        out_of_order, rounds);
+  }
+}
+
 CTS_CASE(Submit_BadSubmissions) {
   fixture_t* f = *state;
   uint32_t queue_count = hal_device_info(f->device)->queue_count;
@@ -905,6 +985,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Submit_WithNoCommandBuffers),
       CASE(Submit_ReleasedTogetherIssueInSubmissionOrder),
+      CASE(Submit_SameWaitIssuesInSubmissionOrder),
+      CASE(Submit_SameWaitRacingItsSignalIssuesInOrder),
       CASE(Submit_Signals),
       CASE(Submit_WithWait),
       CASE(Submit_WithMultipleSemaphores),

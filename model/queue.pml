@@ -109,10 +109,11 @@
   :: else                                                                \
   fi
 
-#include "sync_common.pml"
-
 #define CB_SUB_WAIT 1
 #define CB_USER 2
+#define TP_IS_QUEUE_WAIT(t) (tp[t].kind == KIND_CALLBACK && tp[t].cb == CB_SUB_WAIT)
+
+#include "sync_common.pml"
 
 /* hal_sync_submission_t cancel_flags */
 #define F_REGISTERED 1
@@ -213,7 +214,7 @@ byte producer[NSEM];
 
 #define QUEUE_LOCALS \
   byte sf_prev, sf_prev1, cw_i, tk_list, tk_i, lf_i, lf_x, rw_i, rw_res; \
-  byte cd_x; bool cd_zero; \
+  byte cd_x; bool cd_zero, rw_hold; \
   byte is_st, cm_st, cm_s, cm_v, x, dr_last; bool is_ring, is_awaited
 
 /*===------------------------------------------------------------------===*
@@ -524,7 +525,10 @@ inline run_callback(which, a, v, st) {
  * before registering (the callback may run at once elsewhere), and decide
  * under the semaphore's lock (hal_sync_semaphore_resolve_wait): reached;
  * failed; a recorded device timepoint of the same event pool with a value
- * >= the one needed (T4: its event is retained); or registered (parked).
+ * >= the one needed (T4: its event is retained), unless a parked wait of
+ * an earlier submission of the same queue is pending on the semaphore at
+ * or below the value or a signal is handing parked submissions over; or
+ * registered (parked, also when reached while such a signal is).
  * Not registered: both references and the count go again. */
 #define RESOLVE_WAIT_BODY(y, i)                                          \
   TP_ACQUIRE_CALLBACK_BODY(CB_SUB_WAIT, y * NSW + i, sub[y].w[i].v, wl_t); \
@@ -533,11 +537,29 @@ inline run_callback(which, a, v, st) {
   sub[y].pending++;                                                      \
   held[_pid]++;                                                          \
   T3_CHECK_SEM(sub[y].w[i].s);                                           \
+  /* an earlier parked wait of the same queue at or below the value      \
+   * keeps this one off the device path (order_key) */                   \
+  rw_hold = 0;                                                           \
+  rg_i = 0;                                                              \
+  do                                                                     \
+  :: rg_i < NTP ->                                                       \
+     if                                                                  \
+     :: tp[rg_i].live && tp[rg_i].in_heap &&                             \
+        tp[rg_i].sem == sub[y].w[i].s && tp[rg_i].cb == CB_SUB_WAIT &&   \
+        tp[rg_i].value <= sub[y].w[i].v &&                               \
+        sub[tp[rg_i].arg / NSW].q == sub[y].q -> rw_hold = 1             \
+     :: else                                                             \
+     fi;                                                                 \
+     rg_i++                                                              \
+  :: else -> break                                                       \
+  od;                                                                    \
+  rg_i = 0;                                                              \
   if                                                                     \
   :: !sem[sub[y].w[i].s].failed &&                                       \
      sem[sub[y].w[i].s].value < sub[y].w[i].v &&                         \
      sem[sub[y].w[i].s].dtp_ev != NONE &&                                \
-     sem[sub[y].w[i].s].dtp_val >= sub[y].w[i].v ->                      \
+     sem[sub[y].w[i].s].dtp_val >= sub[y].w[i].v &&                      \
+     sem[sub[y].w[i].s].rel == 0 && !rw_hold ->                          \
      T3_CHECK_EVENT(sem[sub[y].w[i].s].dtp_ev, sem[sub[y].w[i].s].dtp_gen); \
      assert(ev[sem[sub[y].w[i].s].dtp_ev].records > 0); /* T4 */         \
      ev[sem[sub[y].w[i].s].dtp_ev].ref++;                                \
@@ -550,6 +572,7 @@ inline run_callback(which, a, v, st) {
                (wl_state[0] == TP_FAILED -> RESOLVE_FAILED : RESOLVE_REACHED)); \
      wl_state[0] = 0                                                     \
   fi;                                                                    \
+  rw_hold = 0;                                                           \
   held[_pid]--;                                                          \
   if                                                                     \
   :: rw_res == RESOLVE_PARKED ->                                         \

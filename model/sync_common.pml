@@ -90,6 +90,8 @@ byte defer_shutdown_depth[MAXPROC];
 typedef sem_t {
   byte value;     /* FAILV once failed */
   bool failed;    /* failure != HAL_OK; set once (S2) */
+  byte rel;       /* releasing_count: signals notifying a batch that
+                   * releases parked queue submissions */
   byte fst;       /* the first failure's code */
   byte hist;      /* ghost: largest value reached before any failure */
   /* device_timepoints: at most one per semaphore in every scenario */
@@ -166,7 +168,7 @@ ev_t ev[NEV];
  *===------------------------------------------------------------------===*/
 
 #define SYNC_LOCALS \
-  byte pd_i, pd_v, pd_f, rg_i; \
+  byte pd_i, pd_v, pd_f, rg_i; bool pd_r, pd_l; \
   byte bt[NTP]; byte bg[NTP]; byte bn, bi; \
   byte nr_cb0, nr_arg0, nr_v0, nr_st0; \
   byte nr_cb1, nr_arg1, nr_v1, nr_st1; \
@@ -340,6 +342,27 @@ inline hal_sync_timepoint_retain(t, g) {
  * Semaphore (semaphore.c)
  *===------------------------------------------------------------------===*/
 
+/* Whether timepoint t is a parked queue submission's wait (a scenario with
+ * queues defines it before including this file). */
+#ifndef TP_IS_QUEUE_WAIT
+#define TP_IS_QUEUE_WAIT(t) 0
+#endif
+
+/* pd_r = whether the private batch holds a queue submission's wait. */
+#define BATCH_RELEASES_BODY                                           \
+  pd_r = 0;                                                           \
+  rg_i = 0;                                                           \
+  do                                                                  \
+  :: rg_i < bn ->                                                     \
+     if                                                               \
+     :: TP_IS_QUEUE_WAIT(bt[rg_i]) -> pd_r = 1                        \
+     :: else                                                          \
+     fi;                                                              \
+     rg_i++                                                           \
+  :: else -> break                                                    \
+  od;                                                                 \
+  rg_i = 0
+
 /* hal_sync_semaphore_pop_due_locked, inside the caller's critical section:
  * pops what is due (every timepoint when |f|) in registration order (the
  * min-heap pops by value; the C code sorts the popped list by heap_order);
@@ -452,8 +475,11 @@ inline hal_sync_resolved_batch_notify(st) {
   T3_CHECK_SEM(s);                                                 \
   if                                                               \
   :: sem[s].failed -> out_state = TP_FAILED                        \
-  :: !sem[s].failed && sem[s].value >= tp[t].value -> out_state = TP_REACHED \
+  :: !sem[s].failed && sem[s].value >= tp[t].value &&              \
+     !(TP_IS_QUEUE_WAIT(t) && sem[s].rel > 0) -> out_state = TP_REACHED \
   :: else ->                                                       \
+     /* pending; or a queue's wait reached while a signal is still   \
+      * handing that queue's submissions over: it pops it after them */ \
      tp[t].in_heap = 1;                                            \
      tp[t].reg = 1;                                                \
      rg_i = 0;                                                     \
@@ -504,12 +530,65 @@ inline hal_sync_semaphore_signal_or_fail(s, nv, st) {
     :: pd_f != 0 -> POP_DUE_BODY(s, nv, pd_f == 2)
     :: else
     fi;
+    pd_r = 0;
+    if
+    :: pd_f == 1 ->
+       /* queue order: late registrations of queues park behind this
+        * batch; the semaphore is retained for the look after it */
+       BATCH_RELEASES_BODY;
+       if
+       :: pd_r -> sem[s].rel++; sem[s].ref++
+       :: else
+       fi
+    :: else
+    fi;
     pd_f = 0;
     held[_pid]--;
     TRACE("@%d signal/fail semaphore %d (value %d, status %d) under its lock: %d timepoints due\n",
           _pid, s, nv, st, bn)
   ENDSTEP;
-  hal_sync_resolved_batch_notify(st)
+  /* hal_sync_semaphore_release_late, folded in (one expansion of the
+   * notification): the last signal to finish a releasing batch pops the
+   * queue registrations that parked behind it (the value is reached) and
+   * notifies them, which may park more behind them; then it drops its
+   * reference (no semaphore is destroyed by it in any scenario). pd_r is
+   * set only for a signal (st OK). */
+  pd_l = pd_r;
+  do
+  :: hal_sync_resolved_batch_notify(st);
+     if
+     :: pd_r ->
+        STEP
+          held[_pid]++;
+          T3_CHECK_SEM(s);
+          assert(sem[s].rel > 0);
+          sem[s].rel--;
+          if
+          :: sem[s].rel == 0 && !sem[s].failed ->
+             POP_DUE_BODY(s, sem[s].value, 0)
+          :: else
+          fi;
+          BATCH_RELEASES_BODY;
+          if
+          :: pd_r -> sem[s].rel++
+          :: else
+          fi;
+          held[_pid]--;
+          TRACE("@%d semaphore %d: after a releasing batch, %d late registrations due\n",
+                _pid, s, bn)
+        ENDSTEP
+     :: else -> break
+     fi
+  od;
+  if
+  :: pd_l ->
+     STEP
+       assert(sem[s].ref > 0);
+       sem[s].ref--;
+       pd_l = 0
+     ENDSTEP
+  :: else
+  fi
 }
 
 /* hal_sync_timepoint_cancel for a CALLBACK timepoint (T5): removes it if

@@ -55,6 +55,7 @@ HAL_API hal_status_t hal_sync_semaphore_create(
   hal_sync_mutex_initialize(&semaphore->mutex);
   atomic_init(&semaphore->value, initial_value);
   semaphore->failure = HAL_OK;
+  semaphore->releasing_count = 0;
   semaphore->domain = NULL;
   // Of a device lost already: born failed with its loss (Q5).
   if (domain)
@@ -82,11 +83,14 @@ typedef struct hal_sync_resolved_batch_t {
   // Whether the list is out of registration order (a later-registered
   // timepoint of a smaller value was popped before an earlier one).
   bool is_unordered;
+  // Whether it holds a parked queue submission's wait.
+  bool releases_submissions;
 } hal_sync_resolved_batch_t;
 
 static void hal_sync_resolved_batch_append(hal_sync_resolved_batch_t* batch,
                                            hal_timepoint_t* timepoint) {
   timepoint->next_resolved = NULL;
+  batch->releases_submissions |= timepoint->queue != NULL;
   if (batch->tail) {
     batch->is_unordered |= timepoint->heap_order < batch->tail->heap_order;
     batch->tail->next_resolved = timepoint;
@@ -208,11 +212,43 @@ static void hal_sync_resolved_batch_notify(hal_sync_resolved_batch_t* batch,
   }
 }
 
+// Queue order. A signal that releases parked submissions of a queue
+// publishes the value, then runs their callbacks, which hand them to the
+// queue, after its unlock. A later submission of the same queue waiting on
+// the same semaphore that registered in between would find the value
+// reached (or a device timepoint covering it) and could be issued before
+// the ones the signal is still handing over. So while such a batch is
+// being notified (|releasing_count|), a queue's registration parks even
+// if the value is reached and takes no device wait; the last signal to
+// finish its batch pops those late registrations and notifies them after
+// it, in registration order, which may park more behind them.
+static void hal_sync_semaphore_release_late(hal_sync_semaphore_t* semaphore) {
+  bool is_releasing = true;
+  while (is_releasing) {
+    hal_sync_resolved_batch_t batch = {NULL, NULL, false, false};
+    hal_sync_mutex_lock(&semaphore->mutex);
+    assert(semaphore->releasing_count > 0);
+    if (--semaphore->releasing_count == 0 && !semaphore->failure) {
+      hal_sync_semaphore_pop_due_locked(
+          semaphore,
+          atomic_load_explicit(&semaphore->value, memory_order_relaxed), false,
+          &batch);
+    }
+    is_releasing = batch.releases_submissions;
+    if (is_releasing)
+      ++semaphore->releasing_count;
+    hal_sync_mutex_unlock(&semaphore->mutex);
+    hal_sync_resolved_batch_notify(&batch, HAL_OK);
+  }
+  // May destroy the semaphore: nothing above is pending on it any more.
+  hal_semaphore_release(&semaphore->base);
+}
+
 // Moves the payload to |new_value| under the lock. |is_host| makes a
 // non-increase an error (S1); a device signal ignores it.
 static hal_status_t hal_sync_semaphore_set_value(
     hal_sync_semaphore_t* semaphore, uint64_t new_value, bool is_host) {
-  hal_sync_resolved_batch_t batch = {NULL, NULL, false};
+  hal_sync_resolved_batch_t batch = {NULL, NULL, false, false};
   hal_sync_mutex_lock(&semaphore->mutex);
   if (semaphore->failure) {
     hal_status_t status =
@@ -234,8 +270,17 @@ static hal_status_t hal_sync_semaphore_set_value(
   // The value is published before any waiter is notified (S5, K5).
   atomic_store_explicit(&semaphore->value, new_value, memory_order_release);
   hal_sync_semaphore_pop_due_locked(semaphore, new_value, false, &batch);
+  bool is_releasing = batch.releases_submissions;
+  if (is_releasing) {
+    // Queue order (below); the reference keeps the semaphore for the look
+    // after the batch, which a callback may otherwise outlive (K12).
+    ++semaphore->releasing_count;
+    hal_semaphore_retain(&semaphore->base);
+  }
   hal_sync_mutex_unlock(&semaphore->mutex);
   hal_sync_resolved_batch_notify(&batch, HAL_OK);
+  if (is_releasing)
+    hal_sync_semaphore_release_late(semaphore);
   return HAL_OK;
 }
 
@@ -257,7 +302,7 @@ static void hal_sync_semaphore_fail(hal_semaphore_t* base_semaphore,
     status = hal_make_status(HAL_STATUS_UNKNOWN,
                              "semaphore failed with an OK status");
   }
-  hal_sync_resolved_batch_t batch = {NULL, NULL, false};
+  hal_sync_resolved_batch_t batch = {NULL, NULL, false, false};
   hal_sync_mutex_lock(&semaphore->mutex);
   if (semaphore->failure) {
     // The first failure wins (S2).
@@ -309,7 +354,7 @@ static void hal_sync_semaphore_destroy(hal_semaphore_t* base_semaphore) {
   hal_sync_loss_domain_remove_semaphore(semaphore);
   // Nobody else holds a reference, so no lock is contended; it is taken for
   // the _locked assertions. Pending callbacks resolve as CANCELLED (T1).
-  hal_sync_resolved_batch_t batch = {NULL, NULL, false};
+  hal_sync_resolved_batch_t batch = {NULL, NULL, false, false};
   hal_sync_mutex_lock(&semaphore->mutex);
   hal_sync_semaphore_pop_due_locked(semaphore, 0, true, &batch);
   hal_sync_mutex_unlock(&semaphore->mutex);
@@ -354,10 +399,14 @@ static hal_status_t hal_sync_semaphore_register_locked(
     return HAL_OK;
   }
   if (atomic_load_explicit(&semaphore->value, memory_order_relaxed) >=
-      timepoint->value) {
+          timepoint->value &&
+      !(timepoint->queue && semaphore->releasing_count > 0)) {
     *out_state = HAL_SYNC_TIMEPOINT_STATE_REACHED;
     return HAL_OK;
   }
+  // Pending; or reached while a signal is still handing this queue's
+  // earlier submissions over: that signal pops it after them (Queue
+  // order, above).
   HAL_RETURN_IF_ERROR(
       hal_sync_timepoint_heap_push(&semaphore->timepoints, timepoint));
   timepoint->semaphore = semaphore;
@@ -529,6 +578,18 @@ hal_status_t hal_sync_semaphore_resolve_wait(
   // The smallest recorded event of our pool that covers |value| (T4).
   hal_sync_device_timepoint_t* device_timepoint =
       hal_sync_semaphore_covering_locked(semaphore, value, event_pool);
+  // Not while an earlier submission of the same queue is parked here at
+  // |value| or below, or a signal is handing such submissions over: those
+  // become ready only when the host sees the value, and a device wait
+  // would issue this one first, though whatever satisfies this wait
+  // satisfies theirs. Parked too, this one is released after them (Queue
+  // order, above).
+  if (device_timepoint && timepoint->queue &&
+      (semaphore->releasing_count > 0 ||
+       hal_sync_timepoint_heap_has_queue_at_or_below(
+           &semaphore->timepoints, value, timepoint->queue))) {
+    device_timepoint = NULL;
+  }
   if (device_timepoint) {
     hal_sync_native_event_retain(device_timepoint->event);
     *out_event = device_timepoint->event;

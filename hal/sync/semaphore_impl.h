@@ -48,6 +48,10 @@ typedef struct hal_sync_semaphore_t {
   hal_status_t failure;
   // Pending host timepoints, a min-heap by value (under |mutex|).
   hal_sync_timepoint_heap_t timepoints;
+  // Signals notifying a batch that releases parked queue submissions
+  // (under |mutex|): while one is, a queue's wait on the semaphore parks
+  // behind it even if the value is reached (semaphore.c: "Queue order").
+  uint32_t releasing_count;
   // Device timepoints sorted by value (under |mutex|). All have a value
   // above |value|: a signal drops the ones it reaches.
   hal_sync_device_timepoint_t* device_timepoints;

@@ -52,7 +52,9 @@
 // submission order; only semaphores order work (as in Vulkan and IREE).
 // Submissions released by one signal become ready in submission order (a
 // signal notifies its timepoints in registration order), before the
-// signal returns.
+// signal returns; and a submission waiting on a semaphore for the same or
+// a larger value than an earlier submission of the same queue parked on
+// it does not issue first (semaphore.c: "Queue order").
 //
 // Thread-safety: submit may be called from any number of threads. destroy
 // must not race submit on the same queue.

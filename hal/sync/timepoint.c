@@ -108,6 +108,7 @@ static hal_status_t hal_sync_timepoint_acquire(
   timepoint->waiter = NULL;
   timepoint->callback = NULL;
   timepoint->user_data = NULL;
+  timepoint->queue = NULL;
   timepoint->next_resolved = NULL;
   atomic_store_explicit(&timepoint->handle_count, 0, memory_order_relaxed);
   timepoint->pinned_semaphore = NULL;
@@ -341,4 +342,26 @@ void hal_sync_timepoint_heap_remove(hal_sync_timepoint_heap_t* heap,
   } else {
     hal_sync_timepoint_heap_sift_down(heap, index);
   }
+}
+
+static bool hal_sync_timepoint_heap_has_queue_from(
+    const hal_sync_timepoint_heap_t* heap, size_t index, uint64_t value,
+    const struct hal_sync_queue_t* queue) {
+  // Depth-first below |index|; a child is never before its parent, so a
+  // subtree whose root is above |value| holds nothing at or below it. The
+  // depth is the heap's height: at most 64.
+  if (index >= heap->count || heap->items[index]->value > value)
+    return false;
+  if (heap->items[index]->queue == queue)
+    return true;
+  return hal_sync_timepoint_heap_has_queue_from(heap, 2 * index + 1, value,
+                                                queue) ||
+         hal_sync_timepoint_heap_has_queue_from(heap, 2 * index + 2, value,
+                                                queue);
+}
+
+bool hal_sync_timepoint_heap_has_queue_at_or_below(
+    const hal_sync_timepoint_heap_t* heap, uint64_t value,
+    const struct hal_sync_queue_t* queue) {
+  return hal_sync_timepoint_heap_has_queue_from(heap, 0, value, queue);
 }

@@ -961,6 +961,107 @@ CTS_CASE(Submit_SameWaitRacingItsSignalIssuesInOrder) {
   }
 }
 
+typedef struct held_release_t {
+  hal_semaphore_t* gate;
+  hal_semaphore_t* entered;  // signaled by the callback when it runs
+  hal_semaphore_t* go;       // the callback returns once this is signaled
+} held_release_t;
+
+static void held_release_callback(void* user_data, uint64_t value,
+                                  hal_status_t status) {
+  held_release_t* job = user_data;
+  hal_status_ignore(hal_semaphore_signal(job->entered, 1));
+  hal_status_ignore(hal_semaphore_wait(job->go, 1, hal_infinite_timeout()));
+}
+
+static void* held_release_signal_main(void* arg) {
+  held_release_t* job = arg;
+  hal_status_ignore(hal_semaphore_signal(job->gate, 1));
+  return NULL;
+}
+
+// The window of the case above, held open: a callback registered first on
+// the gate blocks inside the signal's batch, before the first submission's
+// wait is notified. Meanwhile the second submission (same queue, same
+// wait) arrives and finds the value reached, and a second signal of the
+// gate runs to completion. The second submission must still wait for the
+// first: not issued at submit, not released by the second signal.
+CTS_CASE(Submit_SameWaitDuringItsReleaseIssuesInOrder) {
+  fixture_t* f = *state;
+  held_release_t job = {cts_create_semaphore(NULL, 0),
+                        cts_create_semaphore(NULL, 0),
+                        cts_create_semaphore(NULL, 0)};
+  hal_semaphore_t* first_done = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* second_done = cts_create_semaphore(f->device, 0);
+  HAL_ASSERT_OK(hal_semaphore_add_callback(job.gate, 1, held_release_callback,
+                                           &job, NULL));
+  submit_and_release(f, f->q0, job.gate, 1, fill_cb(f, f->a, 0xA1), first_done,
+                     1);
+  pthread_t thread;
+  assert_int_equal(
+      pthread_create(&thread, NULL, held_release_signal_main, &job), 0);
+  HAL_ASSERT_OK(cts_wait(job.entered, 1));
+  submit_and_release(f, f->q0, job.gate, 1, fill_cb(f, f->a, 0xB2), second_done,
+                     1);
+  HAL_ASSERT_OK(hal_semaphore_signal(job.gate, 2));
+  // Time for a wrong order to show: the second issued and complete.
+  hal_sleep_until(hal_time_now() + 20 * 1000 * 1000);
+  bool second_early = cts_query(second_done) >= 1;
+  HAL_ASSERT_OK(hal_semaphore_signal(job.go, 1));
+  pthread_join(thread, NULL);
+  HAL_ASSERT_OK(cts_wait(second_done, 1));
+  if (second_early || cts_query(first_done) < 1) {
+    fail_msg("the second submission completed before the first (%s)",
+             second_early ? "while the first was being released"
+                          : "after the release");
+  }
+  HAL_ASSERT_OK(cts_wait(first_done, 1));
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0xB2);
+  hal_semaphore_release(job.gate);
+  hal_semaphore_release(job.entered);
+  hal_semaphore_release(job.go);
+  hal_semaphore_release(first_done);
+  hal_semaphore_release(second_done);
+}
+
+static void signal_gate_to_2_callback(void* user_data, uint64_t value,
+                                      hal_status_t status) {
+  if (status == HAL_OK)
+    hal_status_ignore(hal_semaphore_signal((hal_semaphore_t*)user_data, 2));
+}
+
+// A signal during another's release: the first signal's batch holds a
+// callback (registered first) that signals the gate again, then the first
+// submission's wait at 1; the nested signal reaches the second's wait at 2
+// (same queue, submitted after). The second must not be handed over, and
+// issued, before the first.
+CTS_CASE(Submit_LaterSignalDuringReleaseIssuesInOrder) {
+  fixture_t* f = *state;
+  for (int round = 0; round < 8; ++round) {
+    hal_semaphore_t* gate =
+        cts_create_semaphore(round % 2 ? f->device : NULL, 0);
+    hal_semaphore_t* first_done = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* second_done = cts_create_semaphore(f->device, 0);
+    HAL_ASSERT_OK(hal_semaphore_add_callback(gate, 1, signal_gate_to_2_callback,
+                                             gate, NULL));
+    submit_and_release(f, f->q0, gate, 1, fill_cb(f, f->a, 0xA1), first_done,
+                       1);
+    submit_and_release(f, f->q0, gate, 2, fill_cb(f, f->a, 0xB2), second_done,
+                       1);
+    HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+    HAL_ASSERT_OK(cts_wait(second_done, 1));
+    if (cts_query(first_done) < 1) {
+      fail_msg("round %d: the second submission completed before the first",
+               round);
+    }
+    HAL_ASSERT_OK(cts_wait(first_done, 1));
+    cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0xB2);
+    hal_semaphore_release(gate);
+    hal_semaphore_release(first_done);
+    hal_semaphore_release(second_done);
+  }
+}
+
 CTS_CASE(Submit_BadSubmissions) {
   fixture_t* f = *state;
   uint32_t queue_count = hal_device_info(f->device)->queue_count;
@@ -987,6 +1088,8 @@ int main(void) {
       CASE(Submit_ReleasedTogetherIssueInSubmissionOrder),
       CASE(Submit_SameWaitIssuesInSubmissionOrder),
       CASE(Submit_SameWaitRacingItsSignalIssuesInOrder),
+      CASE(Submit_SameWaitDuringItsReleaseIssuesInOrder),
+      CASE(Submit_LaterSignalDuringReleaseIssuesInOrder),
       CASE(Submit_Signals),
       CASE(Submit_WithWait),
       CASE(Submit_WithMultipleSemaphores),

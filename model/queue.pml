@@ -34,6 +34,10 @@
  *                        enter helped mode and B's issue not ring; B is
  *                        observed by a wait with a deadline, or by nobody,
  *                        and must complete all the same.
+ *   -DSCENARIO_ORDER     A then B on one queue, waiting on host semaphore
+ *                        H at 1 and at 1 or 2; two threads signal H to 1
+ *                        and to 2, racing B's submit: B must issue after
+ *                        A (queue order: docs/sync-design.md).
  *   -DSCENARIO_BUSY      A, B and C on one queue: the completion thread
  *                        completes A with B in flight, so the queue may
  *                        enter busy mode and C's issue not ring (FULL: a
@@ -47,7 +51,9 @@
  * BUG_ATTACH_BEFORE_RECORD, BUG_PAYLOAD_AFTER_SIGNALS,
  * BUG_SHUTDOWN_NOT_CLAIMED, BUG_ISSUE_WITHOUT_TURN,
  * BUG_DESTROY_IGNORES_HELPERS, BUG_HELPED_SLEEP_FOREVER,
- * BUG_BUSY_SLEEP_FOREVER and BUG_HELPER_NO_BUSY_RING (here).
+ * BUG_BUSY_SLEEP_FOREVER and BUG_HELPER_NO_BUSY_RING (here),
+ * BUG_NO_LATE_PARK and BUG_SIGNAL_DURING_RELEASE_NOTIFIES
+ * (sync_common.pml).
  */
 
 #define MAXV 2
@@ -153,6 +159,7 @@ typedef sub_t {
   swait_t w[NSW];
   byte sig_s;      /* its one signal semaphore (NONE: none) and value */
   byte sig_v;
+  byte seq;        /* ghost: 1 + its place in its queue's issue order */
 };
 sub_t sub[NSUB];
 
@@ -874,6 +881,7 @@ inline hal_sync_submission_issue(y, W) {
           ev[sub[y].cev].q = sub[y].q;
           ev[sub[y].cev].seq = queue[sub[y].q].stream_seq;
           queue[sub[y].q].stream_seq++;
+          sub[y].seq = queue[sub[y].q].stream_seq;
           is_st = ST_OK;
           TRACE("@%d issue %d: wait_event %d, issue, record_event %d\n", _pid, y,
                 ev[sub[y].cev].dep, sub[y].cev)
@@ -2024,3 +2032,67 @@ init {
   }
 }
 #endif /* SCENARIO_BUSY */
+
+/* ------------------------------------------------------------------ */
+#ifdef SCENARIO_ORDER
+#define D1 1
+#define D2 2
+
+/* Queue order: A then B on queue 0, A waiting for host semaphore H at 1,
+ * B at 1 or 2. One thread signals H to 1, another to 2, racing each other
+ * and B's submit: B's wait may park with A's, register while the signal
+ * that releases A is still notifying (it must park behind A, not find H
+ * reached), or come after; the signal to 2 may run during A's release (it
+ * must not release B first, whether B registered late or parked before
+ * at 2). B must issue after A. */
+proctype Submitter() {
+  SYNC_LOCALS;
+  WAIT_LOCALS;
+  QUEUE_LOCALS;
+  byte y;
+  do
+  :: y < 2 -> hal_sync_queue_submit(y); y++
+  :: else -> break
+  od
+}
+
+proctype Signaler(byte v) {
+  SYNC_LOCALS;
+  WAIT_LOCALS;
+  QUEUE_LOCALS;
+  hal_sync_semaphore_signal_or_fail(H, v, ST_OK)
+}
+
+proctype Observer() {
+  byte ob_i;
+  timeout ->
+  check_queue_quiescence();
+  assert(sub[0].retired && sub[1].retired);
+  /* the point: issue order is submission order */
+  assert(sub[0].seq != 0 && sub[1].seq != 0 && sub[0].seq < sub[1].seq);
+  assert(sem[H].rel == 0)
+}
+
+init {
+  byte ob_i;
+  atomic {
+    init_common();
+    sem[H].live = 1;
+    sem[D1].live = 1; sem[D1].domain = 1;
+    sem[D2].live = 1; sem[D2].domain = 1;
+    define_sub(0, 0, H, 1, NONE, 0, 1, D1, 1);
+    /* B waits for 1, or for 2, which the second signal alone releases */
+    if
+    :: define_sub(1, 0, H, 1, NONE, 0, 1, D2, 1)
+    :: define_sub(1, 0, H, 2, NONE, 0, 1, D2, 1)
+    fi;
+    run Worker(0);
+    run Completion(0);
+    run Gpu();
+    run Submitter();
+    run Signaler(1);
+    run Signaler(2);
+    run Observer()
+  }
+}
+#endif /* SCENARIO_ORDER */

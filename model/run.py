@@ -226,6 +226,8 @@ BUGS = (
     # a host waiter helping in busy mode: the FULL scenario, which the list
     # below runs every bug against (the registered check names FULL)
     ("queue", "BUSY", [], "BUG_HELPER_NO_BUSY_RING"),
+    ("queue", "ORDER", [], "BUG_NO_LATE_PARK"),
+    ("queue", "ORDER", [], "BUG_SIGNAL_DURING_RELEASE_NOTIFIES"),
 )
 
 
@@ -242,6 +244,7 @@ def full_checks():
     # check runs at the CI bounds.
     checks.append(["queue", "BUSY", "-D", "FULL", "--memlim", "4096"])
     checks.append(["queue", "BUSY", "--mode", "progress"])
+    checks.append(["queue", "ORDER", "--mode", "progress"])
     checks.append(["queue", "TEARDOWN", "-D", "REVIVE", "-D", "FULL",
                    "--memlim", "6144"])
     # The revival adds a process: its progress check runs at the CI
@@ -256,7 +259,7 @@ def full_checks():
     checks.append(["semaphore", "CALLBACK", "--noreduce"])
     checks.append(["semaphore", "WAIT", "-D", "WAITERS=1", "-D", "FULL", "--noreduce"])
     for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS", "HELPED",
-                     "BUSY"):
+                     "BUSY", "ORDER"):
         # helped's unreduced search outgrows 1 GB
         memlim = ["--memlim", "3072"] if scenario == "HELPED" else []
         checks.append(["queue", scenario, "--noreduce"] + memlim)

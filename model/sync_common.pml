@@ -114,8 +114,11 @@ typedef tp_t {
   byte sem;       /* set at registration (not retained), NONE before */
   byte state;
   bool in_heap;   /* heap_index != HAL_SYNC_HEAP_INDEX_NONE */
-  byte reg;       /* heap_order while in the heap: above every pending one
-                   * of its semaphore at registration, 0 otherwise */
+  byte reg;       /* heap_order: above every pending one of its semaphore
+                   * at registration (kept when popped) */
+  bool late;      /* is_late: a queue's wait registered reached while a
+                   * signal released parked submissions (in_heap stands
+                   * for the late list too) */
   byte waiter;    /* KIND_WAITER: retained waiter slot, and its generation */
   byte wgen;
   byte cb;        /* KIND_CALLBACK: which callback (model enum) and its argument */
@@ -201,6 +204,7 @@ ev_t ev[NEV];
   tp[out].state = TP_PENDING;                     \
   tp[out].in_heap = 0;                            \
   tp[out].reg = 0;                                \
+  tp[out].late = 0;                               \
   tp[out].waiter = NONE;                          \
   tp[out].wgen = 0;                               \
   tp[out].cb = 0;                                 \
@@ -342,6 +346,14 @@ inline hal_sync_timepoint_retain(t, g) {
  * Semaphore (semaphore.c)
  *===------------------------------------------------------------------===*/
 
+/* Bug 16 (queue order): a queue's wait registered while a signal was
+ * handing that queue's parked submissions over found the value reached. */
+#ifndef BUG_NO_LATE_PARK
+#define LATE_PARK 1
+#else
+#define LATE_PARK 0
+#endif
+
 /* Whether timepoint t is a parked queue submission's wait (a scenario with
  * queues defines it before including this file). */
 #ifndef TP_IS_QUEUE_WAIT
@@ -363,12 +375,53 @@ inline hal_sync_timepoint_retain(t, g) {
   od;                                                                 \
   rg_i = 0
 
+/* hal_sync_semaphore_defer_submissions_locked: a signal that pops queue
+ * submissions' waits while another signal is still handing such waits
+ * over puts them back, late (pending, popped only after that batch); the
+ * rest of the batch stays. */
+#define DEFER_BODY                                                    \
+  rg_i = 0;                                                           \
+  pd_i = 0;                                                           \
+  do                                                                  \
+  :: rg_i < bn ->                                                     \
+     if                                                               \
+     :: TP_IS_QUEUE_WAIT(bt[rg_i]) ->                                 \
+        tp[bt[rg_i]].in_heap = 1;                                     \
+        tp[bt[rg_i]].late = 1;                                        \
+        tp[bt[rg_i]].state = TP_PENDING                               \
+     :: else ->                                                       \
+        bt[pd_i] = bt[rg_i];                                          \
+        bg[pd_i] = bg[rg_i];                                          \
+        pd_i++                                                        \
+     fi;                                                              \
+     rg_i++                                                           \
+  :: else -> break                                                    \
+  od;                                                                 \
+  rg_i = pd_i;                                                        \
+  do                                                                  \
+  :: rg_i < bn -> bt[rg_i] = 0; bg[rg_i] = 0; rg_i++                  \
+  :: else -> break                                                    \
+  od;                                                                 \
+  bn = pd_i;                                                          \
+  rg_i = 0;                                                           \
+  pd_i = 0;                                                           \
+  pd_r = 0
+/* Bug 17 (queue order): a signal during another's release notified the
+ * submissions it popped at once, ahead of that batch's. */
+#ifndef BUG_SIGNAL_DURING_RELEASE_NOTIFIES
+#define DEFER_ON 1
+#else
+#define DEFER_ON 0
+#endif
+
 /* hal_sync_semaphore_pop_due_locked, inside the caller's critical section:
- * pops what is due (every timepoint when |f|) in registration order (the
- * min-heap pops by value; the C code sorts the popped list by heap_order);
- * the heap's reference of each passes to the private batch bt/bg; the
- * reached device timepoint is dropped (its event release takes the pool's
- * leaf lock). */
+ * pops what is due (every timepoint, late ones included, when |f| is 1;
+ * f 0 leaves late registrations) in registration order (the min-heap pops
+ * by value; the C code sorts the popped list by heap_order); the heap's
+ * reference of each passes to the private batch bt/bg; the reached device
+ * timepoint is dropped (its event release takes the pool's leaf lock).
+ * f 2 is hal_sync_semaphore_pop_late_locked after the last releasing
+ * batch: only the late registrations, reached. */
 #define POP_DUE_BODY(s, v, f)                                         \
   do                                                                  \
   :: pd_v = NONE;                                                     \
@@ -377,7 +430,10 @@ inline hal_sync_timepoint_retain(t, g) {
      :: pd_i < NTP ->                                                 \
         if                                                            \
         :: tp[pd_i].live && tp[pd_i].in_heap && tp[pd_i].sem == s &&  \
-           (f || tp[pd_i].value <= v) &&                              \
+           (f == 1 ||                                                 \
+            (f == 0 && !tp[pd_i].late &&                              \
+             tp[pd_i].value <= v) ||                                  \
+            (f == 2 && tp[pd_i].late)) &&                             \
            (pd_v == NONE || tp[pd_i].reg < tp[pd_v].reg) ->           \
            pd_v = pd_i                                                \
         :: else                                                       \
@@ -389,10 +445,11 @@ inline hal_sync_timepoint_retain(t, g) {
      :: pd_v == NONE -> break                                         \
      :: else ->                                                       \
         tp[pd_v].in_heap = 0;                                         \
-        tp[pd_v].reg = 0;                                             \
+        /* reg kept: a signal may defer it back (DEFER_BODY) */       \
+        tp[pd_v].late = 0;                                            \
         /* the state changes under the lock: a cancel sees PENDING    \
          * or a final state (T5) */                                   \
-        tp[pd_v].state = (f -> TP_FAILED : TP_REACHED);               \
+        tp[pd_v].state = (f == 1 -> TP_FAILED : TP_REACHED);          \
         bt[bn] = pd_v;                                                \
         bg[bn] = tp[pd_v].gen;                                        \
         bn++                                                          \
@@ -401,7 +458,7 @@ inline hal_sync_timepoint_retain(t, g) {
   pd_v = 0;                                                           \
   pd_i = 0;                                                           \
   if                                                                  \
-  :: sem[s].dtp_ev != NONE && (f || sem[s].dtp_val <= v) ->           \
+  :: sem[s].dtp_ev != NONE && (f == 1 || (f == 0 && sem[s].dtp_val <= v)) -> \
      EVENT_RELEASE_BODY(sem[s].dtp_ev, sem[s].dtp_gen);               \
      sem[s].dtp_ev = NONE;                                            \
      sem[s].dtp_val = 0;                                              \
@@ -476,11 +533,13 @@ inline hal_sync_resolved_batch_notify(st) {
   if                                                               \
   :: sem[s].failed -> out_state = TP_FAILED                        \
   :: !sem[s].failed && sem[s].value >= tp[t].value &&              \
-     !(TP_IS_QUEUE_WAIT(t) && sem[s].rel > 0) -> out_state = TP_REACHED \
+     !(LATE_PARK && TP_IS_QUEUE_WAIT(t) && sem[s].rel > 0) ->       \
+     out_state = TP_REACHED                                        \
   :: else ->                                                       \
      /* pending; or a queue's wait reached while a signal is still   \
       * handing that queue's submissions over: it pops it after them */ \
      tp[t].in_heap = 1;                                            \
+     tp[t].late = (sem[s].value >= tp[t].value);                   \
      tp[t].reg = 1;                                                \
      rg_i = 0;                                                     \
      do                                                            \
@@ -537,7 +596,8 @@ inline hal_sync_semaphore_signal_or_fail(s, nv, st) {
         * batch; the semaphore is retained for the look after it */
        BATCH_RELEASES_BODY;
        if
-       :: pd_r -> sem[s].rel++; sem[s].ref++
+       :: pd_r && sem[s].rel > 0 && DEFER_ON -> DEFER_BODY
+       :: pd_r && (sem[s].rel == 0 || !DEFER_ON) -> sem[s].rel++; sem[s].ref++
        :: else
        fi
     :: else
@@ -549,8 +609,9 @@ inline hal_sync_semaphore_signal_or_fail(s, nv, st) {
   ENDSTEP;
   /* hal_sync_semaphore_release_late, folded in (one expansion of the
    * notification): the last signal to finish a releasing batch pops the
-   * queue registrations that parked behind it (the value is reached) and
-   * notifies them, which may park more behind them; then it drops its
+   * queue registrations that parked behind it (the late list; a later
+   * signal's pop leaves them) and notifies them, which may park more
+   * behind them; then it drops its
    * reference (no semaphore is destroyed by it in any scenario). pd_r is
    * set only for a signal (st OK). */
   pd_l = pd_r;
@@ -564,8 +625,7 @@ inline hal_sync_semaphore_signal_or_fail(s, nv, st) {
           assert(sem[s].rel > 0);
           sem[s].rel--;
           if
-          :: sem[s].rel == 0 && !sem[s].failed ->
-             POP_DUE_BODY(s, sem[s].value, 0)
+          :: sem[s].rel == 0 -> POP_DUE_BODY(s, 0, 2)
           :: else
           fi;
           BATCH_RELEASES_BODY;
@@ -614,6 +674,7 @@ inline hal_sync_semaphore_signal_or_fail(s, nv, st) {
        :: out_state == TP_PENDING ->                                \
           tp[t].in_heap = 0;                                        \
           tp[t].reg = 0;                                            \
+          tp[t].late = 0;                                           \
           tp[t].state = TP_CANCELLED;                               \
           out_state = TP_CANCELLED;                                 \
           REMOVED = 1                                               \
@@ -776,6 +837,7 @@ inline hal_sync_semaphore_signal_or_fail(s, nv, st) {
   :: wl_state[i] == TP_PENDING ->                          \
      tp[wl_tp[i]].in_heap = 0;                             \
      tp[wl_tp[i]].reg = 0;                                 \
+     tp[wl_tp[i]].late = 0;                                \
      tp[wl_tp[i]].state = TP_CANCELLED;                    \
      wl_state[i] = TP_CANCELLED;                           \
      held[_pid]--;                                         \

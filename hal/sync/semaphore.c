@@ -56,6 +56,7 @@ HAL_API hal_status_t hal_sync_semaphore_create(
   atomic_init(&semaphore->value, initial_value);
   semaphore->failure = HAL_OK;
   semaphore->releasing_count = 0;
+  semaphore->late_head = semaphore->late_tail = NULL;
   semaphore->domain = NULL;
   // Of a device lost already: born failed with its loss (Q5).
   if (domain)
@@ -152,10 +153,26 @@ static void hal_sync_resolved_batch_sort(hal_sync_resolved_batch_t* batch) {
   }
 }
 
+// Moves the late registrations (Queue order, below) to |batch|.
+static void hal_sync_semaphore_pop_late_locked(
+    hal_sync_semaphore_t* semaphore, bool failed,
+    hal_sync_resolved_batch_t* batch) {
+  hal_timepoint_t* timepoint = semaphore->late_head;
+  semaphore->late_head = semaphore->late_tail = NULL;
+  while (timepoint) {
+    hal_timepoint_t* next = timepoint->next_resolved;
+    timepoint->is_late = false;
+    timepoint->state = failed ? HAL_SYNC_TIMEPOINT_STATE_FAILED
+                              : HAL_SYNC_TIMEPOINT_STATE_REACHED;
+    hal_sync_resolved_batch_append(batch, timepoint);
+    timepoint = next;
+  }
+}
+
 // Pops every timepoint with value <= |value| (all of them when |failed|)
 // into |batch| in registration order, and drops device timepoints that are
 // reached. The heap's reference of each popped timepoint passes to the
-// batch.
+// batch. Late registrations stay unless |failed|.
 //
 // Registration order, not value order: submissions of one queue released
 // by one signal then become ready, and issue, in the order they were
@@ -177,6 +194,8 @@ static void hal_sync_semaphore_pop_due_locked(
                               : HAL_SYNC_TIMEPOINT_STATE_REACHED;
     hal_sync_resolved_batch_append(batch, timepoint);
   }
+  if (failed)
+    hal_sync_semaphore_pop_late_locked(semaphore, failed, batch);
   if (batch->is_unordered)
     hal_sync_resolved_batch_sort(batch);
   size_t drop_count = 0;
@@ -212,6 +231,39 @@ static void hal_sync_resolved_batch_notify(hal_sync_resolved_batch_t* batch,
   }
 }
 
+// Appends |timepoint| to the late registrations, pending (Queue order,
+// below).
+static void hal_sync_semaphore_append_late_locked(
+    hal_sync_semaphore_t* semaphore, hal_timepoint_t* timepoint) {
+  timepoint->is_late = true;
+  timepoint->state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
+  timepoint->next_resolved = NULL;
+  if (semaphore->late_tail) {
+    semaphore->late_tail->next_resolved = timepoint;
+  } else {
+    semaphore->late_head = timepoint;
+  }
+  semaphore->late_tail = timepoint;
+}
+
+// Moves the queue submissions' waits of |batch| (popped, not notified) to
+// the late registrations, pending again, in the batch's order; the rest
+// stays in |batch|.
+static void hal_sync_semaphore_defer_submissions_locked(
+    hal_sync_semaphore_t* semaphore, hal_sync_resolved_batch_t* batch) {
+  hal_timepoint_t* timepoint = batch->head;
+  *batch = (hal_sync_resolved_batch_t){NULL, NULL, false, false};
+  while (timepoint) {
+    hal_timepoint_t* next = timepoint->next_resolved;
+    if (timepoint->queue) {
+      hal_sync_semaphore_append_late_locked(semaphore, timepoint);
+    } else {
+      hal_sync_resolved_batch_append(batch, timepoint);
+    }
+    timepoint = next;
+  }
+}
+
 // Queue order. A signal that releases parked submissions of a queue
 // publishes the value, then runs their callbacks, which hand them to the
 // queue, after its unlock. A later submission of the same queue waiting on
@@ -219,20 +271,27 @@ static void hal_sync_resolved_batch_notify(hal_sync_resolved_batch_t* batch,
 // reached (or a device timepoint covering it) and could be issued before
 // the ones the signal is still handing over. So while such a batch is
 // being notified (|releasing_count|), a queue's registration parks even
-// if the value is reached and takes no device wait; the last signal to
-// finish its batch pops those late registrations and notifies them after
-// it, in registration order, which may park more behind them.
+// if the value is reached and takes no device wait. Such a late
+// registration waits in a list of its own, not in the heap, so that a
+// later signal, which may run while the first is still notifying, does not
+// pop it ahead of the first's batch. That later signal (on another thread,
+// or nested in a callback of the batch) defers the submissions' waits it
+// pops itself to the same list, for the same reason: they were parked
+// behind the first batch's. The last releasing signal to finish its batch
+// pops the list and notifies it, in registration order, which may park
+// more behind it. A failure pops the list with everything else. So a
+// callback must not block on work that its own semaphore's signals
+// release: that work may wait for the callback's batch.
 static void hal_sync_semaphore_release_late(hal_sync_semaphore_t* semaphore) {
   bool is_releasing = true;
   while (is_releasing) {
     hal_sync_resolved_batch_t batch = {NULL, NULL, false, false};
     hal_sync_mutex_lock(&semaphore->mutex);
     assert(semaphore->releasing_count > 0);
-    if (--semaphore->releasing_count == 0 && !semaphore->failure) {
-      hal_sync_semaphore_pop_due_locked(
-          semaphore,
-          atomic_load_explicit(&semaphore->value, memory_order_relaxed), false,
-          &batch);
+    if (--semaphore->releasing_count == 0) {
+      hal_sync_semaphore_pop_late_locked(semaphore, false, &batch);
+      if (batch.is_unordered)
+        hal_sync_resolved_batch_sort(&batch);
     }
     is_releasing = batch.releases_submissions;
     if (is_releasing)
@@ -271,7 +330,12 @@ static hal_status_t hal_sync_semaphore_set_value(
   atomic_store_explicit(&semaphore->value, new_value, memory_order_release);
   hal_sync_semaphore_pop_due_locked(semaphore, new_value, false, &batch);
   bool is_releasing = batch.releases_submissions;
-  if (is_releasing) {
+  if (is_releasing && semaphore->releasing_count > 0) {
+    // Another signal is still handing submissions over: these go after
+    // its batch (Queue order, below).
+    hal_sync_semaphore_defer_submissions_locked(semaphore, &batch);
+    is_releasing = false;
+  } else if (is_releasing) {
     // Queue order (below); the reference keeps the semaphore for the look
     // after the batch, which a callback may otherwise outlive (K12).
     ++semaphore->releasing_count;
@@ -404,14 +468,20 @@ static hal_status_t hal_sync_semaphore_register_locked(
     *out_state = HAL_SYNC_TIMEPOINT_STATE_REACHED;
     return HAL_OK;
   }
-  // Pending; or reached while a signal is still handing this queue's
-  // earlier submissions over: that signal pops it after them (Queue
-  // order, above).
-  HAL_RETURN_IF_ERROR(
-      hal_sync_timepoint_heap_push(&semaphore->timepoints, timepoint));
   timepoint->semaphore = semaphore;
   timepoint->state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
   *out_state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
+  if (atomic_load_explicit(&semaphore->value, memory_order_relaxed) >=
+      timepoint->value) {
+    // Reached while a signal is still handing this queue's earlier
+    // submissions over: the last such signal pops it after them (Queue
+    // order, above). Numbered like a push, for the batch's order.
+    timepoint->heap_order = semaphore->timepoints.pushes++;
+    hal_sync_semaphore_append_late_locked(semaphore, timepoint);
+    return HAL_OK;
+  }
+  HAL_RETURN_IF_ERROR(
+      hal_sync_timepoint_heap_push(&semaphore->timepoints, timepoint));
   // Issued work that publishes the value may be left to helpers (helped
   // mode), and this registration does not help: its queue's completion
   // thread must come for it, whatever the mode looks like from here (it may
@@ -441,6 +511,28 @@ hal_status_t hal_sync_semaphore_register_timepoint(
   return status;
 }
 
+// Removes |timepoint| from the list of late registrations: O(n) in the
+// list, which holds only what registered during one signal's notification.
+static void hal_sync_semaphore_unlink_late_locked(
+    hal_sync_semaphore_t* semaphore, hal_timepoint_t* timepoint) {
+  hal_timepoint_t* previous = NULL;
+  hal_timepoint_t* current = semaphore->late_head;
+  while (current != timepoint) {
+    assert(current && "late timepoint not in its semaphore's list");
+    previous = current;
+    current = current->next_resolved;
+  }
+  if (previous) {
+    previous->next_resolved = timepoint->next_resolved;
+  } else {
+    semaphore->late_head = timepoint->next_resolved;
+  }
+  if (semaphore->late_tail == timepoint)
+    semaphore->late_tail = previous;
+  timepoint->next_resolved = NULL;
+  timepoint->is_late = false;
+}
+
 hal_sync_timepoint_state_t hal_sync_timepoint_cancel(hal_timepoint_t* timepoint,
                                                      bool* out_removed) {
   bool removed = false;
@@ -452,7 +544,11 @@ hal_sync_timepoint_state_t hal_sync_timepoint_cancel(hal_timepoint_t* timepoint,
   hal_sync_mutex_lock(&semaphore->mutex);
   hal_sync_timepoint_state_t state = timepoint->state;
   if (state == HAL_SYNC_TIMEPOINT_STATE_PENDING) {
-    hal_sync_timepoint_heap_remove(&semaphore->timepoints, timepoint);
+    if (timepoint->is_late) {
+      hal_sync_semaphore_unlink_late_locked(semaphore, timepoint);
+    } else {
+      hal_sync_timepoint_heap_remove(&semaphore->timepoints, timepoint);
+    }
     timepoint->state = state = HAL_SYNC_TIMEPOINT_STATE_CANCELLED;
     removed = true;
   }

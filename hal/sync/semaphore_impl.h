@@ -52,6 +52,11 @@ typedef struct hal_sync_semaphore_t {
   // (under |mutex|): while one is, a queue's wait on the semaphore parks
   // behind it even if the value is reached (semaphore.c: "Queue order").
   uint32_t releasing_count;
+  // Those late registrations, in registration order, linked through
+  // next_resolved (under |mutex|): popped only by the last releasing
+  // signal, a failure or destroy, never by a later signal's heap pop.
+  hal_timepoint_t* late_head;
+  hal_timepoint_t* late_tail;
   // Device timepoints sorted by value (under |mutex|). All have a value
   // above |value|: a signal drops the ones it reaches.
   hal_sync_device_timepoint_t* device_timepoints;

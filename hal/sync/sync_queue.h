@@ -53,8 +53,10 @@
 // Submissions released by one signal become ready in submission order (a
 // signal notifies its timepoints in registration order), before the
 // signal returns; and a submission waiting on a semaphore for the same or
-// a larger value than an earlier submission of the same queue parked on
-// it does not issue first (semaphore.c: "Queue order").
+// a larger value than a pending wait of an earlier submission of the same
+// queue on that semaphore is not made ready by that semaphore before the
+// earlier wait resolves (semaphore.c: "Queue order"; the earlier one may
+// still wait for other semaphores).
 //
 // Thread-safety: submit may be called from any number of threads. destroy
 // must not race submit on the same queue.

@@ -109,6 +109,7 @@ static hal_status_t hal_sync_timepoint_acquire(
   timepoint->callback = NULL;
   timepoint->user_data = NULL;
   timepoint->queue = NULL;
+  timepoint->is_late = false;
   timepoint->next_resolved = NULL;
   atomic_store_explicit(&timepoint->handle_count, 0, memory_order_relaxed);
   timepoint->pinned_semaphore = NULL;

@@ -84,6 +84,9 @@ struct hal_timepoint_t {
   // later wait of the same queue on the same semaphore does not overtake it
   // (semaphore.c: "Queue order").
   struct hal_sync_queue_t* queue;
+  // In its semaphore's list of late registrations instead of its heap
+  // (under the semaphore's lock; semaphore.c: "Queue order").
+  bool is_late;
   // Links a resolver's private batch of popped timepoints.
   hal_timepoint_t* next_resolved;
   // Handles: the references hal_semaphore_add_callback() hands out and

@@ -74,6 +74,10 @@ struct hal_timepoint_t {
   // order, by which a signal notifies what it pops.
   uint64_t heap_order;
   hal_sync_timepoint_state_t state;
+  // In its semaphore's list of late registrations instead of its heap
+  // (under the semaphore's lock; semaphore.c: "Queue order"). Beside
+  // |state|, in what would be padding.
+  bool is_late;
   // KIND_WAITER: retained; its generation when it was taken (T3 check).
   hal_sync_waiter_t* waiter;
   uint32_t waiter_generation;
@@ -84,9 +88,6 @@ struct hal_timepoint_t {
   // later wait of the same queue on the same semaphore does not overtake it
   // (semaphore.c: "Queue order").
   struct hal_sync_queue_t* queue;
-  // In its semaphore's list of late registrations instead of its heap
-  // (under the semaphore's lock; semaphore.c: "Queue order").
-  bool is_late;
   // Links a resolver's private batch of popped timepoints.
   hal_timepoint_t* next_resolved;
   // Handles: the references hal_semaphore_add_callback() hands out and

@@ -450,7 +450,8 @@ static hal_sync_device_timepoint_t* hal_sync_semaphore_covering_locked(
     hal_sync_semaphore_t* semaphore, uint64_t value,
     hal_sync_event_pool_t* event_pool);
 
-// Under the lock: REACHED, FAILED, or PENDING after pushing |timepoint|.
+// Under the lock: REACHED, FAILED, or PENDING after pushing |timepoint| to
+// the heap, or to the late registrations (Queue order, above).
 // |out_queue|: a queue to call hal_sync_queue_request_completion on after
 // the unlock (counted in as a helper, which keeps it alive), or NULL.
 static hal_status_t hal_sync_semaphore_register_locked(

@@ -342,9 +342,11 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
   hal_sync_mutex_unlock(&executor->mutex);
 
   for (size_t i = 0; i < waits.count; ++i) {
-    hal_status_t status = hal_semaphore_add_callback(
+    // Keyed by the executor: calls waiting on one semaphore become ready in
+    // the order they registered (semaphore.c: "Queue order").
+    hal_status_t status = hal_sync_semaphore_add_ordered_callback(
         call->semaphores[i], call->values[i], hal_sync_host_call_on_wait, call,
-        &call->timepoints[i]);
+        executor, &call->timepoints[i]);
     if (status != HAL_OK) {
       // Not registered (the lists were validated: resources ran out): this
       // wait counts as failed and its callback reference goes here.

@@ -84,14 +84,15 @@ typedef struct hal_sync_resolved_batch_t {
   // Whether the list is out of registration order (a later-registered
   // timepoint of a smaller value was popped before an earlier one).
   bool is_unordered;
-  // Whether it holds a parked queue submission's wait.
+  // Whether it holds a wait of ordered work (a parked queue submission's
+  // or a host call's: an order key).
   bool releases_submissions;
 } hal_sync_resolved_batch_t;
 
 static void hal_sync_resolved_batch_append(hal_sync_resolved_batch_t* batch,
                                            hal_timepoint_t* timepoint) {
   timepoint->next_resolved = NULL;
-  batch->releases_submissions |= timepoint->queue != NULL;
+  batch->releases_submissions |= timepoint->order_key != NULL;
   if (batch->tail) {
     batch->is_unordered |= timepoint->heap_order < batch->tail->heap_order;
     batch->tail->next_resolved = timepoint;
@@ -255,7 +256,7 @@ static void hal_sync_semaphore_defer_submissions_locked(
   *batch = (hal_sync_resolved_batch_t){NULL, NULL, false, false};
   while (timepoint) {
     hal_timepoint_t* next = timepoint->next_resolved;
-    if (timepoint->queue) {
+    if (timepoint->order_key) {
       hal_sync_semaphore_append_late_locked(semaphore, timepoint);
     } else {
       hal_sync_resolved_batch_append(batch, timepoint);
@@ -465,7 +466,7 @@ static hal_status_t hal_sync_semaphore_register_locked(
   }
   if (atomic_load_explicit(&semaphore->value, memory_order_relaxed) >=
           timepoint->value &&
-      !(timepoint->queue && semaphore->releasing_count > 0)) {
+      !(timepoint->order_key && semaphore->releasing_count > 0)) {
     *out_state = HAL_SYNC_TIMEPOINT_STATE_REACHED;
     return HAL_OK;
   }
@@ -582,6 +583,14 @@ HAL_API hal_status_t
 hal_semaphore_add_callback(hal_semaphore_t* base_semaphore, uint64_t value,
                            hal_timepoint_callback_fn_t callback,
                            void* user_data, hal_timepoint_t** out_timepoint) {
+  return hal_sync_semaphore_add_ordered_callback(
+      base_semaphore, value, callback, user_data, NULL, out_timepoint);
+}
+
+hal_status_t hal_sync_semaphore_add_ordered_callback(
+    hal_semaphore_t* base_semaphore, uint64_t value,
+    hal_timepoint_callback_fn_t callback, void* user_data,
+    const void* order_key, hal_timepoint_t** out_timepoint) {
   if (out_timepoint)
     *out_timepoint = NULL;
   if (!base_semaphore || !callback) {
@@ -602,6 +611,7 @@ hal_semaphore_add_callback(hal_semaphore_t* base_semaphore, uint64_t value,
   hal_timepoint_t* timepoint = NULL;
   HAL_RETURN_IF_ERROR(hal_sync_timepoint_acquire_callback(callback, user_data,
                                                           value, &timepoint));
+  timepoint->order_key = order_key;
   if (out_timepoint) {
     // The caller's handle keeps the semaphore alive for cancel (T5).
     hal_sync_timepoint_retain(timepoint);
@@ -681,10 +691,10 @@ hal_status_t hal_sync_semaphore_resolve_wait(
   // would issue this one first, though whatever satisfies this wait
   // satisfies theirs. Parked too, this one is released after them (Queue
   // order, above).
-  if (device_timepoint && timepoint->queue &&
+  if (device_timepoint && timepoint->order_key &&
       (semaphore->releasing_count > 0 ||
-       hal_sync_timepoint_heap_has_queue_at_or_below(
-           &semaphore->timepoints, value, timepoint->queue))) {
+       hal_sync_timepoint_heap_has_key_at_or_below(
+           &semaphore->timepoints, value, timepoint->order_key))) {
     device_timepoint = NULL;
   }
   if (device_timepoint) {

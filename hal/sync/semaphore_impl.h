@@ -100,6 +100,15 @@ HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_register_timepoint(
     hal_sync_semaphore_t* semaphore, hal_timepoint_t* timepoint,
     hal_sync_timepoint_state_t* out_state);
 
+// hal_semaphore_add_callback with an order key (timepoint.h: order_key):
+// callbacks of one key waiting on one semaphore are handed their work in
+// registration order (semaphore.c: "Queue order"). Host calls use it, with
+// their executor as the key.
+HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_add_ordered_callback(
+    hal_semaphore_t* semaphore, uint64_t value,
+    hal_timepoint_callback_fn_t callback, void* user_data,
+    const void* order_key, hal_timepoint_t** out_timepoint);
+
 // Removes |timepoint| if it is still pending and returns its final state.
 // |*out_removed| (optional) is true only for the call that removed it: the
 // heap's reference was dropped and a CALLBACK timepoint's callback ran with

@@ -324,7 +324,7 @@ static bool hal_sync_submission_resolve_wait(hal_sync_submission_t* submission,
     hal_sync_submission_fail(submission, status);
     return false;
   }
-  timepoint->queue = queue;
+  timepoint->order_key = queue;
   // One reference for the heap (if registered), one kept to cancel with.
   hal_sync_timepoint_retain(timepoint);
   // Counted before registering: the callback may run at once on another

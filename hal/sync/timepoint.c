@@ -108,7 +108,7 @@ static hal_status_t hal_sync_timepoint_acquire(
   timepoint->waiter = NULL;
   timepoint->callback = NULL;
   timepoint->user_data = NULL;
-  timepoint->queue = NULL;
+  timepoint->order_key = NULL;
   timepoint->is_late = false;
   timepoint->next_resolved = NULL;
   atomic_store_explicit(&timepoint->handle_count, 0, memory_order_relaxed);
@@ -345,24 +345,24 @@ void hal_sync_timepoint_heap_remove(hal_sync_timepoint_heap_t* heap,
   }
 }
 
-static bool hal_sync_timepoint_heap_has_queue_from(
+static bool hal_sync_timepoint_heap_has_key_from(
     const hal_sync_timepoint_heap_t* heap, size_t index, uint64_t value,
-    const struct hal_sync_queue_t* queue) {
+    const void* order_key) {
   // Depth-first below |index|; a child is never before its parent, so a
   // subtree whose root is above |value| holds nothing at or below it. The
   // depth is the heap's height: at most 64.
   if (index >= heap->count || heap->items[index]->value > value)
     return false;
-  if (heap->items[index]->queue == queue)
+  if (heap->items[index]->order_key == order_key)
     return true;
-  return hal_sync_timepoint_heap_has_queue_from(heap, 2 * index + 1, value,
-                                                queue) ||
-         hal_sync_timepoint_heap_has_queue_from(heap, 2 * index + 2, value,
-                                                queue);
+  return hal_sync_timepoint_heap_has_key_from(heap, 2 * index + 1, value,
+                                              order_key) ||
+         hal_sync_timepoint_heap_has_key_from(heap, 2 * index + 2, value,
+                                              order_key);
 }
 
-bool hal_sync_timepoint_heap_has_queue_at_or_below(
+bool hal_sync_timepoint_heap_has_key_at_or_below(
     const hal_sync_timepoint_heap_t* heap, uint64_t value,
-    const struct hal_sync_queue_t* queue) {
-  return hal_sync_timepoint_heap_has_queue_from(heap, 0, value, queue);
+    const void* order_key) {
+  return hal_sync_timepoint_heap_has_key_from(heap, 0, value, order_key);
 }

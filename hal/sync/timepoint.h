@@ -84,10 +84,11 @@ struct hal_timepoint_t {
   // KIND_CALLBACK.
   hal_timepoint_callback_fn_t callback;
   void* user_data;
-  // The queue whose parked submission waits on this timepoint, or NULL. A
-  // later wait of the same queue on the same semaphore does not overtake it
+  // What keeps the order of the work waiting on this timepoint: the queue
+  // of a parked submission, the executor of a host call, or NULL. A later
+  // wait with the same key on the same semaphore does not overtake it
   // (semaphore.c: "Queue order").
-  struct hal_sync_queue_t* queue;
+  const void* order_key;
   // Links a resolver's private batch of popped timepoints.
   hal_timepoint_t* next_resolved;
   // Handles: the references hal_semaphore_add_callback() hands out and
@@ -169,11 +170,11 @@ static inline hal_timepoint_t* hal_sync_timepoint_heap_peek(
 // Removes |timepoint|, which must be in |heap|.
 void hal_sync_timepoint_heap_remove(hal_sync_timepoint_heap_t* heap,
                                     hal_timepoint_t* timepoint);
-// Whether a timepoint of |queue| with a value <= |value| is in |heap|.
-// Visits only the timepoints at or below |value| (the heap's order prunes
-// the rest): O(1) when none is.
-bool hal_sync_timepoint_heap_has_queue_at_or_below(
+// Whether a timepoint with |order_key| and a value <= |value| is in
+// |heap|. Visits only the timepoints at or below |value| (the heap's order
+// prunes the rest): O(1) when none is.
+bool hal_sync_timepoint_heap_has_key_at_or_below(
     const hal_sync_timepoint_heap_t* heap, uint64_t value,
-    const struct hal_sync_queue_t* queue);
+    const void* order_key);
 
 #endif  // HAL_SYNC_TIMEPOINT_H_

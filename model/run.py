@@ -235,9 +235,10 @@ BUGS = (
 def full_checks():
     checks = []
     for scenario in ("CHAIN", "CANCEL", "TEARDOWN", "CALLBACK", "LOSS", "HELPED"):
-        checks.append(["queue", scenario, "-D", "FULL"])
-        # teardown's progress search outgrows 2 GB since helped mode
+        # teardown's progress search outgrows 2 GB since helped mode, and
+        # its safety search 1 GB since queue order
         memlim = ["--memlim", "4096"] if scenario == "TEARDOWN" else []
+        checks.append(["queue", scenario, "-D", "FULL"] + memlim)
         checks.append(["queue", scenario, "-D", "FULL", "--mode", "progress"]
                       + memlim)
     # busy's FULL form adds a helping waiter (25.7 M states): its progress

@@ -330,3 +330,36 @@ int cts_main_needing_devices(const char* suite, const struct CMUnitTest* tests,
   hal_driver_registry_free(cts_context.registry);
   return failures ? 1 : 0;
 }
+
+static void cts_held_signal_callback(void* user_data, uint64_t value,
+                                     hal_status_t status) {
+  cts_held_signal_t* held = user_data;
+  hal_status_ignore(hal_semaphore_signal(held->entered, 1));
+  hal_status_ignore(hal_semaphore_wait(held->go, 1, hal_infinite_timeout()));
+}
+
+static void* cts_held_signal_main(void* arg) {
+  hal_status_ignore(hal_semaphore_signal(((cts_held_signal_t*)arg)->gate, 1));
+  return NULL;
+}
+
+void cts_held_signal_begin(cts_held_signal_t* held, hal_semaphore_t* gate) {
+  held->gate = gate;
+  held->entered = cts_create_semaphore(NULL, 0);
+  held->go = cts_create_semaphore(NULL, 0);
+  HAL_ASSERT_OK(hal_semaphore_add_callback(gate, 1, cts_held_signal_callback,
+                                           held, NULL));
+}
+
+void cts_held_signal_start(cts_held_signal_t* held) {
+  assert_int_equal(
+      pthread_create(&held->thread, NULL, cts_held_signal_main, held), 0);
+  HAL_ASSERT_OK(cts_wait(held->entered, 1));
+}
+
+void cts_held_signal_finish(cts_held_signal_t* held) {
+  HAL_ASSERT_OK(hal_semaphore_signal(held->go, 1));
+  pthread_join(held->thread, NULL);
+  hal_semaphore_release(held->entered);
+  hal_semaphore_release(held->go);
+}

@@ -155,6 +155,23 @@ uint32_t cts_iterations(uint32_t default_count);
 // Skips the running case if CTS_EXCLUDE names it (with its reason).
 void cts_check_excluded(const char* case_name);
 
+// A signal of a host semaphore held open inside its batch: a callback
+// registered on |gate| at 1 before anything else blocks until released,
+// so whatever registers on the gate after it at 1 is popped with the
+// signal but not yet notified. Begin registers the callback; start
+// signals the gate to 1 on another thread and returns once the callback
+// runs; finish lets it return, joins the thread and releases everything
+// but the gate (the caller's).
+typedef struct cts_held_signal_t {
+  hal_semaphore_t* gate;
+  hal_semaphore_t* entered;
+  hal_semaphore_t* go;
+  pthread_t thread;
+} cts_held_signal_t;
+void cts_held_signal_begin(cts_held_signal_t* held, hal_semaphore_t* gate);
+void cts_held_signal_start(cts_held_signal_t* held);
+void cts_held_signal_finish(cts_held_signal_t* held);
+
 // Starts |count| threads running |fn(arg_i)| and joins them.
 typedef void* (*cts_thread_fn_t)(void* arg);
 void cts_run_threads(size_t count, cts_thread_fn_t fn, void* args,

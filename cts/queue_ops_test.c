@@ -340,64 +340,38 @@ static hal_status_t ordered_call_fn(void* user_data, hal_status_t status) {
   return HAL_OK;
 }
 
-typedef struct held_gate_t {
-  hal_semaphore_t* gate;
-  hal_semaphore_t* entered;  // signaled by the callback when it runs
-  hal_semaphore_t* go;       // the callback returns once this is signaled
-} held_gate_t;
-
-static void held_gate_callback(void* user_data, uint64_t value,
-                               hal_status_t status) {
-  held_gate_t* held = user_data;
-  hal_status_ignore(hal_semaphore_signal(held->entered, 1));
-  hal_status_ignore(hal_semaphore_wait(held->go, 1, hal_infinite_timeout()));
-}
-
-static void* held_gate_signal_main(void* arg) {
-  hal_status_ignore(hal_semaphore_signal(((held_gate_t*)arg)->gate, 1));
-  return NULL;
-}
-
 // Two host calls waiting for the same value run in the order they were
 // submitted, though the second arrives while the signal that releases the
 // first is still handing it over (a callback registered first holds that
 // signal's batch open) and finds the value reached.
 CTS_CASE(HostCall_SameWaitDuringItsReleaseRunsInOrder) {
   fixture_t* f = *state;
-  held_gate_t held = {cts_create_semaphore(NULL, 0),
-                      cts_create_semaphore(NULL, 0),
-                      cts_create_semaphore(NULL, 0)};
+  hal_semaphore_t* gate = cts_create_semaphore(NULL, 0);
   hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
   atomic_int next_place = 0;
   ordered_call_t first = {&next_place, -1}, second = {&next_place, -1};
-  HAL_ASSERT_OK(hal_semaphore_add_callback(held.gate, 1, held_gate_callback,
-                                           &held, NULL));
+  cts_held_signal_t held;
+  cts_held_signal_begin(&held, gate);
   uint64_t one = 1, two = 2;
-  hal_semaphore_list_t waits = {1, &held.gate, &one};
+  hal_semaphore_list_t waits = {1, &gate, &one};
   hal_semaphore_list_t first_signals = {1, &done, &one};
   hal_semaphore_list_t second_signals = {1, &done, &two};
   HAL_ASSERT_OK(hal_device_queue_host_call(
       f->device, f->q0, &waits, &first_signals, ordered_call_fn, &first));
-  pthread_t thread;
-  assert_int_equal(pthread_create(&thread, NULL, held_gate_signal_main, &held),
-                   0);
-  HAL_ASSERT_OK(cts_wait(held.entered, 1));
+  cts_held_signal_start(&held);
   HAL_ASSERT_OK(hal_device_queue_host_call(
       f->device, f->q0, &waits, &second_signals, ordered_call_fn, &second));
-  HAL_ASSERT_OK(hal_semaphore_signal(held.gate, 2));
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 2));
   // Time for a wrong order to show: the second already run.
   hal_sleep_until(hal_time_now() + 20 * 1000 * 1000);
-  HAL_ASSERT_OK(hal_semaphore_signal(held.go, 1));
-  pthread_join(thread, NULL);
+  cts_held_signal_finish(&held);
   HAL_ASSERT_OK(cts_wait(done, 2));
   HAL_ASSERT_OK(cts_wait(done, 1));
   if (first.place != 0 || second.place != 1) {
     fail_msg("the host calls ran in places %d and %d, expected 0 and 1",
              first.place, second.place);
   }
-  hal_semaphore_release(held.gate);
-  hal_semaphore_release(held.entered);
-  hal_semaphore_release(held.go);
+  hal_semaphore_release(gate);
   hal_semaphore_release(done);
 }
 

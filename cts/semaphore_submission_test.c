@@ -961,25 +961,6 @@ CTS_CASE(Submit_SameWaitRacingItsSignalIssuesInOrder) {
   }
 }
 
-typedef struct held_release_t {
-  hal_semaphore_t* gate;
-  hal_semaphore_t* entered;  // signaled by the callback when it runs
-  hal_semaphore_t* go;       // the callback returns once this is signaled
-} held_release_t;
-
-static void held_release_callback(void* user_data, uint64_t value,
-                                  hal_status_t status) {
-  held_release_t* job = user_data;
-  hal_status_ignore(hal_semaphore_signal(job->entered, 1));
-  hal_status_ignore(hal_semaphore_wait(job->go, 1, hal_infinite_timeout()));
-}
-
-static void* held_release_signal_main(void* arg) {
-  held_release_t* job = arg;
-  hal_status_ignore(hal_semaphore_signal(job->gate, 1));
-  return NULL;
-}
-
 // The window of the case above, held open: a callback registered first on
 // the gate blocks inside the signal's batch, before the first submission's
 // wait is notified. Meanwhile the second submission (same queue, same
@@ -988,27 +969,19 @@ static void* held_release_signal_main(void* arg) {
 // first: not issued at submit, not released by the second signal.
 CTS_CASE(Submit_SameWaitDuringItsReleaseIssuesInOrder) {
   fixture_t* f = *state;
-  held_release_t job = {cts_create_semaphore(NULL, 0),
-                        cts_create_semaphore(NULL, 0),
-                        cts_create_semaphore(NULL, 0)};
+  hal_semaphore_t* gate = cts_create_semaphore(NULL, 0);
   hal_semaphore_t* first_done = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* second_done = cts_create_semaphore(f->device, 0);
-  HAL_ASSERT_OK(hal_semaphore_add_callback(job.gate, 1, held_release_callback,
-                                           &job, NULL));
-  submit_and_release(f, f->q0, job.gate, 1, fill_cb(f, f->a, 0xA1), first_done,
-                     1);
-  pthread_t thread;
-  assert_int_equal(
-      pthread_create(&thread, NULL, held_release_signal_main, &job), 0);
-  HAL_ASSERT_OK(cts_wait(job.entered, 1));
-  submit_and_release(f, f->q0, job.gate, 1, fill_cb(f, f->a, 0xB2), second_done,
-                     1);
-  HAL_ASSERT_OK(hal_semaphore_signal(job.gate, 2));
+  cts_held_signal_t held;
+  cts_held_signal_begin(&held, gate);
+  submit_and_release(f, f->q0, gate, 1, fill_cb(f, f->a, 0xA1), first_done, 1);
+  cts_held_signal_start(&held);
+  submit_and_release(f, f->q0, gate, 1, fill_cb(f, f->a, 0xB2), second_done, 1);
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 2));
   // Time for a wrong order to show: the second issued and complete.
   hal_sleep_until(hal_time_now() + 20 * 1000 * 1000);
   bool second_early = cts_query(second_done) >= 1;
-  HAL_ASSERT_OK(hal_semaphore_signal(job.go, 1));
-  pthread_join(thread, NULL);
+  cts_held_signal_finish(&held);
   HAL_ASSERT_OK(cts_wait(second_done, 1));
   if (second_early || cts_query(first_done) < 1) {
     fail_msg("the second submission completed before the first (%s)",
@@ -1017,9 +990,7 @@ CTS_CASE(Submit_SameWaitDuringItsReleaseIssuesInOrder) {
   }
   HAL_ASSERT_OK(cts_wait(first_done, 1));
   cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0xB2);
-  hal_semaphore_release(job.gate);
-  hal_semaphore_release(job.entered);
-  hal_semaphore_release(job.go);
+  hal_semaphore_release(gate);
   hal_semaphore_release(first_done);
   hal_semaphore_release(second_done);
 }

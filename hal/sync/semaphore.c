@@ -86,13 +86,13 @@ typedef struct hal_sync_resolved_batch_t {
   bool is_unordered;
   // Whether it holds a wait of ordered work (a parked queue submission's
   // or a host call's: an order key).
-  bool releases_submissions;
+  bool releases_ordered_work;
 } hal_sync_resolved_batch_t;
 
 static void hal_sync_resolved_batch_append(hal_sync_resolved_batch_t* batch,
                                            hal_timepoint_t* timepoint) {
   timepoint->next_resolved = NULL;
-  batch->releases_submissions |= timepoint->order_key != NULL;
+  batch->releases_ordered_work |= timepoint->order_key != NULL;
   if (batch->tail) {
     batch->is_unordered |= timepoint->heap_order < batch->tail->heap_order;
     batch->tail->next_resolved = timepoint;
@@ -294,7 +294,7 @@ static void hal_sync_semaphore_release_late(hal_sync_semaphore_t* semaphore) {
       if (batch.is_unordered)
         hal_sync_resolved_batch_sort(&batch);
     }
-    is_releasing = batch.releases_submissions;
+    is_releasing = batch.releases_ordered_work;
     if (is_releasing)
       ++semaphore->releasing_count;
     hal_sync_mutex_unlock(&semaphore->mutex);
@@ -330,7 +330,7 @@ static hal_status_t hal_sync_semaphore_set_value(
   // The value is published before any waiter is notified (S5, K5).
   atomic_store_explicit(&semaphore->value, new_value, memory_order_release);
   hal_sync_semaphore_pop_due_locked(semaphore, new_value, false, &batch);
-  bool is_releasing = batch.releases_submissions;
+  bool is_releasing = batch.releases_ordered_work;
   if (is_releasing && semaphore->releasing_count > 0) {
     // Another signal is still handing submissions over: these go after
     // its batch (Queue order, below).
@@ -464,26 +464,29 @@ static hal_status_t hal_sync_semaphore_register_locked(
     *out_state = HAL_SYNC_TIMEPOINT_STATE_FAILED;
     return HAL_OK;
   }
-  if (atomic_load_explicit(&semaphore->value, memory_order_relaxed) >=
-          timepoint->value &&
-      !(timepoint->order_key && semaphore->releasing_count > 0)) {
+  bool is_reached =
+      atomic_load_explicit(&semaphore->value, memory_order_relaxed) >=
+      timepoint->value;
+  if (is_reached && !(timepoint->order_key && semaphore->releasing_count)) {
     *out_state = HAL_SYNC_TIMEPOINT_STATE_REACHED;
     return HAL_OK;
+  }
+  if (is_reached) {
+    // Reached while a signal is still handing this key's earlier work
+    // over: the last such signal pops it after that (Queue order, above).
+    // Numbered like a push, for the batch's order.
+    timepoint->heap_order = semaphore->timepoints.pushes++;
+  } else {
+    HAL_RETURN_IF_ERROR(
+        hal_sync_timepoint_heap_push(&semaphore->timepoints, timepoint));
   }
   timepoint->semaphore = semaphore;
   timepoint->state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
   *out_state = HAL_SYNC_TIMEPOINT_STATE_PENDING;
-  if (atomic_load_explicit(&semaphore->value, memory_order_relaxed) >=
-      timepoint->value) {
-    // Reached while a signal is still handing this queue's earlier
-    // submissions over: the last such signal pops it after them (Queue
-    // order, above). Numbered like a push, for the batch's order.
-    timepoint->heap_order = semaphore->timepoints.pushes++;
+  if (is_reached) {
     hal_sync_semaphore_append_late_locked(semaphore, timepoint);
     return HAL_OK;
   }
-  HAL_RETURN_IF_ERROR(
-      hal_sync_timepoint_heap_push(&semaphore->timepoints, timepoint));
   // Issued work that publishes the value may be left to helpers (helped
   // mode), and this registration does not help: its queue's completion
   // thread must come for it, whatever the mode looks like from here (it may

@@ -309,6 +309,16 @@ static void gpu_cuda_context_close(gpu_adapter_t* adapter,
 static hal_status_t gpu_cuda_make_current(gpu_adapter_t* adapter,
                                           gpu_context_t* context) {
   gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  // Every queue operation makes its context current, on threads that
+  // mostly have it already. Reading the thread's current context is a
+  // thread-local load; setting it validates the context in the driver.
+  // Read each time, not cached here: the application may make another
+  // context current on the same thread between two calls.
+  CUcontext current = NULL;
+  if (cuda->syms.cuCtxGetCurrent(&current) == CUDA_SUCCESS &&
+      current == (CUcontext)context->native) {
+    return HAL_OK;
+  }
   GPU_RETURN_IF_ERROR(&cuda->base,
                       cuda->syms.cuCtxSetCurrent((CUcontext)context->native),
                       "cuCtxSetCurrent");

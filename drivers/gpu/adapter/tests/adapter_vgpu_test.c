@@ -7,6 +7,7 @@
 // library with GPU_ADAPTER_TEST_VENDOR ("cuda" or "hip") and
 // GPU_ADAPTER_TEST_LIBRARY.
 
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -279,6 +280,87 @@ static void Vgpu_GraphRoundTrip(void** state) {
   a->ops->graph_destroy(a, graph);
 }
 
+// make_current skips the vendor's set when the thread already has the
+// context; the application may change the thread's current context (or
+// device) behind the adapter's back between two ops, and make_current
+// must then set it again, not trust what it set last.
+static void Vgpu_MakeCurrentFollowsTheApplication(void** state) {
+  fixture_t* f = *state;
+  gpu_adapter_t* a = f->adapter;
+  int count = 0;
+  HAL_ASSERT_OK(a->ops->device_count(a, &count));
+  assert_true(count >= 2);  // the virtual GPU has two by default
+  void* library =
+      dlopen(getenv("GPU_ADAPTER_TEST_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
+  assert_non_null(library);
+  bool is_cuda = strcmp(getenv("GPU_ADAPTER_TEST_VENDOR"), "cuda") == 0;
+  // The thread's current context (CUDA) or device (HIP) as one pointer.
+  int (*get_current)(void**) = NULL;
+  int (*set_current)(void*) = NULL;
+  int (*get_device)(int*) = NULL;
+  int (*set_device)(int) = NULL;
+  if (is_cuda) {
+    *(void**)&get_current = dlsym(library, "cuCtxGetCurrent");
+    *(void**)&set_current = dlsym(library, "cuCtxSetCurrent");
+    assert_true(get_current && set_current);
+  } else {
+    *(void**)&get_device = dlsym(library, "hipGetDevice");
+    *(void**)&set_device = dlsym(library, "hipSetDevice");
+    assert_true(get_device && set_device);
+  }
+  gpu_context_t* other = NULL;
+  HAL_ASSERT_OK(a->ops->context_open(a, 1, &other));
+  void* mine = NULL;
+  void* theirs = NULL;
+  int mine_device = -1, theirs_device = -1;
+  for (int round = 0; round < 3; ++round) {
+    HAL_ASSERT_OK(a->ops->make_current(a, other));
+    if (is_cuda) {
+      assert_int_equal(get_current(&theirs), 0);
+    } else {
+      assert_int_equal(get_device(&theirs_device), 0);
+    }
+    HAL_ASSERT_OK(a->ops->make_current(a, f->context));
+    if (is_cuda) {
+      assert_int_equal(get_current(&mine), 0);
+      assert_non_null(mine);
+      assert_ptr_not_equal(mine, theirs);
+    } else {
+      assert_int_equal(get_device(&mine_device), 0);
+      assert_int_equal(mine_device, 0);
+      assert_int_equal(theirs_device, 1);
+    }
+    // The application switches the thread: to the other context, then
+    // (CUDA) to none at all.
+    if (is_cuda) {
+      assert_int_equal(set_current(round == 1 ? NULL : theirs), 0);
+    } else {
+      assert_int_equal(set_device(1), 0);
+    }
+    HAL_ASSERT_OK(a->ops->make_current(a, f->context));
+    void* now = NULL;
+    int now_device = -1;
+    if (is_cuda) {
+      assert_int_equal(get_current(&now), 0);
+      assert_ptr_equal(now, mine);
+    } else {
+      assert_int_equal(get_device(&now_device), 0);
+      assert_int_equal(now_device, 0);
+    }
+    // Work issued now goes where the adapter's context is.
+    memset(f->host, 0, kBytes);
+    HAL_ASSERT_OK(a->ops->memset_async(a, f->stream, f->device_memory,
+                                       0x5A + round, 1, kBytes));
+    HAL_ASSERT_OK(a->ops->memcpy_async(a, f->stream, gpu_host_address(f->host),
+                                       f->device_memory, kBytes));
+    HAL_ASSERT_OK(a->ops->stream_synchronize(a, f->stream));
+    assert_int_equal(f->host[kBytes - 1], 0x5A + round);
+  }
+  a->ops->context_close(a, other);
+  HAL_ASSERT_OK(a->ops->make_current(a, f->context));
+  dlclose(library);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
 
@@ -289,6 +371,7 @@ int main(void) {
       CASE(Vgpu_TimedEventsMeasureDeviceTime),
       CASE(Vgpu_GraphRoundTrip),
       CASE(Vgpu_StreamOrderedAllocation),
+      CASE(Vgpu_MakeCurrentFollowsTheApplication),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

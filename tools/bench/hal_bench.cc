@@ -1297,9 +1297,9 @@ int Report(const char* json_path, const WarmAllocations& warm,
                 row.noisy ? " (noisy)" : "");
   }
   std::printf(
-      "%-28s %.2f heap allocations per warm submission, the largest of: "
-      "empty %.2f, one fill on the stream driver %.2f, on the graph driver "
-      "%.2f (%u of each counted; target 0: %s)\n",
+      "%-28s %.3f heap allocations per warm submission, the largest of: "
+      "empty %.3f, one fill on the stream driver %.3f, on the graph driver "
+      "%.3f (%u of each counted; target 0: %s)\n",
       "warm_submit_allocations", warm.Worst(), warm.empty, warm.fill_stream,
       warm.fill_graph, warm.submits, warm.Worst() == 0 ? "met" : "MISSED");
   std::printf(

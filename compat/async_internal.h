@@ -32,7 +32,8 @@ void hal_async_runtime_retain(hal_async_runtime_t* runtime);
 void hal_async_runtime_release(hal_async_runtime_t* runtime);
 
 // Queues resume(handle) on |runtime|'s pool; runs it on this thread when the
-// runtime has been destroyed already (late work is never dropped).
+// runtime has been destroyed already (late work is never dropped), after
+// the late work this thread is running, if any (never nested in it).
 void hal_async_runtime_submit(hal_async_runtime_t* runtime,
                               hal_async_coro_handle_t handle,
                               hal_async_coro_resume_t resume);

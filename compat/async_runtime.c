@@ -160,14 +160,60 @@ static void* hal_async_worker_main(void* arg) {
   return NULL;
 }
 
+// Late work: submitted to a runtime already destroyed, it runs on the
+// submitting thread rather than being lost. Late work can submit more (a
+// chain of coroutines suspended on tokens, each resume emplacing the
+// next; the inline-resume bound sends the deeper links here): while a
+// thread runs late work, what it submits late is queued on the thread and
+// run, in order, by the outermost late run once the current one returns.
+// The stack then holds one late resume at a time, however long the chain.
+static _Thread_local bool hal_async_late_running;
+static _Thread_local hal_async_task_t* hal_async_late_head;
+static _Thread_local hal_async_task_t* hal_async_late_tail;
+
+static void hal_async_run_late(hal_async_coro_handle_t handle,
+                               hal_async_coro_resume_t resume) {
+  if (hal_async_late_running) {
+    hal_async_task_t* task = NULL;
+    hal_status_t status = hal_allocator_malloc(hal_allocator_system(),
+                                               sizeof(*task), (void**)&task);
+    if (status) {
+      fputs("hal-async: queueing late work: ", stderr);
+      hal_status_fprint(stderr, status);
+      hal_status_free(status);
+      abort();
+    }
+    *task = (hal_async_task_t){NULL, handle, resume};
+    if (hal_async_late_tail) {
+      hal_async_late_tail->next = task;
+    } else {
+      hal_async_late_head = task;
+    }
+    hal_async_late_tail = task;
+    return;
+  }
+  hal_async_late_running = true;
+  resume(handle);
+  while (hal_async_late_head) {
+    hal_async_task_t* task = hal_async_late_head;
+    hal_async_late_head = task->next;
+    if (!hal_async_late_head)
+      hal_async_late_tail = NULL;
+    handle = task->handle;
+    resume = task->resume;
+    hal_allocator_free(hal_allocator_system(), task);
+    resume(handle);
+  }
+  hal_async_late_running = false;
+}
+
 void hal_async_runtime_submit(hal_async_runtime_t* runtime,
                               hal_async_coro_handle_t handle,
                               hal_async_coro_resume_t resume) {
   pthread_mutex_lock(&runtime->mutex);
   if (HAL_UNLIKELY(runtime->stopping)) {
-    // Destroyed: run late work here rather than lose it.
     pthread_mutex_unlock(&runtime->mutex);
-    resume(handle);
+    hal_async_run_late(handle, resume);
     return;
   }
   hal_async_task_t* task = runtime->free_list;

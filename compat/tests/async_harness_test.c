@@ -662,6 +662,63 @@ static void Async_RuntimeUnloadedWithTasksPending(void** state) {
   assert_null(hal_async_runtime_exchange_default(fixture));
 }
 
+// A link of a chain of coroutines, each suspended on its own token; its
+// resume emplaces the next link's token.
+typedef struct late_link_t {
+  void** tokens;
+  int64_t index;
+  int64_t count;
+  atomic_int_fast64_t* last;  // the index that ran last
+} late_link_t;
+
+static void late_link_resume(void* handle) {
+  late_link_t* link = (late_link_t*)handle;
+  int64_t last = atomic_exchange(link->last, link->index);
+  HAL_THREAD_CHECK(last == link->index - 1, "link %lld ran after %lld",
+                   (long long)link->index, (long long)last);
+  mlirAsyncRuntimeDropRef(link->tokens[link->index], 1);  // the coroutine's
+  if (link->index + 1 < link->count)
+    mlirAsyncRuntimeEmplaceToken(link->tokens[link->index + 1]);
+  free(link);
+}
+
+// Coroutines whose runtime is gone run on the emplacing thread. A chain of
+// them resolved by one emplace (each resume emplaces the next link's token)
+// runs one link after another there, not nested: 100 000 links nested on
+// the stack overflow it (the bound on inline resumes sent the deeper links
+// to the destroyed runtime, which ran each one inside the call that
+// submitted it).
+static void Async_LateChainDoesNotNestOnTheStack(void** state) {
+  (void)state;
+  const int64_t count = 100000;
+  hal_async_runtime_t* fixture = hal_async_runtime_exchange_default(NULL);
+  hal_async_runtime_t* runtime = NULL;
+  HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 1, &runtime));
+  assert_null(hal_async_runtime_exchange_default(runtime));
+  void** tokens = calloc((size_t)count, sizeof(*tokens));
+  assert_non_null(tokens);
+  atomic_int_fast64_t last = -1;
+  for (int64_t i = 0; i < count; ++i) {
+    tokens[i] = mlirAsyncRuntimeCreateToken();
+    late_link_t* link = malloc(sizeof(*link));
+    assert_non_null(link);
+    *link = (late_link_t){tokens, i, count, &last};
+    mlirAsyncRuntimeAddRef(tokens[i], 1);  // for the coroutine
+    // Registered here: each awaiter belongs to |runtime|, the default.
+    mlirAsyncRuntimeAwaitTokenAndExecute(tokens[i], link, late_link_resume);
+  }
+  assert_ptr_equal(hal_async_runtime_exchange_default(NULL), runtime);
+  hal_async_runtime_destroy(runtime);
+  assert_int_equal(atomic_load(&last), -1);
+  mlirAsyncRuntimeEmplaceToken(tokens[0]);  // runs the whole chain here
+  assert_int_equal(atomic_load(&last), count - 1);
+  for (int64_t i = 0; i < count; ++i)
+    mlirAsyncRuntimeDropRef(tokens[i], 1);
+  free(tokens);
+  assert_int_equal(hal_async_live_object_count(), 0);
+  assert_null(hal_async_runtime_exchange_default(fixture));
+}
+
 // The handoff invariant (async_object.c): mlir-cpu-runner unmaps the JIT'd
 // code as soon as main's last await returns, so nothing a pool task does
 // may let another thread run or see anything before the task has returned
@@ -782,6 +839,7 @@ int main(void) {
       CASE(Async_GroupAddVsTokenEmplace),
       CASE(Async_LastReferenceDroppedInsideEmplace),
       CASE(Async_RuntimeUnloadedWithTasksPending),
+      CASE(Async_LateChainDoesNotNestOnTheStack),
       CASE(Async_HandoffsWaitForTheTaskToReturn),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

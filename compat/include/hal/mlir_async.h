@@ -43,7 +43,8 @@
 // those tasks start, then joins its threads. A coroutine resumed after its
 // runtime was destroyed (a token emplaced later by another thread) runs on
 // the emplacing thread: late work is never lost and never touches freed
-// memory.
+// memory. A chain of them (each resume emplacing the token the next one
+// awaits) runs there one after another, in order, not nested on the stack.
 //
 // Handoffs. Inside a pool task, what the task hands to other threads
 // (emplace, set-error, await-and-execute, add-to-group, execute) takes
@@ -51,6 +52,16 @@
 // of the task: no other thread runs or sees anything of it while the
 // task's thread is still in its (JIT'd) code, which mlir-cpu-runner unmaps
 // as soon as main returns. Elsewhere (the main thread) they are immediate.
+// The task's own thread sees them take effect at the same points: an
+// is-error query right after the task's own set-error (or after adding an
+// errored token to a group) reads the state before it, until the task
+// returns or blocks in an await. (MLIR's lowering sets its error and
+// returns; it never queries it.)
+//
+// Blocking awaits inside a task hold the task's worker while they wait. As
+// with MLIR's runtime, a task that blocks on work queued behind it on the
+// same pool waits forever once every worker is blocked so; the lowering
+// never blocks inside a task (its awaits there suspend the coroutine).
 //
 // Thread-safety: every function is thread-safe, given that the caller holds
 // a reference to each object it passes.

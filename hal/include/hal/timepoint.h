@@ -14,7 +14,10 @@
 //    which may complete it), after every sync lock was dropped. They may
 //    call any HAL function, including signal/fail/wait on the same semaphore
 //    and release of its last reference, but should be short: they hold up
-//    the signaling thread. They must not block on GPU work (Q1). Releasing
+//    the signaling thread, and a signal made in a callback runs its own
+//    callbacks nested in it (a chain of callbacks each signaling the next
+//    semaphore nests as deep as it is long on the first signaler's stack).
+//    They must not block on GPU work (Q1). Releasing
 //    the last reference to a device from a callback returns at once: the
 //    device's shutdown runs on libhal's release thread, so it never waits
 //    for work that the rest of the same signal would wake (K15).

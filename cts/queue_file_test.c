@@ -397,6 +397,117 @@ CTS_CASE(File_BadArgumentsSubmitNothing) {
   close(fd);
 }
 
+// A host call that reads a file into a buffer and writes it back out,
+// waiting for each transfer (bounded: a hang is a failure, not a stuck
+// test). File transfers are queue operations like a copy: a host call of
+// the same device may wait for them.
+typedef struct transfer_call_t {
+  fixture_t* f;
+  hal_file_t* source;
+  hal_file_t* target;
+  hal_buffer_t* buffer;  // kFileBytes
+  hal_status_t read;
+  hal_status_t write;
+} transfer_call_t;
+
+static hal_status_t transfer_and_wait(void* user_data, hal_status_t status) {
+  transfer_call_t* call = user_data;
+  if (status != HAL_OK)
+    return HAL_OK;
+  fixture_t* f = call->f;
+  hal_semaphore_t* s = NULL;
+  call->read = hal_device_create_semaphore(f->device, 0, &s);
+  if (call->read != HAL_OK)
+    return HAL_OK;
+  uint64_t v1 = 1, v2 = 2;
+  hal_semaphore_list_t s1 = one(&s, &v1), w1 = one(&s, &v1);
+  hal_semaphore_list_t s2 = one(&s, &v2);
+  const hal_timeout_t bound = hal_make_timeout_ns(INT64_C(20000000000));
+  call->read = hal_device_queue_read(f->device, f->q1, NULL, &s1, call->source,
+                                     0, call->buffer, 0, kFileBytes);
+  if (call->read == HAL_OK)
+    call->read = hal_semaphore_wait(s, 1, bound);
+  if (call->read == HAL_OK) {
+    call->write =
+        hal_device_queue_write(f->device, f->q0, &w1, &s2, call->buffer, 0,
+                               call->target, 0, kFileBytes);
+    if (call->write == HAL_OK)
+      call->write = hal_semaphore_wait(s, 2, bound);
+  }
+  hal_semaphore_release(s);
+  return HAL_OK;
+}
+
+CTS_CASE(File_TransfersWaitedForInsideAHostCall) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  static uint8_t copy[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 8);
+  close(fd);
+  memset(copy, 0, sizeof(copy));
+  transfer_call_t call = {.f = f,
+                          .buffer = device_buffer(f->device, kFileBytes)};
+  HAL_ASSERT_OK(hal_file_from_memory(bytes, sizeof(bytes), HAL_FILE_ACCESS_READ,
+                                     &call.source));
+  HAL_ASSERT_OK(hal_file_from_memory(copy, sizeof(copy), HAL_FILE_ACCESS_WRITE,
+                                     &call.target));
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1;
+  hal_semaphore_list_t signal = one(&done, &v1);
+  HAL_ASSERT_OK(hal_device_queue_host_call(f->device, f->q0, NULL, &signal,
+                                           transfer_and_wait, &call));
+  HAL_ASSERT_OK(cts_wait(done, 1));
+  HAL_ASSERT_OK(call.read);
+  HAL_ASSERT_OK(call.write);
+  assert_memory_equal(copy, bytes, sizeof(bytes));
+  hal_semaphore_release(done);
+  hal_buffer_release(call.buffer);
+  hal_file_release(call.source);
+  hal_file_release(call.target);
+}
+
+// A host call that blocks until the caller saw a file read complete: the
+// read does not wait for the device's host calls to return.
+static hal_status_t wait_for_gate(void* user_data, hal_status_t status) {
+  if (status != HAL_OK)
+    return HAL_OK;
+  return hal_semaphore_wait((hal_semaphore_t*)user_data, 1,
+                            hal_make_timeout_ns(INT64_C(40000000000)));
+}
+
+CTS_CASE(File_ReadRunsWhileAHostCallBlocks) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 9);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
+  close(fd);
+  hal_buffer_t* buffer = device_buffer(f->device, kFileBytes);
+  hal_semaphore_t* gate = cts_create_semaphore(NULL, 0);
+  hal_semaphore_t* called = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1;
+  hal_semaphore_list_t called1 = one(&called, &v1), s1 = one(&s, &v1);
+  HAL_ASSERT_OK(hal_device_queue_host_call(f->device, f->q0, NULL, &called1,
+                                           wait_for_gate, gate));
+  HAL_ASSERT_OK(hal_device_queue_read(f->device, f->q1, NULL, &s1, file, 0,
+                                      buffer, 0, kFileBytes));
+  // The host call returns only after this wait: the read must not need it.
+  hal_status_t read = cts_wait_list(NULL, HAL_WAIT_MODE_ALL, 1, &s, &v1,
+                                    hal_make_timeout_ns(INT64_C(20000000000)));
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_OK(read);
+  HAL_ASSERT_OK(cts_wait(called, 1));
+  static uint8_t back[kFileBytes];
+  HAL_ASSERT_OK(hal_buffer_read(buffer, 0, back, sizeof(back)));
+  assert_memory_equal(back, bytes, sizeof(bytes));
+  hal_buffer_release(buffer);
+  hal_semaphore_release(called);
+  hal_semaphore_release(s);
+  hal_semaphore_release(gate);
+  hal_file_release(file);
+}
+
 // Released with a read still waiting: its signals fail CANCELLED, and the
 // file and buffer are released after (no hang, no leak).
 CTS_CASE(Q4_FileReadWaitingAtReleaseIsCancelled) {
@@ -437,6 +548,8 @@ int main(void) {
       CASE(File_BadArgumentsSubmitNothing),
       CASE(File_RefusedOrFailedTransferLeavesNoPendingUse),
       CASE(File_AppendDescriptorIsRefusedForWrites),
+      CASE(File_TransfersWaitedForInsideAHostCall),
+      CASE(File_ReadRunsWhileAHostCallBlocks),
       cmocka_unit_test(Q4_FileReadWaitingAtReleaseIsCancelled),
   };
   return cts_main("queue_file", tests, HAL_ARRAYSIZE(tests));

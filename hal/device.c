@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "device_private.h"
 #include "hal/impl/recording.h"
 #include "hal/trace.h"
 #include "sync_queue.h"
@@ -32,6 +33,7 @@ HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
   atomic_init(&out_device->external_ref_count, 1);
   atomic_init(&out_device->shutdown_claimed, false);
   atomic_init(&out_device->host_executor, NULL);
+  atomic_init(&out_device->file_executor, NULL);
 }
 
 HAL_API void hal_device_retain(hal_device_t* device) {
@@ -43,10 +45,13 @@ HAL_API void hal_device_retain(hal_device_t* device) {
 }
 
 // The shutdown (Q4): host calls first (one running may still use the
-// device), then the driver's queues.
+// device, and wait for a file transfer), then the host side of file
+// transfers, then the driver's queues.
 static void hal_device_shutdown(hal_device_t* device) {
   hal_sync_host_executor_shutdown(atomic_exchange_explicit(
       &device->host_executor, NULL, memory_order_acq_rel));
+  hal_sync_host_executor_shutdown(atomic_exchange_explicit(
+      &device->file_executor, NULL, memory_order_acq_rel));
   if (hal_device_vtable(device)->shutdown)
     hal_device_vtable(device)->shutdown(device);
 }
@@ -433,11 +438,14 @@ HAL_API hal_status_t hal_device_queue_copy(
                                  signal_semaphores, &op);
 }
 
-HAL_API hal_status_t
-hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
-                           const hal_semaphore_list_t* wait_semaphores,
-                           const hal_semaphore_list_t* signal_semaphores,
-                           hal_host_call_fn_t fn, void* user_data) {
+// A host call on the executor in |slot| (the device's host calls, or the
+// host side of its file transfers), started here by the first call.
+static hal_status_t hal_device_submit_host_call(
+    hal_device_t* device, HAL_ATOMIC(hal_sync_host_executor_t*) * slot,
+    const char* thread_prefix, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_host_call_fn_t fn,
+    void* user_data) {
   HAL_RETURN_IF_ERROR(hal_device_validate_submission(
       device, queue_index, wait_semaphores, signal_semaphores));
   if (!fn) {
@@ -461,15 +469,15 @@ hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
                            device->info.name);
   }
   hal_sync_host_executor_t* executor =
-      atomic_load_explicit(&device->host_executor, memory_order_acquire);
+      atomic_load_explicit(slot, memory_order_acquire);
   if (!executor) {
-    // The first host call starts the thread; of two racing, one wins.
+    // The first call starts the thread; of two racing, one wins.
     hal_sync_host_executor_t* created = NULL;
-    HAL_RETURN_IF_ERROR(
-        hal_sync_host_executor_create(device->info.name, &created));
-    if (atomic_compare_exchange_strong_explicit(
-            &device->host_executor, &executor, created, memory_order_acq_rel,
-            memory_order_acquire)) {
+    HAL_RETURN_IF_ERROR(hal_sync_host_executor_create(
+        thread_prefix, device->info.name, &created));
+    if (atomic_compare_exchange_strong_explicit(slot, &executor, created,
+                                                memory_order_acq_rel,
+                                                memory_order_acquire)) {
       executor = created;
     } else {
       hal_sync_host_executor_shutdown(created);
@@ -479,6 +487,26 @@ hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
   return hal_sync_host_executor_submit(
       executor, wait_semaphores ? *wait_semaphores : none,
       signal_semaphores ? *signal_semaphores : none, fn, user_data);
+}
+
+HAL_API hal_status_t
+hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
+                           const hal_semaphore_list_t* wait_semaphores,
+                           const hal_semaphore_list_t* signal_semaphores,
+                           hal_host_call_fn_t fn, void* user_data) {
+  return hal_device_submit_host_call(device, &device->host_executor, "hc-",
+                                     queue_index, wait_semaphores,
+                                     signal_semaphores, fn, user_data);
+}
+
+hal_status_t hal_device_queue_file_host_call(
+    hal_device_t* device, uint32_t queue_index,
+    const hal_semaphore_list_t* wait_semaphores,
+    const hal_semaphore_list_t* signal_semaphores, hal_host_call_fn_t fn,
+    void* user_data) {
+  return hal_device_submit_host_call(device, &device->file_executor, "fio-",
+                                     queue_index, wait_semaphores,
+                                     signal_semaphores, fn, user_data);
 }
 
 HAL_API hal_status_t hal_device_wait_semaphores(

@@ -1,10 +1,11 @@
 // Copyright 2026 The HAL Authors.
 //
 // Files and the queue transfers between them and buffers, written once over
-// the public API for every driver: host calls do the file I/O on the
-// device's host-call thread, queue copies move each chunk between pinned
-// staging memory and the buffer, and two private timeline semaphores chain
-// them.
+// the public API for every driver: host calls do the file I/O on a thread
+// of the device's own for file transfers (not the one of its host calls,
+// which may wait for a transfer), queue copies move each chunk between
+// pinned staging memory and the buffer, and two private timeline
+// semaphores chain them.
 //
 // A read of n chunks through two staging buffers (chunk i uses staging
 // i % 2):
@@ -36,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "device_private.h"
 #include "hal/impl/api.h"
 #include "semaphore_impl.h"
 
@@ -401,8 +403,8 @@ static hal_status_t hal_transfer_submit_io(
     const hal_semaphore_list_t* waits, const hal_semaphore_list_t* signals) {
   t->steps[i].transfer = t;
   t->steps[i].chunk = i == t->chunk_count ? UINT64_MAX : i;
-  return hal_device_queue_host_call(device, queue, waits, signals,
-                                    hal_transfer_step, &t->steps[i]);
+  return hal_device_queue_file_host_call(device, queue, waits, signals,
+                                         hal_transfer_step, &t->steps[i]);
 }
 
 // Submits chunk |i|'s copy, signaling |t->copied| to |copied_value| and

@@ -258,8 +258,9 @@ static void* hal_sync_host_executor_main(void* arg) {
   return NULL;
 }
 
-HAL_API hal_status_t hal_sync_host_executor_create(
-    const char* name, hal_sync_host_executor_t** out_executor) {
+HAL_API hal_status_t
+hal_sync_host_executor_create(const char* prefix, const char* name,
+                              hal_sync_host_executor_t** out_executor) {
   *out_executor = NULL;
   hal_sync_host_executor_t* executor = calloc(1, sizeof(*executor));
   if (!executor) {
@@ -279,12 +280,13 @@ HAL_API hal_status_t hal_sync_host_executor_create(
                            "cannot start the host call thread of %s: %s", name,
                            strerror(error));
   }
-  // 15 characters: "hc-" and the end of the device's name, where its index
-  // is, so that two devices' threads stay apart.
+  // 15 characters: the prefix and the end of the device's name, where its
+  // index is, so that two devices' threads stay apart.
   char thread_name[16];
   size_t length = strlen(name);
-  snprintf(thread_name, sizeof(thread_name), "hc-%s",
-           length > 12 ? name + (length - 12) : name);
+  size_t room = 15 - strlen(prefix);
+  snprintf(thread_name, sizeof(thread_name), "%s%s", prefix,
+           length > room ? name + (length - room) : name);
   pthread_setname_np(executor->thread, thread_name);
   *out_executor = executor;
   return HAL_OK;

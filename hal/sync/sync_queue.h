@@ -320,12 +320,15 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue);
 
 // The executor of a device's host calls (host_call.c): one thread, the
 // calls not finished, the ones ready to run. libhal's device code owns it
-// (hal_device_queue_host_call); drivers do not see it.
+// (hal_device_queue_host_call, and a second one for the host side of file
+// transfers); drivers do not see it.
 typedef struct hal_sync_host_executor_t hal_sync_host_executor_t;
 
-// Starts the executor's thread; |name| (the device's) names it.
-HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_host_executor_create(
-    const char* name, hal_sync_host_executor_t** out_executor);
+// Starts the executor's thread, named |prefix| (at most 4 characters) and
+// the end of |name| (the device's).
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_sync_host_executor_create(const char* prefix, const char* name,
+                              hal_sync_host_executor_t** out_executor);
 
 // Submits one host call (hal_host_call_fn_t has the contract); the lists
 // are validated by the caller, copied, and their semaphores retained until

@@ -148,7 +148,9 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_copy(
 // libhal's release thread). One thread per device runs its host calls in
 // the order they became ready, so a function must not wait for its own
 // signals nor for anything that only another host call of the same device
-// would signal: that wait could never end.
+// would signal: that wait could never end. File transfers
+// (hal_device_queue_read/_write) have a thread of their own: a function
+// may wait for them.
 typedef hal_status_t (*hal_host_call_fn_t)(void* user_data,
                                            hal_status_t status);
 

@@ -60,7 +60,10 @@ HAL_API void hal_file_release(hal_file_t* file);
 // semaphore twice included). The signals are reached or failed only after
 // every chunk's copy let go of |target|. A file that turns out
 // shorter when it is read, or a read that fails, fails the signals
-// (DATA_LOSS, or the errno's status) and nothing after it runs.
+// (DATA_LOSS, or the errno's status) and nothing after it runs. The file
+// I/O runs on a thread of the device's own for transfers, not the one of
+// its host calls: a host call (hal_device_queue_host_call) may wait for a
+// transfer, and one that blocks does not hold transfers up.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_read(
     hal_device_t* device, uint32_t queue_index,
     const hal_semaphore_list_t* wait_semaphores,

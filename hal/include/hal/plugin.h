@@ -32,8 +32,9 @@
 HAL_EXTERN_C_BEGIN
 
 // The version of hal_plugin_t this libhal speaks. Bumped on any change to
-// hal_plugin_t or to the vtables a plugin implements.
-#define HAL_PLUGIN_ABI_VERSION 5u
+// hal_plugin_t, to the vtables a plugin implements or to the layout of the
+// objects it embeds (hal/impl/: hal_device_t gained its file executor in 6).
+#define HAL_PLUGIN_ABI_VERSION 6u
 
 #define HAL_PLUGIN_ENTRY_SYMBOL "hal_plugin_query"
 

@@ -438,11 +438,10 @@ HAL_API hal_status_t hal_device_queue_copy(
                                  signal_semaphores, &op);
 }
 
-// A host call on the executor in |slot| (the device's host calls, or the
-// host side of its file transfers), started here by the first call.
+// A host call on the device's executor of host calls, or of the host side
+// of its file transfers (|for_files|), started here by the first call.
 static hal_status_t hal_device_submit_host_call(
-    hal_device_t* device, HAL_ATOMIC(hal_sync_host_executor_t*) * slot,
-    const char* thread_prefix, uint32_t queue_index,
+    hal_device_t* device, bool for_files, uint32_t queue_index,
     const hal_semaphore_list_t* wait_semaphores,
     const hal_semaphore_list_t* signal_semaphores, hal_host_call_fn_t fn,
     void* user_data) {
@@ -468,13 +467,15 @@ static hal_status_t hal_device_submit_host_call(
                            "host call: device '%s' is shut down",
                            device->info.name);
   }
+  HAL_ATOMIC(hal_sync_host_executor_t*)* slot =
+      for_files ? &device->file_executor : &device->host_executor;
   hal_sync_host_executor_t* executor =
       atomic_load_explicit(slot, memory_order_acquire);
   if (!executor) {
     // The first call starts the thread; of two racing, one wins.
     hal_sync_host_executor_t* created = NULL;
     HAL_RETURN_IF_ERROR(hal_sync_host_executor_create(
-        thread_prefix, device->info.name, &created));
+        for_files ? "fio-" : "hc-", device->info.name, &created));
     if (atomic_compare_exchange_strong_explicit(slot, &executor, created,
                                                 memory_order_acq_rel,
                                                 memory_order_acquire)) {
@@ -494,9 +495,9 @@ hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
                            const hal_semaphore_list_t* wait_semaphores,
                            const hal_semaphore_list_t* signal_semaphores,
                            hal_host_call_fn_t fn, void* user_data) {
-  return hal_device_submit_host_call(device, &device->host_executor, "hc-",
-                                     queue_index, wait_semaphores,
-                                     signal_semaphores, fn, user_data);
+  return hal_device_submit_host_call(device, false, queue_index,
+                                     wait_semaphores, signal_semaphores, fn,
+                                     user_data);
 }
 
 hal_status_t hal_device_queue_file_host_call(
@@ -504,8 +505,7 @@ hal_status_t hal_device_queue_file_host_call(
     const hal_semaphore_list_t* wait_semaphores,
     const hal_semaphore_list_t* signal_semaphores, hal_host_call_fn_t fn,
     void* user_data) {
-  return hal_device_submit_host_call(device, &device->file_executor, "fio-",
-                                     queue_index, wait_semaphores,
+  return hal_device_submit_host_call(device, true, queue_index, wait_semaphores,
                                      signal_semaphores, fn, user_data);
 }
 

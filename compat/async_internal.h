@@ -37,6 +37,9 @@ void hal_async_runtime_release(hal_async_runtime_t* runtime);
 void hal_async_runtime_submit(hal_async_runtime_t* runtime,
                               hal_async_coro_handle_t handle,
                               hal_async_coro_resume_t resume);
+// Runs the late work queued on this thread now: a blocking await calls it
+// first, since what it waits for may be queued behind it here.
+void hal_async_run_queued_late_work(void);
 
 // Nesting depth of coroutine resumes run inline by timepoint callbacks on
 // this thread; bounded so chains of awaits cannot overflow the stack.

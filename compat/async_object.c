@@ -426,9 +426,11 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
   if (!object)
     return;
   // On a pool thread, the handoffs queued so far take effect before it
-  // blocks: what it waits for may depend on them.
+  // blocks: what it waits for may depend on them. So does late work queued
+  // on this thread behind the late work now blocking.
   if (hal_async_deferring)
     hal_async_flush_deferred();
+  hal_async_run_queued_late_work();
   // A failure is the object's error state: visible through is-error.
   hal_status_ignore(hal_semaphore_wait(object->semaphore, object->target,
                                        hal_infinite_timeout()));

@@ -719,6 +719,92 @@ static void Async_LateChainDoesNotNestOnTheStack(void** state) {
   assert_null(hal_async_runtime_exchange_default(fixture));
 }
 
+// Links before the head: more than the inline-resume bound (8).
+#define HAL_ASYNC_TEST_PREFIX_LINKS 12
+
+// The head of a late chain: resumed late (its runtime gone), it emplaces
+// the first link's token, which resumes links nested up to the bound and
+// queues the deeper ones on this thread, then blocks until the last link
+// ran.
+typedef struct late_head_t {
+  void** tokens;
+  int64_t count;
+  atomic_int* finished;
+} late_head_t;
+
+static void late_head_resume(void* handle) {
+  late_head_t* head = (late_head_t*)handle;
+  mlirAsyncRuntimeEmplaceToken(head->tokens[0]);
+  // Emplaced by the last link, which is queued behind this coroutine.
+  void* last = head->tokens[head->count];
+  mlirAsyncRuntimeAwaitToken(last);
+  HAL_THREAD_CHECK(!mlirAsyncRuntimeIsTokenError(last), "the last link failed");
+  atomic_store(head->finished, 1);
+  mlirAsyncRuntimeDropRef(last, 1);  // the coroutine's
+  free(head);
+}
+
+// A late coroutine that blocks until late work queued behind it on its
+// thread ran: the blocking await runs that work first instead of waiting
+// for it forever.
+static void Async_LateBlockingAwaitRunsTheLateWorkBehindIt(void** state) {
+  (void)state;
+  const int64_t count = 64;  // links, past the inline-resume bound
+  hal_async_runtime_t* fixture = hal_async_runtime_exchange_default(NULL);
+  hal_async_runtime_t* runtime = NULL;
+  HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 1, &runtime));
+  assert_null(hal_async_runtime_exchange_default(runtime));
+  // tokens[0, count): the links' own; tokens[count]: emplaced by the last
+  // link; start: the head's.
+  void** tokens = calloc((size_t)count + 1, sizeof(*tokens));
+  assert_non_null(tokens);
+  atomic_int_fast64_t last = -1;
+  for (int64_t i = 0; i <= count; ++i)
+    tokens[i] = mlirAsyncRuntimeCreateToken();
+  for (int64_t i = 0; i < count; ++i) {
+    late_link_t* link = malloc(sizeof(*link));
+    assert_non_null(link);
+    *link = (late_link_t){tokens, i, count + 1, &last};
+    mlirAsyncRuntimeAddRef(tokens[i], 1);
+    mlirAsyncRuntimeAwaitTokenAndExecute(tokens[i], link, late_link_resume);
+  }
+  // The head runs as late work, not nested in an inline resume: it awaits
+  // the end of a prefix chain longer than the bound, whose links past the
+  // bound run late (and the head behind them).
+  enum { kPrefix = HAL_ASYNC_TEST_PREFIX_LINKS };
+  void* prefix[kPrefix + 1];
+  atomic_int_fast64_t prefix_last = -1;
+  for (int64_t i = 0; i <= kPrefix; ++i)
+    prefix[i] = mlirAsyncRuntimeCreateToken();
+  for (int64_t i = 0; i < kPrefix; ++i) {
+    late_link_t* link = malloc(sizeof(*link));
+    assert_non_null(link);
+    *link = (late_link_t){prefix, i, kPrefix + 1, &prefix_last};
+    mlirAsyncRuntimeAddRef(prefix[i], 1);
+    mlirAsyncRuntimeAwaitTokenAndExecute(prefix[i], link, late_link_resume);
+  }
+  atomic_int finished = 0;
+  void* start = prefix[kPrefix];
+  late_head_t* head = malloc(sizeof(*head));
+  assert_non_null(head);
+  *head = (late_head_t){tokens, count, &finished};
+  mlirAsyncRuntimeAddRef(tokens[count], 1);  // for the head
+  mlirAsyncRuntimeAwaitTokenAndExecute(start, head, late_head_resume);
+  assert_ptr_equal(hal_async_runtime_exchange_default(NULL), runtime);
+  hal_async_runtime_destroy(runtime);
+  mlirAsyncRuntimeEmplaceToken(prefix[0]);  // everything runs here, late
+  assert_int_equal(atomic_load(&prefix_last), kPrefix - 1);
+  assert_int_equal(atomic_load(&finished), 1);
+  assert_int_equal(atomic_load(&last), count - 1);
+  for (int64_t i = 0; i <= kPrefix; ++i)
+    mlirAsyncRuntimeDropRef(prefix[i], 1);
+  for (int64_t i = 0; i <= count; ++i)
+    mlirAsyncRuntimeDropRef(tokens[i], 1);
+  free(tokens);
+  assert_int_equal(hal_async_live_object_count(), 0);
+  assert_null(hal_async_runtime_exchange_default(fixture));
+}
+
 // The handoff invariant (async_object.c): mlir-cpu-runner unmaps the JIT'd
 // code as soon as main's last await returns, so nothing a pool task does
 // may let another thread run or see anything before the task has returned
@@ -840,6 +926,7 @@ int main(void) {
       CASE(Async_LastReferenceDroppedInsideEmplace),
       CASE(Async_RuntimeUnloadedWithTasksPending),
       CASE(Async_LateChainDoesNotNestOnTheStack),
+      CASE(Async_LateBlockingAwaitRunsTheLateWorkBehindIt),
       CASE(Async_HandoffsWaitForTheTaskToReturn),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,7 +44,8 @@
 // runtime was destroyed (a token emplaced later by another thread) runs on
 // the emplacing thread: late work is never lost and never touches freed
 // memory. A chain of them (each resume emplacing the token the next one
-// awaits) runs there one after another, in order, not nested on the stack.
+// awaits) runs there in order, nested no deeper than the bound on inline
+// resumes, however long the chain.
 //
 // Handoffs. Inside a pool task, what the task hands to other threads
 // (emplace, set-error, await-and-execute, add-to-group, execute) takes

@@ -534,6 +534,61 @@ CTS_CASE(Q4_FileReadWaitingAtReleaseIsCancelled) {
   hal_file_release(file);
 }
 
+// Released while a host call waits for a transfer of the device that waits
+// itself (on a semaphore nobody signals): the transfer is cancelled, so the
+// host call's wait returns and the release does not wait for ever.
+typedef struct pending_transfer_call_t {
+  hal_device_t* device;
+  hal_file_t* file;
+  hal_buffer_t* buffer;
+  hal_semaphore_t* never;
+  hal_semaphore_t* entered;  // host: the call is about to wait
+  hal_status_t wait;         // what the call's wait returned
+} pending_transfer_call_t;
+
+static hal_status_t wait_for_pending_transfer(void* user_data,
+                                              hal_status_t status) {
+  pending_transfer_call_t* call = user_data;
+  if (status != HAL_OK)
+    return HAL_OK;
+  hal_semaphore_t* s = NULL;
+  call->wait = hal_device_create_semaphore(call->device, 0, &s);
+  if (call->wait != HAL_OK)
+    return HAL_OK;
+  uint64_t v1 = 1;
+  hal_semaphore_list_t wait_never = one(&call->never, &v1), s1 = one(&s, &v1);
+  call->wait = hal_device_queue_read(call->device, 0, &wait_never, &s1,
+                                     call->file, 0, call->buffer, 0, 100);
+  if (call->wait == HAL_OK) {
+    hal_status_ignore(hal_semaphore_signal(call->entered, 1));
+    call->wait =
+        hal_semaphore_wait(s, 1, hal_make_timeout_ns(INT64_C(20000000000)));
+  }
+  hal_semaphore_release(s);
+  return HAL_OK;
+}
+
+CTS_CASE(Q4_ReleaseWhileAHostCallWaitsForAPendingTransfer) {
+  (void)state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 10);
+  pending_transfer_call_t call = {.device = cts_create_device(0)};
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &call.file));
+  close(fd);
+  call.buffer = device_buffer(call.device, 100);
+  call.never = cts_create_semaphore(NULL, 0);
+  call.entered = cts_create_semaphore(NULL, 0);
+  HAL_ASSERT_OK(hal_device_queue_host_call(call.device, 0, NULL, NULL,
+                                           wait_for_pending_transfer, &call));
+  HAL_ASSERT_OK(cts_wait(call.entered, 1));
+  hal_device_release(call.device);  // waits for the running host call
+  HAL_ASSERT_STATUS(HAL_STATUS_CANCELLED, "", call.wait);
+  hal_buffer_release(call.buffer);
+  hal_semaphore_release(call.entered);
+  hal_semaphore_release(call.never);
+  hal_file_release(call.file);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) CTS_ON_FIXTURE(name)
 
@@ -551,6 +606,7 @@ int main(void) {
       CASE(File_TransfersWaitedForInsideAHostCall),
       CASE(File_ReadRunsWhileAHostCallBlocks),
       cmocka_unit_test(Q4_FileReadWaitingAtReleaseIsCancelled),
+      cmocka_unit_test(Q4_ReleaseWhileAHostCallWaitsForAPendingTransfer),
   };
   return cts_main("queue_file", tests, HAL_ARRAYSIZE(tests));
 }

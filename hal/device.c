@@ -44,14 +44,26 @@ HAL_API void hal_device_retain(hal_device_t* device) {
   hal_resource_retain(&device->resource);
 }
 
-// The shutdown (Q4): host calls first (one running may still use the
-// device, and wait for a file transfer), then the host side of file
-// transfers, then the driver's queues.
+// An executor slot after the shutdown took its executor: a call that
+// passed the shutdown check just before finds it and is refused, rather
+// than start an executor that nobody would shut down.
+#define HAL_DEVICE_EXECUTOR_CLOSED ((hal_sync_host_executor_t*)(uintptr_t)1)
+
+static void hal_device_close_executor(HAL_ATOMIC(hal_sync_host_executor_t*) *
+                                      slot) {
+  hal_sync_host_executor_t* executor = atomic_exchange_explicit(
+      slot, HAL_DEVICE_EXECUTOR_CLOSED, memory_order_acq_rel);
+  hal_sync_host_executor_shutdown(executor);
+}
+
+// The shutdown (Q4): the host side of file transfers first, which never
+// waits for anything but its own I/O, so that a running host call waiting
+// for a transfer still waiting gets it cancelled (the host calls' shutdown
+// waits for that call); then host calls (one running may still use the
+// device); then the driver's queues.
 static void hal_device_shutdown(hal_device_t* device) {
-  hal_sync_host_executor_shutdown(atomic_exchange_explicit(
-      &device->host_executor, NULL, memory_order_acq_rel));
-  hal_sync_host_executor_shutdown(atomic_exchange_explicit(
-      &device->file_executor, NULL, memory_order_acq_rel));
+  hal_device_close_executor(&device->file_executor);
+  hal_device_close_executor(&device->host_executor);
   if (hal_device_vtable(device)->shutdown)
     hal_device_vtable(device)->shutdown(device);
 }
@@ -483,6 +495,11 @@ static hal_status_t hal_device_submit_host_call(
     } else {
       hal_sync_host_executor_shutdown(created);
     }
+  }
+  if (executor == HAL_DEVICE_EXECUTOR_CLOSED) {
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "host call: device '%s' is shut down",
+                           device->info.name);
   }
   hal_semaphore_list_t none = hal_semaphore_list_empty();
   return hal_sync_host_executor_submit(

@@ -40,8 +40,8 @@ struct hal_device_t {
   // The same for the host side of file transfers (hal_device_queue_read
   // and _write), apart so that a host call may wait for a transfer of its
   // own device and a long host call does not hold transfers up. Started
-  // by the first transfer; shut down after |host_executor| (a host call
-  // being waited for may itself wait for a transfer).
+  // by the first transfer; shut down before |host_executor|, so that a
+  // transfer a running host call waits for is cancelled, not waited for.
   HAL_ATOMIC(struct hal_sync_host_executor_t*) file_executor;
 };
 HAL_RESOURCE_ASSERT_LAYOUT(hal_device_t, resource);

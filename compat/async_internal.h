@@ -37,9 +37,11 @@ void hal_async_runtime_release(hal_async_runtime_t* runtime);
 void hal_async_runtime_submit(hal_async_runtime_t* runtime,
                               hal_async_coro_handle_t handle,
                               hal_async_coro_resume_t resume);
-// Runs the late work queued on this thread now: a blocking await calls it
-// first, since what it waits for may be queued behind it here.
-void hal_async_run_queued_late_work(void);
+// Runs the oldest late work queued on this thread, if any (false: none). A
+// blocking await runs it until what it waits for is ready, since that may
+// be queued behind it here; no further, so that the next blocking await in
+// the queue does not nest inside this one.
+bool hal_async_run_queued_late_task(void);
 
 // Nesting depth of coroutine resumes run inline by timepoint callbacks on
 // this thread; bounded so chains of awaits cannot overflow the stack.

@@ -419,6 +419,8 @@ static void hal_async_object_resolve(void* pointer, uint32_t kind, bool error,
   hal_async_handoff_push(&handoff);
 }
 
+static bool hal_async_object_is_resolved(hal_async_object_t* object);
+
 static void hal_async_object_await(void* pointer, uint32_t kind,
                                    const char* entry_point) {
   hal_async_object_t* object =
@@ -426,11 +428,17 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
   if (!object)
     return;
   // On a pool thread, the handoffs queued so far take effect before it
-  // blocks: what it waits for may depend on them. So does late work queued
-  // on this thread behind the late work now blocking.
-  if (hal_async_deferring)
-    hal_async_flush_deferred();
-  hal_async_run_queued_late_work();
+  // blocks: what it waits for may depend on them. So may late work queued
+  // on this thread behind the late work now blocking; each piece of it run
+  // here may queue more handoffs, which take effect before the next.
+  for (;;) {
+    if (hal_async_deferring)
+      hal_async_flush_deferred();
+    if (hal_async_object_is_resolved(object) ||
+        !hal_async_run_queued_late_task()) {
+      break;
+    }
+  }
   // A failure is the object's error state: visible through is-error.
   hal_status_ignore(hal_semaphore_wait(object->semaphore, object->target,
                                        hal_infinite_timeout()));

@@ -194,21 +194,23 @@ static void hal_async_run_late(hal_async_coro_handle_t handle,
   }
   hal_async_late_running = true;
   resume(handle);
-  hal_async_run_queued_late_work();
+  while (hal_async_run_queued_late_task()) {
+  }
   hal_async_late_running = false;
 }
 
-void hal_async_run_queued_late_work(void) {
-  while (hal_async_late_head) {
-    hal_async_task_t* task = hal_async_late_head;
-    hal_async_late_head = task->next;
-    if (!hal_async_late_head)
-      hal_async_late_tail = NULL;
-    hal_async_coro_handle_t handle = task->handle;
-    hal_async_coro_resume_t resume = task->resume;
-    hal_allocator_free(hal_allocator_system(), task);
-    resume(handle);
-  }
+bool hal_async_run_queued_late_task(void) {
+  hal_async_task_t* task = hal_async_late_head;
+  if (!task)
+    return false;
+  hal_async_late_head = task->next;
+  if (!hal_async_late_head)
+    hal_async_late_tail = NULL;
+  hal_async_coro_handle_t handle = task->handle;
+  hal_async_coro_resume_t resume = task->resume;
+  hal_allocator_free(hal_allocator_system(), task);
+  resume(handle);
+  return true;
 }
 
 void hal_async_runtime_submit(hal_async_runtime_t* runtime,

@@ -805,6 +805,94 @@ static void Async_LateBlockingAwaitRunsTheLateWorkBehindIt(void** state) {
   assert_null(hal_async_runtime_exchange_default(fixture));
 }
 
+// A late chain whose links block: every kBlockEvery-th link emplaces the
+// next link's token, then waits (blocking) for a token that the link three
+// further on emplaces. Started from a pool task of a live runtime, where
+// what a link hands over takes effect in flushes and the deeper links run
+// as late work queued on that pool thread.
+enum { kBlockEvery = 20 };
+
+typedef struct blocking_chain_t {
+  int64_t count;
+  void** tokens;    // [count]: link i awaits tokens[i]
+  void** blockers;  // [count]: link i blocks on blockers[i] (every 20th)
+  atomic_int_fast64_t last;
+  atomic_int done;
+} blocking_chain_t;
+
+typedef struct blocking_link_t {
+  blocking_chain_t* chain;
+  int64_t index;
+} blocking_link_t;
+
+static void blocking_link_resume(void* handle) {
+  blocking_link_t* link = (blocking_link_t*)handle;
+  blocking_chain_t* chain = link->chain;
+  int64_t i = link->index;
+  free(link);
+  int64_t last = atomic_exchange(&chain->last, i);
+  HAL_THREAD_CHECK(last == i - 1, "link %lld ran after %lld", (long long)i,
+                   (long long)last);
+  mlirAsyncRuntimeDropRef(chain->tokens[i], 1);  // the coroutine's
+  if (i + 1 < chain->count)
+    mlirAsyncRuntimeEmplaceToken(chain->tokens[i + 1]);
+  if (chain->blockers[i]) {
+    mlirAsyncRuntimeAwaitToken(chain->blockers[i]);
+    HAL_THREAD_CHECK(atomic_load(&chain->last) >= i + 3,
+                     "link %lld's wait returned before link %lld ran",
+                     (long long)i, (long long)(i + 3));
+  }
+  if (i >= 3 && chain->blockers[i - 3])
+    mlirAsyncRuntimeEmplaceToken(chain->blockers[i - 3]);
+  if (i + 1 == chain->count)
+    atomic_store(&chain->done, 1);
+}
+
+static void start_blocking_chain(void* arg) {
+  blocking_chain_t* chain = arg;
+  mlirAsyncRuntimeEmplaceToken(chain->tokens[0]);
+}
+
+static void Async_LateChainThatBlocksRunsFromAPoolTask(void** state) {
+  hal_async_runtime_t* fixture = hal_async_runtime_exchange_default(NULL);
+  hal_async_runtime_t* runtime = NULL;
+  HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 1, &runtime));
+  assert_null(hal_async_runtime_exchange_default(runtime));
+  blocking_chain_t chain = {.count = 1000, .last = -1};
+  chain.tokens = calloc((size_t)chain.count, sizeof(void*));
+  chain.blockers = calloc((size_t)chain.count, sizeof(void*));
+  assert_true(chain.tokens && chain.blockers);
+  for (int64_t i = 0; i < chain.count; ++i) {
+    chain.tokens[i] = mlirAsyncRuntimeCreateToken();
+    if (i % kBlockEvery == 0 && i + 3 < chain.count)
+      chain.blockers[i] = mlirAsyncRuntimeCreateToken();
+    blocking_link_t* link = malloc(sizeof(*link));
+    assert_non_null(link);
+    *link = (blocking_link_t){&chain, i};
+    mlirAsyncRuntimeAddRef(chain.tokens[i], 1);
+    mlirAsyncRuntimeAwaitTokenAndExecute(chain.tokens[i], link,
+                                         blocking_link_resume);
+  }
+  assert_ptr_equal(hal_async_runtime_exchange_default(NULL), runtime);
+  hal_async_runtime_destroy(runtime);
+  // The fixture's runtime is alive: the chain starts in one of its tasks.
+  assert_null(hal_async_runtime_exchange_default(fixture));
+  spawn(start_blocking_chain, &chain);
+  hal_time_t deadline = hal_time_now() + INT64_C(20000000000);
+  while (!atomic_load(&chain.done) && hal_time_now() < deadline)
+    usleep(1000);
+  assert_int_equal(atomic_load(&chain.done), 1);
+  assert_int_equal(atomic_load(&chain.last), chain.count - 1);
+  for (int64_t i = 0; i < chain.count; ++i) {
+    mlirAsyncRuntimeDropRef(chain.tokens[i], 1);
+    if (chain.blockers[i])
+      mlirAsyncRuntimeDropRef(chain.blockers[i], 1);
+  }
+  free(chain.tokens);
+  free(chain.blockers);
+  (void)state;
+}
+
 // The handoff invariant (async_object.c): mlir-cpu-runner unmaps the JIT'd
 // code as soon as main's last await returns, so nothing a pool task does
 // may let another thread run or see anything before the task has returned
@@ -927,6 +1015,7 @@ int main(void) {
       CASE(Async_RuntimeUnloadedWithTasksPending),
       CASE(Async_LateChainDoesNotNestOnTheStack),
       CASE(Async_LateBlockingAwaitRunsTheLateWorkBehindIt),
+      CASE(Async_LateChainThatBlocksRunsFromAPoolTask),
       CASE(Async_HandoffsWaitForTheTaskToReturn),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

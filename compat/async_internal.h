@@ -42,6 +42,7 @@ void hal_async_runtime_submit(hal_async_runtime_t* runtime,
 // be queued behind it here; no further, so that the next blocking await in
 // the queue does not nest inside this one.
 bool hal_async_run_queued_late_task(void);
+bool hal_async_has_queued_late_work(void);
 
 // Nesting depth of coroutine resumes run inline by timepoint callbacks on
 // this thread; bounded so chains of awaits cannot overflow the stack.

@@ -434,10 +434,13 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
   for (;;) {
     if (hal_async_deferring)
       hal_async_flush_deferred();
-    if (hal_async_object_is_resolved(object) ||
-        !hal_async_run_queued_late_task()) {
+    // The queue first: it is empty except on a thread running late work,
+    // so an ordinary await adds no query before its wait.
+    if (!hal_async_has_queued_late_work() ||
+        hal_async_object_is_resolved(object)) {
       break;
     }
+    hal_async_run_queued_late_task();
   }
   // A failure is the object's error state: visible through is-error.
   hal_status_ignore(hal_semaphore_wait(object->semaphore, object->target,

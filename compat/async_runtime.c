@@ -199,6 +199,10 @@ static void hal_async_run_late(hal_async_coro_handle_t handle,
   hal_async_late_running = false;
 }
 
+bool hal_async_has_queued_late_work(void) {
+  return hal_async_late_head != NULL;
+}
+
 bool hal_async_run_queued_late_task(void) {
   hal_async_task_t* task = hal_async_late_head;
   if (!task)

@@ -28,6 +28,13 @@ static hal_semaphore_list_t one(hal_semaphore_t** semaphore, uint64_t* value) {
   return list;
 }
 
+// |length| seeded random bytes into |bytes|.
+static void random_bytes(uint8_t* bytes, size_t length, uint64_t stream) {
+  cts_random_t random = cts_random_make(stream);
+  for (size_t i = 0; i < length; ++i)
+    bytes[i] = (uint8_t)cts_random_next(&random);
+}
+
 // A temporary file of |length| seeded random bytes (also into |bytes|),
 // opened read-write and already unlinked.
 static int temp_file(uint8_t* bytes, size_t length, uint64_t stream) {
@@ -38,11 +45,20 @@ static int temp_file(uint8_t* bytes, size_t length, uint64_t stream) {
   int fd = mkstemp(path);
   assert_true(fd >= 0);
   unlink(path);
-  cts_random_t random = cts_random_make(stream);
-  for (size_t i = 0; i < length; ++i)
-    bytes[i] = (uint8_t)cts_random_next(&random);
+  random_bytes(bytes, length, stream);
   assert_int_equal(pwrite(fd, bytes, length, 0), (ssize_t)length);
   return fd;
+}
+
+// A file over temp_file(bytes, length, stream), opened for |access|; the
+// temporary descriptor is closed (the file holds its own).
+static hal_file_t* temp_hal_file(uint8_t* bytes, size_t length, uint64_t stream,
+                                 hal_file_access_t access) {
+  int fd = temp_file(bytes, length, stream);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(fd, access, &file));
+  close(fd);
+  return file;
 }
 
 static hal_buffer_t* device_buffer(hal_device_t* device, uint64_t size) {
@@ -113,10 +129,8 @@ CTS_CASE(File_RoundTripFromMemory) {
 CTS_CASE(File_ReadOrderedWithWork) {
   fixture_t* f = *state;
   static uint8_t bytes[kFileBytes];
-  int fd = temp_file(bytes, sizeof(bytes), 3);
-  hal_file_t* file = NULL;
-  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
-  close(fd);  // the file holds its own descriptor
+  hal_file_t* file =
+      temp_hal_file(bytes, sizeof(bytes), 3, HAL_FILE_ACCESS_READ);
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   uint64_t v1 = 1, v2 = 2, v3 = 3;
   hal_semaphore_list_t w1 = one(&s, &v1), w2 = one(&s, &v2);
@@ -181,10 +195,8 @@ CTS_CASE(File_ShortFileFails) {
 CTS_CASE(File_FailedWaitFailsSignals) {
   fixture_t* f = *state;
   static uint8_t bytes[kFileBytes];
-  int fd = temp_file(bytes, sizeof(bytes), 5);
-  hal_file_t* file = NULL;
-  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
-  close(fd);
+  hal_file_t* file =
+      temp_hal_file(bytes, sizeof(bytes), 5, HAL_FILE_ACCESS_READ);
   hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   uint64_t v1 = 1;
@@ -209,10 +221,8 @@ CTS_CASE(File_FailedWaitFailsSignals) {
 CTS_CASE(File_WaitFailedBeforeTheCall) {
   fixture_t* f = *state;
   static uint8_t bytes[kFileBytes];
-  int fd = temp_file(bytes, sizeof(bytes), 8);
-  hal_file_t* file = NULL;
-  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ_WRITE, &file));
-  close(fd);
+  hal_file_t* file =
+      temp_hal_file(bytes, sizeof(bytes), 8, HAL_FILE_ACCESS_READ_WRITE);
   hal_semaphore_t* failed = cts_create_semaphore(f->device, 0);
   hal_semaphore_fail(failed, hal_make_status(HAL_STATUS_ABORTED, "upstream"));
   uint64_t v1 = 1;
@@ -243,10 +253,8 @@ CTS_CASE(File_WaitFailedBeforeTheCall) {
 CTS_CASE(File_RefusedOrFailedTransferLeavesNoPendingUse) {
   fixture_t* f = *state;
   static uint8_t bytes[kFileBytes];
-  int fd = temp_file(bytes, sizeof(bytes), 9);
-  hal_file_t* file = NULL;
-  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ_WRITE, &file));
-  close(fd);
+  hal_file_t* file =
+      temp_hal_file(bytes, sizeof(bytes), 9, HAL_FILE_ACCESS_READ_WRITE);
   const hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
                                       HAL_BUFFER_USAGE_DEFAULT};
   const uint32_t rounds = cts_iterations(40);
@@ -442,8 +450,7 @@ CTS_CASE(File_TransfersWaitedForInsideAHostCall) {
   fixture_t* f = *state;
   static uint8_t bytes[kFileBytes];
   static uint8_t copy[kFileBytes];
-  int fd = temp_file(bytes, sizeof(bytes), 8);
-  close(fd);
+  random_bytes(bytes, sizeof(bytes), 8);
   memset(copy, 0, sizeof(copy));
   transfer_call_t call = {.f = f,
                           .buffer = device_buffer(f->device, kFileBytes)};
@@ -478,10 +485,8 @@ static hal_status_t wait_for_gate(void* user_data, hal_status_t status) {
 CTS_CASE(File_ReadRunsWhileAHostCallBlocks) {
   fixture_t* f = *state;
   static uint8_t bytes[kFileBytes];
-  int fd = temp_file(bytes, sizeof(bytes), 9);
-  hal_file_t* file = NULL;
-  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
-  close(fd);
+  hal_file_t* file =
+      temp_hal_file(bytes, sizeof(bytes), 9, HAL_FILE_ACCESS_READ);
   hal_buffer_t* buffer = device_buffer(f->device, kFileBytes);
   hal_semaphore_t* gate = cts_create_semaphore(NULL, 0);
   hal_semaphore_t* called = cts_create_semaphore(f->device, 0);
@@ -513,10 +518,8 @@ CTS_CASE(File_ReadRunsWhileAHostCallBlocks) {
 CTS_CASE(Q4_FileReadWaitingAtReleaseIsCancelled) {
   (void)state;
   static uint8_t bytes[kFileBytes];
-  int fd = temp_file(bytes, sizeof(bytes), 7);
-  hal_file_t* file = NULL;
-  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
-  close(fd);
+  hal_file_t* file =
+      temp_hal_file(bytes, sizeof(bytes), 7, HAL_FILE_ACCESS_READ);
   hal_device_t* device = cts_create_device(0);
   hal_buffer_t* buffer = device_buffer(device, kFileBytes);
   hal_semaphore_t* never = cts_create_semaphore(device, 0);
@@ -571,10 +574,9 @@ static hal_status_t wait_for_pending_transfer(void* user_data,
 CTS_CASE(Q4_ReleaseWhileAHostCallWaitsForAPendingTransfer) {
   (void)state;
   static uint8_t bytes[kFileBytes];
-  int fd = temp_file(bytes, sizeof(bytes), 10);
-  pending_transfer_call_t call = {.device = cts_create_device(0)};
-  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &call.file));
-  close(fd);
+  pending_transfer_call_t call = {
+      .device = cts_create_device(0),
+      .file = temp_hal_file(bytes, sizeof(bytes), 10, HAL_FILE_ACCESS_READ)};
   call.buffer = device_buffer(call.device, 100);
   call.never = cts_create_semaphore(NULL, 0);
   call.entered = cts_create_semaphore(NULL, 0);

@@ -327,19 +327,6 @@ CTS_CASE(HostCall_LongChainRunsInOrder) {
   hal_semaphore_release(s);
 }
 
-// A host call that records its place in the order the calls ran.
-typedef struct ordered_call_t {
-  atomic_int* next_place;
-  int place;
-} ordered_call_t;
-
-static hal_status_t ordered_call_fn(void* user_data, hal_status_t status) {
-  ordered_call_t* call = user_data;
-  if (status == HAL_OK)
-    call->place = atomic_fetch_add(call->next_place, 1);
-  return HAL_OK;
-}
-
 // Two host calls waiting for the same value run in the order they were
 // submitted, though the second arrives while the signal that releases the
 // first is still handing it over (a callback registered first holds that
@@ -349,27 +336,28 @@ CTS_CASE(HostCall_SameWaitDuringItsReleaseRunsInOrder) {
   hal_semaphore_t* gate = cts_create_semaphore(NULL, 0);
   hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
   atomic_int next_place = 0;
-  ordered_call_t first = {&next_place, -1}, second = {&next_place, -1};
+  // chain_fn records each call's place in the order the calls ran.
+  chain_link_t first = {&next_place, 0, -1}, second = {&next_place, 1, -1};
   cts_held_signal_t held;
   cts_held_signal_begin(&held, gate);
   uint64_t one = 1, two = 2;
   hal_semaphore_list_t waits = {1, &gate, &one};
   hal_semaphore_list_t first_signals = {1, &done, &one};
   hal_semaphore_list_t second_signals = {1, &done, &two};
-  HAL_ASSERT_OK(hal_device_queue_host_call(
-      f->device, f->q0, &waits, &first_signals, ordered_call_fn, &first));
+  HAL_ASSERT_OK(hal_device_queue_host_call(f->device, f->q0, &waits,
+                                           &first_signals, chain_fn, &first));
   cts_held_signal_start(&held);
-  HAL_ASSERT_OK(hal_device_queue_host_call(
-      f->device, f->q0, &waits, &second_signals, ordered_call_fn, &second));
+  HAL_ASSERT_OK(hal_device_queue_host_call(f->device, f->q0, &waits,
+                                           &second_signals, chain_fn, &second));
   HAL_ASSERT_OK(hal_semaphore_signal(gate, 2));
   // Time for a wrong order to show: the second already run.
   hal_sleep_until(hal_time_now() + 20 * 1000 * 1000);
   cts_held_signal_finish(&held);
   HAL_ASSERT_OK(cts_wait(done, 2));
   HAL_ASSERT_OK(cts_wait(done, 1));
-  if (first.place != 0 || second.place != 1) {
+  if (first.seen != 0 || second.seen != 1) {
     fail_msg("the host calls ran in places %d and %d, expected 0 and 1",
-             first.place, second.place);
+             first.seen, second.seen);
   }
   hal_semaphore_release(gate);
   hal_semaphore_release(done);

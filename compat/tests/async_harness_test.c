@@ -682,6 +682,32 @@ static void late_link_resume(void* handle) {
   free(link);
 }
 
+// Registers links 0 .. count - 1 of a chain on |tokens| (link i awaits
+// tokens[i] and emplaces tokens[i + 1] when i + 1 < |token_count|), each
+// holding a reference to its token, on the current default runtime.
+static void await_late_chain(void** tokens, int64_t count, int64_t token_count,
+                             atomic_int_fast64_t* last) {
+  for (int64_t i = 0; i < count; ++i) {
+    late_link_t* link = malloc(sizeof(*link));
+    assert_non_null(link);
+    *link = (late_link_t){tokens, i, token_count, last};
+    mlirAsyncRuntimeAddRef(tokens[i], 1);  // for the coroutine
+    mlirAsyncRuntimeAwaitTokenAndExecute(tokens[i], link, late_link_resume);
+  }
+}
+
+// Makes a fresh one-worker runtime the default instead of the fixture's
+// (returned in |out_fixture|): what is registered next belongs to it, and
+// runs late once it is destroyed.
+static hal_async_runtime_t* make_doomed_default(
+    hal_async_runtime_t** out_fixture) {
+  *out_fixture = hal_async_runtime_exchange_default(NULL);
+  hal_async_runtime_t* runtime = NULL;
+  HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 1, &runtime));
+  assert_null(hal_async_runtime_exchange_default(runtime));
+  return runtime;
+}
+
 // Coroutines whose runtime is gone run on the emplacing thread. A chain of
 // them resolved by one emplace (each resume emplaces the next link's token)
 // runs one link after another there, not nested: 100 000 links nested on
@@ -691,22 +717,15 @@ static void late_link_resume(void* handle) {
 static void Async_LateChainDoesNotNestOnTheStack(void** state) {
   (void)state;
   const int64_t count = 100000;
-  hal_async_runtime_t* fixture = hal_async_runtime_exchange_default(NULL);
-  hal_async_runtime_t* runtime = NULL;
-  HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 1, &runtime));
-  assert_null(hal_async_runtime_exchange_default(runtime));
+  hal_async_runtime_t* fixture = NULL;
+  hal_async_runtime_t* runtime = make_doomed_default(&fixture);
   void** tokens = calloc((size_t)count, sizeof(*tokens));
   assert_non_null(tokens);
   atomic_int_fast64_t last = -1;
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; i < count; ++i)
     tokens[i] = mlirAsyncRuntimeCreateToken();
-    late_link_t* link = malloc(sizeof(*link));
-    assert_non_null(link);
-    *link = (late_link_t){tokens, i, count, &last};
-    mlirAsyncRuntimeAddRef(tokens[i], 1);  // for the coroutine
-    // Registered here: each awaiter belongs to |runtime|, the default.
-    mlirAsyncRuntimeAwaitTokenAndExecute(tokens[i], link, late_link_resume);
-  }
+  // Registered here: each awaiter belongs to |runtime|, the default.
+  await_late_chain(tokens, count, count, &last);
   assert_ptr_equal(hal_async_runtime_exchange_default(NULL), runtime);
   hal_async_runtime_destroy(runtime);
   assert_int_equal(atomic_load(&last), -1);
@@ -750,10 +769,8 @@ static void late_head_resume(void* handle) {
 static void Async_LateBlockingAwaitRunsTheLateWorkBehindIt(void** state) {
   (void)state;
   const int64_t count = 64;  // links, past the inline-resume bound
-  hal_async_runtime_t* fixture = hal_async_runtime_exchange_default(NULL);
-  hal_async_runtime_t* runtime = NULL;
-  HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 1, &runtime));
-  assert_null(hal_async_runtime_exchange_default(runtime));
+  hal_async_runtime_t* fixture = NULL;
+  hal_async_runtime_t* runtime = make_doomed_default(&fixture);
   // tokens[0, count): the links' own; tokens[count]: emplaced by the last
   // link; start: the head's.
   void** tokens = calloc((size_t)count + 1, sizeof(*tokens));
@@ -761,13 +778,7 @@ static void Async_LateBlockingAwaitRunsTheLateWorkBehindIt(void** state) {
   atomic_int_fast64_t last = -1;
   for (int64_t i = 0; i <= count; ++i)
     tokens[i] = mlirAsyncRuntimeCreateToken();
-  for (int64_t i = 0; i < count; ++i) {
-    late_link_t* link = malloc(sizeof(*link));
-    assert_non_null(link);
-    *link = (late_link_t){tokens, i, count + 1, &last};
-    mlirAsyncRuntimeAddRef(tokens[i], 1);
-    mlirAsyncRuntimeAwaitTokenAndExecute(tokens[i], link, late_link_resume);
-  }
+  await_late_chain(tokens, count, count + 1, &last);
   // The head runs as late work, not nested in an inline resume: it awaits
   // the end of a prefix chain longer than the bound, whose links past the
   // bound run late (and the head behind them).
@@ -776,13 +787,7 @@ static void Async_LateBlockingAwaitRunsTheLateWorkBehindIt(void** state) {
   atomic_int_fast64_t prefix_last = -1;
   for (int64_t i = 0; i <= kPrefix; ++i)
     prefix[i] = mlirAsyncRuntimeCreateToken();
-  for (int64_t i = 0; i < kPrefix; ++i) {
-    late_link_t* link = malloc(sizeof(*link));
-    assert_non_null(link);
-    *link = (late_link_t){prefix, i, kPrefix + 1, &prefix_last};
-    mlirAsyncRuntimeAddRef(prefix[i], 1);
-    mlirAsyncRuntimeAwaitTokenAndExecute(prefix[i], link, late_link_resume);
-  }
+  await_late_chain(prefix, kPrefix, kPrefix + 1, &prefix_last);
   atomic_int finished = 0;
   void* start = prefix[kPrefix];
   late_head_t* head = malloc(sizeof(*head));
@@ -854,10 +859,8 @@ static void start_blocking_chain(void* arg) {
 }
 
 static void Async_LateChainThatBlocksRunsFromAPoolTask(void** state) {
-  hal_async_runtime_t* fixture = hal_async_runtime_exchange_default(NULL);
-  hal_async_runtime_t* runtime = NULL;
-  HAL_ASSERT_OK(hal_async_runtime_create(hal_allocator_system(), 1, &runtime));
-  assert_null(hal_async_runtime_exchange_default(runtime));
+  hal_async_runtime_t* fixture = NULL;
+  hal_async_runtime_t* runtime = make_doomed_default(&fixture);
   blocking_chain_t chain = {.count = 1000, .last = -1};
   chain.tokens = calloc((size_t)chain.count, sizeof(void*));
   chain.blockers = calloc((size_t)chain.count, sizeof(void*));

@@ -250,17 +250,20 @@ HAL_API hal_status_t hal_device_allocator_allocate_buffer(
                            "buffer size %" PRIu64 " exceeds the address space",
                            byte_length);
   }
-  hal_status_t status = allocator->vtable->allocate_buffer(
-      allocator, params, byte_length, out_buffer);
   // A buffer its caller released while queue work still used it is
   // destroyed on libhal's release thread once that work completed (queue
   // threads never run a destroy, and a vendor free may synchronize the
   // whole device), a moment after the work's signals. A caller that saw
   // those signals must not run out of memory such a buffer still holds:
-  // wait for the destroys handed over (bounded) and try once more.
+  // wait for the destroys handed over (bounded) and try once more. Counted
+  // from before the try: a destroy may finish between the failure and the
+  // wait.
+  uint64_t destroys_finished = hal_resource_deferred_destroys_finished();
+  hal_status_t status = allocator->vtable->allocate_buffer(
+      allocator, params, byte_length, out_buffer);
   if (hal_status_code(status) == HAL_STATUS_RESOURCE_EXHAUSTED &&
-      hal_resource_wait_deferred_destroys(hal_time_now() +
-                                          HAL_DEFERRED_FREE_WAIT_NS)) {
+      hal_resource_wait_deferred_destroys(
+          destroys_finished, hal_time_now() + HAL_DEFERRED_FREE_WAIT_NS)) {
     hal_status_free(status);
     status = allocator->vtable->allocate_buffer(allocator, params, byte_length,
                                                 out_buffer);

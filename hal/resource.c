@@ -137,6 +137,11 @@ static struct {
   bool started;               // the thread exists; under |mutex|
   // Resource destroys handed over and not finished; under |mutex|.
   int destroys;
+  // Resource destroys finished; written under |mutex|, read without it.
+  _Atomic uint64_t destroys_finished;
+  // Other work running now (a device shutdown), which may join the thread
+  // of a waiter for destroys; under |mutex|.
+  int others_running;
   pthread_cond_t destroys_cond;  // |destroys| fell to zero
 } hal_deferred = {
     .once = PTHREAD_ONCE_INIT,
@@ -147,6 +152,7 @@ static struct {
 };
 
 static void hal_resource_destroy_chain(hal_resource_t* resource);
+static void hal_resource_run_deferred_destroy(hal_deferred_node_t* node);
 
 static void* hal_deferred_thread_main(void* arg) {
   (void)arg;
@@ -164,10 +170,20 @@ static void* hal_deferred_thread_main(void* arg) {
       hal_deferred.tail = NULL;
     node->next = NULL;
     ++hal_deferred.busy;
+    // Read now: the node's memory may be gone once it ran.
+    bool is_destroy = node->run == hal_resource_run_deferred_destroy;
+    if (!is_destroy) {
+      // A waiter for destroys on a queue thread may be what this work
+      // joins: it stops waiting (hal_resource_wait_deferred_destroys).
+      ++hal_deferred.others_running;
+      pthread_cond_broadcast(&hal_deferred.destroys_cond);
+    }
     pthread_mutex_unlock(&hal_deferred.mutex);
     // Never under the lock: the work may defer more.
     node->run(node);
     pthread_mutex_lock(&hal_deferred.mutex);
+    if (!is_destroy)
+      --hal_deferred.others_running;
     --hal_deferred.busy;
     if (!hal_deferred.head && hal_deferred.busy == 0) {
       pthread_cond_broadcast(&hal_deferred.idle_cond);
@@ -316,6 +332,10 @@ static void hal_resource_run_deferred_destroy(hal_deferred_node_t* node) {
       (hal_resource_t*)((char*)node - offsetof(hal_resource_t, deferred));
   hal_resource_destroy_chain(resource);
   pthread_mutex_lock(&hal_deferred.mutex);
+  // Release: what the destroy gave back is visible to a caller that reads
+  // the new count (hal_resource_wait_deferred_destroys).
+  atomic_fetch_add_explicit(&hal_deferred.destroys_finished, 1,
+                            memory_order_release);
   if (--hal_deferred.destroys == 0)
     pthread_cond_broadcast(&hal_deferred.destroys_cond);
   pthread_mutex_unlock(&hal_deferred.mutex);
@@ -336,15 +356,24 @@ HAL_API void hal_resource_release(hal_resource_t* resource) {
   }
 }
 
-HAL_API bool hal_resource_wait_deferred_destroys(hal_time_t deadline_ns) {
-  // Inside a bracket the release thread may be busy with work that waits
-  // for this very thread (a device shutdown joining it).
-  if (hal_resource_shutdown_deferred_here())
-    return false;
+HAL_API uint64_t hal_resource_deferred_destroys_finished(void) {
+  return atomic_load_explicit(&hal_deferred.destroys_finished,
+                              memory_order_acquire);
+}
+
+HAL_API bool hal_resource_wait_deferred_destroys(uint64_t finished_before,
+                                                 hal_time_t deadline_ns) {
+  // Inside a bracket (a queue thread, a host call, a timepoint callback)
+  // the release thread may run work that waits for this very thread: a
+  // device shutdown joining it, or waiting for the callback's batch. Such
+  // a waiter stops once the release thread runs anything but a destroy.
+  // Resource destroys never wait for a queue thread: a device's queues are
+  // stopped by its shutdown, before its last resource reference can go.
+  bool may_be_joined = hal_resource_shutdown_deferred_here();
   pthread_once(&hal_deferred.once, hal_deferred_init);
   pthread_mutex_lock(&hal_deferred.mutex);
-  bool pending = hal_deferred.destroys > 0;
-  while (hal_deferred.destroys > 0) {
+  while (hal_deferred.destroys > 0 &&
+         !(may_be_joined && hal_deferred.others_running > 0)) {
     struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000ll),
                           .tv_nsec = (long)(deadline_ns % 1000000000ll)};
     if (pthread_cond_timedwait(&hal_deferred.destroys_cond, &hal_deferred.mutex,
@@ -353,9 +382,12 @@ HAL_API bool hal_resource_wait_deferred_destroys(hal_time_t deadline_ns) {
       break;
     }
   }
-  bool done = pending && hal_deferred.destroys == 0;
+  // Not "was one pending at the call": the caller's try may have failed
+  // while a destroy was running, and that destroy may have finished before
+  // this call took the lock. Its memory is back all the same.
+  bool finished = hal_resource_deferred_destroys_finished() != finished_before;
   pthread_mutex_unlock(&hal_deferred.mutex);
-  return done;
+  return finished;
 }
 
 HAL_API intptr_t hal_resource_ref_count(const void* resource) {

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -170,6 +171,115 @@ static void Resource_DeferredDestructionRunsElsewhere(void** state) {
   assert_int_equal(destroyed, 2);
 }
 
+static _Atomic int slow_destroyed;
+
+// A destroy that takes a while: a wait that starts while it runs must see
+// it through.
+static void slow_object_destroy(hal_resource_t* resource) {
+  usleep(50 * 1000);
+  atomic_fetch_add_explicit(&slow_destroyed, 1, memory_order_relaxed);
+  free(resource);
+}
+
+static const hal_resource_destroy_fn_t slow_object_vtable[1] = {
+    slow_object_destroy,
+};
+
+// Hands a new slow object's destroy to the release thread.
+static void release_slow_object_deferred(void) {
+  hal_resource_t* object = calloc(1, sizeof(*object));
+  assert_non_null(object);
+  hal_resource_initialize(slow_object_vtable, NULL, object);
+  hal_resource_defer_destruction_enter();
+  hal_resource_release(object);
+  hal_resource_defer_destruction_exit();
+}
+
+// What an allocation that ran out of memory relies on: the wait for the
+// release thread's destroys says whether one finished since the caller read
+// the count, including one that finished before the wait began (the
+// caller's try failed while it ran). It waits for one still running; with
+// nothing new it says no at once; inside a bracket it never waits.
+static void Resource_WaitForDeferredDestroysCountsFromTheCallersRead(
+    void** state) {
+  hal_time_t deadline = hal_time_now() + 20ll * 1000 * 1000 * 1000;
+  uint64_t before = hal_resource_deferred_destroys_finished();
+  assert_false(hal_resource_wait_deferred_destroys(before, deadline));
+
+  // Finished before the wait: still counts.
+  release_slow_object_deferred();
+  hal_resource_wait_deferred();
+  assert_int_equal(atomic_load(&slow_destroyed), 1);
+  assert_true(hal_resource_wait_deferred_destroys(before, deadline));
+  uint64_t after_first = hal_resource_deferred_destroys_finished();
+  assert_int_equal(after_first, before + 1);
+  assert_false(hal_resource_wait_deferred_destroys(after_first, deadline));
+
+  // Running at the wait: waited for.
+  release_slow_object_deferred();
+  assert_true(hal_resource_wait_deferred_destroys(after_first, deadline));
+  assert_int_equal(atomic_load(&slow_destroyed), 2);
+
+  // Inside a bracket, with nothing else on the release thread: the same.
+  uint64_t after_second = hal_resource_deferred_destroys_finished();
+  release_slow_object_deferred();
+  hal_resource_defer_destruction_enter();
+  assert_true(hal_resource_wait_deferred_destroys(after_second, deadline));
+  hal_resource_defer_destruction_exit();
+  assert_int_equal(atomic_load(&slow_destroyed), 3);
+}
+
+// A queue thread's waiter, and the shutdown that joins it.
+typedef struct {
+  hal_deferred_node_t node;  // first: the run function's cast
+  pthread_t waiter;
+  _Atomic bool go;
+  uint64_t finished_before;
+  bool result;
+  hal_time_t elapsed_ns;
+} joined_waiter_t;
+
+static void* wait_for_destroys_in_bracket(void* arg) {
+  joined_waiter_t* job = arg;
+  hal_resource_defer_destruction_enter();
+  while (!atomic_load(&job->go))
+    usleep(1000);
+  hal_time_t start = hal_time_now();
+  job->result = hal_resource_wait_deferred_destroys(
+      job->finished_before, start + 30ll * 1000 * 1000 * 1000);
+  job->elapsed_ns = hal_time_now() - start;
+  hal_resource_defer_destruction_exit();
+  return NULL;
+}
+
+static void join_the_waiter(hal_deferred_node_t* node) {
+  joined_waiter_t* job = (joined_waiter_t*)node;
+  pthread_join(job->waiter, NULL);
+}
+
+// A waiter inside a bracket whose destroy is queued behind work that joins
+// the waiter's thread (a device shutdown joining its queue threads): the
+// waiter stops waiting once that work runs, rather than both waiting out
+// the deadline.
+static void Resource_WaitForDeferredDestroysYieldsToWorkThatJoinsIt(
+    void** state) {
+  joined_waiter_t job = {.finished_before =
+                             hal_resource_deferred_destroys_finished()};
+  atomic_init(&job.go, false);
+  assert_int_equal(
+      pthread_create(&job.waiter, NULL, wait_for_destroys_in_bracket, &job), 0);
+  job.node.run = join_the_waiter;
+  hal_resource_defer_node(&job.node);
+  release_slow_object_deferred();  // behind the join
+  atomic_store(&job.go, true);
+  hal_resource_wait_deferred();
+  print_message("[          ] the waiter returned after %.1f ms\n",
+                job.elapsed_ns / 1e6);
+  assert_true(job.elapsed_ns < 10ll * 1000 * 1000 * 1000);
+  assert_false(job.result);  // nothing finished while it waited
+  assert_int_equal(atomic_load(&slow_destroyed), 4);
+}
+
 static const hal_resource_destroy_fn_t other_vtable[1] = {
     test_object_destroy,
 };
@@ -240,6 +350,8 @@ int main(void) {
       CASE(Resource_ParentOutlivesChildAndGoesAfterIt),
       CASE(Resource_ConcurrentReleaseDestroysOnce),
       CASE(Resource_DeferredDestructionRunsElsewhere),
+      CASE(Resource_WaitForDeferredDestroysCountsFromTheCallersRead),
+      CASE(Resource_WaitForDeferredDestroysYieldsToWorkThatJoinsIt),
   };
   return cmocka_run_group_tests_name("core/resource", tests, NULL, NULL);
 }

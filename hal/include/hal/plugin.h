@@ -32,9 +32,11 @@
 HAL_EXTERN_C_BEGIN
 
 // The version of hal_plugin_t this libhal speaks. Bumped on any change to
-// hal_plugin_t, to the vtables a plugin implements or to the layout of the
-// objects it embeds (hal/impl/: hal_device_t gained its file executor in 6).
-#define HAL_PLUGIN_ABI_VERSION 6u
+// hal_plugin_t, to the vtables a plugin implements, to the layout of the
+// objects it embeds or to what a libhal function it calls takes (hal/impl/:
+// hal_device_t gained its file executor in 6; in 7
+// hal_resource_wait_deferred_destroys takes the caller's count).
+#define HAL_PLUGIN_ABI_VERSION 7u
 
 #define HAL_PLUGIN_ENTRY_SYMBOL "hal_plugin_query"
 

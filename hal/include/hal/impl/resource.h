@@ -166,14 +166,24 @@ HAL_API void hal_resource_defer_shutdown_exit(void);
 // defer-destruction or a defer-shutdown bracket.
 HAL_API bool hal_resource_shutdown_deferred_here(void);
 
+// How many resource destroys handed to the release thread have finished,
+// since the process started. A caller that may fail for lack of memory a
+// released object still holds reads it before it tries.
+HAL_API uint64_t hal_resource_deferred_destroys_finished(void);
+
 // Waits until every resource destroy handed to the release thread so far
-// (and any those hand on) has run, or |deadline_ns| passes. True when one
-// was pending at the call and none is at the return: for a caller that
-// failed for lack of memory a released object may still hold (see
-// hal_device_allocator_allocate_buffer). False at once inside a bracket
-// above, where the release thread may be busy with work that waits for
-// this very thread.
-HAL_API bool hal_resource_wait_deferred_destroys(hal_time_t deadline_ns);
+// (and any those hand on) has run, or |deadline_ns| passes. True when a
+// destroy finished after |finished_before| was read (from
+// hal_resource_deferred_destroys_finished()): it may have given back what
+// the caller lacked, so one more try is worth it (see
+// hal_device_allocator_allocate_buffer). A destroy that finished between
+// the caller's failed try and this call counts, as does one still running
+// at the call. Inside a bracket above, where the release thread may run
+// work that waits for this very thread (a device shutdown joining it), the
+// wait ends as soon as the release thread runs anything but a resource
+// destroy.
+HAL_API bool hal_resource_wait_deferred_destroys(uint64_t finished_before,
+                                                 hal_time_t deadline_ns);
 
 // Hands |node| to the release thread, which calls node->run(node) soon, on
 // its own thread (never under a lock). For work that must not run on the

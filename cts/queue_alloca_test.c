@@ -10,7 +10,8 @@
 // runs); failures reach the signals and leak nothing; the device's release
 // cancels what still waits (Q4). The suite also runs with the vendor's
 // stream-ordered allocator hidden (the core's fallback). On the same small
-// device: a released buffer's memory is back once its work is signaled.
+// device: a released buffer's memory is back once its work is signaled,
+// for an allocation and for an alloca ordered after that work.
 
 #include "cts.h"
 #include "kernel_images.h"
@@ -294,6 +295,37 @@ CTS_CASE(Memory_ReleasedBufferIsReusableOnceItsWorkIsSignaled) {
   hal_semaphore_release(gate);
 }
 
+// The same for an alloca: a buffer of 60 % of the device, used by a fill
+// and released at once, then an alloca of as much ordered after the fill's
+// signal. The alloca reaches its allocation on a queue thread a moment
+// after that signal, while the released buffer's destroy may still be on
+// its way to libhal's release thread: it must get the memory.
+CTS_CASE(Memory_AllocaOrderedAfterAReleasedBuffersWorkGetsItsMemory) {
+  fixture_t* f = *state;
+  const hal_device_info_t* info = hal_device_info(f->device);
+  if (info->total_memory > (4ull << 30)) {
+    print_message(
+        "[  SKIPPED ] needs a device of at most 4 GiB, to allocate 60 %% "
+        "of it twice (this one has %" PRIu64
+        " MiB); the virtual GPU's runs of this suite have 64 MiB\n",
+        info->total_memory >> 20);
+    skip();
+  }
+  const uint64_t size = info->total_memory / 10 * 6;
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_buffer_t* x = NULL;
+  HAL_ASSERT_OK(hal_device_allocate_buffer(f->device, kDeviceLocal, size, &x));
+  HAL_ASSERT_OK(fill_on(f->device, f->q0, NULL, 0, s, 1, x, 4096, 0x11));
+  hal_buffer_release(x);  // the fill keeps it while it needs it
+  hal_buffer_t* y = NULL;
+  HAL_ASSERT_OK(alloca_on(f->device, f->q1, s, 1, s, 2, size, &y));
+  HAL_ASSERT_OK(fill_on(f->device, f->q1, s, 2, s, 3, y, 4096, 0x22));
+  HAL_ASSERT_OK(dealloca_on(f->device, f->q1, s, 3, s, 4, y));
+  HAL_ASSERT_OK(cts_wait(s, 4));
+  hal_buffer_release(y);
+  hal_semaphore_release(s);
+}
+
 // A failed wait fails the alloca's signals; the buffer never gets memory:
 // work using it and its dealloca fail too, host transfers refuse, and the
 // handle's release frees nothing it does not own.
@@ -469,6 +501,7 @@ int main(void) {
       CASE(Alloca_ReleaseWithoutDeallocaFreesTheMemory),
       CASE(Alloca_BadArgumentsSubmitNothing),
       CASE(Memory_ReleasedBufferIsReusableOnceItsWorkIsSignaled),
+      CASE(Memory_AllocaOrderedAfterAReleasedBuffersWorkGetsItsMemory),
       cmocka_unit_test(Q4_AllocaParkedAtReleaseIsCancelled),
   };
   return cts_main("queue_alloca", tests, HAL_ARRAYSIZE(tests));

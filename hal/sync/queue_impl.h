@@ -126,6 +126,9 @@ struct hal_sync_queue_t {
   // thread issuing its own (hal_sync_queue_ready_at_submit). One at a time,
   // so submissions issue in the order they became ready.
   bool is_issuing;
+  // The submission inside interface.issue now; read by its issuing thread
+  // only (hal_sync_queue_await_issuing_waits).
+  hal_sync_submission_t* issuing;
   // A thread is between popping an in-flight submission and completing
   // it: the completion thread, or a host waiter helping
   // (hal_sync_queue_help_complete). One at a time, so submissions complete

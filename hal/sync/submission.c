@@ -487,6 +487,11 @@ hal_status_t hal_sync_submission_await_device_waits(
   return HAL_OK;
 }
 
+hal_status_t hal_sync_queue_await_issuing_waits(hal_sync_queue_t* queue) {
+  assert(queue->issuing);
+  return hal_sync_submission_await_device_waits(queue->issuing);
+}
+
 //===----------------------------------------------------------------------===//
 // Issue (the ISSUING thread: the worker, or a submitter)
 //===----------------------------------------------------------------------===//
@@ -548,7 +553,9 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
     // stores per issue that nothing would read.
     if (submission->trace_id)
       hal_trace_set_issuing_submission(submission->trace_id);
+    queue->issuing = submission;
     status = interface->issue(interface->self, submission->payload);
+    queue->issuing = NULL;
     if (submission->trace_id)
       hal_trace_set_issuing_submission(0);
   }

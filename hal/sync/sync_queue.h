@@ -314,6 +314,17 @@ hal_sync_queue_submit(hal_sync_queue_t* queue, hal_semaphore_list_t waits,
 // Tears the queue down (Q4, see above) and frees it.
 HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue);
 
+// ISSUING thread, inside interface.issue only: waits on the host until
+// every value that the submission being issued waits for on the device is
+// published (reached: OK; failed: its failure). Those signalers were
+// issued before it, so their queues' completion threads resolve them
+// without waiting for this thread. For an issue that needs what that work
+// gives back once it is done and its payload released: a queue-ordered
+// allocation that ran out of memory a buffer released under that work
+// still holds.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_sync_queue_await_issuing_waits(hal_sync_queue_t* queue);
+
 //===----------------------------------------------------------------------===//
 // Host calls
 //===----------------------------------------------------------------------===//

@@ -144,25 +144,37 @@ hal_status_t gpu_device_queue_dealloca(
   return status;
 }
 
+// How many fallback deallocas have freed their memory so far: read before
+// an allocation that may find the device full (gpu_alloca_wait_for_frees).
+static uint64_t gpu_alloca_frees_done(gpu_device_t* device) {
+  pthread_mutex_lock(&device->alloca_mutex);
+  uint64_t done = device->alloca_frees_done;
+  pthread_mutex_unlock(&device->alloca_mutex);
+  return done;
+}
+
 // WORKER thread: waits until no fallback dealloca is between its issue and
-// its free. False when there was none (nothing to wait for).
+// its free. True when one freed since |done_before| was read: not only one
+// pending now, as a free may complete between the failed allocation and
+// this call, and its memory is back all the same.
 // Bounded: a dealloca whose completion event could not be recorded is
 // released only when its queue is destroyed, so its free may never come
 // while this worker waits (the alloca then fails as the device is full).
-static bool gpu_alloca_wait_for_frees(gpu_device_t* device) {
+static bool gpu_alloca_wait_for_frees(gpu_device_t* device,
+                                      uint64_t done_before) {
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_sec += GPU_ALLOCA_FREE_WAIT_SECONDS;
   pthread_mutex_lock(&device->alloca_mutex);
-  bool pending = device->alloca_frees_pending > 0;
   while (device->alloca_frees_pending > 0) {
     if (pthread_cond_timedwait(&device->alloca_freed, &device->alloca_mutex,
                                &deadline) != 0) {
       break;
     }
   }
+  bool freed = device->alloca_frees_done != done_before;
   pthread_mutex_unlock(&device->alloca_mutex);
-  return pending;
+  return freed;
 }
 
 // WORKER thread: records |buffer|'s allocation event on |queue|'s stream,
@@ -204,25 +216,53 @@ void gpu_alloca_release_event(gpu_buffer_t* buffer) {
   }
 }
 
+// WORKER thread: one try at |buffer|'s memory, from the pool in |queue|'s
+// stream order or, without a pool, at once.
+static hal_status_t gpu_alloca_allocate(gpu_queue_t* queue,
+                                        gpu_buffer_t* buffer,
+                                        gpu_device_ptr_t* out_address) {
+  gpu_adapter_t* adapter = queue->device->adapter;
+  return buffer->pooled
+             ? adapter->ops->alloc_async(adapter, queue->device->alloca_pool,
+                                         queue->stream,
+                                         buffer->base.byte_length, out_address)
+             : adapter->ops->device_alloc(adapter, buffer->base.byte_length,
+                                          out_address);
+}
+
 hal_status_t gpu_queue_issue_alloca(gpu_queue_t* queue, gpu_buffer_t* buffer) {
   gpu_device_t* device = queue->device;
-  gpu_adapter_t* adapter = device->adapter;
   gpu_device_ptr_t address = 0;
-  hal_status_t status = buffer->pooled
-                            ? adapter->ops->alloc_async(
-                                  adapter, device->alloca_pool, queue->stream,
-                                  buffer->base.byte_length, &address)
-                            : adapter->ops->device_alloc(
-                                  adapter, buffer->base.byte_length, &address);
-  if (status != HAL_OK && !buffer->pooled &&
-      hal_status_code(status) == HAL_STATUS_RESOURCE_EXHAUSTED &&
-      gpu_alloca_wait_for_frees(device)) {
-    // The fallback frees at completion, so this worker may run ahead of
-    // the frees its alloca is ordered after: those were issued, and their
-    // memory comes back once the device reaches them.
-    hal_status_free(status);
-    status =
-        adapter->ops->device_alloc(adapter, buffer->base.byte_length, &address);
+  // Counted before the try: memory may come back between a failure and
+  // the wait for it.
+  uint64_t frees_done = buffer->pooled ? 0 : gpu_alloca_frees_done(device);
+  uint64_t destroys_done = hal_resource_deferred_destroys_finished();
+  hal_status_t status = gpu_alloca_allocate(queue, buffer, &address);
+  if (hal_status_code(status) == HAL_STATUS_RESOURCE_EXHAUSTED) {
+    // The allocation happens here, on the host, as the alloca issues, and
+    // work it is ordered after on the device may not be done yet. Memory
+    // that work gives back comes back once it is: fallback deallocas free
+    // at completion, and a buffer released while that work used it is
+    // destroyed on libhal's release thread a moment after the work's
+    // signals (as for hal_device_allocate_buffer). So wait for those
+    // signals, then for the frees and destroys on their way, and try once
+    // more.
+    hal_status_t waited = hal_sync_queue_await_issuing_waits(queue->sync_queue);
+    if (waited != HAL_OK) {
+      hal_status_free(status);
+      return hal_status_annotatef(
+          waited, "queue_alloca of %" PRIu64 " bytes on queue %u",
+          buffer->base.byte_length, queue->index);
+    }
+    bool freed =
+        !buffer->pooled && gpu_alloca_wait_for_frees(device, frees_done);
+    bool destroyed = hal_resource_wait_deferred_destroys(
+        destroys_done,
+        hal_time_now() + (hal_time_t)GPU_ALLOCA_FREE_WAIT_SECONDS * 1000000000);
+    if (freed || destroyed) {
+      hal_status_free(status);
+      status = gpu_alloca_allocate(queue, buffer, &address);
+    }
   }
   if (status == HAL_OK && buffer->pooled) {
     status = gpu_alloca_record_allocation(queue, buffer);
@@ -307,6 +347,7 @@ void gpu_dealloca_released(gpu_device_t* device, gpu_buffer_t* buffer,
   adapter->ops->device_free(adapter, buffer->address);
   pthread_mutex_lock(&device->alloca_mutex);
   --device->alloca_frees_pending;
+  ++device->alloca_frees_done;
   pthread_cond_broadcast(&device->alloca_freed);
   pthread_mutex_unlock(&device->alloca_mutex);
 }

@@ -146,11 +146,13 @@ struct gpu_device_t {
   // Queue-ordered allocation's vendor pool (NULL without the adapter's
   // STREAM_ORDERED_ALLOC: allocas then use device_alloc at issue).
   gpu_pool_t alloca_pool;
-  // The fallback's deallocas issued and not yet freed, and its signal: an
-  // alloca that finds the device full waits for them once, then retries.
+  // The fallback's deallocas issued and not yet freed, those freed, and
+  // their signal: an alloca that finds the device full waits for the
+  // pending ones once, then retries if any was freed since it tried.
   pthread_mutex_t alloca_mutex;
   pthread_cond_t alloca_freed;
   uint32_t alloca_frees_pending;  // under |alloca_mutex|
+  uint64_t alloca_frees_done;     // under |alloca_mutex|
   // Timed events whose records are done, for the next marks (under
   // |trace_mutex|): creating one per mark would double a traced submit.
   pthread_mutex_t trace_mutex;

@@ -688,6 +688,7 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
   pthread_mutex_init(&device->alloca_mutex, NULL);
   pthread_cond_init(&device->alloca_freed, NULL);
   device->alloca_frees_pending = 0;
+  device->alloca_frees_done = 0;
   device->alloca_pool = NULL;
 
   hal_status_t status = hal_sync_loss_domain_create(&device->loss_domain);

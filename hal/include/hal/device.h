@@ -177,7 +177,9 @@ hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
 // that, nothing may touch it (queue work that does fails FAILED_PRECONDITION
 // at issue; hal_buffer_read/write return FAILED_PRECONDITION). A failed
 // wait fails the signals and the buffer never gets memory. A pool that
-// cannot grow fails the signals with RESOURCE_EXHAUSTED.
+// cannot grow, after the work the alloca waits for is done and the memory
+// it gave back is free (buffers released under it), fails the signals with
+// RESOURCE_EXHAUSTED.
 //
 // hal_device_queue_dealloca gives |buffer|'s memory back to the pool once
 // queue |queue_index| reaches it (after its waits), then signals. Every use

@@ -257,6 +257,22 @@ CTS_CASE(Alloca_ReuseLoopStaysWithinDeviceMemory) {
   hal_semaphore_release(s);
 }
 
+// 60 % of the fixture's device, which has at most 4 GiB; a larger one
+// skips the case, since allocating that much |how_often| would be slow.
+static uint64_t sixty_percent_of_a_small_device(fixture_t* f,
+                                                const char* how_often) {
+  const hal_device_info_t* info = hal_device_info(f->device);
+  if (info->total_memory > (4ull << 30)) {
+    print_message(
+        "[  SKIPPED ] needs a device of at most 4 GiB, to allocate 60 %% "
+        "of it %s quickly (this one has %" PRIu64
+        " MiB); the virtual GPU's runs of this suite have 64 MiB\n",
+        how_often, info->total_memory >> 20);
+    skip();
+  }
+  return info->total_memory / 10 * 6;
+}
+
 // A buffer of 60 % of the device, used by queue work (a fill of its first
 // 4 KiB), released by its caller at once and reallocated as soon as the
 // work's signal is seen, 60 times (work ready at submit and work parked
@@ -266,17 +282,7 @@ CTS_CASE(Alloca_ReuseLoopStaysWithinDeviceMemory) {
 // that runs out of memory meanwhile waits for it instead of failing.
 CTS_CASE(Memory_ReleasedBufferIsReusableOnceItsWorkIsSignaled) {
   fixture_t* f = *state;
-  const hal_device_info_t* info = hal_device_info(f->device);
-  if (info->total_memory > (4ull << 30)) {
-    print_message(
-        "[  SKIPPED ] needs a device of at most 4 GiB, to allocate 60 %% "
-        "of it 60 times quickly (this one has %" PRIu64
-        " MiB); the virtual GPU's runs of "
-        "this suite have 64 MiB\n",
-        info->total_memory >> 20);
-    skip();
-  }
-  const uint64_t size = info->total_memory / 10 * 6;
+  const uint64_t size = sixty_percent_of_a_small_device(f, "60 times");
   hal_semaphore_t* gate = cts_create_semaphore(NULL, 0);
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   const uint32_t rounds = cts_iterations(60);
@@ -296,22 +302,15 @@ CTS_CASE(Memory_ReleasedBufferIsReusableOnceItsWorkIsSignaled) {
 }
 
 // The same for an alloca: a buffer of 60 % of the device, used by a fill
-// and released at once, then an alloca of as much ordered after the fill's
-// signal. The alloca reaches its allocation on a queue thread a moment
-// after that signal, while the released buffer's destroy may still be on
-// its way to libhal's release thread: it must get the memory.
+// and released at once, then an alloca of as much on the other queue,
+// ordered after the fill's signal. The alloca takes its memory on the host
+// as it issues, which may be before the device finished the fill (a wait
+// on another queue's work is a device-side wait), and the released
+// buffer's destroy comes a moment after the fill's signal: it must get the
+// memory all the same.
 CTS_CASE(Memory_AllocaOrderedAfterAReleasedBuffersWorkGetsItsMemory) {
   fixture_t* f = *state;
-  const hal_device_info_t* info = hal_device_info(f->device);
-  if (info->total_memory > (4ull << 30)) {
-    print_message(
-        "[  SKIPPED ] needs a device of at most 4 GiB, to allocate 60 %% "
-        "of it twice (this one has %" PRIu64
-        " MiB); the virtual GPU's runs of this suite have 64 MiB\n",
-        info->total_memory >> 20);
-    skip();
-  }
-  const uint64_t size = info->total_memory / 10 * 6;
+  const uint64_t size = sixty_percent_of_a_small_device(f, "twice");
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
   hal_buffer_t* x = NULL;
   HAL_ASSERT_OK(hal_device_allocate_buffer(f->device, kDeviceLocal, size, &x));

@@ -325,6 +325,38 @@ CTS_CASE(Memory_AllocaOrderedAfterAReleasedBuffersWorkGetsItsMemory) {
   hal_semaphore_release(s);
 }
 
+// And the other way round: 60 % of the device alloca'd, filled, then given
+// back by a dealloca, or by the handle's release without one; once that is
+// seen signaled, hal_device_allocate_buffer gets as much. The vendor's pool
+// keeps what a dealloca frees for the next alloca; the allocation makes it
+// give that back rather than run out of memory.
+CTS_CASE(Memory_DeallocatedMemoryIsAllocatableOnceSignaled) {
+  fixture_t* f = *state;
+  const uint64_t size = sixty_percent_of_a_small_device(f, "four times");
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t value = 0;
+  for (int round = 0; round < 4; ++round) {
+    bool dealloca = round % 2 == 0;
+    hal_buffer_t* x = NULL;
+    HAL_ASSERT_OK(
+        alloca_on(f->device, f->q0, s, value, s, value + 1, size, &x));
+    HAL_ASSERT_OK(fill_on(f->device, f->q0, s, value + 1, s, value + 2, x, 4096,
+                          (uint8_t)round));
+    value += 2;
+    if (dealloca) {
+      HAL_ASSERT_OK(dealloca_on(f->device, f->q1, s, value, s, value + 1, x));
+      ++value;
+    }
+    hal_buffer_release(x);  // without a dealloca: the memory goes with it
+    HAL_ASSERT_OK(cts_wait(s, value));
+    hal_buffer_t* y = NULL;
+    HAL_ASSERT_OK(
+        hal_device_allocate_buffer(f->device, kDeviceLocal, size, &y));
+    hal_buffer_release(y);
+  }
+  hal_semaphore_release(s);
+}
+
 // A failed wait fails the alloca's signals; the buffer never gets memory:
 // work using it and its dealloca fail too, host transfers refuse, and the
 // handle's release frees nothing it does not own.
@@ -501,6 +533,7 @@ int main(void) {
       CASE(Alloca_BadArgumentsSubmitNothing),
       CASE(Memory_ReleasedBufferIsReusableOnceItsWorkIsSignaled),
       CASE(Memory_AllocaOrderedAfterAReleasedBuffersWorkGetsItsMemory),
+      CASE(Memory_DeallocatedMemoryIsAllocatableOnceSignaled),
       cmocka_unit_test(Q4_AllocaParkedAtReleaseIsCancelled),
   };
   return cts_main("queue_alloca", tests, HAL_ARRAYSIZE(tests));

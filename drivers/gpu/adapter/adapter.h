@@ -263,6 +263,10 @@ typedef struct gpu_adapter_ops_t {
   // Bytes the pool holds from the device now (reserved, used or idle).
   hal_status_t (*pool_reserved_bytes)(gpu_adapter_t* adapter, gpu_pool_t pool,
                                       uint64_t* out_bytes);
+  // Gives the device back what the pool holds idle beyond |keep_bytes|
+  // (memory whose frees are done; cuMemPoolTrimTo, hipMemPoolTrimTo).
+  hal_status_t (*pool_trim)(gpu_adapter_t* adapter, gpu_pool_t pool,
+                            uint64_t keep_bytes);
   // |size| bytes from |pool|, valid for work enqueued on |stream| after
   // this call (and on other streams ordered after it); *out_pointer is set
   // at once.

@@ -481,6 +481,18 @@ static void gpu_cuda_pool_destroy(gpu_adapter_t* adapter, gpu_pool_t pool) {
     (void)gpu_cuda(adapter)->syms.cuMemPoolDestroy((CUmemoryPool)pool);
 }
 
+static hal_status_t gpu_cuda_pool_trim(gpu_adapter_t* adapter, gpu_pool_t pool,
+                                       uint64_t keep_bytes) {
+  gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC,
+                      "stream-ordered allocation");
+  GPU_RETURN_IF_ERROR(
+      &cuda->base,
+      cuda->syms.cuMemPoolTrimTo((CUmemoryPool)pool, (size_t)keep_bytes),
+      "cuMemPoolTrimTo");
+  return HAL_OK;
+}
+
 static hal_status_t gpu_cuda_pool_reserved_bytes(gpu_adapter_t* adapter,
                                                  gpu_pool_t pool,
                                                  uint64_t* out_bytes) {
@@ -973,6 +985,7 @@ static const gpu_adapter_ops_t gpu_cuda_ops = {
     .memcpy_sync = gpu_cuda_memcpy_sync,
     .pool_create = gpu_cuda_pool_create,
     .pool_destroy = gpu_cuda_pool_destroy,
+    .pool_trim = gpu_cuda_pool_trim,
     .pool_reserved_bytes = gpu_cuda_pool_reserved_bytes,
     .alloc_async = gpu_cuda_alloc_async,
     .free_async = gpu_cuda_free_async,

@@ -74,6 +74,8 @@
     (CUmemoryPool pool, CUmemPool_attribute attr, void* value))                \
   X(OPTIONAL, STREAM_ORDERED_ALLOC, cuMemPoolGetAttribute, CUresult,           \
     (CUmemoryPool pool, CUmemPool_attribute attr, void* value))                \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, cuMemPoolTrimTo, CUresult,                 \
+    (CUmemoryPool pool, size_t minBytesToKeep))                                \
   X(OPTIONAL, STREAM_ORDERED_ALLOC, cuMemAllocFromPoolAsync, CUresult,         \
     (CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)) \
   X(OPTIONAL, STREAM_ORDERED_ALLOC, cuMemFreeAsync, CUresult,                  \

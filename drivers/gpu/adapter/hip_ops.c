@@ -405,6 +405,18 @@ static void gpu_hip_pool_destroy(gpu_adapter_t* adapter, gpu_pool_t pool) {
     (void)gpu_hip(adapter)->syms.hipMemPoolDestroy((hipMemPool_t)pool);
 }
 
+static hal_status_t gpu_hip_pool_trim(gpu_adapter_t* adapter, gpu_pool_t pool,
+                                      uint64_t keep_bytes) {
+  gpu_hip_adapter_t* hip = gpu_hip(adapter);
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC,
+                      "stream-ordered allocation");
+  GPU_RETURN_IF_ERROR(
+      &hip->base,
+      hip->syms.hipMemPoolTrimTo((hipMemPool_t)pool, (size_t)keep_bytes),
+      "hipMemPoolTrimTo");
+  return HAL_OK;
+}
+
 static hal_status_t gpu_hip_pool_reserved_bytes(gpu_adapter_t* adapter,
                                                 gpu_pool_t pool,
                                                 uint64_t* out_bytes) {
@@ -884,6 +896,7 @@ static const gpu_adapter_ops_t gpu_hip_ops = {
     .memcpy_sync = gpu_hip_memcpy_sync,
     .pool_create = gpu_hip_pool_create,
     .pool_destroy = gpu_hip_pool_destroy,
+    .pool_trim = gpu_hip_pool_trim,
     .pool_reserved_bytes = gpu_hip_pool_reserved_bytes,
     .alloc_async = gpu_hip_alloc_async,
     .free_async = gpu_hip_free_async,

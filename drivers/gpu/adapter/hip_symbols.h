@@ -66,6 +66,8 @@
     (hipMemPool_t mem_pool, hipMemPoolAttr attr, void* value))                 \
   X(OPTIONAL, STREAM_ORDERED_ALLOC, hipMemPoolGetAttribute, hipError_t,        \
     (hipMemPool_t mem_pool, hipMemPoolAttr attr, void* value))                 \
+  X(OPTIONAL, STREAM_ORDERED_ALLOC, hipMemPoolTrimTo, hipError_t,              \
+    (hipMemPool_t mem_pool, size_t min_bytes_to_hold))                         \
   X(OPTIONAL, STREAM_ORDERED_ALLOC, hipMallocFromPoolAsync, hipError_t,        \
     (void** dev_ptr, size_t size, hipMemPool_t mem_pool, hipStream_t stream))  \
   X(OPTIONAL, STREAM_ORDERED_ALLOC, hipFreeAsync, hipError_t,                  \

@@ -102,6 +102,22 @@ static hal_status_t gpu_allocator_allocate_buffer(
     } else {
       status =
           adapter->ops->device_alloc(adapter, byte_length, &buffer->address);
+      if (hal_status_code(status) == HAL_STATUS_RESOURCE_EXHAUSTED &&
+          device->alloca_pool) {
+        // Memory deallocated (or freed by a released alloca'd buffer) goes
+        // back to the queue-ordered pool, which keeps it idle for the next
+        // alloca: give that back to the device and try once more, so that
+        // memory whose dealloca was seen signaled can be allocated here.
+        hal_status_t trimmed =
+            adapter->ops->pool_trim(adapter, device->alloca_pool, 0);
+        if (trimmed == HAL_OK) {
+          hal_status_free(status);
+          status = adapter->ops->device_alloc(adapter, byte_length,
+                                              &buffer->address);
+        } else {
+          hal_status_free(trimmed);
+        }
+      }
     }
   }
   if (status != HAL_OK) {

@@ -139,7 +139,10 @@ typedef struct hal_memory_stats_t {
 // are INVALID_ARGUMENT / RESOURCE_EXHAUSTED with the reason. An allocation
 // that runs out of memory while released buffers are still being destroyed
 // (see above) waits for those destroys (up to 10 s) and tries once more,
-// so memory whose last use was seen signaled is available to it.
+// so memory whose last use was seen signaled is available to it; memory
+// that queue-ordered deallocation gave back to the device's pool
+// (hal_device_queue_dealloca, seen signaled) is given back to the device
+// for it first.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_allocator_allocate_buffer(
     hal_device_allocator_t* allocator, hal_buffer_params_t params,
     uint64_t byte_length, hal_buffer_t** out_buffer);

@@ -189,6 +189,10 @@ static void Vgpu_StreamOrderedAllocation(void** state) {
   assert_true(again == d);
   HAL_ASSERT_OK(a->ops->free_async(a, f->stream, again));
   HAL_ASSERT_OK(a->ops->stream_synchronize(a, f->stream));
+  // A trim gives the idle memory back to the device.
+  HAL_ASSERT_OK(a->ops->pool_trim(a, pool, 0));
+  HAL_ASSERT_OK(a->ops->pool_reserved_bytes(a, pool, &reserved));
+  assert_int_equal(reserved, 0);
   a->ops->pool_destroy(a, pool);
 }
 

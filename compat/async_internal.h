@@ -37,6 +37,10 @@ void hal_async_runtime_release(hal_async_runtime_t* runtime);
 void hal_async_runtime_submit(hal_async_runtime_t* runtime,
                               hal_async_coro_handle_t handle,
                               hal_async_coro_resume_t resume);
+// Runs resume(handle) on this thread as late work: at once, or, while this
+// thread already runs late work, queued behind it (never nested in it).
+void hal_async_run_late(hal_async_coro_handle_t handle,
+                        hal_async_coro_resume_t resume);
 // Runs the oldest late work queued on this thread, if any (false: none). A
 // blocking await runs it until what it waits for is ready, since that may
 // be queued behind it here; no further, so that the next blocking await in
@@ -45,7 +49,8 @@ bool hal_async_run_queued_late_task(void);
 bool hal_async_has_queued_late_work(void);
 
 // Nesting depth of coroutine resumes run inline by timepoint callbacks on
-// this thread; bounded so chains of awaits cannot overflow the stack.
+// this thread; bounded so chains of awaits cannot overflow the stack (the
+// deeper links run on the same thread as late work, one at a time).
 #define HAL_ASYNC_MAX_INLINE_RESUME_DEPTH 8
 extern _Thread_local int hal_async_inline_resume_depth;
 

@@ -451,9 +451,11 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
 // Await-and-execute
 //===----------------------------------------------------------------------===//
 
-// Resumes the coroutine on this thread, unless inline resumes have nested
-// too deeply here (a chain of awaits resolved by one emplace): then it goes
-// to the pool.
+// Resumes the coroutine on this thread (as MLIR's runtime does): nested in
+// the call that resolved its object, unless inline resumes have nested too
+// deeply here (a chain of awaits resolved by one emplace); then as late
+// work, after the resume it would have nested in. Not on the pool: every
+// worker may be blocked awaiting the end of the chain.
 static void hal_async_resume(hal_async_runtime_t* runtime,
                              hal_async_coro_handle_t handle,
                              hal_async_coro_resume_t resume) {
@@ -465,22 +467,34 @@ static void hal_async_resume(hal_async_runtime_t* runtime,
     // Inside a pool task's flush: submitted by the same flush, in order.
     hal_async_defer_execute(runtime, handle, resume);
   } else {
-    hal_async_runtime_submit(runtime, handle, resume);
+    hal_async_run_late(handle, resume);
   }
 }
 
 // Timepoint callback: OK (ready), the object's failure, or CANCELLED if the
-// object was destroyed while awaited (a reference-counting bug of the
-// program). The coroutine resumes in every case and reads the outcome
-// through is-error, as the lowering does after each await.
+// object was destroyed while awaited, never resolved (a reference-counting
+// bug of the program). On the first two the coroutine resumes and reads
+// the outcome through is-error, as the lowering does after each await. On
+// the last it is not resumed, as in MLIR's runtime: the object it would
+// query is being freed, and it was neither ready nor in error.
 static void hal_async_awaiter_ready(void* user_data, uint64_t value,
                                     hal_status_t status) {
+  (void)value;
   hal_async_awaiter_t* awaiter = (hal_async_awaiter_t*)user_data;
   hal_async_runtime_t* runtime = awaiter->runtime;
   hal_async_coro_handle_t handle = awaiter->handle;
   hal_async_coro_resume_t resume = awaiter->resume;
   hal_allocator_free(hal_allocator_system(), awaiter);
-  hal_async_resume(runtime, handle, resume);
+  if (HAL_UNLIKELY(status && hal_status_code(status) == HAL_STATUS_CANCELLED)) {
+    fprintf(stderr,
+            "hal-async: an object awaited by coroutine %p lost its last "
+            "reference before it was ready or in error; the coroutine is "
+            "never resumed\n",
+            handle);
+    fflush(stderr);
+  } else {
+    hal_async_resume(runtime, handle, resume);
+  }
   hal_async_runtime_release(runtime);
 }
 

@@ -161,18 +161,18 @@ static void* hal_async_worker_main(void* arg) {
 }
 
 // Late work: submitted to a runtime already destroyed, it runs on the
-// submitting thread rather than being lost. Late work can submit more (a
-// chain of coroutines suspended on tokens, each resume emplacing the
-// next; the inline-resume bound sends the deeper links here): while a
-// thread runs late work, what it submits late is queued on the thread and
+// submitting thread rather than being lost; so do the links of an await
+// chain past the inline-resume bound. Late work can make more (a chain of
+// coroutines suspended on tokens, each resume emplacing the next): while a
+// thread runs late work, what it makes late is queued on the thread and
 // run, in order, by the outermost late run once the current one returns.
 // The stack then holds one late resume at a time, however long the chain.
 static _Thread_local bool hal_async_late_running;
 static _Thread_local hal_async_task_t* hal_async_late_head;
 static _Thread_local hal_async_task_t* hal_async_late_tail;
 
-static void hal_async_run_late(hal_async_coro_handle_t handle,
-                               hal_async_coro_resume_t resume) {
+void hal_async_run_late(hal_async_coro_handle_t handle,
+                        hal_async_coro_resume_t resume) {
   if (hal_async_late_running) {
     hal_async_task_t* task = NULL;
     hal_status_t status = hal_allocator_malloc(hal_allocator_system(),

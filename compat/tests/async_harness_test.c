@@ -1004,6 +1004,102 @@ static void Async_HandoffsWaitForTheTaskToReturn(void** state) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Chains and dropped objects against MLIR's runtime semantics
+//===----------------------------------------------------------------------===//
+
+// A pool task that holds its worker in a blocking await until |end|.
+typedef struct blocked_worker_t {
+  void* end;
+  atomic_int* started;
+} blocked_worker_t;
+
+static void blocked_worker_task(void* arg) {
+  blocked_worker_t* worker = (blocked_worker_t*)arg;
+  atomic_fetch_add(worker->started, 1);
+  mlirAsyncRuntimeAwaitToken(worker->end);
+  HAL_THREAD_CHECK(!mlirAsyncRuntimeIsTokenError(worker->end),
+                   "the chain's end is in error");
+  mlirAsyncRuntimeDropRef(worker->end, 1);  // the task's
+  free(worker);
+}
+
+// Every worker blocks until a chain of await-and-execute links ends; main
+// emplaces the chain's head. MLIR's runtime resumes every link on the
+// emplacing thread, so the chain ends before the emplace returns. Links
+// past the inline-resume bound must not wait for a pool worker: every
+// worker waits for this chain.
+static void Async_DeepChainRunsWhileEveryWorkerIsBlocked(void** state) {
+  hal_async_runtime_t* runtime = (hal_async_runtime_t*)*state;
+  const int32_t workers = hal_async_runtime_worker_count(runtime);
+  const int64_t count = 64;  // links, far past the bound (8)
+  void** tokens = calloc((size_t)count + 1, sizeof(*tokens));
+  assert_non_null(tokens);
+  for (int64_t i = 0; i <= count; ++i)
+    tokens[i] = mlirAsyncRuntimeCreateToken();
+  void* end = tokens[count];
+  atomic_int started = 0;
+  for (int32_t i = 0; i < workers; ++i) {
+    blocked_worker_t* worker = malloc(sizeof(*worker));
+    assert_non_null(worker);
+    *worker = (blocked_worker_t){end, &started};
+    mlirAsyncRuntimeAddRef(end, 1);  // for the task
+    spawn(blocked_worker_task, worker);
+  }
+  // Every worker holds a task: nothing queued now runs until |end|.
+  hal_time_t deadline = hal_time_now() + INT64_C(60000000000);
+  while (atomic_load(&started) < workers && hal_time_now() < deadline)
+    usleep(1000);
+  assert_int_equal(atomic_load(&started), workers);
+  atomic_int_fast64_t last = -1;
+  await_late_chain(tokens, count, count + 1, &last);
+  mlirAsyncRuntimeEmplaceToken(tokens[0]);
+  if (atomic_load(&last) != count - 1) {
+    // The rest of the chain waits for a worker that waits for the chain:
+    // the fixture's teardown would wait forever.
+    fprintf(stderr,
+            "FAILED: emplacing the head ran links 0..%lld of %lld; the rest "
+            "wait for a blocked worker\n",
+            (long long)atomic_load(&last), (long long)count);
+    abort();
+  }
+  assert_false(mlirAsyncRuntimeIsTokenError(end));
+  for (int64_t i = 0; i <= count; ++i)
+    mlirAsyncRuntimeDropRef(tokens[i], 1);  // ours
+  free(tokens);
+}
+
+static void never_resumed(void* handle) {
+  atomic_fetch_add((atomic_int*)handle, 1);
+}
+
+// A token, value or group whose last reference goes before it is ready or
+// in error (a reference-counting bug of the program) takes its awaiters
+// with it, as MLIR's runtime does: they are not resumed, since they would
+// query an object being freed and find it neither ready nor in error.
+static void Async_AwaitersOfAnObjectDroppedUnresolvedAreNotResumed(
+    void** state) {
+  (void)state;
+  atomic_int resumed = 0;
+  void* token = mlirAsyncRuntimeCreateToken();
+  mlirAsyncRuntimeAwaitTokenAndExecute(token, &resumed, never_resumed);
+  mlirAsyncRuntimeDropRef(token, 2);
+  void* value = mlirAsyncRuntimeCreateValue(8);
+  mlirAsyncRuntimeAwaitValueAndExecute(value, &resumed, never_resumed);
+  mlirAsyncRuntimeDropRef(value, 2);
+  void* group = mlirAsyncRuntimeCreateGroup(2);
+  mlirAsyncRuntimeAwaitAllInGroupAndExecute(group, &resumed, never_resumed);
+  mlirAsyncRuntimeDropRef(group, 1);
+  assert_int_equal(atomic_load(&resumed), 0);
+  // Resolved objects still resume theirs, once.
+  token = mlirAsyncRuntimeCreateToken();
+  mlirAsyncRuntimeAwaitTokenAndExecute(token, &resumed, never_resumed);
+  mlirAsyncRuntimeEmplaceToken(token);
+  assert_int_equal(atomic_load(&resumed), 1);
+  mlirAsyncRuntimeDropRef(token, 1);
+  assert_int_equal(hal_async_live_object_count(), 0);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
@@ -1023,6 +1119,8 @@ int main(void) {
       CASE(Async_LateBlockingAwaitRunsTheLateWorkBehindIt),
       CASE(Async_LateChainThatBlocksRunsFromAPoolTask),
       CASE(Async_HandoffsWaitForTheTaskToReturn),
+      CASE(Async_DeepChainRunsWhileEveryWorkerIsBlocked),
+      CASE(Async_AwaitersOfAnObjectDroppedUnresolvedAreNotResumed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

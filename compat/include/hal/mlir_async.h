@@ -33,7 +33,9 @@
 // error is visible through the is-error entry points (MLIR's lowering checks
 // them after every await). Emplacing an object twice is reported like an
 // over-release. A group with more tokens than its size is reported; one with
-// fewer is waited on until the rest arrive (as in MLIR).
+// fewer is waited on until the rest arrive (as in MLIR). A token that loses
+// its last reference before it is ready or in error counts in its groups
+// as a member in error.
 //
 // Threads. Tasks (mlirAsyncRuntimeExecute) run on the thread pool of a
 // runtime instance. Calls made from a pool thread use that thread's runtime;
@@ -45,7 +47,8 @@
 // the emplacing thread: late work is never lost and never touches freed
 // memory. A chain of them (each resume emplacing the token the next one
 // awaits) runs there in order, nested no deeper than the bound on inline
-// resumes, however long the chain.
+// resumes, however long the chain; so does a chain resolved by one call on
+// any thread but a pool thread running a task.
 //
 // Handoffs. Inside a pool task, what the task hands to other threads
 // (emplace, set-error, await-and-execute, add-to-group, execute) takes
@@ -129,8 +132,11 @@ HAL_ASYNC_API void mlirAsyncRuntimeExecute(hal_async_coro_handle_t handle,
                                            hal_async_coro_resume_t resume);
 
 // Resume(handle) once ready or in error: at once on this thread when it
-// already is, else from the thread that makes it ready (or, when that would
-// nest too deeply, from the pool).
+// already is, else on the thread that makes it ready, before that call
+// returns (as in MLIR): nested in it, or, where a chain of such resumes
+// would nest too deeply, one after another there. An object that loses its
+// last reference before it is ready or in error (a program bug) never
+// resumes its awaiters, as in MLIR; a message on stderr says so.
 HAL_ASYNC_API void mlirAsyncRuntimeAwaitTokenAndExecute(
     hal_async_object_ptr_t token, hal_async_coro_handle_t handle,
     hal_async_coro_resume_t resume);

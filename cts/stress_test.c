@@ -302,6 +302,68 @@ CTS_CASE(Stress_DestroyWhileBusy) {
   }
 }
 
+// Queue-ordered memory in a chain over every queue, submitted back to front
+// (wait-before-signal) in random-sized rounds: each round an alloca, a fill
+// of it with the round's byte, a copy into the round's slot of a plain
+// buffer, the dealloca, each step on a random queue and waiting for the
+// step before. Every slot holds its round's byte at the end. Under
+// HAL_TRACE (stress_traced) each alloca and dealloca is a submission with
+// device work, which trace_check requires one device span of.
+CTS_CASE(Stress_QueueOrderedAllocationChain) {
+  enum { kSlot = 4096, kMaxRounds = 24, kSteps = 4 };
+  cts_random_t random = cts_random_make(11);
+  uint32_t rounds = 8 + cts_random_below(&random, kMaxRounds - 8 + 1);
+  hal_device_t* device = cts_create_device(0);
+  uint32_t queues = hal_device_info(device)->queue_count;
+  hal_semaphore_t* chain = cts_create_semaphore(device, 0);
+  hal_buffer_t* slots = cts_zeroed_buffer(device, (uint64_t)kSlot * rounds);
+  hal_buffer_t* memory[kMaxRounds] = {NULL};
+  const hal_buffer_params_t params = {
+      .memory_type = HAL_MEMORY_TYPE_DEVICE_LOCAL,
+      .usage = HAL_BUFFER_USAGE_DEFAULT,
+  };
+  // The allocas first (they make the handles the later steps name), each
+  // waiting for the end of the round before it; then the other steps, the
+  // last round's first.
+  for (uint32_t r = 0; r < rounds; ++r) {
+    uint64_t wait_value = (uint64_t)r * kSteps, signal_value = wait_value + 1;
+    hal_semaphore_list_t waits = {r ? 1 : 0, &chain, &wait_value};
+    hal_semaphore_list_t signals = {1, &chain, &signal_value};
+    HAL_ASSERT_OK(
+        hal_device_queue_alloca(device, cts_random_below(&random, queues),
+                                &waits, &signals, params, kSlot, &memory[r]));
+  }
+  for (uint32_t i = rounds; i-- > 0;) {
+    for (uint32_t step = kSteps - 1; step >= 1; --step) {
+      uint64_t wait_value = (uint64_t)i * kSteps + step;
+      uint64_t signal_value = wait_value + 1;
+      hal_semaphore_list_t waits = {1, &chain, &wait_value};
+      hal_semaphore_list_t signals = {1, &chain, &signal_value};
+      uint32_t queue = cts_random_below(&random, queues);
+      uint8_t pattern = (uint8_t)(0x40 + i);
+      if (step == 1) {
+        HAL_ASSERT_OK(hal_device_queue_fill(device, queue, &waits, &signals,
+                                            memory[i], 0, kSlot, &pattern, 1));
+      } else if (step == 2) {
+        HAL_ASSERT_OK(hal_device_queue_copy(device, queue, &waits, &signals,
+                                            memory[i], 0, slots,
+                                            (uint64_t)kSlot * i, kSlot));
+      } else {
+        HAL_ASSERT_OK(hal_device_queue_dealloca(device, queue, &waits, &signals,
+                                                memory[i]));
+      }
+    }
+  }
+  HAL_ASSERT_OK(cts_wait(chain, (uint64_t)rounds * kSteps));
+  for (uint32_t i = 0; i < rounds; ++i) {
+    cts_expect_bytes(slots, (uint64_t)kSlot * i, kSlot, (uint8_t)(0x40 + i));
+    hal_buffer_release(memory[i]);
+  }
+  hal_buffer_release(slots);
+  hal_semaphore_release(chain);
+  hal_device_release(device);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
 
@@ -310,6 +372,7 @@ int main(void) {
       CASE(Stress_RandomSubmissionDag),
       CASE(Stress_WaitTimeoutVersusSignalRace),
       CASE(Stress_DestroyWhileBusy),
+      CASE(Stress_QueueOrderedAllocationChain),
   };
   return cts_main("stress", tests, HAL_ARRAYSIZE(tests));
 }

@@ -274,11 +274,25 @@ static hal_status_t gpu_queue_issue_payload(gpu_queue_t* queue,
   HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
   gpu_adapter_t* adapter = device->adapter;
   if (payload->kind != GPU_PAYLOAD_COMMAND_BUFFERS) {
+    // Device work too (the vendor's pool orders it on the stream): a
+    // submission span with the operation's span in it, as for an op.
+    bool is_alloca = payload->kind == GPU_PAYLOAD_ALLOCA;
+    gpu_trace_spans_t* trace = NULL;
+    uint32_t first = 0;
+    if (HAL_UNLIKELY(device->trace_epoch)) {
+      trace = payload->trace = gpu_trace_spans_create(queue);
+      first = gpu_trace_mark(queue, trace);
+    }
     hal_status_t status =
-        payload->kind == GPU_PAYLOAD_ALLOCA
-            ? gpu_queue_issue_alloca(queue, payload->buffer)
-            : gpu_queue_issue_dealloca(queue, payload->buffer);
+        is_alloca ? gpu_queue_issue_alloca(queue, payload->buffer)
+                  : gpu_queue_issue_dealloca(queue, payload->buffer);
     payload->issued = status == HAL_OK;
+    if (status == HAL_OK && trace) {
+      uint32_t end = gpu_trace_mark(queue, trace);
+      gpu_trace_span(trace, first, end, 1, is_alloca ? "alloca" : "dealloca",
+                     0);
+      gpu_trace_span(trace, first, end, 0, "submission", 0);
+    }
     return gpu_device_note(device, status);
   }
   if (payload->uses_pending) {

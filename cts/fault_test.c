@@ -166,12 +166,25 @@ static void expect_loss(hal_semaphore_t* semaphore, uint64_t value) {
              text);
 }
 
+// What a host call's function was called with.
+typedef struct host_call_record_t {
+  atomic_int calls;
+  atomic_int status_code;
+} host_call_record_t;
+
+static hal_status_t record_host_call(void* user_data, hal_status_t status) {
+  host_call_record_t* record = (host_call_record_t*)user_data;
+  atomic_store(&record->status_code, (int)hal_status_code(status));
+  atomic_fetch_add(&record->calls, 1);
+  return HAL_OK;
+}
+
 // Device loss (Q5, K14): the failing submission and everything issued after
-// it fail; parked work fails even though what it waits for never comes (a
-// host semaphore nobody signals); every semaphore of the device fails, idle
-// ones too, and so does one made after the loss; new submissions are
-// refused with the loss; every wait returns at once with DEVICE_LOST naming
-// the call; the device still releases cleanly.
+// it fail; parked work, host calls included, fails even though what it
+// waits for never comes (a host semaphore nobody signals); every semaphore of
+// the device fails, idle ones too, and so does one made after the loss; new
+// submissions are refused with the loss; every wait returns at once with
+// DEVICE_LOST naming the call; the device still releases cleanly.
 CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   skip_unless_mode("lost");
   hal_device_t* device = *state;
@@ -193,11 +206,26 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   // waiting for what never comes.
   HAL_ASSERT_OK(cts_submit(device, q1, gate, 1, later, s2, 1));
   HAL_ASSERT_OK(cts_submit(device, q1, never, 1, stuck, parked_signal, 1));
+  // A host call parked on what never comes fails with the loss too: its
+  // function learns it, its signal fails.
+  hal_semaphore_t* call_signal = NULL;
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &call_signal));
+  host_call_record_t parked_call = {0, 0};
+  uint64_t one = 1;
+  hal_semaphore_list_t call_waits = {1, &never, &one};
+  hal_semaphore_list_t call_signals = {1, &call_signal, &one};
+  HAL_ASSERT_OK(hal_device_queue_host_call(
+      device, q1, &call_waits, &call_signals, record_host_call, &parked_call));
   hal_command_buffer_t* first = fill_cb(device, a, 0x55555555u);
   HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
   expect_failure_naming_call(cts_wait(s1, 1));
   expect_loss(idle, 1);
   expect_loss(parked_signal, 1);
+  expect_loss(call_signal, 1);
+  assert_int_equal(atomic_load(&parked_call.calls), 1);
+  assert_int_equal(atomic_load(&parked_call.status_code),
+                   HAL_STATUS_DEVICE_LOST);
   // The gate is the device's too: it fails (the loss fails the device's
   // semaphores one after another, so wait for this one), and then a host
   // signal reports the loss.
@@ -217,6 +245,18 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   hal_status_free(status);
   assert_true(says_lost);
   assert_int_equal(cts_query(s4), 0);  // nothing was submitted
+  // A host call after the loss is refused with it, never called.
+  host_call_record_t late_call = {0, 0};
+  call_signals.semaphores = &s4;
+  status = hal_device_queue_host_call(device, 0, NULL, &call_signals,
+                                      record_host_call, &late_call);
+  char text[2048];
+  hal_status_format(status, text, sizeof(text));
+  assert_int_equal(hal_status_consume_code(status), HAL_STATUS_DEVICE_LOST);
+  if (!strstr(text, fault_call()))
+    fail_msg("refusal \"%s\" does not name %s", text, fault_call());
+  assert_int_equal(atomic_load(&late_call.calls), 0);
+  assert_int_equal(cts_query(s4), 0);
   hal_command_buffer_release(later);
   hal_command_buffer_release(stuck);
   hal_command_buffer_release(first);
@@ -228,6 +268,7 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   hal_semaphore_release(idle);
   hal_semaphore_release(never);
   hal_semaphore_release(parked_signal);
+  hal_semaphore_release(call_signal);
   hal_buffer_release(a);
 }
 

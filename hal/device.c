@@ -34,6 +34,7 @@ HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
   atomic_init(&out_device->shutdown_claimed, false);
   atomic_init(&out_device->host_executor, NULL);
   atomic_init(&out_device->file_executor, NULL);
+  out_device->loss_domain = NULL;
 }
 
 HAL_API void hal_device_retain(hal_device_t* device) {
@@ -487,7 +488,8 @@ static hal_status_t hal_device_submit_host_call(
     // The first call starts the thread; of two racing, one wins.
     hal_sync_host_executor_t* created = NULL;
     HAL_RETURN_IF_ERROR(hal_sync_host_executor_create(
-        for_files ? "fio-" : "hc-", device->info.name, &created));
+        for_files ? "fio-" : "hc-", device->info.name, device->loss_domain,
+        &created));
     if (atomic_compare_exchange_strong_explicit(slot, &executor, created,
                                                 memory_order_acq_rel,
                                                 memory_order_acquire)) {

@@ -31,11 +31,18 @@
 // call that releases the device's last reference from fn defers the
 // shutdown to libhal's release thread (the executor cannot join itself).
 //
-// Lock order: executor mutex, then nothing (timepoint calls, fn and
-// signals run with it dropped).
+// Loss (Q5, K14): an executor is a member of its device's loss domain. The
+// loss refuses later calls with a copy of it, dispatches every call not
+// yet dispatched with it, and fails the ready calls not yet started: as a
+// queue's parked and new submissions, whatever they wait for. A call
+// already running finishes.
+//
+// Lock order: the loss domain's mutex, then the executor mutex, then
+// nothing (timepoint calls, fn and signals run with it dropped).
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +72,11 @@ struct hal_sync_host_executor_t {
   // Calls dispatched and not yet run, oldest first (guarded by mutex).
   hal_sync_host_call_t* ready_head;
   hal_sync_host_call_t* ready_tail;
+  // The device's loss, once its loss domain failed (guarded by mutex).
+  hal_status_t loss;
+  // Membership of the device's loss domain (links under its lock).
+  hal_sync_loss_domain_t* domain;  // NULL: none
+  hal_sync_domain_link_t domain_link;
 };
 
 struct hal_sync_host_call_t {
@@ -96,6 +108,7 @@ static void hal_sync_host_executor_unref(hal_sync_host_executor_t* executor) {
       1) {
     return;
   }
+  hal_status_free(executor->loss);
   pthread_cond_destroy(&executor->cond);
   hal_sync_mutex_deinitialize(&executor->mutex);
   free(executor);
@@ -233,7 +246,12 @@ static void* hal_sync_host_executor_main(void* arg) {
     executor->ready_head = call->ready_next;
     if (!executor->ready_head)
       executor->ready_tail = NULL;
-    if (executor->stopping && call->failure == HAL_OK) {
+    if (executor->loss && call->failure == HAL_OK) {
+      // Ready but not started when the device was lost (Q5).
+      call->failure = hal_status_annotatef(
+          hal_status_clone(executor->loss),
+          "host call not run: its device was lost before it started");
+    } else if (executor->stopping && call->failure == HAL_OK) {
       // Ready but not started when the device shut down: parked work (Q4).
       call->failure = hal_make_status(HAL_STATUS_CANCELLED,
                                       "host call cancelled: the device shut "
@@ -258,9 +276,9 @@ static void* hal_sync_host_executor_main(void* arg) {
   return NULL;
 }
 
-HAL_API hal_status_t
-hal_sync_host_executor_create(const char* prefix, const char* name,
-                              hal_sync_host_executor_t** out_executor) {
+HAL_API hal_status_t hal_sync_host_executor_create(
+    const char* prefix, const char* name, hal_sync_loss_domain_t* domain,
+    hal_sync_host_executor_t** out_executor) {
   *out_executor = NULL;
   hal_sync_host_executor_t* executor = calloc(1, sizeof(*executor));
   if (!executor) {
@@ -288,8 +306,35 @@ hal_sync_host_executor_create(const char* prefix, const char* name,
   snprintf(thread_name, sizeof(thread_name), "%s%s", prefix,
            length > room ? name + (length - room) : name);
   pthread_setname_np(executor->thread, thread_name);
+  if (domain) {
+    executor->domain = domain;
+    hal_status_t loss =
+        hal_sync_loss_domain_add_executor(domain, &executor->domain_link);
+    if (loss != HAL_OK) {
+      // Lost already: no loss will come to it, so it takes this one.
+      hal_sync_mutex_lock(&executor->mutex);
+      executor->loss = loss;
+      hal_sync_mutex_unlock(&executor->mutex);
+    }
+  }
   *out_executor = executor;
   return HAL_OK;
+}
+
+hal_sync_host_executor_t* hal_sync_host_executor_lose_locked(
+    hal_sync_domain_link_t* link, hal_status_t loss) {
+  hal_sync_host_executor_t* executor =
+      (hal_sync_host_executor_t*)((char*)link -
+                                  offsetof(hal_sync_host_executor_t,
+                                           domain_link));
+  // Listed, so shutdown has not removed it and the device's reference is
+  // still held: this one keeps it until fail_waiting.
+  atomic_fetch_add_explicit(&executor->refs, 1, memory_order_relaxed);
+  hal_sync_mutex_lock(&executor->mutex);
+  if (!executor->loss)
+    executor->loss = hal_status_clone(loss);
+  hal_sync_mutex_unlock(&executor->mutex);
+  return executor;
 }
 
 HAL_API hal_status_t hal_sync_host_executor_submit(
@@ -329,13 +374,18 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
   atomic_init(&call->dispatched, false);
 
   hal_sync_mutex_lock(&executor->mutex);
-  if (executor->stopping) {
+  if (executor->stopping || executor->loss) {
+    hal_status_t refusal =
+        executor->stopping
+            ? hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                              "host call: the device is shut down")
+            : hal_status_annotatef(hal_status_clone(executor->loss),
+                                   "host call: its device was lost");
     hal_sync_mutex_unlock(&executor->mutex);
     atomic_store_explicit(&call->refs, 1, memory_order_relaxed);
     call->wait_count = 0;  // no timepoint handles to release
     hal_sync_host_call_unref(call);
-    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
-                           "host call: the device is shut down");
+    return refusal;
   }
   call->live_next = executor->live;
   if (executor->live)
@@ -365,21 +415,11 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
   return HAL_OK;
 }
 
-HAL_API void hal_sync_host_executor_shutdown(
-    hal_sync_host_executor_t* executor) {
-  if (!executor)
-    return;
-  hal_sync_mutex_lock(&executor->mutex);
-  executor->stopping = true;
-  pthread_cond_signal(&executor->cond);
-  hal_sync_mutex_unlock(&executor->mutex);
-  // Every call not dispatched yet is cancelled. Dispatch takes the mutex,
-  // so each is found with it held, kept alive by a reference, and cancelled
-  // with it dropped (shutdown is not a hot path).
-  hal_status_t cancelled =
-      hal_make_status(HAL_STATUS_CANCELLED,
-                      "host call cancelled: the device shut down while it "
-                      "waited");
+// Dispatches every call of |executor| not dispatched yet with |status|
+// (borrowed). Dispatch takes the mutex, so each is found with it held, kept
+// alive by a reference, and failed with it dropped (not a hot path).
+static void hal_sync_host_executor_fail_undispatched(
+    hal_sync_host_executor_t* executor, hal_status_t status) {
   for (;;) {
     hal_sync_mutex_lock(&executor->mutex);
     hal_sync_host_call_t* call = executor->live;
@@ -392,10 +432,42 @@ HAL_API void hal_sync_host_executor_shutdown(
     hal_sync_mutex_unlock(&executor->mutex);
     if (!call)
       break;
-    hal_sync_host_call_note_failure(call, cancelled);
+    hal_sync_host_call_note_failure(call, status);
     hal_sync_host_call_dispatch(call);
     hal_sync_host_call_unref(call);
   }
+}
+
+void hal_sync_host_executor_fail_waiting(hal_sync_host_executor_t* executor) {
+  hal_sync_mutex_lock(&executor->mutex);
+  hal_status_t loss = hal_status_annotatef(
+      hal_status_clone(executor->loss),
+      "host call not run: its device was lost while it waited");
+  hal_sync_mutex_unlock(&executor->mutex);
+  hal_sync_host_executor_fail_undispatched(executor, loss);
+  hal_status_free(loss);
+  hal_sync_host_executor_unref(executor);
+}
+
+HAL_API void hal_sync_host_executor_shutdown(
+    hal_sync_host_executor_t* executor) {
+  if (!executor)
+    return;
+  // Out of the loss domain first: a loss that took it already holds a
+  // reference and finds nothing left to fail once the thread is joined
+  // (the thread exits only when no call is live).
+  if (executor->domain)
+    hal_sync_loss_domain_remove_executor(executor->domain,
+                                         &executor->domain_link);
+  hal_sync_mutex_lock(&executor->mutex);
+  executor->stopping = true;
+  pthread_cond_signal(&executor->cond);
+  hal_sync_mutex_unlock(&executor->mutex);
+  hal_status_t cancelled =
+      hal_make_status(HAL_STATUS_CANCELLED,
+                      "host call cancelled: the device shut down while it "
+                      "waited");
+  hal_sync_host_executor_fail_undispatched(executor, cancelled);
   hal_status_free(cancelled);
   pthread_join(executor->thread, NULL);
   hal_sync_host_executor_unref(executor);

@@ -31,6 +31,7 @@ struct hal_sync_loss_domain_t {
   // Members (under |mutex|): intrusive doubly linked lists.
   hal_sync_domain_link_t* semaphores;
   hal_sync_domain_link_t* queues;
+  hal_sync_domain_link_t* executors;  // host calls (host_call.c)
 };
 
 HAL_API hal_status_t
@@ -59,7 +60,7 @@ HAL_API void hal_sync_loss_domain_release(hal_sync_loss_domain_t* domain) {
                                            memory_order_acq_rel) != 1) {
     return;
   }
-  assert(!domain->semaphores && !domain->queues);
+  assert(!domain->semaphores && !domain->queues && !domain->executors);
   hal_status_free(domain->failure);
   hal_sync_mutex_deinitialize(&domain->mutex);
   free(domain);
@@ -147,6 +148,22 @@ void hal_sync_loss_domain_remove_queue(hal_sync_queue_t* queue) {
   hal_sync_domain_list_remove(domain, &domain->queues, &queue->domain_link);
 }
 
+hal_status_t hal_sync_loss_domain_add_executor(hal_sync_loss_domain_t* domain,
+                                               hal_sync_domain_link_t* link) {
+  hal_sync_loss_domain_retain(domain);
+  hal_sync_mutex_lock(&domain->mutex);
+  hal_status_t loss =
+      domain->failure ? hal_status_clone(domain->failure) : HAL_OK;
+  hal_sync_domain_list_push(&domain->executors, link);
+  hal_sync_mutex_unlock(&domain->mutex);
+  return loss;
+}
+
+void hal_sync_loss_domain_remove_executor(hal_sync_loss_domain_t* domain,
+                                          hal_sync_domain_link_t* link) {
+  hal_sync_domain_list_remove(domain, &domain->executors, link);
+}
+
 //===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//
@@ -186,14 +203,29 @@ HAL_API bool hal_sync_loss_domain_fail(hal_sync_loss_domain_t* domain,
        link = link->next) {
     ++count;
   }
+  size_t executor_count = 0;
+  for (hal_sync_domain_link_t* link = domain->executors; link;
+       link = link->next) {
+    ++executor_count;
+  }
   hal_sync_semaphore_t** snapshot =
       count ? malloc(count * sizeof(*snapshot)) : NULL;
-  if (count && !snapshot) {
+  struct hal_sync_host_executor_t** executors =
+      executor_count ? malloc(executor_count * sizeof(*executors)) : NULL;
+  if ((count && !snapshot) || (executor_count && !executors)) {
     fprintf(stderr,
             "hal/sync: out of memory failing a lost device's %zu "
-            "semaphores\n",
-            count);
+            "semaphores and %zu host-call executors\n",
+            count, executor_count);
     abort();
+  }
+  // Host-call executors: each takes the loss under the lock (no call is
+  // accepted or started after it), and fails its waiting calls after.
+  size_t executors_taken = 0;
+  for (hal_sync_domain_link_t* link = domain->executors; link;
+       link = link->next) {
+    executors[executors_taken++] =
+        hal_sync_host_executor_lose_locked(link, status);
   }
   size_t taken = 0;
   for (hal_sync_domain_link_t* link = domain->semaphores; link;
@@ -207,6 +239,9 @@ HAL_API bool hal_sync_loss_domain_fail(hal_sync_loss_domain_t* domain,
   // |status| is the domain's failure now: valid while the caller's
   // reference keeps the domain.
   hal_sync_submission_list_fail(&parked, status);
+  for (size_t i = 0; i < executors_taken; ++i)
+    hal_sync_host_executor_fail_waiting(executors[i]);
+  free(executors);
   for (size_t i = 0; i < taken; ++i) {
     hal_semaphore_fail(&snapshot[i]->base, hal_status_clone(status));
     hal_semaphore_release(&snapshot[i]->base);

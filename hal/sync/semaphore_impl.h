@@ -75,6 +75,24 @@ void hal_sync_loss_domain_add_semaphore(hal_sync_loss_domain_t* domain,
                                         hal_sync_semaphore_t* semaphore);
 void hal_sync_loss_domain_remove_semaphore(hal_sync_semaphore_t* semaphore);
 
+// Loss-domain membership of a host-call executor (host_call.c), through its
+// |link|. Add returns a copy of the domain's loss if it is lost already
+// (the executor is then lost from the start), else OK; the member keeps a
+// reference to the domain until it is removed.
+hal_status_t hal_sync_loss_domain_add_executor(hal_sync_loss_domain_t* domain,
+                                               hal_sync_domain_link_t* link);
+void hal_sync_loss_domain_remove_executor(hal_sync_loss_domain_t* domain,
+                                          hal_sync_domain_link_t* link);
+// What a loss does to a member executor (host_call.c). Under the domain's
+// lock: records a copy of |loss| (borrowed), so that the executor refuses
+// later calls and fails the ready ones it has not started, and returns the
+// executor with a reference. With no lock held: fails the calls still
+// waiting with that loss and drops the reference.
+struct hal_sync_host_executor_t* hal_sync_host_executor_lose_locked(
+    hal_sync_domain_link_t* link, hal_status_t loss);
+void hal_sync_host_executor_fail_waiting(
+    struct hal_sync_host_executor_t* executor);
+
 extern const hal_semaphore_vtable_t hal_sync_semaphore_vtable;
 
 // True when |semaphore| is the sync module's type (a type test, for lists

@@ -336,14 +336,17 @@ hal_sync_queue_await_issuing_waits(hal_sync_queue_t* queue);
 typedef struct hal_sync_host_executor_t hal_sync_host_executor_t;
 
 // Starts the executor's thread, named |prefix| (at most 4 characters) and
-// the end of |name| (the device's).
-HAL_API HAL_MUST_USE_RESULT hal_status_t
-hal_sync_host_executor_create(const char* prefix, const char* name,
-                              hal_sync_host_executor_t** out_executor);
+// the end of |name| (the device's). |domain| (optional): the device's loss
+// domain, which the executor joins: a loss refuses later calls and fails
+// those not yet started with it, whatever they wait for (Q5).
+HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_host_executor_create(
+    const char* prefix, const char* name, hal_sync_loss_domain_t* domain,
+    hal_sync_host_executor_t** out_executor);
 
 // Submits one host call (hal_host_call_fn_t has the contract); the lists
 // are validated by the caller, copied, and their semaphores retained until
-// the call finishes. FAILED_PRECONDITION once shut down.
+// the call finishes. FAILED_PRECONDITION once shut down; a copy of the loss
+// once the domain is lost.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_host_executor_submit(
     hal_sync_host_executor_t* executor, hal_semaphore_list_t waits,
     hal_semaphore_list_t signals, hal_host_call_fn_t fn, void* user_data);

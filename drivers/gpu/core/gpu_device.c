@@ -706,6 +706,8 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
   device->alloca_pool = NULL;
 
   hal_status_t status = hal_sync_loss_domain_create(&device->loss_domain);
+  // Host calls and file transfers fail with the queues (libhal's executors).
+  device->base.loss_domain = device->loss_domain;
   if (status == HAL_OK) {
     status = device->adapter->ops->context_open(
         device->adapter, device->ordinal, &device->context);

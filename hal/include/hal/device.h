@@ -160,7 +160,9 @@ typedef hal_status_t (*hal_host_call_fn_t)(void* user_data,
 // submission). A failed wait decides it at once (S2). Returns at once; on
 // error |fn| is never called and no semaphore changed. Releasing the device
 // with host calls waiting cancels them (Q4): |fn| gets CANCELLED, their
-// signals fail with it; one running is waited for.
+// signals fail with it; one running is waited for. A device loss fails
+// those not yet started with it, whatever they wait for, and refuses later
+// ones with a copy (Q5).
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
                            const hal_semaphore_list_t* wait_semaphores,

@@ -35,8 +35,9 @@ HAL_EXTERN_C_BEGIN
 // hal_plugin_t, to the vtables a plugin implements, to the layout of the
 // objects it embeds or to what a libhal function it calls takes (hal/impl/:
 // hal_device_t gained its file executor in 6; in 7
-// hal_resource_wait_deferred_destroys takes the caller's count).
-#define HAL_PLUGIN_ABI_VERSION 7u
+// hal_resource_wait_deferred_destroys takes the caller's count; in 8
+// hal_device_t gained its loss domain).
+#define HAL_PLUGIN_ABI_VERSION 8u
 
 #define HAL_PLUGIN_ENTRY_SYMBOL "hal_plugin_query"
 

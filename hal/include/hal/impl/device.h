@@ -43,6 +43,12 @@ struct hal_device_t {
   // by the first transfer; shut down before |host_executor|, so that a
   // transfer a running host call waits for is cancelled, not waited for.
   HAL_ATOMIC(struct hal_sync_host_executor_t*) file_executor;
+  // Optional, set by the driver after hal_device_initialize: the loss
+  // domain of the device's queues and semaphores (hal/sync/sync_queue.h),
+  // kept alive by the driver until the device is destroyed. Both executors
+  // join it: a loss refuses later host calls and transfers and fails those
+  // not yet started (Q5).
+  struct hal_sync_loss_domain_t* loss_domain;
 };
 HAL_RESOURCE_ASSERT_LAYOUT(hal_device_t, resource);
 

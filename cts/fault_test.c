@@ -245,10 +245,11 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   hal_status_free(status);
   assert_true(says_lost);
   assert_int_equal(cts_query(s4), 0);  // nothing was submitted
-  // A host call after the loss is refused with it, never called.
+  // A host call after the loss is refused with it, never called (with a
+  // wait and a signal: the refusal gives back every semaphore it took).
   host_call_record_t late_call = {0, 0};
   call_signals.semaphores = &s4;
-  status = hal_device_queue_host_call(device, 0, NULL, &call_signals,
+  status = hal_device_queue_host_call(device, 0, &call_waits, &call_signals,
                                       record_host_call, &late_call);
   char text[2048];
   hal_status_format(status, text, sizeof(text));

@@ -382,8 +382,13 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
             : hal_status_annotatef(hal_status_clone(executor->loss),
                                    "host call: its device was lost");
     hal_sync_mutex_unlock(&executor->mutex);
+    // Never registered: no timepoint handle to release, and the semaphores
+    // retained above go back here (all of them, waits and signals).
+    for (size_t i = 0; i < count; ++i)
+      hal_semaphore_release(call->semaphores[i]);
+    call->wait_count = 0;
+    call->signal_count = 0;
     atomic_store_explicit(&call->refs, 1, memory_order_relaxed);
-    call->wait_count = 0;  // no timepoint handles to release
     hal_sync_host_call_unref(call);
     return refusal;
   }

@@ -376,6 +376,50 @@ CTS_CASE(Submit_FailurePropagates) {
   hal_semaphore_release(s3);
 }
 
+static hal_status_t count_host_call(void* user_data, hal_status_t status) {
+  if (status == HAL_OK)
+    atomic_fetch_add((atomic_int*)user_data, 1);
+  return HAL_OK;
+}
+
+// S2: work waiting on two semaphores, one of them reached and then failed
+// while the other kept the work parked, never runs once the other comes:
+// the failure is known when it is issued, as for the same work submitted
+// after the failure. A fill and a host call; their signals fail naming it.
+CTS_CASE(Submit_ReachedWaitThatFailsBeforeIssueFailsTheWork) {
+  fixture_t* f = *state;
+  hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* reached = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* fill_done = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* call_done = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* waits[2] = {gate, reached};
+  uint64_t ones[2] = {1, 1};
+  hal_semaphore_list_t wait_list = {2, waits, ones};
+  hal_semaphore_list_t fill_signal = {1, &fill_done, ones};
+  hal_semaphore_list_t call_signal = {1, &call_done, ones};
+  hal_command_buffer_t* fill = fill_cb(f, f->a, 0x63);
+  HAL_ASSERT_OK(hal_device_queue_execute(f->device, f->q1, &wait_list,
+                                         &fill_signal, 1, &fill));
+  hal_command_buffer_release(fill);
+  atomic_int ran = 0;
+  HAL_ASSERT_OK(hal_device_queue_host_call(
+      f->device, f->q0, &wait_list, &call_signal, count_host_call, &ran));
+  HAL_ASSERT_OK(hal_semaphore_signal(reached, 1));
+  hal_semaphore_fail(reached,
+                     hal_make_status(HAL_STATUS_DATA_LOSS, "failed after 1"));
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "failed after 1",
+                    cts_wait(fill_done, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "failed after 1",
+                    cts_wait(call_done, 1));
+  assert_int_equal(atomic_load(&ran), 0);
+  cts_expect_bytes(f->a, 0, BUFFER_SIZE, 0);  // never ran
+  hal_semaphore_release(gate);
+  hal_semaphore_release(reached);
+  hal_semaphore_release(fill_done);
+  hal_semaphore_release(call_done);
+}
+
 // Q3: the caller drops every reference it can right after submitting.
 CTS_CASE(Submit_ReleaseEverythingRightAfterSubmit) {
   fixture_t* f = *state;
@@ -1077,6 +1121,7 @@ int main(void) {
       CASE(Submit_WaitBeforeSignalAcrossQueues),
       CASE(Submit_ChainAcrossQueues),
       CASE(Submit_FailurePropagates),
+      CASE(Submit_ReachedWaitThatFailsBeforeIssueFailsTheWork),
       CASE(Submit_ReleaseEverythingRightAfterSubmit),
       CASE(Submit_DeviceReleasedWithWorkParked),
       CASE(Submit_DeviceReleasedWithCommandBuffersParked),

@@ -229,6 +229,61 @@ CTS_CASE(S2_WaitAnyWithFailedEntryReturnsFailure) {
   }
 }
 
+typedef struct signal_then_fail_t {
+  hal_semaphore_t* semaphore;
+  bool signal_first;  // reach 1 while the wait sleeps, then fail
+} signal_then_fail_t;
+
+static void* signal_then_fail_thread(void* arg) {
+  signal_then_fail_t* job = arg;
+  hal_sleep_until(hal_time_now() + 2 * CTS_MS);
+  if (job->signal_first) {
+    hal_status_ignore(hal_semaphore_signal(job->semaphore, 1));
+    hal_sleep_until(hal_time_now() + 2 * CTS_MS);
+  }
+  hal_semaphore_fail(job->semaphore,
+                     hal_make_status(HAL_STATUS_DATA_LOSS, "failed reached"));
+  return NULL;
+}
+
+// S2: an ALL wait still waiting on one entry returns the failure of
+// another as soon as it fails, even if that entry's value was reached
+// first (before the wait began, or while it slept): the answer of the
+// same wait made after the failure, not a sleep to the deadline.
+CTS_CASE(S2_WaitAllFailsWhenAReachedEntryFails) {
+  const hal_duration_t deadline_ns = 8000 * CTS_MS;
+  const hal_timeout_t timeout = hal_make_timeout_ns(deadline_ns);
+  for (int round = 0; round < 6; ++round) {
+    int failing = round % 3;
+    bool signal_first = round >= 3;
+    hal_semaphore_t* semaphores[3];
+    uint64_t values[3] = {1, 1, 1};
+    for (int i = 0; i < 3; ++i)
+      semaphores[i] = cts_create_semaphore(*state, 0);
+    // One of the others is reached too; the third never is.
+    HAL_ASSERT_OK(hal_semaphore_signal(semaphores[(failing + 1) % 3], 1));
+    if (!signal_first)
+      HAL_ASSERT_OK(hal_semaphore_signal(semaphores[failing], 1));
+    signal_then_fail_t job = {semaphores[failing], signal_first};
+    pthread_t thread;
+    assert_int_equal(
+        pthread_create(&thread, NULL, signal_then_fail_thread, &job), 0);
+    hal_time_t start = hal_time_now();
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_DATA_LOSS, "failed reached",
+        wait_list(*state, HAL_WAIT_MODE_ALL, 3, semaphores, values, timeout));
+    if (hal_time_now() - start >= deadline_ns) {
+      fail_msg("ALL slept through the failure of entry %d until its deadline",
+               failing);
+    }
+    pthread_join(thread, NULL);
+    HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "failed reached",
+                      wait_list(*state, HAL_WAIT_MODE_ALL, 3, semaphores,
+                                values, hal_immediate_timeout()));
+    release_all(3, semaphores);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // S3: waits
 //===----------------------------------------------------------------------===//
@@ -617,6 +672,7 @@ int main(void) {
       CASE(S2_FailWakesAllWaiters),
       CASE(S2_ListWaitFailure),
       CASE(S2_WaitAnyWithFailedEntryReturnsFailure),
+      CASE(S2_WaitAllFailsWhenAReachedEntryFails),
       CASE(S3_EmptyWait),
       CASE(S3_WaitAlreadySignaled),
       CASE(S3_WaitUnsignaled),

@@ -197,6 +197,19 @@ static void hal_sync_host_call_finish_side(hal_sync_host_call_t* call,
 // Executor thread: runs (or cancels) |call| and settles its signals.
 static void hal_sync_host_call_execute(hal_sync_host_call_t* call) {
   uint64_t trace_start = hal_trace_enabled() ? (uint64_t)hal_time_now() : 0;
+  // A wait reached, then failed while others kept the call waiting: as a
+  // submission at issue, it never runs (S2).
+  for (size_t i = 0; call->failure == HAL_OK && i < call->wait_count; ++i) {
+    hal_sync_semaphore_t* semaphore =
+        hal_sync_semaphore_cast(call->semaphores[i]);
+    if (atomic_load_explicit(&semaphore->value, memory_order_acquire) >=
+        HAL_SEMAPHORE_FAILURE_VALUE) {
+      call->failure = hal_status_annotatef(
+          hal_sync_semaphore_clone_failure(semaphore),
+          "host call waiting for semaphore %p to reach %" PRIu64,
+          (void*)call->semaphores[i], call->values[i]);
+    }
+  }
   hal_status_t result;
   if (call->failure != HAL_OK) {
     // Never runs: fn only learns why (to release user_data).

@@ -450,14 +450,15 @@ HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
 // semaphore does (K10, K13). These two checks make a device wait fail the
 // submission exactly as a parked one would.
 
-// ISSUING thread, before issue: a semaphore waited on through an event that
-// has failed already means the work must never run (S2).
-static hal_status_t hal_sync_submission_device_waits_failed(
+// ISSUING thread, before issue: a semaphore waited on that has failed
+// already means the work must never run (S2), whether the wait took a
+// device event or was resolved on the host before the failure (a value
+// reached, then the semaphore failed while other waits kept the
+// submission parked: every current wait returns the failure).
+static hal_status_t hal_sync_submission_waits_failed(
     hal_sync_submission_t* submission) {
   for (size_t i = 0; i < submission->wait_count; ++i) {
     hal_sync_submission_wait_t* wait = &submission->waits[i];
-    if (!wait->event)
-      continue;
     hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(wait->semaphore);
     if (atomic_load_explicit(&semaphore->value, memory_order_acquire) <
         HAL_SEMAPHORE_FAILURE_VALUE) {
@@ -524,7 +525,7 @@ void hal_sync_submission_issue_or_fail(hal_sync_submission_t* submission) {
 void hal_sync_submission_issue(hal_sync_submission_t* submission) {
   hal_sync_queue_t* queue = submission->queue;
   const hal_sync_queue_interface_t* interface = &queue->interface;
-  hal_status_t status = hal_sync_submission_device_waits_failed(submission);
+  hal_status_t status = hal_sync_submission_waits_failed(submission);
   if (status != HAL_OK) {
     hal_status_t failure = hal_status_annotatef(
         status, "submission on queue '%s' did not run", queue->name);

@@ -8,6 +8,9 @@
 //  2. For each entry, register a WAITER timepoint under the semaphore's lock
 //     that checks the value (T3, K6, K8): either it is reached/failed now,
 //     or the timepoint is in the heap and the next signal posts the waiter.
+//     ALL over several entries also registers, per entry, a timepoint at
+//     HAL_SEMAPHORE_FAILURE_VALUE, which no signal reaches: only a failure
+//     posts it, so an entry reached and then failed still ends the wait.
 //  3. Sleep on the waiter until enough posts arrived (ALL: every registered
 //     entry; ANY: one), a failure post, or the deadline.
 //  4. Cancel every registered timepoint (T5). Cancel returns each one's final
@@ -31,6 +34,13 @@ typedef struct hal_sync_wait_entry_t {
   hal_timepoint_t* timepoint;  // registered, or NULL
   uint32_t generation;         // of |timepoint| when registered (T3 check)
   hal_sync_timepoint_state_t state;
+  // ALL over several entries: a second timepoint, at a value no signal
+  // reaches, that only the semaphore's failure resolves. An entry reached
+  // while others are not fails the wait if its semaphore fails before the
+  // wait ends (S2: every current wait returns the failure), at once.
+  hal_timepoint_t* watch;  // registered, or NULL
+  uint32_t watch_generation;
+  hal_sync_timepoint_state_t watch_state;
 } hal_sync_wait_entry_t;
 
 static bool hal_sync_wait_value_is_reached(hal_semaphore_t* semaphore,
@@ -62,10 +72,11 @@ static hal_status_t hal_sync_wait_result(hal_wait_mode_t mode, size_t count,
   size_t reached_count = 0;
   size_t first_failed = SIZE_MAX;
   for (size_t i = 0; i < count; ++i) {
-    if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_REACHED) {
+    if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_REACHED)
       ++reached_count;
-    } else if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_FAILED &&
-               first_failed == SIZE_MAX) {
+    if ((entries[i].state == HAL_SYNC_TIMEPOINT_STATE_FAILED ||
+         entries[i].watch_state == HAL_SYNC_TIMEPOINT_STATE_FAILED) &&
+        first_failed == SIZE_MAX) {
       first_failed = i;
     }
   }
@@ -290,6 +301,44 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
                              clamped);
 }
 
+// Step 2 for one timepoint of |waiter| at |value| on |semaphore|: PENDING
+// with |*out_timepoint| holding our reference (the heap holds the other),
+// or the state it found, nothing kept.
+static hal_status_t hal_sync_wait_register(
+    hal_sync_waiter_t* waiter, hal_semaphore_t* semaphore, uint64_t value,
+    hal_timepoint_t** out_timepoint, uint32_t* out_generation,
+    hal_sync_timepoint_state_t* out_state) {
+  *out_timepoint = NULL;
+  hal_timepoint_t* timepoint = NULL;
+  HAL_RETURN_IF_ERROR(
+      hal_sync_timepoint_acquire_waiter(waiter, value, &timepoint));
+  // Our own reference is taken BEFORE registering: once in the heap, a
+  // signal may pop, notify and drop the heap's reference at any moment.
+  hal_sync_timepoint_retain(timepoint);
+  hal_status_t status = hal_sync_semaphore_register_timepoint(
+      hal_sync_semaphore_cast(semaphore), timepoint, out_state);
+  if (status == HAL_OK && *out_state == HAL_SYNC_TIMEPOINT_STATE_PENDING) {
+    *out_timepoint = timepoint;  // the heap took the other reference
+    *out_generation = hal_sync_timepoint_generation(timepoint);
+    return HAL_OK;
+  }
+  hal_sync_timepoint_release(timepoint);  // never registered: drop both
+  hal_sync_timepoint_release(timepoint);
+  return status;
+}
+
+// Step 4 for one timepoint: cancels it if still pending, returns its final
+// state (read under the lock) and drops our reference.
+static hal_sync_timepoint_state_t hal_sync_wait_settle(
+    hal_timepoint_t** timepoint, uint32_t generation) {
+  hal_sync_timepoint_check(*timepoint, generation);
+  hal_sync_timepoint_state_t state =
+      hal_sync_timepoint_cancel(*timepoint, NULL);
+  hal_sync_timepoint_release(*timepoint);
+  *timepoint = NULL;
+  return state;
+}
+
 // Steps 1-4 above, for a wait that found its values not reached.
 static hal_status_t hal_sync_wait_sleep(hal_wait_mode_t mode, size_t count,
                                         hal_semaphore_t* const* semaphores,
@@ -310,48 +359,48 @@ static hal_status_t hal_sync_wait_sleep(hal_wait_mode_t mode, size_t count,
     goto cleanup_entries;
 
   // 2. Register under each semaphore's lock.
+  const bool watch_failures = mode == HAL_WAIT_MODE_ALL && count > 1;
   size_t registered_count = 0;
   bool decided = false;  // the outcome is known without sleeping
   size_t i = 0;
   for (; i < count; ++i) {
-    entries[i].timepoint = NULL;
     entries[i].state = HAL_SYNC_TIMEPOINT_STATE_CANCELLED;
-    hal_timepoint_t* timepoint = NULL;
-    status = hal_sync_timepoint_acquire_waiter(waiter, values[i], &timepoint);
+    entries[i].watch = NULL;
+    entries[i].watch_state = HAL_SYNC_TIMEPOINT_STATE_CANCELLED;
+    status = hal_sync_wait_register(waiter, semaphores[i], values[i],
+                                    &entries[i].timepoint,
+                                    &entries[i].generation, &entries[i].state);
     if (status != HAL_OK)
       break;
-    // Our own reference is taken BEFORE registering: once in the heap, a
-    // signal may pop, notify and drop the heap's reference at any moment.
-    hal_sync_timepoint_retain(timepoint);
-    status = hal_sync_semaphore_register_timepoint(
-        hal_sync_semaphore_cast(semaphores[i]), timepoint, &entries[i].state);
-    if (status != HAL_OK) {
-      hal_sync_timepoint_release(timepoint);
-      hal_sync_timepoint_release(timepoint);
-      break;
-    }
-    if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_PENDING) {
-      entries[i].timepoint = timepoint;  // the heap took the other reference
-      entries[i].generation = hal_sync_timepoint_generation(timepoint);
+    if (entries[i].timepoint) {
       ++registered_count;
-      continue;
-    }
-    hal_sync_timepoint_release(timepoint);  // never registered: drop both
-    hal_sync_timepoint_release(timepoint);
-    // A reached entry decides ANY; a failed entry decides both modes (S2,
-    // S3): an ANY wait that finds a failure here returns it at once, as it
-    // would had the failure come while it slept, unless an entry registered
-    // before this one is reached by the time step 4 reads its state.
-    if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_FAILED ||
-        mode == HAL_WAIT_MODE_ANY) {
+    } else if (entries[i].state == HAL_SYNC_TIMEPOINT_STATE_FAILED ||
+               mode == HAL_WAIT_MODE_ANY) {
+      // A reached entry decides ANY; a failed entry decides both modes (S2,
+      // S3): an ANY wait that finds a failure here returns it at once, as it
+      // would had the failure come while it slept, unless an entry
+      // registered before this one is reached by the time step 4 reads its
+      // state.
       decided = true;
       ++i;
       break;
     }
+    if (watch_failures) {
+      status = hal_sync_wait_register(
+          waiter, semaphores[i], HAL_SEMAPHORE_FAILURE_VALUE, &entries[i].watch,
+          &entries[i].watch_generation, &entries[i].watch_state);
+      if (status != HAL_OK ||
+          entries[i].watch_state == HAL_SYNC_TIMEPOINT_STATE_FAILED) {
+        decided = true;  // failed since the entry registered
+        ++i;
+        break;
+      }
+    }
   }
   size_t entry_count = i;  // entries[0, entry_count) are initialized
 
-  // 3. Sleep on the one wake object.
+  // 3. Sleep on the one wake object. A watch posts only on a failure,
+  // which ends the sleep whatever the count.
   if (status == HAL_OK && !decided && registered_count > 0) {
     uint32_t needed =
         mode == HAL_WAIT_MODE_ALL ? (uint32_t)registered_count : 1;
@@ -360,17 +409,20 @@ static hal_status_t hal_sync_wait_sleep(hal_wait_mode_t mode, size_t count,
 
   // 4. Cancel what is still pending; read every final state under the lock.
   for (size_t j = 0; j < entry_count; ++j) {
-    if (!entries[j].timepoint)
-      continue;
-    hal_sync_timepoint_check(entries[j].timepoint, entries[j].generation);
-    entries[j].state = hal_sync_timepoint_cancel(entries[j].timepoint, NULL);
-    hal_sync_timepoint_release(entries[j].timepoint);
-    entries[j].timepoint = NULL;
+    if (entries[j].timepoint) {
+      entries[j].state =
+          hal_sync_wait_settle(&entries[j].timepoint, entries[j].generation);
+    }
+    if (entries[j].watch) {
+      entries[j].watch_state =
+          hal_sync_wait_settle(&entries[j].watch, entries[j].watch_generation);
+    }
   }
   if (status == HAL_OK) {
     // Entries never examined (decided early) count as not reached.
     for (size_t j = entry_count; j < count; ++j) {
       entries[j].state = HAL_SYNC_TIMEPOINT_STATE_CANCELLED;
+      entries[j].watch_state = HAL_SYNC_TIMEPOINT_STATE_CANCELLED;
     }
     status = hal_sync_wait_result(mode, count, semaphores, values, entries,
                                   deadline_ns);

@@ -48,7 +48,9 @@
 // List waits: the same semaphore may appear more than once in a list; each
 // entry is an independent condition (ALL then needs the largest value, ANY
 // the smallest). A list wait on failed semaphores: ALL returns the failure
-// of the first failed entry in list order as soon as any entry fails. ANY
+// of the first failed entry in list order as soon as any entry fails, one
+// whose value was reached before it failed included (S2: the wait is
+// current until every entry is reached). ANY
 // returns as soon as one entry is reached or failed, with one answer
 // whether the failure came before the call or during it: OK if some entry
 // is reached when the wait decides, else the failure of the first failed

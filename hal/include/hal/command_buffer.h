@@ -21,6 +21,19 @@
 // Host data passed to update_buffer is copied at record time: the caller may
 // free it as soon as the call returns.
 //
+// Errors of the record calls (nothing recorded): FAILED_PRECONDITION when
+// the buffer is not RECORDING; INVALID_ARGUMENT for NULL or wrong-kind
+// objects, buffers or executables of another device, a usage the op needs
+// missing, offsets, lengths or pattern sizes the op does not allow,
+// overlapping ranges of one buffer in a copy, constants or bindings that do
+// not match the entry point, a zero workgroup dimension; OUT_OF_RANGE for a
+// range past the end of a buffer (offset + length overflowing included), an
+// update longer than HAL_MAX_UPDATE_LENGTH or whose host range wraps the
+// address space, workgroups beyond the device's limits, an entry point the
+// executable does not have. A length of 0 is accepted and moves no byte;
+// HAL_WHOLE_BUFFER as a fill length fills to the end of the target, as a
+// copy length copies the rest of the source (update needs a length).
+//
 // How a driver runs the ops is its strategy: stream drivers replay them into
 // a stream at submit; graph drivers build a vendor graph at end() and launch
 // it per submit. Both see the same validated op list.

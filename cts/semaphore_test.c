@@ -174,11 +174,16 @@ CTS_CASE(S2_ListWaitFailure) {
 typedef struct fail_later_t {
   hal_semaphore_t* semaphore;
   hal_duration_t delay_ns;
+  bool signal_first;  // reach 1 after the delay, then fail after another
 } fail_later_t;
 
 static void* fail_later_thread(void* arg) {
   fail_later_t* later = arg;
   hal_sleep_until(hal_time_now() + later->delay_ns);
+  if (later->signal_first) {
+    hal_status_ignore(hal_semaphore_signal(later->semaphore, 1));
+    hal_sleep_until(hal_time_now() + later->delay_ns);
+  }
   hal_semaphore_fail(later->semaphore,
                      hal_make_status(HAL_STATUS_ABORTED, "failed later"));
   return NULL;
@@ -212,7 +217,7 @@ CTS_CASE(S2_WaitAnyWithFailedEntryReturnsFailure) {
     hal_semaphore_t* fresh = cts_create_semaphore(*state, 0);
     hal_semaphore_t* during[3] = {semaphores[(failed_index + 1) % 3], fresh,
                                   semaphores[(failed_index + 2) % 3]};
-    fail_later_t later = {fresh, 2 * CTS_MS};
+    fail_later_t later = {fresh, 2 * CTS_MS, false};
     pthread_t thread;
     assert_int_equal(pthread_create(&thread, NULL, fail_later_thread, &later),
                      0);
@@ -227,23 +232,6 @@ CTS_CASE(S2_WaitAnyWithFailedEntryReturnsFailure) {
     hal_semaphore_release(fresh);
     release_all(3, semaphores);
   }
-}
-
-typedef struct signal_then_fail_t {
-  hal_semaphore_t* semaphore;
-  bool signal_first;  // reach 1 while the wait sleeps, then fail
-} signal_then_fail_t;
-
-static void* signal_then_fail_thread(void* arg) {
-  signal_then_fail_t* job = arg;
-  hal_sleep_until(hal_time_now() + 2 * CTS_MS);
-  if (job->signal_first) {
-    hal_status_ignore(hal_semaphore_signal(job->semaphore, 1));
-    hal_sleep_until(hal_time_now() + 2 * CTS_MS);
-  }
-  hal_semaphore_fail(job->semaphore,
-                     hal_make_status(HAL_STATUS_DATA_LOSS, "failed reached"));
-  return NULL;
 }
 
 // S2: an ALL wait still waiting on one entry returns the failure of
@@ -264,20 +252,20 @@ CTS_CASE(S2_WaitAllFailsWhenAReachedEntryFails) {
     HAL_ASSERT_OK(hal_semaphore_signal(semaphores[(failing + 1) % 3], 1));
     if (!signal_first)
       HAL_ASSERT_OK(hal_semaphore_signal(semaphores[failing], 1));
-    signal_then_fail_t job = {semaphores[failing], signal_first};
+    fail_later_t later = {semaphores[failing], 2 * CTS_MS, signal_first};
     pthread_t thread;
-    assert_int_equal(
-        pthread_create(&thread, NULL, signal_then_fail_thread, &job), 0);
+    assert_int_equal(pthread_create(&thread, NULL, fail_later_thread, &later),
+                     0);
     hal_time_t start = hal_time_now();
     HAL_ASSERT_STATUS(
-        HAL_STATUS_DATA_LOSS, "failed reached",
+        HAL_STATUS_ABORTED, "failed later",
         wait_list(*state, HAL_WAIT_MODE_ALL, 3, semaphores, values, timeout));
     if (hal_time_now() - start >= deadline_ns) {
       fail_msg("ALL slept through the failure of entry %d until its deadline",
                failing);
     }
     pthread_join(thread, NULL);
-    HAL_ASSERT_STATUS(HAL_STATUS_DATA_LOSS, "failed reached",
+    HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "failed later",
                       wait_list(*state, HAL_WAIT_MODE_ALL, 3, semaphores,
                                 values, hal_immediate_timeout()));
     release_all(3, semaphores);

@@ -166,6 +166,20 @@ static void expect_loss(hal_semaphore_t* semaphore, uint64_t value) {
              text);
 }
 
+// A call on the lost device refused with a copy of its loss: DEVICE_LOST
+// naming the vendor call that lost it, not a later call's error.
+static void expect_refused_with_loss(hal_status_t status) {
+  char text[2048];
+  hal_status_format(status, text, sizeof(text));
+  hal_status_code_t code = hal_status_code(status);
+  hal_status_free(status);
+  if (code != HAL_STATUS_DEVICE_LOST || !strstr(text, fault_call()) ||
+      !strstr(text, "was lost")) {
+    fail_msg("expected a refusal with the loss naming %s, got %s", fault_call(),
+             text);
+  }
+}
+
 // What a host call's function was called with.
 typedef struct host_call_record_t {
   atomic_int calls;
@@ -257,6 +271,30 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   if (!strstr(text, fault_call()))
     fail_msg("refusal \"%s\" does not name %s", text, fault_call());
   assert_int_equal(atomic_load(&late_call.calls), 0);
+  assert_int_equal(cts_query(s4), 0);
+  // So is everything else that would call the vendor on the device: an
+  // allocation, a command buffer, a file transfer (its staging memory).
+  hal_buffer_t* late_buffer = NULL;
+  expect_refused_with_loss(hal_device_allocate_buffer(
+      device,
+      (hal_buffer_params_t){HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                            HAL_BUFFER_USAGE_DEFAULT},
+      SIZE, &late_buffer));
+  expect_refused_with_loss(hal_device_allocate_buffer(
+      device,
+      (hal_buffer_params_t){HAL_MEMORY_TYPE_HOST_VISIBLE,
+                            HAL_BUFFER_USAGE_DEFAULT},
+      SIZE, &late_buffer));
+  hal_command_buffer_t* late_cb = NULL;
+  expect_refused_with_loss(hal_device_create_command_buffer(
+      device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &late_cb));
+  static uint8_t file_bytes[SIZE];
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_memory(file_bytes, sizeof(file_bytes),
+                                     HAL_FILE_ACCESS_READ, &file));
+  expect_refused_with_loss(hal_device_queue_read(device, 0, NULL, &call_signals,
+                                                 file, 0, a, 0, SIZE));
+  hal_file_release(file);
   assert_int_equal(cts_query(s4), 0);
   hal_command_buffer_release(later);
   hal_command_buffer_release(stuck);

@@ -83,6 +83,7 @@ static hal_status_t gpu_allocator_allocate_buffer(
     uint64_t byte_length, hal_buffer_t** out_buffer) {
   gpu_device_t* device = gpu_device_cast(allocator->device);
   gpu_adapter_t* adapter = device->adapter;
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
   if (byte_length > device->base.info.total_memory) {
     return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
                            "a buffer of %" PRIu64 " bytes exceeds the %" PRIu64
@@ -122,7 +123,7 @@ static hal_status_t gpu_allocator_allocate_buffer(
   }
   if (status != HAL_OK) {
     hal_allocator_free(device->base.host_allocator, buffer);
-    return status;
+    return gpu_device_note(device, status);
   }
   hal_buffer_initialize(&gpu_buffer_vtable, &device->base, params, byte_length,
                         &buffer->base);

@@ -205,6 +205,7 @@ hal_status_t gpu_device_create_channel(hal_device_t* base,
                                        int32_t rank_count,
                                        hal_channel_t** out_channel) {
   gpu_device_t* device = gpu_device_cast(base);
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
   gpu_ccl_t* ccl = NULL;
   HAL_RETURN_IF_ERROR(gpu_driver_ccl(gpu_device_driver(device), &ccl));
   // ncclCommInitRank joins on the calling thread's current device.
@@ -222,6 +223,8 @@ hal_status_t gpu_device_create_channel_group(hal_device_t* base, size_t count,
                                              hal_device_t* const* devices,
                                              hal_channel_t** out_channels) {
   gpu_device_t* device = gpu_device_cast(base);
+  for (size_t i = 0; i < count; ++i)
+    HAL_RETURN_IF_ERROR(gpu_device_check_lost(gpu_device_cast(devices[i])));
   gpu_ccl_t* ccl = NULL;
   HAL_RETURN_IF_ERROR(gpu_driver_ccl(gpu_device_driver(device), &ccl));
   hal_allocator_t allocator = base->host_allocator;

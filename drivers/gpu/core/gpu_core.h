@@ -206,6 +206,15 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
                                hal_allocator_t host_allocator,
                                hal_device_t** out_device);
 
+// Device loss (Q5, gpu_device.c). gpu_device_note records |status| as the
+// device's loss if it is one (the first wins), fails the device's loss
+// domain, and returns |status|. gpu_device_check_lost returns OK or a copy
+// of the loss ("device '...' was lost"): every operation that would call
+// the vendor on the device checks it first, so the caller learns the loss
+// itself, not some later call's error.
+hal_status_t gpu_device_note(gpu_device_t* device, hal_status_t status);
+hal_status_t gpu_device_check_lost(gpu_device_t* device);
+
 // The device allocator's vtable (gpu_buffer.c).
 extern const hal_device_allocator_vtable_t gpu_device_allocator_vtable;
 

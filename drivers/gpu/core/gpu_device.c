@@ -169,7 +169,7 @@ static hal_status_t gpu_payload_order_uses(gpu_queue_t* queue,
 // then fails the device's loss domain: parked work and every semaphore the
 // device created fail with it, so no wait on them outlasts the loss (K14).
 // Returns |status|.
-static hal_status_t gpu_device_note(gpu_device_t* device, hal_status_t status) {
+hal_status_t gpu_device_note(gpu_device_t* device, hal_status_t status) {
   if (!gpu_adapter_status_is_device_lost(status))
     return status;
   pthread_mutex_lock(&device->lost_mutex);
@@ -190,7 +190,7 @@ static hal_status_t gpu_device_note(gpu_device_t* device, hal_status_t status) {
 
 // OK, or a copy of the loss: every later issue on a lost device fails with
 // it, so everything downstream fails instead of waiting forever.
-static hal_status_t gpu_device_check_lost(gpu_device_t* device) {
+hal_status_t gpu_device_check_lost(gpu_device_t* device) {
   if (!atomic_load_explicit(&device->lost, memory_order_acquire)) {
     return HAL_OK;
   }
@@ -545,15 +545,19 @@ static hal_status_t gpu_device_create_semaphore(
 static hal_status_t gpu_device_create_executable(
     hal_device_t* base, const hal_executable_params_t* params,
     hal_executable_t** out_executable) {
-  return gpu_executable_create(gpu_device_cast(base), params, out_executable);
+  gpu_device_t* device = gpu_device_cast(base);
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  return gpu_device_note(device,
+                         gpu_executable_create(device, params, out_executable));
 }
 
 static hal_status_t gpu_device_create_command_buffer(
     hal_device_t* base, hal_command_buffer_mode_t mode,
     hal_command_buffer_t** out_command_buffer) {
   gpu_device_t* device = gpu_device_cast(base);
-  return device->strategy->create_command_buffer(device, mode,
-                                                 out_command_buffer);
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  return gpu_device_note(device, device->strategy->create_command_buffer(
+                                     device, mode, out_command_buffer));
 }
 
 static hal_status_t gpu_device_queue_execute(

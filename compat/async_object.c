@@ -453,19 +453,16 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
 
 // Resumes the coroutine on this thread (as MLIR's runtime does): nested in
 // the call that resolved its object, unless inline resumes have nested too
-// deeply here (a chain of awaits resolved by one emplace); then as late
-// work, after the resume it would have nested in. Not on the pool: every
-// worker may be blocked awaiting the end of the chain.
-static void hal_async_resume(hal_async_runtime_t* runtime,
-                             hal_async_coro_handle_t handle,
+// deeply here (a chain of awaits resolved by one emplace, or links of one
+// that block in awaits, each of which flushes the next); then as late work,
+// after the resume it would have nested in. Not on the pool, from a pool
+// thread either: every worker may be blocked awaiting the end of the chain.
+static void hal_async_resume(hal_async_coro_handle_t handle,
                              hal_async_coro_resume_t resume) {
   if (hal_async_inline_resume_depth < HAL_ASYNC_MAX_INLINE_RESUME_DEPTH) {
     ++hal_async_inline_resume_depth;
     resume(handle);
     --hal_async_inline_resume_depth;
-  } else if (hal_async_deferring) {
-    // Inside a pool task's flush: submitted by the same flush, in order.
-    hal_async_defer_execute(runtime, handle, resume);
   } else {
     hal_async_run_late(handle, resume);
   }
@@ -493,7 +490,7 @@ static void hal_async_awaiter_ready(void* user_data, uint64_t value,
             handle);
     fflush(stderr);
   } else {
-    hal_async_resume(runtime, handle, resume);
+    hal_async_resume(handle, resume);
   }
   hal_async_runtime_release(runtime);
 }

@@ -1069,6 +1069,88 @@ static void Async_DeepChainRunsWhileEveryWorkerIsBlocked(void** state) {
   free(tokens);
 }
 
+// A chain of 2 * kNestedHalf links, each awaiting its own token and
+// emplacing the next link's: links i < kNestedHalf then block in an await
+// on a token that link 2 * kNestedHalf - 1 - i emplaces (so they unwind in
+// order). Each worker nests 8 links before the bound: 24 blocking links
+// outlast two workers.
+enum { kNestedHalf = 24 };
+
+typedef struct nested_chain_t {
+  void* tokens[2 * kNestedHalf + 1];
+  void* blockers[kNestedHalf];
+  atomic_int returned;  // the links' last use of the chain
+} nested_chain_t;
+
+typedef struct nested_link_t {
+  nested_chain_t* chain;
+  int index;
+} nested_link_t;
+
+static void nested_link_resume(void* handle) {
+  nested_link_t* link = (nested_link_t*)handle;
+  nested_chain_t* chain = link->chain;
+  int i = link->index;
+  free(link);
+  mlirAsyncRuntimeDropRef(chain->tokens[i], 1);  // the coroutine's
+  mlirAsyncRuntimeEmplaceToken(chain->tokens[i + 1]);
+  if (i < kNestedHalf) {
+    mlirAsyncRuntimeAwaitToken(chain->blockers[i]);
+    HAL_THREAD_CHECK(!mlirAsyncRuntimeIsTokenError(chain->blockers[i]),
+                     "blocker %d in error", i);
+  } else {
+    mlirAsyncRuntimeEmplaceToken(chain->blockers[2 * kNestedHalf - 1 - i]);
+  }
+  atomic_fetch_add(&chain->returned, 1);
+}
+
+static void start_nested_chain(void* arg) {
+  mlirAsyncRuntimeEmplaceToken(((nested_chain_t*)arg)->tokens[0]);
+}
+
+// The same chain resolved inside a pool task, with half of its links
+// blocking in awaits: each blocking await first hands over what its link
+// did, which resumes the next link nested on the worker, past the
+// inline-resume bound. Those deeper links must run on that worker too (as
+// MLIR's runtime runs the whole chain there): sent to the pool, they waited
+// for the one other worker, blocked in the same chain.
+static void Async_DeepChainInATaskRunsWhileItsLinksBlock(void** state) {
+  (void)state;
+  enum { kLinks = 2 * kNestedHalf };
+  nested_chain_t* chain = calloc(1, sizeof(*chain));
+  assert_non_null(chain);
+  for (int i = 0; i <= kLinks; ++i)
+    chain->tokens[i] = mlirAsyncRuntimeCreateToken();
+  for (int i = 0; i < kNestedHalf; ++i)
+    chain->blockers[i] = mlirAsyncRuntimeCreateToken();
+  for (int i = 0; i < kLinks; ++i) {
+    nested_link_t* link = malloc(sizeof(*link));
+    assert_non_null(link);
+    *link = (nested_link_t){chain, i};
+    mlirAsyncRuntimeAddRef(chain->tokens[i], 1);  // for the coroutine
+    mlirAsyncRuntimeAwaitTokenAndExecute(chain->tokens[i], link,
+                                         nested_link_resume);
+  }
+  spawn(start_nested_chain, chain);
+  hal_time_t deadline = hal_time_now() + INT64_C(60000000000);
+  while (atomic_load(&chain->returned) < kLinks && hal_time_now() < deadline)
+    usleep(1000);
+  if (atomic_load(&chain->returned) < kLinks) {
+    // The rest waits for a worker that waits for the chain: the fixture's
+    // teardown would wait forever.
+    fprintf(stderr, "FAILED: %d of %d links returned in 60 s\n",
+            atomic_load(&chain->returned), kLinks);
+    abort();
+  }
+  mlirAsyncRuntimeAwaitToken(chain->tokens[kLinks]);
+  assert_false(mlirAsyncRuntimeIsTokenError(chain->tokens[kLinks]));
+  for (int i = 0; i <= kLinks; ++i)
+    mlirAsyncRuntimeDropRef(chain->tokens[i], 1);  // ours
+  for (int i = 0; i < kNestedHalf; ++i)
+    mlirAsyncRuntimeDropRef(chain->blockers[i], 1);  // ours
+  free(chain);
+}
+
 static void never_resumed(void* handle) {
   atomic_fetch_add((atomic_int*)handle, 1);
 }
@@ -1120,6 +1202,7 @@ int main(void) {
       CASE(Async_LateChainThatBlocksRunsFromAPoolTask),
       CASE(Async_HandoffsWaitForTheTaskToReturn),
       CASE(Async_DeepChainRunsWhileEveryWorkerIsBlocked),
+      CASE(Async_DeepChainInATaskRunsWhileItsLinksBlock),
       CASE(Async_AwaitersOfAnObjectDroppedUnresolvedAreNotResumed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

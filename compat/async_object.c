@@ -69,7 +69,6 @@ typedef struct hal_async_group_t {
 
 // A coroutine waiting for an object (await-and-execute).
 typedef struct hal_async_awaiter_t {
-  hal_async_runtime_t* runtime;  // retained
   hal_async_coro_handle_t handle;
   hal_async_coro_resume_t resume;
 } hal_async_awaiter_t;
@@ -478,7 +477,6 @@ static void hal_async_awaiter_ready(void* user_data, uint64_t value,
                                     hal_status_t status) {
   (void)value;
   hal_async_awaiter_t* awaiter = (hal_async_awaiter_t*)user_data;
-  hal_async_runtime_t* runtime = awaiter->runtime;
   hal_async_coro_handle_t handle = awaiter->handle;
   hal_async_coro_resume_t resume = awaiter->resume;
   hal_allocator_free(hal_allocator_system(), awaiter);
@@ -492,7 +490,6 @@ static void hal_async_awaiter_ready(void* user_data, uint64_t value,
   } else {
     hal_async_resume(handle, resume);
   }
-  hal_async_runtime_release(runtime);
 }
 
 static void hal_async_awaiter_register(hal_async_object_t* object,
@@ -525,7 +522,6 @@ static void hal_async_object_await_and_execute(void* pointer, uint32_t kind,
       hal_allocator_system(), sizeof(*awaiter), (void**)&awaiter);
   if (status)
     hal_async_die("allocating an awaiter", status);
-  awaiter->runtime = hal_async_runtime_acquire_current();
   awaiter->handle = handle;
   awaiter->resume = resume;
   if (hal_async_deferring) {

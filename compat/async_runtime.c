@@ -17,8 +17,10 @@
 // |drained| semaphore, which the task that brings |outstanding| to zero
 // signals. Then |stopping| is set under the mutex (later submissions run on
 // the submitting thread), |work| jumps to its maximum, workers drain what is
-// left and exit, and they are joined. The memory lives on while awaiters
-// (coroutines suspended on tokens) still reference the runtime.
+// left and exit, and they are joined. The memory lives on while handoffs
+// queued on pool threads or callers of hal_async_runtime_acquire_current
+// still reference the runtime. Awaiters (coroutines suspended on objects)
+// hold none: they resume on the thread that resolves their object.
 
 #include <pthread.h>
 #include <stdio.h>
@@ -39,7 +41,8 @@ typedef struct hal_async_task_t {
 #define HAL_ASYNC_TASK_FREE_LIST_CAP 4096
 
 struct hal_async_runtime_t {
-  // Memory lifetime: the owner's reference plus one per pending awaiter.
+  // Memory lifetime: the owner's reference plus one per queued execute
+  // handoff and per caller of hal_async_runtime_acquire_current.
   atomic_intptr_t ref_count;
   hal_allocator_t allocator;
   int32_t worker_count;

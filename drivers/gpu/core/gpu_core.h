@@ -127,8 +127,8 @@ struct gpu_device_t {
   _Atomic uint64_t allocated_bytes;
   _Atomic uint64_t allocation_count;
   hal_sync_event_pool_t* event_pool;
-  // The device's queues and semaphores: all fail together on a loss (Q5).
-  hal_sync_loss_domain_t* loss_domain;
+  // The loss domain of the device's queues and semaphores (and libhal's
+  // host-call executors) is |base.loss_domain|: all fail together (Q5).
   // Device loss (Q5): set by the first vendor call reporting it; every
   // later issue and submission fails with a copy of |lost_status|.
   _Atomic bool lost;

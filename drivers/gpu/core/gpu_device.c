@@ -181,7 +181,7 @@ hal_status_t gpu_device_note(gpu_device_t* device, hal_status_t status) {
   if (first) {
     // Outside the lock: failing semaphores runs their callbacks (T2).
     hal_sync_loss_domain_fail(
-        device->loss_domain,
+        device->base.loss_domain,
         hal_status_annotatef(hal_status_clone(status), "device '%s' was lost",
                              device->base.info.name));
   }
@@ -493,7 +493,7 @@ static void gpu_device_destroy(hal_device_t* base) {
     adapter->ops->context_close(adapter, device->context);
   }
   // Semaphores the device created may outlive it: they keep the domain.
-  hal_sync_loss_domain_release(device->loss_domain);
+  hal_sync_loss_domain_release(device->base.loss_domain);
   hal_status_free(device->lost_status);
   for (uint32_t i = 0; i < GPU_QUEUE_COUNT; ++i)
     gpu_payload_cache_deinitialize(&device->queues[i]);
@@ -537,9 +537,8 @@ static hal_status_t gpu_device_create_semaphore(
   // loss domain (fails when the device is lost, Q5). It does not keep the
   // device alive: releasing the device cancels work waiting on it (Q4),
   // which its semaphores then report.
-  return hal_sync_semaphore_create(gpu_device_cast(base)->loss_domain,
-                                   base->host_allocator, initial_value,
-                                   out_semaphore);
+  return hal_sync_semaphore_create(base->loss_domain, base->host_allocator,
+                                   initial_value, out_semaphore);
 }
 
 static hal_status_t gpu_device_create_executable(
@@ -680,7 +679,8 @@ static hal_status_t gpu_queue_initialize(gpu_device_t* device, uint32_t index) {
   snprintf(name, sizeof(name), "%s:%u:q%u", device->base.driver->name,
            device->base.info.index, index);
   return hal_sync_queue_create(interface, device->event_pool,
-                               device->loss_domain, name, &queue->sync_queue);
+                               device->base.loss_domain, name,
+                               &queue->sync_queue);
 }
 
 hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
@@ -709,9 +709,9 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
   device->alloca_frees_done = 0;
   device->alloca_pool = NULL;
 
-  hal_status_t status = hal_sync_loss_domain_create(&device->loss_domain);
-  // Host calls and file transfers fail with the queues (libhal's executors).
-  device->base.loss_domain = device->loss_domain;
+  // Host calls and file transfers fail with the queues: libhal's executors
+  // join the domain through |base.loss_domain|.
+  hal_status_t status = hal_sync_loss_domain_create(&device->base.loss_domain);
   if (status == HAL_OK) {
     status = device->adapter->ops->context_open(
         device->adapter, device->ordinal, &device->context);

@@ -200,15 +200,8 @@ static void hal_sync_host_call_execute(hal_sync_host_call_t* call) {
   // A wait reached, then failed while others kept the call waiting: as a
   // submission at issue, it never runs (S2).
   for (size_t i = 0; call->failure == HAL_OK && i < call->wait_count; ++i) {
-    hal_sync_semaphore_t* semaphore =
-        hal_sync_semaphore_cast(call->semaphores[i]);
-    if (atomic_load_explicit(&semaphore->value, memory_order_acquire) >=
-        HAL_SEMAPHORE_FAILURE_VALUE) {
-      call->failure = hal_status_annotatef(
-          hal_sync_semaphore_clone_failure(semaphore),
-          "host call waiting for semaphore %p to reach %" PRIu64,
-          (void*)call->semaphores[i], call->values[i]);
-    }
+    call->failure =
+        hal_sync_semaphore_wait_failure(call->semaphores[i], call->values[i]);
   }
   hal_status_t result;
   if (call->failure != HAL_OK) {

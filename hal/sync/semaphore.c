@@ -405,6 +405,18 @@ hal_status_t hal_sync_semaphore_clone_failure(hal_sync_semaphore_t* semaphore) {
   return status;
 }
 
+hal_status_t hal_sync_semaphore_wait_failure(hal_semaphore_t* base_semaphore,
+                                             uint64_t value) {
+  hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);
+  if (atomic_load_explicit(&semaphore->value, memory_order_acquire) <
+      HAL_SEMAPHORE_FAILURE_VALUE) {
+    return HAL_OK;
+  }
+  return hal_status_annotatef(hal_sync_semaphore_clone_failure(semaphore),
+                              "waiting for semaphore %p to reach %" PRIu64,
+                              (void*)base_semaphore, value);
+}
+
 static hal_status_t hal_sync_semaphore_wait(hal_semaphore_t* base_semaphore,
                                             uint64_t value,
                                             hal_timeout_t timeout) {

@@ -139,6 +139,13 @@ hal_sync_timepoint_state_t hal_sync_timepoint_cancel(hal_timepoint_t* timepoint,
 // A clone of the failure status (HAL_OK if not failed).
 hal_status_t hal_sync_semaphore_clone_failure(hal_sync_semaphore_t* semaphore);
 
+// OK while |semaphore| has not failed (one acquire load), else a clone of
+// its failure naming the wait for |value| it decides: work that waited on
+// it never runs once the failure is known, even if the value was reached
+// first (S2). For issue paths, before they run what waited.
+hal_status_t hal_sync_semaphore_wait_failure(hal_semaphore_t* semaphore,
+                                             uint64_t value);
+
 typedef enum hal_sync_wait_resolution_e {
   HAL_SYNC_WAIT_RESOLUTION_REACHED = 0,  // nothing to wait for
   HAL_SYNC_WAIT_RESOLUTION_FAILED = 1,   // the semaphore failed

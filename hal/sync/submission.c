@@ -458,15 +458,9 @@ HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
 static hal_status_t hal_sync_submission_waits_failed(
     hal_sync_submission_t* submission) {
   for (size_t i = 0; i < submission->wait_count; ++i) {
-    hal_sync_submission_wait_t* wait = &submission->waits[i];
-    hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(wait->semaphore);
-    if (atomic_load_explicit(&semaphore->value, memory_order_acquire) <
-        HAL_SEMAPHORE_FAILURE_VALUE) {
-      continue;
-    }
-    return hal_status_annotatef(hal_sync_semaphore_clone_failure(semaphore),
-                                "waiting for semaphore %p to reach %" PRIu64,
-                                (void*)wait->semaphore, wait->value);
+    const hal_sync_submission_wait_t* wait = &submission->waits[i];
+    HAL_RETURN_IF_ERROR(
+        hal_sync_semaphore_wait_failure(wait->semaphore, wait->value));
   }
   return HAL_OK;
 }

@@ -332,6 +332,34 @@ CTS_CASE(File_AppendDescriptorIsRefusedForWrites) {
   close(fd);
 }
 
+// The flag set after the call, before the write ran (it waits on a gate):
+// the write fails its signals naming the flag, and nothing lands at the
+// file's end.
+CTS_CASE(File_AppendSetBeforeTheWriteRunsFailsIt) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 11);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_WRITE, &file));
+  hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1;
+  hal_semaphore_list_t wait_gate = one(&gate, &v1), s1 = one(&s, &v1);
+  HAL_ASSERT_OK(hal_device_queue_write(f->device, f->q0, &wait_gate, &s1, f->a,
+                                       0, file, 0, 16));
+  int flags = fcntl(fd, F_GETFL);
+  assert_int_equal(fcntl(fd, F_SETFL, flags | O_APPEND), 0);  // shared flags
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "O_APPEND", cts_wait(s, 1));
+  struct stat st;
+  assert_int_equal(fstat(fd, &st), 0);
+  assert_int_equal(st.st_size, kFileBytes);  // nothing appended
+  hal_semaphore_release(s);
+  hal_semaphore_release(gate);
+  hal_file_release(file);
+  close(fd);
+}
+
 // Bad input: a clear status, nothing submitted, no semaphore moved.
 CTS_CASE(File_BadArgumentsSubmitNothing) {
   fixture_t* f = *state;
@@ -605,6 +633,7 @@ int main(void) {
       CASE(File_BadArgumentsSubmitNothing),
       CASE(File_RefusedOrFailedTransferLeavesNoPendingUse),
       CASE(File_AppendDescriptorIsRefusedForWrites),
+      CASE(File_AppendSetBeforeTheWriteRunsFailsIt),
       CASE(File_TransfersWaitedForInsideAHostCall),
       CASE(File_ReadRunsWhileAHostCallBlocks),
       cmocka_unit_test(Q4_FileReadWaitingAtReleaseIsCancelled),

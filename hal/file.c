@@ -286,6 +286,32 @@ static uint64_t hal_transfer_chunk_length(const hal_transfer_t* transfer,
   return rest < transfer->chunk_bytes ? rest : transfer->chunk_bytes;
 }
 
+// FAILED_PRECONDITION (nothing of the chunk at |offset| written yet) or
+// DATA_LOSS (|written|: its bytes may have gone to the file's end) when the
+// transfer's descriptor has O_APPEND set.
+static hal_status_t hal_transfer_check_no_append(hal_transfer_t* transfer,
+                                                 uint64_t offset,
+                                                 bool written) {
+  int flags = fcntl(transfer->file->fd, F_GETFL);
+  if (flags < 0 || !(flags & O_APPEND))
+    return HAL_OK;
+  if (!written) {
+    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                           "writing at file offset %" PRIu64
+                           ": the file's descriptor has O_APPEND set (set "
+                           "after the write was submitted), so the bytes "
+                           "would land at its end; nothing of this chunk was "
+                           "written",
+                           offset);
+  }
+  return hal_make_status(HAL_STATUS_DATA_LOSS,
+                         "writing at file offset %" PRIu64
+                         ": O_APPEND was set on the file's descriptor while "
+                         "the write ran, so its bytes may have landed at the "
+                         "file's end instead",
+                         offset);
+}
+
 // The file side of chunk |i|: into staging (read) or out of it (write).
 static hal_status_t hal_transfer_io(hal_transfer_t* transfer, uint64_t i) {
   uint8_t* staging = transfer->mappings[i % 2].contents;
@@ -300,6 +326,14 @@ static hal_status_t hal_transfer_io(hal_transfer_t* transfer, uint64_t i) {
     }
     return HAL_OK;
   }
+  // O_APPEND is a status flag of the open file description, which the
+  // caller's descriptor shares: it may be set after queue_write checked it,
+  // and pwrite would then ignore the offset. A flag already set when the
+  // chunk runs fails it with nothing written; one set while it writes may
+  // have moved its bytes to the end, which fails it too (not an OK signal
+  // over misplaced data).
+  if (!transfer->is_read)
+    HAL_RETURN_IF_ERROR(hal_transfer_check_no_append(transfer, offset, false));
   uint64_t done = 0;
   while (done < length) {
     ssize_t n = transfer->is_read
@@ -334,6 +368,8 @@ static hal_status_t hal_transfer_io(hal_transfer_t* transfer, uint64_t i) {
     }
     done += (uint64_t)n;
   }
+  if (!transfer->is_read)
+    return hal_transfer_check_no_append(transfer, offset, true);
   return HAL_OK;
 }
 

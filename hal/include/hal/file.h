@@ -74,7 +74,11 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_read(
 // Writes |length| bytes of |source| at |source_offset| into |target| at
 // |target_offset| (a descriptor's file grows as needed, up to the largest
 // off_t: a range ending past it is OUT_OF_RANGE; host memory must hold the
-// range), in chunks likewise. Errors as hal_device_queue_read's.
+// range), in chunks likewise. Errors as hal_device_queue_read's. A
+// descriptor that got O_APPEND after the call fails the signals when the
+// write runs: FAILED_PRECONDITION if the flag is found before a chunk's
+// pwrite (nothing of that chunk written), DATA_LOSS if it is found set
+// after (its bytes may have gone to the file's end).
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_write(
     hal_device_t* device, uint32_t queue_index,
     const hal_semaphore_list_t* wait_semaphores,

@@ -619,6 +619,18 @@ CTS_CASE(Collective_BadArgumentsAreRefusedAtRecord) {
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "no recv buffer",
       hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
+  // Elements are read and written at their alignment.
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "send offset 2 is not a multiple",
+      hal_command_buffer_collective(cb, channel, &ok, mine, 2, mine, 0));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "recv offset 34 is not a multiple",
+      hal_command_buffer_collective(cb, channel, &ok, mine, 0, mine, 34));
+  p = ok;
+  p.element_type = HAL_ELEMENT_TYPE_FLOAT64;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "(8 bytes)",
+      hal_command_buffer_collective(cb, channel, &p, mine, 4, mine, 8));
   p = ok;
   p.count = 0;
   HAL_ASSERT_STATUS(

@@ -462,13 +462,22 @@ static const char* hal_collective_kind_name(hal_collective_kind_t kind) {
 // rank (NULL is refused then, and a buffer given is checked either way).
 static hal_status_t hal_collective_validate_buffer(
     hal_command_buffer_t* command_buffer, hal_buffer_t* buffer, uint64_t offset,
-    uint64_t bytes, bool need, hal_buffer_usage_t usage, const char* op,
-    const char* role) {
+    uint64_t bytes, size_t element_size, bool need, hal_buffer_usage_t usage,
+    const char* op, const char* role) {
   if (!buffer) {
     if (!need)
       return HAL_OK;
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "%s: %s buffer is NULL",
                            op, role);
+  }
+  // The library reads and writes whole elements at their alignment (a
+  // device faults on a misaligned one); allocations are aligned further.
+  if (offset % element_size != 0) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "%s: %s offset %" PRIu64
+                           " is not a multiple of the element size (%zu "
+                           "bytes)",
+                           op, role, offset, element_size);
   }
   uint64_t length = bytes;
   HAL_RETURN_IF_ERROR(hal_command_buffer_validate_buffer(
@@ -566,10 +575,10 @@ HAL_API hal_status_t hal_command_buffer_collective(
                            "recv: a receive has no send buffer");
   }
   HAL_RETURN_IF_ERROR(hal_collective_validate_buffer(
-      command_buffer, send, send_offset, send_bytes, needs_send,
+      command_buffer, send, send_offset, send_bytes, size, needs_send,
       HAL_BUFFER_USAGE_TRANSFER_SOURCE, op, "send"));
   HAL_RETURN_IF_ERROR(hal_collective_validate_buffer(
-      command_buffer, recv, recv_offset, recv_bytes, needs_recv,
+      command_buffer, recv, recv_offset, recv_bytes, size, needs_recv,
       HAL_BUFFER_USAGE_TRANSFER_TARGET, op, "recv"));
   const hal_command_buffer_vtable_t* vtable =
       hal_command_buffer_vtable(command_buffer);

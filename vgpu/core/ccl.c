@@ -885,6 +885,16 @@ static vgpu_status ccl_check_call(const vgpu_ccl_comm* comm,
                ccl_kind_name(call->kind), call->count);
     return VGPU_ERR_INVALID_VALUE;
   }
+  // A device reads and writes elements at their alignment (a misaligned one
+  // faults); the reductions here load them as their C type.
+  size_t e = vgpu_ccl_type_size(call->type);
+  if ((uintptr_t)call->send % e != 0 || (uintptr_t)call->recv % e != 0) {
+    ccl_format(error, size,
+               "%s: a buffer (send %p, recv %p) is not aligned to its %zu-byte "
+               "elements",
+               ccl_kind_name(call->kind), call->send, (void*)call->recv, e);
+    return VGPU_ERR_INVALID_VALUE;
+  }
   return VGPU_OK;
 }
 

@@ -658,6 +658,13 @@ static void bad_calls_body(rank_job* job, vgpu_ccl_comm* comm) {
         .type = kFloat32},
        VGPU_ERR_INVALID_VALUE,
        "with a NULL buffer"},
+      {{.kind = VGPU_CCL_ALL_REDUCE,
+        .send = (const char*)data + 2,
+        .recv = data,
+        .count = 1,
+        .type = kFloat32},
+       VGPU_ERR_INVALID_VALUE,
+       "is not aligned to its 4-byte elements"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
     error[0] = '\0';

@@ -163,8 +163,9 @@ HAL_API size_t hal_element_type_size(hal_element_type_t type);
 // send and recv may be the same range: in place). Checked here: the
 // command buffer's device is the channel's; the kind, type and reduction
 // are known; the root or peer is a rank of the channel; both ranges lie in
-// their buffers, which are of the channel's device (INVALID_ARGUMENT or
-// OUT_OF_RANGE naming what is wrong). Drivers without collectives:
+// their buffers, which are of the channel's device, and both offsets are
+// multiples of the element size (INVALID_ARGUMENT or OUT_OF_RANGE naming
+// what is wrong). Drivers without collectives:
 // UNIMPLEMENTED. The command buffer keeps the channel and the buffers.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_command_buffer_collective(
     hal_command_buffer_t* command_buffer, hal_channel_t* channel,

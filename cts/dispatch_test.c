@@ -249,6 +249,35 @@ CTS_CASE(Dispatch_BadExecutablesAreRejectedAtCreate) {
       assert_null(executable);
     }
     free(corrupt);
+    // The image behind a VGPUMOD1 header (vgpu/vgpu_module.h: magic,
+    // version 1, header size, image size) that announces fewer bytes than
+    // the ELF's headers name: the runtime maps only what the header
+    // announces, so the rest would be read past the mapping.
+    const uint8_t* elf = (const uint8_t*)image->data + elf_offset;
+    uint64_t elf_size = image->size - elf_offset;
+    uint8_t* headed = malloc(24 + elf_size);
+    assert_non_null(headed);
+    uint32_t version = 1, header_size = 24;
+    uint64_t short_size = elf_size / 2;
+    memcpy(headed, "VGPUMOD1", 8);
+    memcpy(headed + 8, &version, 4);
+    memcpy(headed + 12, &header_size, 4);
+    memcpy(headed + 16, &short_size, 8);
+    memcpy(headed + 24, elf, elf_size);
+    params.data = headed;
+    params.data_size = 24 + elf_size;
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_INVALID_ARGUMENT, "corrupt",
+        hal_device_create_executable(f->device, &params, &executable));
+    assert_null(executable);
+    // The same header announcing every byte loads.
+    memcpy(headed + 16, &elf_size, 8);
+    HAL_ASSERT_OK(
+        hal_device_create_executable(f->device, &params, &executable));
+    hal_executable_release(executable);
+    executable = NULL;
+    free(headed);
+    params.data_size = image->size;
   }
   // Unknown entry point.
   hal_entry_point_params_t unknown = {"no_such_kernel", 1, 0};

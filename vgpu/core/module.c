@@ -67,6 +67,31 @@ static size_t elf_image_size(const uint8_t* p) {
   return size < sizeof(*eh) ? sizeof(*eh) : size;
 }
 
+// Whether the ELF image at |p| has its headers, its header tables and its
+// segments' bytes within |n| bytes (read no further than that).
+static bool elf_image_fits(const uint8_t* p, size_t n) {
+  if (n < sizeof(Elf64_Ehdr))
+    return false;
+  Elf64_Ehdr eh;
+  memcpy(&eh, p, sizeof(eh));
+  if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return false;
+  uint64_t sh_bytes = (uint64_t)eh.e_shnum * eh.e_shentsize;
+  uint64_t ph_bytes = (uint64_t)eh.e_phnum * eh.e_phentsize;
+  if (eh.e_shoff > n || sh_bytes > n - eh.e_shoff || eh.e_phoff > n ||
+      ph_bytes > n - eh.e_phoff ||
+      (eh.e_phnum && eh.e_phentsize < sizeof(Elf64_Phdr)))
+    return false;
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    memcpy(&ph, p + eh.e_phoff + (size_t)i * eh.e_phentsize, sizeof(ph));
+    if (ph.p_offset > n || ph.p_filesz > n - ph.p_offset)
+      return false;
+  }
+  return true;
+}
+
 static bool write_all(int fd, const uint8_t* p, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd, p, n);
@@ -128,6 +153,14 @@ vgpu_status vgpu_module_load_image(int ordinal, const void* image,
     }
     p += h.header_size;
     n = (size_t)h.image_size;
+    // Only |n| bytes are mapped: an ELF whose headers name more (or that
+    // is no ELF) would fault in dlopen, where a driver refuses the image.
+    if (!elf_image_fits(p, n)) {
+      return vgpu_misuse(VGPU_ERR_INVALID_IMAGE,
+                         "module image header announces %zu bytes, fewer "
+                         "than its ELF's headers name (or no 64-bit ELF)",
+                         n);
+    }
   } else if (memcmp(p, ELFMAG, SELFMAG) == 0) {
     n = elf_image_size(p);
   }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "vgpu/vgpu_module.h"
 
 #define OK(expr) assert_int_equal((expr), api.ok)
 
@@ -569,6 +570,20 @@ static void Fidelity_BadInput(void** state) {
   assert_int_equal(api.init(99), api.invalid_device);
   OK(api.init(0));
   assert_string_not_equal(api.error_name(api.invalid_handle), "?");
+  // A module header announcing fewer bytes than its ELF's headers name:
+  // refused, never mapped short (dlopen would fault past the bytes).
+  uint8_t* image = testutil_module_image();
+  assert_non_null(image);
+  vgpu_module_header h;
+  memcpy(&h, image, sizeof(h));
+  h.image_size /= 2;
+  memcpy(image, &h, sizeof(h));
+  void* m = NULL;
+  assert_int_equal(api.module_load_data(&m, image), api.invalid_image);
+  h.image_size = 40;  // not even an ELF header
+  memcpy(image, &h, sizeof(h));
+  assert_int_equal(api.module_load_data(&m, image), api.invalid_image);
+  free(image);
 }
 
 // Stream-ordered allocation: memory allocated, used and freed in stream

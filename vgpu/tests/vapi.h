@@ -17,7 +17,7 @@ typedef struct vapi {
   // Vendor codes the tests expect.
   int ok, not_ready, invalid_value, invalid_handle, not_permitted, in_use,
       launch_failed, update_failure, out_of_memory, not_found, timeout,
-      invalid_device, unknown;
+      invalid_device, invalid_image, unknown;
   // Vendor call names, for messages (e.g. "cuStreamDestroy").
   const char* stream_destroy_name;
 

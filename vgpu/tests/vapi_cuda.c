@@ -354,6 +354,7 @@ bool vapi_open_cuda(vapi* api, const char* path) {
   api->not_found = CUDA_ERROR_NOT_FOUND;
   api->timeout = CUDA_ERROR_LAUNCH_TIMEOUT;
   api->invalid_device = CUDA_ERROR_INVALID_DEVICE;
+  api->invalid_image = CUDA_ERROR_INVALID_IMAGE;
   api->unknown = CUDA_ERROR_UNKNOWN;
   api->stream_destroy_name = "cuStreamDestroy";
   api->init = c_init;

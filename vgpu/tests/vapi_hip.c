@@ -334,6 +334,7 @@ bool vapi_open_hip(vapi* api, const char* path) {
   api->not_found = hipErrorNotFound;
   api->timeout = hipErrorLaunchTimeOut;
   api->invalid_device = hipErrorInvalidDevice;
+  api->invalid_image = hipErrorInvalidImage;
   api->unknown = hipErrorUnknown;
   api->stream_destroy_name = "hipStreamDestroy";
   api->init = h_init;

@@ -16,6 +16,7 @@ static hal_status_t gpu_adapter_check_image(const char* format,
   if (strcmp(format, "vgpu-module") == 0) {
     uint64_t image_size = 0;
     size_t offset = 0;
+    size_t elf_size = size;
     if (size >= 24 && memcmp(data, "VGPUMOD1", 8) == 0) {
       uint32_t header_size = 0;
       memcpy(&header_size, data + 12, 4);
@@ -29,9 +30,11 @@ static hal_status_t gpu_adapter_check_image(const char* format,
                                (unsigned long long)image_size, header_size,
                                size);
       }
+      // The runtime takes the header's word for the image's length: the
+      // ELF's tables must lie in those bytes, whatever follows them.
+      elf_size = (size_t)image_size;
     }
     const uint8_t* elf = data + offset;
-    size_t elf_size = size - offset;
     if (elf_size < 64 || memcmp(elf, kElf, 4) != 0 || elf[4] != 2) {
       return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                              "not a vgpu module: no 64-bit ELF image");

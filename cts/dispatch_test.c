@@ -50,6 +50,12 @@ CTS_CASE(Dispatch_ExecutableListsItsEntryPoints) {
   HAL_ASSERT_OK(hal_device_query_properties(f->device, &properties));
   assert_true(strlen(properties.executable_formats) > 0);
   assert_true(properties.max_workgroup_size >= 64);
+  for (int i = 0; i < 3; ++i) {
+    assert_true(properties.max_workgroup_dims[i] >= 1);
+    assert_true(properties.max_workgroup_dims[i] <=
+                properties.max_workgroup_size);
+    assert_true(properties.max_workgroup_count[i] >= 1);
+  }
 }
 
 CTS_CASE(Dispatch_Fill) {
@@ -354,6 +360,25 @@ CTS_CASE(Dispatch_BadDispatchesAreRejectedAtRecord) {
       HAL_STATUS_OUT_OF_RANGE, "threads",
       hal_command_buffer_dispatch(cb, f->executable, HAL_KERNEL_FILL_U32, count,
                                   huge_size, constants, 2, &binding, 1));
+  // Within the thread count but beyond a dimension's limit (CUDA's z: 64),
+  // and sizes whose product wraps 64 bits.
+  hal_device_properties_t properties;
+  HAL_ASSERT_OK(hal_device_query_properties(f->device, &properties));
+  uint32_t deep_size[3] = {1, 1, properties.max_workgroup_dims[2] + 1};
+  if (deep_size[2] <= properties.max_workgroup_size) {
+    HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "in dimension 2",
+                      hal_command_buffer_dispatch(
+                          cb, f->executable, HAL_KERNEL_FILL_U32, count,
+                          deep_size, constants, 2, &binding, 1));
+  }
+  uint32_t wrapping_sizes[2][3] = {{1u << 31, 1u << 31, 4},
+                                   {1u << 22, 1u << 21, 1u << 21}};
+  for (int i = 0; i < 2; ++i) {
+    HAL_ASSERT_STATUS(HAL_STATUS_OUT_OF_RANGE, "exceed",
+                      hal_command_buffer_dispatch(
+                          cb, f->executable, HAL_KERNEL_FILL_U32, count,
+                          wrapping_sizes[i], constants, 2, &binding, 1));
+  }
   uint32_t huge_count[3] = {1, 70000, 1};
   HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, "workgroups",

@@ -347,7 +347,19 @@ static hal_status_t hal_command_buffer_validate_grid(
                              workgroup_count[i], i,
                              properties.max_workgroup_count[i]);
     }
-    threads *= workgroup_size[i];
+    if (properties.max_workgroup_dims[i] &&
+        workgroup_size[i] > properties.max_workgroup_dims[i]) {
+      return hal_make_status(HAL_STATUS_OUT_OF_RANGE,
+                             "dispatch: workgroups %u threads wide in "
+                             "dimension %d exceed the device's %u",
+                             workgroup_size[i], i,
+                             properties.max_workgroup_dims[i]);
+    }
+    // Three 32-bit factors may pass 2^64: saturate, which any limit
+    // refuses.
+    threads = threads > UINT64_MAX / workgroup_size[i]
+                  ? UINT64_MAX
+                  : threads * workgroup_size[i];
   }
   if (properties.max_workgroup_size &&
       threads > properties.max_workgroup_size) {

@@ -116,8 +116,9 @@ static void hal_run_print_usage(FILE* stream) {
       "  --dump-devices        the same with each device's properties:\n"
       "                        uuid (absent when the runtime reports none),\n"
       "                        memory types, executable formats, max\n"
-      "                        workgroup size, max workgroup count, compute\n"
-      "                        capability, runtime (its library, whether it\n"
+      "                        workgroup size, max workgroup dims, max\n"
+      "                        workgroup count, compute capability,\n"
+      "                        runtime (its library, whether it\n"
       "                        is the virtual GPU, driver and runtime\n"
       "                        versions)\n"
       "  --json                the listings above as JSON on stdout\n"
@@ -564,9 +565,11 @@ static hal_status_t hal_run_print_device(hal_driver_t* driver,
           properties.executable_formats ? properties.executable_formats : "");
       printf(
           ", \"max_workgroup_size\": %u, \"max_workgroup_count\": "
-          "[%u, %u, %u]",
+          "[%u, %u, %u], \"max_workgroup_dims\": [%u, %u, %u]",
           properties.max_workgroup_size, properties.max_workgroup_count[0],
-          properties.max_workgroup_count[1], properties.max_workgroup_count[2]);
+          properties.max_workgroup_count[1], properties.max_workgroup_count[2],
+          properties.max_workgroup_dims[0], properties.max_workgroup_dims[1],
+          properties.max_workgroup_dims[2]);
       printf(", \"virtual\": %s, \"runtime_path\": ",
              properties.is_virtual ? "true" : "false");
       hal_run_json_string(properties.runtime_path ? properties.runtime_path
@@ -600,6 +603,9 @@ static hal_status_t hal_run_print_device(hal_driver_t* driver,
       printf("    executable formats:  %s\n", formats);
       printf("    max workgroup size:  %u threads\n",
              properties.max_workgroup_size);
+      printf("    max workgroup dims:  %u x %u x %u threads\n",
+             properties.max_workgroup_dims[0], properties.max_workgroup_dims[1],
+             properties.max_workgroup_dims[2]);
       printf("    max workgroup count: %u x %u x %u\n",
              properties.max_workgroup_count[0],
              properties.max_workgroup_count[1],

@@ -218,6 +218,12 @@ static hal_status_t gpu_hip_device_attribute(gpu_adapter_t* adapter, int device,
       [GPU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY] =
           hipDeviceAttributeCanMapHostMemory,
       [GPU_DEVICE_ATTRIBUTE_PCI_BUS_ID] = hipDeviceAttributePciBusId,
+      [GPU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X] = hipDeviceAttributeMaxBlockDimX,
+      [GPU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y] = hipDeviceAttributeMaxBlockDimY,
+      [GPU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z] = hipDeviceAttributeMaxBlockDimZ,
+      [GPU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X] = hipDeviceAttributeMaxGridDimX,
+      [GPU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y] = hipDeviceAttributeMaxGridDimY,
+      [GPU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z] = hipDeviceAttributeMaxGridDimZ,
   };
   static_assert(HAL_ARRAYSIZE(kAttributes) == GPU_DEVICE_ATTRIBUTE_COUNT_,
                 "every gpu_device_attribute_t needs a HIP attribute");

@@ -121,6 +121,8 @@ struct gpu_device_t {
   const gpu_strategy_t* strategy;  // the driver's
   int ordinal;                     // the vendor's device index
   uint32_t max_threads_per_block;  // the vendor's limit, read at creation
+  uint32_t max_block_dim[3];       // per dimension, likewise
+  uint32_t max_grid_dim[3];        // blocks per dimension, likewise
   uint32_t compute_capability[2];  // major, minor; read at creation
   gpu_context_t* context;
   hal_device_allocator_t allocator;

@@ -512,10 +512,10 @@ static hal_status_t gpu_device_query_properties(
       HAL_MEMORY_TYPE_DEVICE_LOCAL | HAL_MEMORY_TYPE_HOST_VISIBLE;
   out_properties->executable_formats = gpu_device_executable_formats(device);
   out_properties->max_workgroup_size = device->max_threads_per_block;
-  // The CUDA/HIP grid limits (x: 2^31-1 blocks, y and z: 65535).
-  out_properties->max_workgroup_count[0] = 2147483647u;
-  out_properties->max_workgroup_count[1] = 65535u;
-  out_properties->max_workgroup_count[2] = 65535u;
+  for (int i = 0; i < 3; ++i) {
+    out_properties->max_workgroup_dims[i] = device->max_block_dim[i];
+    out_properties->max_workgroup_count[i] = device->max_grid_dim[i];
+  }
   const gpu_adapter_info_t* info = &device->adapter->info;
   out_properties->runtime_path = info->library_path;
   out_properties->driver_version = info->driver_version;
@@ -724,6 +724,21 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
         device->adapter, device->ordinal,
         GPU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &max_threads);
     device->max_threads_per_block = max_threads > 0 ? (uint32_t)max_threads : 1;
+  }
+  for (int i = 0; i < 3 && status == HAL_OK; ++i) {
+    int block = 0, grid = 0;
+    status = device->adapter->ops->device_attribute(
+        device->adapter, device->ordinal,
+        (gpu_device_attribute_t)(GPU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i),
+        &block);
+    if (status == HAL_OK) {
+      status = device->adapter->ops->device_attribute(
+          device->adapter, device->ordinal,
+          (gpu_device_attribute_t)(GPU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i),
+          &grid);
+    }
+    device->max_block_dim[i] = block > 0 ? (uint32_t)block : 1;
+    device->max_grid_dim[i] = grid > 0 ? (uint32_t)grid : 1;
   }
   for (int i = 0; i < 2 && status == HAL_OK; ++i) {
     int value = 0;

@@ -36,7 +36,11 @@
 //
 // How a driver runs the ops is its strategy: stream drivers replay them into
 // a stream at submit; graph drivers build a vendor graph at end() and launch
-// it per submit. Both see the same validated op list.
+// it per submit. Both see the same validated op list. Validation leaves
+// end() only the vendor's own failures (out of memory, a lost device): an
+// end() that fails leaves the buffer RECORDING with its ops, so end() may be
+// called again once the cause is gone; one that keeps failing leaves the
+// buffer only to be released.
 //
 // Thread-safety: recording a command buffer is NOT thread-safe (one thread
 // records it); once EXECUTABLE it may be submitted from any thread.

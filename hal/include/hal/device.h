@@ -49,9 +49,12 @@ typedef struct hal_device_properties_t {
   // Executable formats the device loads, comma-separated ("cuda-ptx,...";
   // see executable.h). Static storage owned by the driver.
   const char* executable_formats;
-  // Dispatch limits: threads per workgroup, and workgroups per dimension.
+  // Dispatch limits (0: none known): threads per workgroup, workgroups
+  // per dimension, and threads per workgroup in each dimension (CUDA's
+  // block dimensions: 1024 x 1024 x 64 on most devices).
   uint32_t max_workgroup_size;
   uint32_t max_workgroup_count[3];
+  uint32_t max_workgroup_dims[3];
   // What runs it (zero or "" where a driver has no such thing): the
   // runtime library loaded (a path), its driver and runtime versions as the
   // vendor encodes them (cuDriverGetVersion: 1000 * major + 10 * minor;

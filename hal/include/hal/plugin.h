@@ -36,8 +36,9 @@ HAL_EXTERN_C_BEGIN
 // objects it embeds or to what a libhal function it calls takes (hal/impl/:
 // hal_device_t gained its file executor in 6; in 7
 // hal_resource_wait_deferred_destroys takes the caller's count; in 8
-// hal_device_t gained its loss domain).
-#define HAL_PLUGIN_ABI_VERSION 8u
+// hal_device_t gained its loss domain; in 9 hal_device_properties_t, which
+// a plugin fills, gained max_workgroup_dims).
+#define HAL_PLUGIN_ABI_VERSION 9u
 
 #define HAL_PLUGIN_ENTRY_SYMBOL "hal_plugin_query"
 

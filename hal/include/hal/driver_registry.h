@@ -13,8 +13,11 @@
 //      installs work; unless |skip_install_dir| is set.
 // A plugin is a file named hal-driver-<name>.so; the same file reached twice
 // (by realpath) is listed once. Each one found is checked against its own
-// ELF headers (a truncated or foreign file is listed as broken, never
-// dlopen()ed), then loaded (dlopen, RTLD_LOCAL) and its entry point queried
+// ELF headers (a truncated ELF file or one for another machine is listed as
+// broken, never dlopen()ed; a file that is no ELF at all is left to dlopen,
+// which refuses it from its first bytes before mapping anything, and is
+// listed as broken with dlopen's message), then loaded (dlopen,
+// RTLD_LOCAL) and its entry point queried
 // at registry creation, so a listing can say why a broken plugin is broken.
 // Plugin code other than the entry point runs only when a driver is created.
 //

@@ -7,21 +7,62 @@
 
 #include "adapter.h"
 
+// A 64-bit ELF image of |size| bytes at |elf| (|what| names the format in
+// messages): every table and segment its headers name lies in those bytes.
+static hal_status_t gpu_adapter_check_elf(const uint8_t* elf, size_t size,
+                                          const char* what) {
+  static const uint8_t kElf[4] = {0x7f, 'E', 'L', 'F'};
+  if (size < 64 || memcmp(elf, kElf, 4) != 0 || elf[4] != 2) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "not a %s: no 64-bit ELF image", what);
+  }
+  // The section header table, the program header table and each segment's
+  // file bytes.
+  uint64_t shoff = 0, phoff = 0;
+  uint16_t shentsize = 0, shnum = 0, phentsize = 0, phnum = 0;
+  memcpy(&phoff, elf + 32, 8);
+  memcpy(&shoff, elf + 40, 8);
+  memcpy(&phentsize, elf + 54, 2);
+  memcpy(&phnum, elf + 56, 2);
+  memcpy(&shentsize, elf + 58, 2);
+  memcpy(&shnum, elf + 60, 2);
+  uint64_t end = 0;
+  if (shoff > size || (uint64_t)shentsize * shnum > size - shoff) {
+    end = shoff + (uint64_t)shentsize * shnum;
+  } else if (phnum && (phentsize < 56 || phoff > size ||
+                       (uint64_t)phentsize * phnum > size - phoff)) {
+    end = phoff + (uint64_t)phentsize * phnum;
+  }
+  for (uint16_t i = 0; !end && i < phnum; ++i) {
+    const uint8_t* ph = elf + phoff + (uint64_t)i * phentsize;
+    uint64_t segment_offset = 0, segment_size = 0;
+    memcpy(&segment_offset, ph + 8, 8);
+    memcpy(&segment_size, ph + 32, 8);
+    if (segment_offset > size || segment_size > size - segment_offset)
+      end = segment_offset + segment_size;
+  }
+  if (end) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "truncated or corrupt %s: its ELF headers name "
+                           "bytes up to %llu, %zu were given",
+                           what, (unsigned long long)end, size);
+  }
+  return HAL_OK;
+}
+
 // The vendor load calls take no size: they read what the image's own
 // headers say. Check those headers against the bytes we were given so a
 // truncated image is an error here, not a read past the caller's buffer.
 static hal_status_t gpu_adapter_check_image(const char* format,
                                             const uint8_t* data, size_t size) {
-  static const uint8_t kElf[4] = {0x7f, 'E', 'L', 'F'};
   if (strcmp(format, "vgpu-module") == 0) {
-    uint64_t image_size = 0;
     size_t offset = 0;
     size_t elf_size = size;
     if (size >= 24 && memcmp(data, "VGPUMOD1", 8) == 0) {
       uint32_t header_size = 0;
+      uint64_t image_size = 0;
       memcpy(&header_size, data + 12, 4);
       memcpy(&image_size, data + 16, 8);
-      offset = header_size;
       if (header_size < 24 || header_size > size ||
           image_size > size - header_size) {
         return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
@@ -32,54 +73,38 @@ static hal_status_t gpu_adapter_check_image(const char* format,
       }
       // The runtime takes the header's word for the image's length: the
       // ELF's tables must lie in those bytes, whatever follows them.
+      offset = header_size;
       elf_size = (size_t)image_size;
     }
-    const uint8_t* elf = data + offset;
-    if (elf_size < 64 || memcmp(elf, kElf, 4) != 0 || elf[4] != 2) {
-      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                             "not a vgpu module: no 64-bit ELF image");
-    }
-    // The runtime sizes the image from its own headers (a module load
-    // takes no length), so every table and segment they name must lie in
-    // what was given: the section header table, the program header table
-    // and each segment's file bytes.
-    uint64_t shoff = 0, phoff = 0;
-    uint16_t shentsize = 0, shnum = 0, phentsize = 0, phnum = 0;
-    memcpy(&phoff, elf + 32, 8);
-    memcpy(&shoff, elf + 40, 8);
-    memcpy(&phentsize, elf + 54, 2);
-    memcpy(&phnum, elf + 56, 2);
-    memcpy(&shentsize, elf + 58, 2);
-    memcpy(&shnum, elf + 60, 2);
-    uint64_t end = 0;
-    if (shoff > elf_size || (uint64_t)shentsize * shnum > elf_size - shoff) {
-      end = shoff + (uint64_t)shentsize * shnum;
-    } else if (phnum && (phentsize < 56 || phoff > elf_size ||
-                         (uint64_t)phentsize * phnum > elf_size - phoff)) {
-      end = phoff + (uint64_t)phentsize * phnum;
-    }
-    for (uint16_t i = 0; !end && i < phnum; ++i) {
-      const uint8_t* ph = elf + phoff + (uint64_t)i * phentsize;
-      uint64_t segment_offset = 0, segment_size = 0;
-      memcpy(&segment_offset, ph + 8, 8);
-      memcpy(&segment_size, ph + 32, 8);
-      if (segment_offset > elf_size ||
-          segment_size > elf_size - segment_offset) {
-        end = segment_offset + segment_size;
-      }
-    }
-    if (end) {
-      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                             "truncated or corrupt vgpu module: its ELF "
-                             "headers name bytes up to %llu, %zu were given",
-                             (unsigned long long)end, elf_size);
-    }
-    return HAL_OK;
+    return gpu_adapter_check_elf(data + offset, elf_size, "vgpu module");
   }
-  if (strcmp(format, "cuda-cubin") == 0 &&
-      (size < 64 || memcmp(data, kElf, 4) != 0)) {
-    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "not a cubin: no ELF header");
+  if (strcmp(format, "cuda-cubin") == 0)
+    return gpu_adapter_check_elf(data, size, "cubin");
+  if (strcmp(format, "hip-code-object") == 0 && size >= 4 &&
+      memcmp(data,
+             "\x7f"
+             "ELF",
+             4) == 0) {
+    // A code object; an offload bundle (clang's) is left to the runtime.
+    return gpu_adapter_check_elf(data, size, "code object");
+  }
+  if (strcmp(format, "cuda-fatbin") == 0 && size >= 16) {
+    // A fatbinary's header: magic, version (2 bytes), header size (2),
+    // then the bytes that follow it (8).
+    uint32_t magic = 0;
+    uint16_t header_size = 0;
+    uint64_t fat_size = 0;
+    memcpy(&magic, data, 4);
+    memcpy(&header_size, data + 6, 2);
+    memcpy(&fat_size, data + 8, 8);
+    if (magic == 0xBA55ED50u && (header_size < 16 || header_size > size ||
+                                 fat_size > size - header_size)) {
+      return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                             "truncated or corrupt fatbinary: its header "
+                             "announces %llu bytes after a %u-byte header; "
+                             "%zu were given",
+                             (unsigned long long)fat_size, header_size, size);
+    }
   }
   return HAL_OK;
 }

@@ -420,6 +420,86 @@ static void Hip_FakeMissingOptional(void** state) {
 #endif  // GPU_ADAPTER_HAVE_HIP
 
 // The test list: CASE binds this program's fixture.
+// A 64-bit ELF header (the rest of |image| zero) whose section header
+// table lies at |shoff|: 10 entries of 64 bytes.
+static void make_elf_header(uint8_t image[128], uint64_t shoff) {
+  memset(image, 0, 128);
+  memcpy(image,
+         "\x7f"
+         "ELF",
+         4);
+  image[4] = 2;  // ELFCLASS64
+  image[5] = 1;  // little-endian
+  uint16_t shentsize = 64, shnum = 10;
+  memcpy(image + 40, &shoff, 8);
+  memcpy(image + 58, &shentsize, 2);
+  memcpy(image + 60, &shnum, 2);
+}
+
+// The vendor load calls take no size: an image whose own headers name more
+// bytes than were given is refused before the runtime reads past them.
+static void check_truncated_images(gpu_adapter_t* adapter,
+                                   const char* elf_format, const char* what) {
+  uint8_t image[128];
+  make_elf_header(image, 4096);
+  gpu_module_t module = (gpu_module_t)1;
+  char expected[64];
+  snprintf(expected, sizeof(expected), "truncated or corrupt %s", what);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, expected,
+      gpu_adapter_module_load(adapter, elf_format, image, sizeof(image),
+                              hal_allocator_system(), &module));
+  assert_null(module);
+  make_elf_header(image, 64);  // 640 bytes of section headers in 128
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "up to 704",
+      gpu_adapter_module_load(adapter, elf_format, image, sizeof(image),
+                              hal_allocator_system(), &module));
+}
+
+static void Cuda_TruncatedImagesAreRefused(void** state) {
+  const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_CUDA");
+  if (!fake)
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_CUDA is not set: no such library on this "
+        "machine");
+  gpu_adapter_t* adapter = NULL;
+  HAL_ASSERT_OK(create_adapter(GPU_ADAPTER_VENDOR_CUDA, fake, NULL, &adapter));
+  check_truncated_images(adapter, "cuda-cubin", "cubin");
+  gpu_module_t module = NULL;
+  uint8_t image[128] = {0};
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "not a cubin",
+      gpu_adapter_module_load(adapter, "cuda-cubin", image, sizeof(image),
+                              hal_allocator_system(), &module));
+  // A fatbinary header announcing more than was given.
+  uint32_t magic = 0xBA55ED50u;
+  uint16_t version = 1, header_size = 16;
+  uint64_t fat_size = 1000;
+  memcpy(image, &magic, 4);
+  memcpy(image + 4, &version, 2);
+  memcpy(image + 6, &header_size, 2);
+  memcpy(image + 8, &fat_size, 8);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "truncated or corrupt fatbinary",
+      gpu_adapter_module_load(adapter, "cuda-fatbin", image, sizeof(image),
+                              hal_allocator_system(), &module));
+  assert_null(module);
+  gpu_adapter_destroy(adapter);
+}
+
+static void Hip_TruncatedImagesAreRefused(void** state) {
+  const char* fake = test_library("GPU_ADAPTER_TEST_FAKE_HIP_FULL");
+  if (!fake)
+    HAL_TEST_SKIP(
+        "GPU_ADAPTER_TEST_FAKE_HIP_FULL is not set: no such library on this "
+        "machine");
+  gpu_adapter_t* adapter = NULL;
+  HAL_ASSERT_OK(create_adapter(GPU_ADAPTER_VENDOR_HIP, fake, NULL, &adapter));
+  check_truncated_images(adapter, "hip-code-object", "code object");
+  gpu_adapter_destroy(adapter);
+}
+
 #define CASE(name) cmocka_unit_test_setup(name, setup)
 
 int main(void) {
@@ -431,6 +511,7 @@ int main(void) {
     CASE(Cuda_StubLibrary),
     CASE(Cuda_FakeLoads),
     CASE(Cuda_TruncatedLibraryIsRefused),
+    CASE(Cuda_TruncatedImagesAreRefused),
     CASE(Cuda_FakeMissingRequired),
     CASE(Cuda_FakeMissingOptional),
     CASE(Cuda_FakeWithoutGraphs),
@@ -441,6 +522,7 @@ int main(void) {
     CASE(Hip_RealRuntime),
     CASE(Hip_RealRuntimeHiddenRequired),
     CASE(Hip_FakeLoads),
+    CASE(Hip_TruncatedImagesAreRefused),
     CASE(Hip_FakeMissingRequired),
     CASE(Hip_FakeMissingOptional),
 #endif

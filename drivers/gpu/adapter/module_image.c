@@ -88,7 +88,12 @@ static hal_status_t gpu_adapter_check_image(const char* format,
     // A code object; an offload bundle (clang's) is left to the runtime.
     return gpu_adapter_check_elf(data, size, "code object");
   }
-  if (strcmp(format, "cuda-fatbin") == 0 && size >= 16) {
+  if (strcmp(format, "cuda-fatbin") == 0 && size < 16) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "not a fatbinary: %zu bytes, fewer than its header",
+                           size);
+  }
+  if (strcmp(format, "cuda-fatbin") == 0) {
     // A fatbinary's header: magic, version (2 bytes), header size (2),
     // then the bytes that follow it (8).
     uint32_t magic = 0;

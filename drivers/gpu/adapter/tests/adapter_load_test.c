@@ -485,6 +485,10 @@ static void Cuda_TruncatedImagesAreRefused(void** state) {
       gpu_adapter_module_load(adapter, "cuda-fatbin", image, sizeof(image),
                               hal_allocator_system(), &module));
   assert_null(module);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "fewer than its header",
+                    gpu_adapter_module_load(adapter, "cuda-fatbin", image, 12,
+                                            hal_allocator_system(), &module));
+  assert_null(module);
   gpu_adapter_destroy(adapter);
 }
 

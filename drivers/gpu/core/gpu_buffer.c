@@ -49,15 +49,18 @@ static void gpu_buffer_unmap_range(hal_buffer_t* base, uint64_t offset,
   // Pinned host memory is coherent: nothing to flush.
 }
 
-// Host transfers reach a queue-ordered buffer only while it has memory.
+// Host transfers reach a queue-ordered buffer only while it has memory. A
+// lost device refuses them with its loss; a loss they meet is recorded.
 static hal_status_t gpu_buffer_read(hal_buffer_t* base, uint64_t offset,
                                     void* target, uint64_t length) {
   gpu_device_t* device = gpu_buffer_device(base);
   gpu_device_ptr_t source = 0;
   HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(base, offset, &source));
-  HAL_RETURN_IF_ERROR(gpu_device_make_current(device));
-  return device->adapter->ops->memcpy_sync(
-      device->adapter, gpu_host_address(target), source, length);
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
+  return gpu_device_note(
+      device, device->adapter->ops->memcpy_sync(
+                  device->adapter, gpu_host_address(target), source, length));
 }
 
 static hal_status_t gpu_buffer_write(hal_buffer_t* base, uint64_t offset,
@@ -65,9 +68,11 @@ static hal_status_t gpu_buffer_write(hal_buffer_t* base, uint64_t offset,
   gpu_device_t* device = gpu_buffer_device(base);
   gpu_device_ptr_t target = 0;
   HAL_RETURN_IF_ERROR(gpu_buffer_issue_address(base, offset, &target));
-  HAL_RETURN_IF_ERROR(gpu_device_make_current(device));
-  return device->adapter->ops->memcpy_sync(device->adapter, target,
-                                           gpu_host_address(source), length);
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
+  return gpu_device_note(
+      device, device->adapter->ops->memcpy_sync(
+                  device->adapter, target, gpu_host_address(source), length));
 }
 
 const hal_buffer_vtable_t gpu_buffer_vtable = {

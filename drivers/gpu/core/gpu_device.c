@@ -10,12 +10,16 @@
 // Event pool hooks: native events for the sync module's device timepoints
 //===----------------------------------------------------------------------===//
 
+// The sync module creates events when it issues work (an empty submission
+// calls the vendor for nothing else), so a loss reported here is the
+// device's (Q5) like one from a queue.
 static hal_status_t gpu_event_create(void* self, void** out_handle) {
   gpu_device_t* device = self;
-  HAL_RETURN_IF_ERROR(gpu_device_make_current(device));
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
   gpu_event_t event = NULL;
-  HAL_RETURN_IF_ERROR(
-      device->adapter->ops->event_create(device->adapter, &event));
+  HAL_RETURN_IF_ERROR(gpu_device_note(
+      device, device->adapter->ops->event_create(device->adapter, &event)));
   *out_handle = event;
   return HAL_OK;
 }

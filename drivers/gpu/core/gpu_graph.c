@@ -328,7 +328,9 @@ static hal_status_t gpu_graph_build_exec(gpu_graph_state_t* state,
 static hal_status_t gpu_graph_end(void* user,
                                   hal_command_buffer_t* command_buffer) {
   gpu_graph_state_t* state = user;
-  HAL_RETURN_IF_ERROR(gpu_device_make_current(state->device));
+  gpu_device_t* device = state->device;
+  HAL_RETURN_IF_ERROR(gpu_device_check_lost(device));
+  HAL_RETURN_IF_ERROR(gpu_device_note(device, gpu_device_make_current(device)));
   size_t count = 0;
   const hal_op_t* ops =
       hal_recording_command_buffer_ops(command_buffer, &count);
@@ -339,7 +341,9 @@ static hal_status_t gpu_graph_end(void* user,
     gpu_graph_state_clear(state);
     return HAL_OK;
   }
-  return gpu_graph_build_exec(state, command_buffer);
+  // The graph's build and instantiation are vendor calls of the device: a
+  // loss they report is recorded (Q5).
+  return gpu_device_note(device, gpu_graph_build_exec(state, command_buffer));
 }
 
 static void gpu_graph_destroy(void* user,

@@ -288,6 +288,68 @@ CTS_CASE(HostCall_ReleasesTheDeviceWhileItsSubmitterRegisters) {
   free(values);
 }
 
+// A call that drops the device's last reference shuts its host calls down
+// as a release from any other thread does (Q4): the calls ready behind it
+// never start, each gets CANCELLED and its signal fails with it.
+typedef struct release_after_go_t {
+  hal_device_t* device;
+  hal_semaphore_t* go;
+} release_after_go_t;
+
+static hal_status_t release_after_go_fn(void* user_data, hal_status_t status) {
+  release_after_go_t* releaser = user_data;
+  if (status == HAL_OK) {
+    hal_status_ignore(
+        hal_semaphore_wait(releaser->go, 1, hal_infinite_timeout()));
+  }
+  hal_device_release(releaser->device);
+  return HAL_OK;
+}
+
+static void release_from_a_call_round(void) {
+  enum { kReady = 8 };
+  hal_device_t* device = cts_create_device(0);
+  hal_semaphore_t* go = NULL;
+  hal_semaphore_t* released = NULL;
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &go));
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &released));
+  // The first call holds the device's thread until |go|, then releases:
+  // the calls after it are ready by then, queued behind it.
+  release_after_go_t releaser = {device, go};
+  uint64_t one = 1;
+  hal_semaphore_list_t released_list = {1, &released, &one};
+  HAL_ASSERT_OK(hal_device_queue_host_call(device, 0, NULL, &released_list,
+                                           release_after_go_fn, &releaser));
+  record_t records[kReady];
+  memset(records, 0, sizeof(records));
+  hal_semaphore_t* signals[kReady];
+  for (int i = 0; i < kReady; ++i) {
+    HAL_ASSERT_OK(
+        hal_semaphore_create_host(hal_allocator_system(), 0, &signals[i]));
+    HAL_ASSERT_OK(host_call(device, 0, NULL, 0, signals[i], 1, &records[i]));
+  }
+  HAL_ASSERT_OK(hal_semaphore_signal(go, 1));
+  HAL_ASSERT_OK(cts_wait(released, 1));
+  for (int i = 0; i < kReady; ++i) {
+    HAL_ASSERT_STATUS(HAL_STATUS_CANCELLED, "shut down",
+                      cts_wait(signals[i], 1));
+    assert_int_equal(atomic_load(&records[i].calls), 1);
+    assert_int_equal(records[i].status, HAL_STATUS_CANCELLED);
+    hal_semaphore_release(signals[i]);
+  }
+  hal_semaphore_release(released);
+  hal_semaphore_release(go);
+}
+
+// Repeated: whether a ready call could start before the shutdown reached
+// the thread is a race, which a single round may miss.
+CTS_CASE(HostCall_ReleasedFromACallCancelsTheReadyCalls) {
+  uint32_t rounds = cts_iterations(5);
+  for (uint32_t round = 0; round < rounds; ++round)
+    release_from_a_call_round();
+}
+
 // Many calls in a chain across both queues, each waiting for the one
 // before: each runs once, in order.
 typedef struct chain_link_t {
@@ -494,6 +556,7 @@ int main(void) {
       CASE(Q4_HostCallsWaitingAreCancelledAtRelease),
       CASE(HostCall_ReleasesTheLastDeviceReference),
       CASE(HostCall_ReleasesTheDeviceWhileItsSubmitterRegisters),
+      CASE(HostCall_ReleasedFromACallCancelsTheReadyCalls),
       CASE(HostCall_LongChainRunsInOrder),
       CASE(HostCall_SameWaitDuringItsReleaseRunsInOrder),
       CASE(HostCall_BadArgumentsCallNothing),

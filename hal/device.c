@@ -57,6 +57,20 @@ static void hal_device_close_executor(HAL_ATOMIC(hal_sync_host_executor_t*) *
   hal_sync_host_executor_shutdown(executor);
 }
 
+// The shutdown's first step, where the caller's last reference went (the
+// rest may run later on the release thread): no host call or file-transfer
+// step starts after it, those ready are cancelled with the waiting ones.
+static void hal_device_stop_executors(hal_device_t* device) {
+  hal_sync_host_executor_t* executors[2] = {
+      atomic_load_explicit(&device->file_executor, memory_order_acquire),
+      atomic_load_explicit(&device->host_executor, memory_order_acquire),
+  };
+  for (int i = 0; i < 2; ++i) {
+    if (executors[i] != HAL_DEVICE_EXECUTOR_CLOSED)
+      hal_sync_host_executor_stop(executors[i]);
+  }
+}
+
 // The shutdown (Q4): the host side of file transfers first, which never
 // waits for anything but its own I/O, so that a running host call waiting
 // for a transfer still waiting gets it cancelled (the host calls' shutdown
@@ -89,6 +103,7 @@ HAL_API void hal_device_release(hal_device_t* device) {
   // the device still holds) revives it; the shutdown still runs only once.
   if (previous == 1 && !atomic_exchange_explicit(&device->shutdown_claimed,
                                                  true, memory_order_acq_rel)) {
+    hal_device_stop_executors(device);
     if (hal_resource_shutdown_deferred_here()) {
       // On a queue thread, or inside a timepoint callback (T2): the
       // shutdown joins the queue threads and waits for parked work that

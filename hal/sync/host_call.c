@@ -460,6 +460,15 @@ void hal_sync_host_executor_fail_waiting(hal_sync_host_executor_t* executor) {
   hal_sync_host_executor_unref(executor);
 }
 
+HAL_API void hal_sync_host_executor_stop(hal_sync_host_executor_t* executor) {
+  if (!executor)
+    return;
+  hal_sync_mutex_lock(&executor->mutex);
+  executor->stopping = true;
+  pthread_cond_signal(&executor->cond);
+  hal_sync_mutex_unlock(&executor->mutex);
+}
+
 HAL_API void hal_sync_host_executor_shutdown(
     hal_sync_host_executor_t* executor) {
   if (!executor)
@@ -470,10 +479,7 @@ HAL_API void hal_sync_host_executor_shutdown(
   if (executor->domain)
     hal_sync_loss_domain_remove_executor(executor->domain,
                                          &executor->domain_link);
-  hal_sync_mutex_lock(&executor->mutex);
-  executor->stopping = true;
-  pthread_cond_signal(&executor->cond);
-  hal_sync_mutex_unlock(&executor->mutex);
+  hal_sync_host_executor_stop(executor);
   hal_status_t cancelled =
       hal_make_status(HAL_STATUS_CANCELLED,
                       "host call cancelled: the device shut down while it "

@@ -351,6 +351,12 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_sync_host_executor_submit(
     hal_sync_host_executor_t* executor, hal_semaphore_list_t waits,
     hal_semaphore_list_t signals, hal_host_call_fn_t fn, void* user_data);
 
+// The first step of the shutdown, from any thread (the executor's own
+// included: a call that drops the device's last reference): no call starts
+// any more (those ready get CANCELLED) and new ones are refused. NULL:
+// nothing.
+HAL_API void hal_sync_host_executor_stop(hal_sync_host_executor_t* executor);
+
 // Cancels every call still waiting (CANCELLED), waits for the one running
 // and the ready ones (cancelled too), joins the thread and frees the
 // executor. Never from the executor's own thread. NULL: nothing.

@@ -148,10 +148,13 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_copy(
 // |status| is borrowed for the call. The function may call any HAL
 // function, including submitting more work, host calls and waits, and
 // releasing the device's last reference (the shutdown then runs on
-// libhal's release thread). One thread per device runs its host calls in
-// the order they became ready, so a function must not wait for its own
-// signals nor for anything that only another host call of the same device
-// would signal: that wait could never end. File transfers
+// libhal's release thread; no call of the device starts after that
+// release). One thread per device runs its host calls in the order they
+// became ready, so a function must not wait for its own signals nor for
+// anything that only another host call of the same device would signal:
+// that wait could never end. A call that will not run (a failed wait, a
+// loss, the shutdown) takes its turn on that thread too, and its signals
+// fail when its function returns. File transfers
 // (hal_device_queue_read/_write) have a thread of their own: a function
 // may wait for them.
 typedef hal_status_t (*hal_host_call_fn_t)(void* user_data,

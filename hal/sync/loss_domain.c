@@ -9,9 +9,10 @@
 // lists.
 //
 // Lock order: domain mutex -> queue mutex -> semaphore mutex -> pool
-// mutexes. Under the domain lock a loss only takes references: the member
-// queues' parked submissions (a queue leaves the list under the lock before
-// it is freed, so every listed queue is alive) and the member semaphores.
+// mutexes. Under the domain lock a loss takes references (the member
+// queues' parked submissions: a queue leaves the list under the lock before
+// it is freed, so every listed queue is alive; and the member semaphores)
+// and marks the member semaphores failed, holding back their callbacks.
 // Everything that runs callbacks or may destroy a semaphore (which leaves
 // the list under the same lock) happens after the lock is dropped (T2).
 
@@ -196,8 +197,7 @@ HAL_API bool hal_sync_loss_domain_fail(hal_sync_loss_domain_t* domain,
                                status, &parked);
   }
   // Member semaphores: taken with a reference (one being destroyed, at
-  // count zero, is skipped: it has no waiter left to tell), failed outside
-  // the lock.
+  // count zero, is skipped: it has no waiter left to tell), failed below.
   size_t count = 0;
   for (hal_sync_domain_link_t* link = domain->semaphores; link;
        link = link->next) {
@@ -227,25 +227,31 @@ HAL_API bool hal_sync_loss_domain_fail(hal_sync_loss_domain_t* domain,
     executors[executors_taken++] =
         hal_sync_host_executor_lose_locked(link, status);
   }
+  // Member semaphores fail here, under the lock that made the loss known
+  // (a refused submission, a semaphore born failed): whoever learns of the
+  // loss, also through a callback or a failed host call, finds every one of
+  // the device's semaphores failed. Their callbacks run after the unlock.
+  hal_sync_failed_list_t resolved = {NULL, NULL};
   size_t taken = 0;
   for (hal_sync_domain_link_t* link = domain->semaphores; link;
        link = link->next) {
     hal_sync_semaphore_t* semaphore =
         HAL_SYNC_MEMBER_OF(link, hal_sync_semaphore_t);
-    if (hal_resource_try_retain(&semaphore->base.resource))
+    if (hal_resource_try_retain(&semaphore->base.resource)) {
       snapshot[taken++] = semaphore;
+      hal_sync_semaphore_fail_deferred(semaphore, status, &resolved);
+    }
   }
   hal_sync_mutex_unlock(&domain->mutex);
   // |status| is the domain's failure now: valid while the caller's
   // reference keeps the domain.
+  hal_sync_failed_list_notify(&resolved, status);
+  for (size_t i = 0; i < taken; ++i)
+    hal_semaphore_release(&snapshot[i]->base);
+  free(snapshot);
   hal_sync_submission_list_fail(&parked, status);
   for (size_t i = 0; i < executors_taken; ++i)
     hal_sync_host_executor_fail_waiting(executors[i]);
   free(executors);
-  for (size_t i = 0; i < taken; ++i) {
-    hal_semaphore_fail(&snapshot[i]->base, hal_status_clone(status));
-    hal_semaphore_release(&snapshot[i]->base);
-  }
-  free(snapshot);
   return true;
 }

@@ -387,6 +387,43 @@ static void hal_sync_semaphore_fail(hal_semaphore_t* base_semaphore,
   hal_status_free(copy);
 }
 
+void hal_sync_semaphore_fail_deferred(hal_sync_semaphore_t* semaphore,
+                                      hal_status_t status,
+                                      hal_sync_failed_list_t* list) {
+  hal_sync_resolved_batch_t batch = {NULL, NULL, false, false};
+  hal_sync_mutex_lock(&semaphore->mutex);
+  if (!semaphore->failure) {
+    semaphore->failure = hal_status_clone(status);
+    atomic_store_explicit(&semaphore->value, HAL_SEMAPHORE_FAILURE_VALUE,
+                          memory_order_release);
+    hal_sync_semaphore_pop_due_locked(semaphore, 0, true, &batch);
+  }
+  hal_sync_mutex_unlock(&semaphore->mutex);
+  if (!batch.head)
+    return;
+  // After the timepoints of the semaphores failed before: each keeps its
+  // own order, and they are notified one semaphore after another.
+  if (list->tail) {
+    list->tail->next_resolved = batch.head;
+  } else {
+    list->head = batch.head;
+  }
+  list->tail = batch.tail;
+}
+
+void hal_sync_failed_list_notify(hal_sync_failed_list_t* list,
+                                 hal_status_t status) {
+  if (!list->head)
+    return;
+  // Callbacks get a copy of their own: one of them may end the life of
+  // what |status| belongs to (K12).
+  hal_status_t copy = hal_status_clone(status);
+  hal_sync_resolved_batch_t batch = {list->head, list->tail, false, false};
+  list->head = list->tail = NULL;
+  hal_sync_resolved_batch_notify(&batch, copy);
+  hal_status_free(copy);
+}
+
 static hal_status_t hal_sync_semaphore_query(hal_semaphore_t* base_semaphore,
                                              uint64_t* out_value) {
   hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);

@@ -210,6 +210,24 @@ void hal_sync_queue_request_completion(hal_sync_queue_t* queue);
 void hal_sync_semaphore_advance(hal_sync_semaphore_t* semaphore,
                                 uint64_t value);
 
+// Failing several semaphores at once (a lost device's, in
+// hal_sync_loss_domain_fail): each is failed with a copy of |status|
+// (borrowed) where it has not failed yet (S2), and the timepoints that
+// resolves are appended to |list| instead of notified, so that every one of
+// the semaphores is failed before any callback runs. Takes the semaphore's
+// lock (and the event pool's leaf lock), so it may run under locks taken
+// before semaphores'. hal_sync_failed_list_notify then runs the callbacks
+// with a copy of |status|, under no lock (T2).
+typedef struct hal_sync_failed_list_t {
+  hal_timepoint_t* head;
+  hal_timepoint_t* tail;
+} hal_sync_failed_list_t;
+void hal_sync_semaphore_fail_deferred(hal_sync_semaphore_t* semaphore,
+                                      hal_status_t status,
+                                      hal_sync_failed_list_t* list);
+void hal_sync_failed_list_notify(hal_sync_failed_list_t* list,
+                                 hal_status_t status);
+
 // Waits on the sync semaphores |semaphores| (validated by the caller).
 HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_wait_list(
     hal_wait_mode_t mode, size_t count, hal_semaphore_t* const* semaphores,

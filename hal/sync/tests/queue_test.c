@@ -508,6 +508,80 @@ static void K14_LossFailsIdleAndParkedSemaphores(void** state) {
   fake_device_deinitialize(&device);
 }
 
+// Whatever learns of a loss first, the callback of one of the device's
+// semaphores or one on the signal of its parked work, finds every semaphore
+// of the device failed already.
+enum { kLossMembers = 4 };
+typedef struct loss_observer_t {
+  hal_semaphore_t* members[kLossMembers];
+  _Atomic int calls;
+  _Atomic int saw_unfailed;  // calls that found a member not failed yet
+} loss_observer_t;
+
+static void loss_observer_fn(void* user_data, uint64_t value,
+                             hal_status_t status) {
+  loss_observer_t* observer = user_data;
+  for (int i = 0; i < kLossMembers; ++i) {
+    uint64_t member_value = 0;
+    hal_status_t member =
+        hal_semaphore_query(observer->members[i], &member_value);
+    if (hal_status_consume_code(member) != HAL_STATUS_DEVICE_LOST)
+      atomic_fetch_add(&observer->saw_unfailed, 1);
+  }
+  atomic_fetch_add(&observer->calls, 1);
+}
+
+static void K14_LossFailsEverySemaphoreBeforeAnyoneLearnsOfIt(void** state) {
+  uint64_t seed =
+      hal_test_seed("K14_LossFailsEverySemaphoreBeforeAnyoneLearnsOfIt");
+  fake_device_t device;
+  fake_device_initialize(1000, &device);
+  hal_sync_loss_domain_t* domain = NULL;
+  HAL_ASSERT_OK(hal_sync_loss_domain_create(&domain));
+  loss_observer_t observer = {{NULL}, 0, 0};
+  hal_timepoint_t* handles[kLossMembers + 1] = {NULL};
+  for (int i = 0; i < kLossMembers; ++i) {
+    HAL_ASSERT_OK(hal_sync_semaphore_create(domain, hal_allocator_system(), 0,
+                                            &observer.members[i]));
+  }
+  for (int i = 0; i < kLossMembers; ++i) {
+    HAL_ASSERT_OK(hal_semaphore_add_callback(
+        observer.members[i], 1, loss_observer_fn, &observer, &handles[i]));
+  }
+  // Parked work of the device, signaling a semaphore of its own (a host
+  // one): the loss fails it, and its signal's callback learns of the loss.
+  hal_semaphore_t* never = hal_test_semaphore(0);
+  hal_semaphore_t* parked_signal = hal_test_semaphore(0);
+  HAL_ASSERT_OK(hal_semaphore_add_callback(parked_signal, 1, loss_observer_fn,
+                                           &observer, &handles[kLossMembers]));
+  fake_stream_t* lossy =
+      fake_stream_create_in_domain(&device, "q0", seed, domain);
+  _Atomic int ran = 0, released = 0;
+  submit_one(lossy, never, 1, parked_signal, 1,
+             test_payload_new(&ran, &released));
+  assert_true(hal_sync_loss_domain_fail(
+      domain, hal_make_status(HAL_STATUS_DEVICE_LOST, "fake device fell off")));
+  // The parked work may fail on its queue's thread: wait for its callback.
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  while (atomic_load(&observer.calls) < kLossMembers + 1 &&
+         hal_time_now() < deadline) {
+    hal_test_sleep_ns(HAL_MS);
+  }
+  assert_int_equal(atomic_load(&observer.calls), kLossMembers + 1);
+  assert_int_equal(atomic_load(&observer.saw_unfailed), 0);
+  fake_stream_destroy(lossy);
+  assert_int_equal(atomic_load(&ran), 0);
+  for (int i = 0; i <= kLossMembers; ++i)
+    hal_timepoint_release(handles[i]);
+  for (int i = 0; i < kLossMembers; ++i)
+    hal_semaphore_release(observer.members[i]);
+  hal_semaphore_release(never);
+  hal_semaphore_release(parked_signal);
+  hal_sync_loss_domain_release(domain);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&device);
+}
+
 typedef struct loss_churn_t {
   hal_sync_loss_domain_t* domain;
   _Atomic bool stop;
@@ -2080,6 +2154,7 @@ int main(void) {
       CASE(Q3_PayloadReleasedBeforeSignals),
       CASE(K10_VendorErrorFailsDownstream),
       CASE(K14_LossFailsIdleAndParkedSemaphores),
+      CASE(K14_LossFailsEverySemaphoreBeforeAnyoneLearnsOfIt),
       CASE(K14_LossRacesSemaphoreChurn),
       CASE(K13_DeviceWaitOnSignalerThatFailsAtSynchronize),
       CASE(K13_DeviceWaitOnSemaphoreFailedByHost),

@@ -10,6 +10,8 @@
 //                    "sync":  the same, for an event synchronize (the
 //                             work ran; the device reports its error)
 //                    "lost":  its first call loses the device for good
+//                    "lost_release": the same, for a call a release makes
+//                             (a free), which has no caller to tell
 
 #include "cts.h"
 
@@ -43,8 +45,17 @@ static int setup(void** state) {
     printf("[  SKIP    ] faults need the virtual GPU (VGPU_FAULTS)\n");
     return -1;
   }
-  *state = cts_create_device(0);
+  *state = NULL;  // made by the case that runs (case_device)
   return 0;
+}
+
+// The case's device, made once it is known to run: a loss is for good in
+// the process (the virtual GPU's device stays lost), so the cases a run
+// skips must not try to make one after the case that lost it.
+static hal_device_t* case_device(void** state) {
+  if (!*state)
+    *state = cts_create_device(0);
+  return *state;
 }
 
 static int teardown(void** state) {
@@ -80,7 +91,7 @@ static void expect_failure_naming_call(hal_status_t status) {
 // down a chain on both queues; independent later work still runs.
 CTS_CASE(Fault_VendorErrorFailsDownstream) {
   skip_unless_mode("error");
-  hal_device_t* device = *state;
+  hal_device_t* device = case_device(state);
   uint32_t q1 = hal_device_info(device)->queue_count > 1 ? 1 : 0;
   hal_buffer_t* a =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
@@ -125,7 +136,7 @@ CTS_CASE(Fault_VendorErrorFailsDownstream) {
 // semaphores, naming the call. Across queues: sync suite K13_*.
 CTS_CASE(K13_FailureReachesWorkWaitingOnTheDevice) {
   skip_unless_mode("sync");
-  hal_device_t* device = *state;
+  hal_device_t* device = case_device(state);
   hal_buffer_t* a =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
   hal_buffer_t* b =
@@ -201,7 +212,7 @@ static hal_status_t record_host_call(void* user_data, hal_status_t status) {
 // DEVICE_LOST naming the call; the device still releases cleanly.
 CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   skip_unless_mode("lost");
-  hal_device_t* device = *state;
+  hal_device_t* device = case_device(state);
   uint32_t q1 = hal_device_info(device)->queue_count > 1 ? 1 : 0;
   hal_buffer_t* a =
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
@@ -318,6 +329,35 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   hal_buffer_release(a);
 }
 
+// A loss reported by a release (the free of a buffer's memory), which has
+// no caller to tell: the device is lost all the same (Q5), so every
+// semaphore it made fails, later ones are born failed and later work is
+// refused with the loss.
+CTS_CASE(K14_LossReportedByAReleaseLosesTheDevice) {
+  skip_unless_mode("lost_release");
+  hal_device_t* device = case_device(state);
+  hal_semaphore_t* idle = cts_create_semaphore(device, 0);
+  hal_buffer_t* doomed =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
+  hal_buffer_release(doomed);  // its free meets the loss
+  expect_loss(idle, 1);
+  hal_semaphore_t* born = cts_create_semaphore(device, 0);
+  expect_loss(born, 1);
+  hal_semaphore_t* signal = NULL;
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &signal));
+  host_call_record_t late_call = {0, 0};
+  uint64_t one = 1;
+  hal_semaphore_list_t signals = {1, &signal, &one};
+  expect_refused_with_loss(hal_device_queue_host_call(
+      device, 0, NULL, &signals, record_host_call, &late_call));
+  assert_int_equal(atomic_load(&late_call.calls), 0);
+  expect_refused_with_loss(cts_submit(device, 0, NULL, 0, NULL, signal, 1));
+  assert_int_equal(cts_query(signal), 0);
+  hal_semaphore_release(signal);
+  hal_semaphore_release(born);
+  hal_semaphore_release(idle);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
@@ -326,6 +366,7 @@ int main(void) {
       CASE(Fault_VendorErrorFailsDownstream),
       CASE(K13_FailureReachesWorkWaitingOnTheDevice),
       CASE(K14_DeviceLossFailsEverySemaphoreAndWait),
+      CASE(K14_LossReportedByAReleaseLosesTheDevice),
   };
   return cts_main("fault", tests, HAL_ARRAYSIZE(tests));
 }

@@ -235,13 +235,16 @@ typedef struct gpu_adapter_ops_t {
 
   hal_status_t (*device_alloc)(gpu_adapter_t* adapter, uint64_t size,
                                gpu_device_ptr_t* out_pointer);
+  // Frees and destroys (here and below) return the vendor's status: nobody
+  // waits for it, but a loss it reports is the device's (the core records
+  // it, gpu_device_note_release).
   // |pointer| must not be used by pending work. 0 is a no-op.
-  void (*device_free)(gpu_adapter_t* adapter, gpu_device_ptr_t pointer);
+  hal_status_t (*device_free)(gpu_adapter_t* adapter, gpu_device_ptr_t pointer);
   // Page-locked host memory, device-accessible (cuMemAllocHost,
   // hipHostMalloc).
   hal_status_t (*host_alloc)(gpu_adapter_t* adapter, uint64_t size,
                              void** out_pointer);
-  void (*host_free)(gpu_adapter_t* adapter, void* pointer);
+  hal_status_t (*host_free)(gpu_adapter_t* adapter, void* pointer);
   // Synchronous copy between any two addresses (host or device); returns
   // when the copy is done.
   hal_status_t (*memcpy_sync)(gpu_adapter_t* adapter, gpu_device_ptr_t target,
@@ -265,7 +268,7 @@ typedef struct gpu_adapter_ops_t {
   hal_status_t (*pool_create)(gpu_adapter_t* adapter, gpu_context_t* context,
                               uint64_t release_threshold, gpu_pool_t* out_pool);
   // Every allocation from the pool must be freed (and its free done).
-  void (*pool_destroy)(gpu_adapter_t* adapter, gpu_pool_t pool);
+  hal_status_t (*pool_destroy)(gpu_adapter_t* adapter, gpu_pool_t pool);
   // Bytes the pool holds from the device now (reserved, used or idle).
   hal_status_t (*pool_reserved_bytes)(gpu_adapter_t* adapter, gpu_pool_t pool,
                                       uint64_t* out_bytes);
@@ -290,7 +293,7 @@ typedef struct gpu_adapter_ops_t {
   hal_status_t (*stream_create)(gpu_adapter_t* adapter,
                                 gpu_stream_t* out_stream);
   // The stream must have no pending work the caller still depends on.
-  void (*stream_destroy)(gpu_adapter_t* adapter, gpu_stream_t stream);
+  hal_status_t (*stream_destroy)(gpu_adapter_t* adapter, gpu_stream_t stream);
   // Blocks until all work enqueued on |stream| so far is done.
   hal_status_t (*stream_synchronize)(gpu_adapter_t* adapter,
                                      gpu_stream_t stream);
@@ -312,7 +315,7 @@ typedef struct gpu_adapter_ops_t {
   // An event with timing disabled (cheapest to record and query).
   hal_status_t (*event_create)(gpu_adapter_t* adapter, gpu_event_t* out_event);
   // Legal with a record pending (the vendor defers the release).
-  void (*event_destroy)(gpu_adapter_t* adapter, gpu_event_t event);
+  hal_status_t (*event_destroy)(gpu_adapter_t* adapter, gpu_event_t event);
   // Captures the work enqueued on |stream| so far.
   hal_status_t (*event_record)(gpu_adapter_t* adapter, gpu_event_t event,
                                gpu_stream_t stream);
@@ -341,7 +344,7 @@ typedef struct gpu_adapter_ops_t {
 
   hal_status_t (*graph_create)(gpu_adapter_t* adapter, gpu_graph_t* out_graph);
   // Also frees its nodes. Legal while executables made from it are alive.
-  void (*graph_destroy)(gpu_adapter_t* adapter, gpu_graph_t graph);
+  hal_status_t (*graph_destroy)(gpu_adapter_t* adapter, gpu_graph_t graph);
   hal_status_t (*graph_add_empty_node)(gpu_adapter_t* adapter,
                                        gpu_graph_t graph,
                                        const gpu_graph_node_t* dependencies,
@@ -374,7 +377,8 @@ typedef struct gpu_adapter_ops_t {
   hal_status_t (*graph_instantiate)(gpu_adapter_t* adapter, gpu_graph_t graph,
                                     gpu_graph_exec_t* out_exec);
   // The executable must have no pending launch.
-  void (*graph_exec_destroy)(gpu_adapter_t* adapter, gpu_graph_exec_t exec);
+  hal_status_t (*graph_exec_destroy)(gpu_adapter_t* adapter,
+                                     gpu_graph_exec_t exec);
   hal_status_t (*graph_launch)(gpu_adapter_t* adapter, gpu_graph_exec_t exec,
                                gpu_stream_t stream);
   // Updates |exec| in place from |graph| (same topology, new parameters).
@@ -393,7 +397,7 @@ typedef struct gpu_adapter_ops_t {
   hal_status_t (*module_load_data)(gpu_adapter_t* adapter, const void* image,
                                    gpu_module_t* out_module);
   // Functions of |module| die with it.
-  void (*module_unload)(gpu_adapter_t* adapter, gpu_module_t module);
+  hal_status_t (*module_unload)(gpu_adapter_t* adapter, gpu_module_t module);
   hal_status_t (*module_get_function)(gpu_adapter_t* adapter,
                                       gpu_module_t module, const char* name,
                                       gpu_function_t* out_function);

@@ -367,10 +367,14 @@ static hal_status_t gpu_cuda_device_alloc(gpu_adapter_t* adapter, uint64_t size,
   return HAL_OK;
 }
 
-static void gpu_cuda_device_free(gpu_adapter_t* adapter,
-                                 gpu_device_ptr_t pointer) {
-  if (pointer)
-    (void)gpu_cuda(adapter)->syms.cuMemFree((CUdeviceptr)pointer);
+static hal_status_t gpu_cuda_device_free(gpu_adapter_t* adapter,
+                                         gpu_device_ptr_t pointer) {
+  if (!pointer)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(&gpu_cuda(adapter)->base,
+                      gpu_cuda(adapter)->syms.cuMemFree((CUdeviceptr)pointer),
+                      "cuMemFree");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_cuda_host_alloc(gpu_adapter_t* adapter, uint64_t size,
@@ -385,9 +389,13 @@ static hal_status_t gpu_cuda_host_alloc(gpu_adapter_t* adapter, uint64_t size,
   return HAL_OK;
 }
 
-static void gpu_cuda_host_free(gpu_adapter_t* adapter, void* pointer) {
-  if (pointer)
-    (void)gpu_cuda(adapter)->syms.cuMemFreeHost(pointer);
+static hal_status_t gpu_cuda_host_free(gpu_adapter_t* adapter, void* pointer) {
+  if (!pointer)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(&gpu_cuda(adapter)->base,
+                      gpu_cuda(adapter)->syms.cuMemFreeHost(pointer),
+                      "cuMemFreeHost");
+  return HAL_OK;
 }
 
 // Unified addressing: the driver infers host or device from the pointers.
@@ -488,9 +496,15 @@ static hal_status_t gpu_cuda_pool_create(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_cuda_pool_destroy(gpu_adapter_t* adapter, gpu_pool_t pool) {
-  if (pool)
-    (void)gpu_cuda(adapter)->syms.cuMemPoolDestroy((CUmemoryPool)pool);
+static hal_status_t gpu_cuda_pool_destroy(gpu_adapter_t* adapter,
+                                          gpu_pool_t pool) {
+  if (!pool)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(
+      &gpu_cuda(adapter)->base,
+      gpu_cuda(adapter)->syms.cuMemPoolDestroy((CUmemoryPool)pool),
+      "cuMemPoolDestroy");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_cuda_pool_trim(gpu_adapter_t* adapter, gpu_pool_t pool,
@@ -567,10 +581,14 @@ static hal_status_t gpu_cuda_stream_create(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_cuda_stream_destroy(gpu_adapter_t* adapter,
-                                    gpu_stream_t stream) {
-  if (stream)
-    (void)gpu_cuda(adapter)->syms.cuStreamDestroy((CUstream)stream);
+static hal_status_t gpu_cuda_stream_destroy(gpu_adapter_t* adapter,
+                                            gpu_stream_t stream) {
+  if (!stream)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(&gpu_cuda(adapter)->base,
+                      gpu_cuda(adapter)->syms.cuStreamDestroy((CUstream)stream),
+                      "cuStreamDestroy");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_cuda_stream_synchronize(gpu_adapter_t* adapter,
@@ -653,9 +671,14 @@ static hal_status_t gpu_cuda_event_create(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_cuda_event_destroy(gpu_adapter_t* adapter, gpu_event_t event) {
-  if (event)
-    (void)gpu_cuda(adapter)->syms.cuEventDestroy((CUevent)event);
+static hal_status_t gpu_cuda_event_destroy(gpu_adapter_t* adapter,
+                                           gpu_event_t event) {
+  if (!event)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(&gpu_cuda(adapter)->base,
+                      gpu_cuda(adapter)->syms.cuEventDestroy((CUevent)event),
+                      "cuEventDestroy");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_cuda_event_record(gpu_adapter_t* adapter,
@@ -729,9 +752,14 @@ static hal_status_t gpu_cuda_graph_create(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_cuda_graph_destroy(gpu_adapter_t* adapter, gpu_graph_t graph) {
-  if (graph)
-    (void)gpu_cuda(adapter)->syms.cuGraphDestroy((CUgraph)graph);
+static hal_status_t gpu_cuda_graph_destroy(gpu_adapter_t* adapter,
+                                           gpu_graph_t graph) {
+  if (!graph)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(&gpu_cuda(adapter)->base,
+                      gpu_cuda(adapter)->syms.cuGraphDestroy((CUgraph)graph),
+                      "cuGraphDestroy");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_cuda_graph_add_empty_node(
@@ -888,10 +916,15 @@ static hal_status_t gpu_cuda_graph_instantiate(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_cuda_graph_exec_destroy(gpu_adapter_t* adapter,
-                                        gpu_graph_exec_t exec) {
-  if (exec)
-    (void)gpu_cuda(adapter)->syms.cuGraphExecDestroy((CUgraphExec)exec);
+static hal_status_t gpu_cuda_graph_exec_destroy(gpu_adapter_t* adapter,
+                                                gpu_graph_exec_t exec) {
+  if (!exec)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(
+      &gpu_cuda(adapter)->base,
+      gpu_cuda(adapter)->syms.cuGraphExecDestroy((CUgraphExec)exec),
+      "cuGraphExecDestroy");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_cuda_graph_launch(gpu_adapter_t* adapter,
@@ -941,10 +974,14 @@ static hal_status_t gpu_cuda_module_load_data(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_cuda_module_unload(gpu_adapter_t* adapter,
-                                   gpu_module_t module) {
-  if (module)
-    (void)gpu_cuda(adapter)->syms.cuModuleUnload((CUmodule)module);
+static hal_status_t gpu_cuda_module_unload(gpu_adapter_t* adapter,
+                                           gpu_module_t module) {
+  if (!module)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(&gpu_cuda(adapter)->base,
+                      gpu_cuda(adapter)->syms.cuModuleUnload((CUmodule)module),
+                      "cuModuleUnload");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_cuda_module_get_function(gpu_adapter_t* adapter,

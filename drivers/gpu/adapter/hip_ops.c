@@ -286,10 +286,14 @@ static hal_status_t gpu_hip_device_alloc(gpu_adapter_t* adapter, uint64_t size,
   return HAL_OK;
 }
 
-static void gpu_hip_device_free(gpu_adapter_t* adapter,
-                                gpu_device_ptr_t pointer) {
-  if (pointer)
-    (void)gpu_hip(adapter)->syms.hipFree(gpu_hip_pointer(pointer));
+static hal_status_t gpu_hip_device_free(gpu_adapter_t* adapter,
+                                        gpu_device_ptr_t pointer) {
+  if (!pointer)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(&gpu_hip(adapter)->base,
+                      gpu_hip(adapter)->syms.hipFree(gpu_hip_pointer(pointer)),
+                      "hipFree");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_hip_host_alloc(gpu_adapter_t* adapter, uint64_t size,
@@ -304,9 +308,13 @@ static hal_status_t gpu_hip_host_alloc(gpu_adapter_t* adapter, uint64_t size,
   return HAL_OK;
 }
 
-static void gpu_hip_host_free(gpu_adapter_t* adapter, void* pointer) {
-  if (pointer)
-    (void)gpu_hip(adapter)->syms.hipHostFree(pointer);
+static hal_status_t gpu_hip_host_free(gpu_adapter_t* adapter, void* pointer) {
+  if (!pointer)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(&gpu_hip(adapter)->base,
+                      gpu_hip(adapter)->syms.hipHostFree(pointer),
+                      "hipHostFree");
+  return HAL_OK;
 }
 
 // hipMemcpyDefault: the runtime infers host or device from the pointers.
@@ -406,9 +414,15 @@ static hal_status_t gpu_hip_pool_create(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_hip_pool_destroy(gpu_adapter_t* adapter, gpu_pool_t pool) {
-  if (pool)
-    (void)gpu_hip(adapter)->syms.hipMemPoolDestroy((hipMemPool_t)pool);
+static hal_status_t gpu_hip_pool_destroy(gpu_adapter_t* adapter,
+                                         gpu_pool_t pool) {
+  if (!pool)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(
+      &gpu_hip(adapter)->base,
+      gpu_hip(adapter)->syms.hipMemPoolDestroy((hipMemPool_t)pool),
+      "hipMemPoolDestroy");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_hip_pool_trim(gpu_adapter_t* adapter, gpu_pool_t pool,
@@ -485,10 +499,15 @@ static hal_status_t gpu_hip_stream_create(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_hip_stream_destroy(gpu_adapter_t* adapter,
-                                   gpu_stream_t stream) {
-  if (stream)
-    (void)gpu_hip(adapter)->syms.hipStreamDestroy((hipStream_t)stream);
+static hal_status_t gpu_hip_stream_destroy(gpu_adapter_t* adapter,
+                                           gpu_stream_t stream) {
+  if (!stream)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(
+      &gpu_hip(adapter)->base,
+      gpu_hip(adapter)->syms.hipStreamDestroy((hipStream_t)stream),
+      "hipStreamDestroy");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_hip_stream_synchronize(gpu_adapter_t* adapter,
@@ -572,9 +591,14 @@ static hal_status_t gpu_hip_event_create(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_hip_event_destroy(gpu_adapter_t* adapter, gpu_event_t event) {
-  if (event)
-    (void)gpu_hip(adapter)->syms.hipEventDestroy((hipEvent_t)event);
+static hal_status_t gpu_hip_event_destroy(gpu_adapter_t* adapter,
+                                          gpu_event_t event) {
+  if (!event)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(&gpu_hip(adapter)->base,
+                      gpu_hip(adapter)->syms.hipEventDestroy((hipEvent_t)event),
+                      "hipEventDestroy");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_hip_event_record(gpu_adapter_t* adapter,
@@ -650,9 +674,14 @@ static hal_status_t gpu_hip_graph_create(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_hip_graph_destroy(gpu_adapter_t* adapter, gpu_graph_t graph) {
-  if (graph)
-    (void)gpu_hip(adapter)->syms.hipGraphDestroy((hipGraph_t)graph);
+static hal_status_t gpu_hip_graph_destroy(gpu_adapter_t* adapter,
+                                          gpu_graph_t graph) {
+  if (!graph)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(&gpu_hip(adapter)->base,
+                      gpu_hip(adapter)->syms.hipGraphDestroy((hipGraph_t)graph),
+                      "hipGraphDestroy");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_hip_graph_add_empty_node(
@@ -794,10 +823,15 @@ static hal_status_t gpu_hip_graph_instantiate(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_hip_graph_exec_destroy(gpu_adapter_t* adapter,
-                                       gpu_graph_exec_t exec) {
-  if (exec)
-    (void)gpu_hip(adapter)->syms.hipGraphExecDestroy((hipGraphExec_t)exec);
+static hal_status_t gpu_hip_graph_exec_destroy(gpu_adapter_t* adapter,
+                                               gpu_graph_exec_t exec) {
+  if (!exec)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(
+      &gpu_hip(adapter)->base,
+      gpu_hip(adapter)->syms.hipGraphExecDestroy((hipGraphExec_t)exec),
+      "hipGraphExecDestroy");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_hip_graph_launch(gpu_adapter_t* adapter,
@@ -847,9 +881,15 @@ static hal_status_t gpu_hip_module_load_data(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
-static void gpu_hip_module_unload(gpu_adapter_t* adapter, gpu_module_t module) {
-  if (module)
-    (void)gpu_hip(adapter)->syms.hipModuleUnload((hipModule_t)module);
+static hal_status_t gpu_hip_module_unload(gpu_adapter_t* adapter,
+                                          gpu_module_t module) {
+  if (!module)
+    return HAL_OK;
+  GPU_RETURN_IF_ERROR(
+      &gpu_hip(adapter)->base,
+      gpu_hip(adapter)->syms.hipModuleUnload((hipModule_t)module),
+      "hipModuleUnload");
+  return HAL_OK;
 }
 
 static hal_status_t gpu_hip_module_get_function(gpu_adapter_t* adapter,

@@ -60,7 +60,8 @@ void gpu_device_alloca_deinitialize(gpu_device_t* device) {
   // Every queue-ordered buffer is gone (each keeps the device alive), so
   // every allocation of the pool was freed.
   if (device->alloca_pool)
-    device->adapter->ops->pool_destroy(device->adapter, device->alloca_pool);
+    gpu_device_note_release(device, device->adapter->ops->pool_destroy(
+                                        device->adapter, device->alloca_pool));
   device->alloca_pool = NULL;
 }
 
@@ -344,7 +345,8 @@ void gpu_dealloca_released(gpu_device_t* device, gpu_buffer_t* buffer,
     return;
   gpu_adapter_t* adapter = device->adapter;
   hal_status_ignore(gpu_device_make_current(device));
-  adapter->ops->device_free(adapter, buffer->address);
+  gpu_device_note_release(device,
+                          adapter->ops->device_free(adapter, buffer->address));
   pthread_mutex_lock(&device->alloca_mutex);
   --device->alloca_frees_pending;
   ++device->alloca_frees_done;
@@ -361,7 +363,8 @@ void gpu_buffer_queue_ordered_free(gpu_device_t* device, gpu_buffer_t* buffer) {
   uint32_t life = atomic_load_explicit(&buffer->life, memory_order_acquire);
   if (life == GPU_BUFFER_LIFE_LIVE ||
       (life == GPU_BUFFER_LIFE_FAILED && buffer->address != 0)) {
-    device->adapter->ops->device_free(device->adapter, buffer->address);
+    gpu_device_note_release(device, device->adapter->ops->device_free(
+                                        device->adapter, buffer->address));
   }
 }
 

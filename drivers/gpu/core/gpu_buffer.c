@@ -23,9 +23,11 @@ static void gpu_buffer_destroy(hal_buffer_t* base) {
     gpu_buffer_queue_ordered_free(device, buffer);
     gpu_alloca_release_event(buffer);
   } else if (buffer->host_pointer) {
-    adapter->ops->host_free(adapter, buffer->host_pointer);
+    gpu_device_note_release(
+        device, adapter->ops->host_free(adapter, buffer->host_pointer));
   } else {
-    adapter->ops->device_free(adapter, buffer->address);
+    gpu_device_note_release(
+        device, adapter->ops->device_free(adapter, buffer->address));
   }
   if (!buffer->queue_ordered) {
     atomic_fetch_sub_explicit(&device->allocated_bytes, base->byte_length,

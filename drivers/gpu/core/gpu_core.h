@@ -213,8 +213,11 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
 // domain, and returns |status|. gpu_device_check_lost returns OK or a copy
 // of the loss ("device '...' was lost"): every operation that would call
 // the vendor on the device checks it first, so the caller learns the loss
-// itself, not some later call's error.
+// itself, not some later call's error. gpu_device_note_release takes the
+// status of a free or destroy (which has no caller to tell): a loss is
+// recorded, anything else dropped.
 hal_status_t gpu_device_note(gpu_device_t* device, hal_status_t status);
+void gpu_device_note_release(gpu_device_t* device, hal_status_t status);
 hal_status_t gpu_device_check_lost(gpu_device_t* device);
 
 // The device allocator's vtable (gpu_buffer.c).

@@ -29,7 +29,8 @@ static void gpu_event_destroy(void* self, void* handle) {
   // A failure to make the context current leaves nothing better to do than
   // try the destroy anyway: the vendor reports it and we drop the error.
   hal_status_ignore(gpu_device_make_current(device));
-  device->adapter->ops->event_destroy(device->adapter, (gpu_event_t)handle);
+  gpu_device_note_release(device, device->adapter->ops->event_destroy(
+                                      device->adapter, (gpu_event_t)handle));
 }
 
 //===----------------------------------------------------------------------===//
@@ -190,6 +191,10 @@ hal_status_t gpu_device_note(gpu_device_t* device, hal_status_t status) {
                              device->base.info.name));
   }
   return status;
+}
+
+void gpu_device_note_release(gpu_device_t* device, hal_status_t status) {
+  hal_status_free(gpu_device_note(device, status));
 }
 
 // OK, or a copy of the loss: every later issue on a lost device fails with
@@ -487,7 +492,8 @@ static void gpu_device_destroy(hal_device_t* base) {
         // GPU says so).
         hal_status_ignore(adapter->ops->stream_synchronize(
             adapter, device->queues[i].stream));
-        adapter->ops->stream_destroy(adapter, device->queues[i].stream);
+        gpu_device_note_release(device, adapter->ops->stream_destroy(
+                                            adapter, device->queues[i].stream));
       }
     }
     gpu_device_trace_deinitialize(device);

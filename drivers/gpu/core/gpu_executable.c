@@ -28,7 +28,8 @@ static void gpu_executable_destroy(hal_executable_t* base) {
   gpu_device_t* device = executable->device;
   if (executable->module) {
     hal_status_ignore(gpu_device_make_current(device));
-    device->adapter->ops->module_unload(device->adapter, executable->module);
+    gpu_device_note_release(device, device->adapter->ops->module_unload(
+                                        device->adapter, executable->module));
   }
   hal_executable_deinitialize(base);
   hal_allocator_free(device->base.host_allocator, executable);
@@ -79,7 +80,8 @@ hal_status_t gpu_executable_create(gpu_device_t* device,
   }
   if (status) {
     if (module)
-      adapter->ops->module_unload(adapter, module);
+      gpu_device_note_release(device,
+                              adapter->ops->module_unload(adapter, module));
     hal_allocator_free(device->base.host_allocator, executable);
     return status;
   }

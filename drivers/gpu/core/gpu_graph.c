@@ -182,7 +182,8 @@ static hal_status_t gpu_graph_build(gpu_device_t* device, const hal_op_t* ops,
   }
   hal_allocator_free(builder.allocator, builder.pending);
   if (status != HAL_OK) {
-    device->adapter->ops->graph_destroy(device->adapter, builder.graph);
+    gpu_device_note_release(device, device->adapter->ops->graph_destroy(
+                                        device->adapter, builder.graph));
     return status;
   }
   *out_graph = builder.graph;
@@ -196,13 +197,18 @@ static bool gpu_graph_is_split(const gpu_graph_state_t* state) {
 }
 
 static void gpu_graph_segments_clear(gpu_graph_state_t* state) {
-  gpu_adapter_t* adapter = state->device->adapter;
+  gpu_device_t* device = state->device;
+  gpu_adapter_t* adapter = device->adapter;
   for (size_t i = 0; i < state->segment_count; ++i) {
     gpu_graph_segment_t* segment = &state->segments[i];
-    if (segment->exec)
-      adapter->ops->graph_exec_destroy(adapter, segment->exec);
-    if (segment->graph)
-      adapter->ops->graph_destroy(adapter, segment->graph);
+    if (segment->exec) {
+      gpu_device_note_release(
+          device, adapter->ops->graph_exec_destroy(adapter, segment->exec));
+    }
+    if (segment->graph) {
+      gpu_device_note_release(
+          device, adapter->ops->graph_destroy(adapter, segment->graph));
+    }
   }
   hal_allocator_free(state->device->base.host_allocator, state->segments);
   state->segments = NULL;
@@ -211,11 +217,16 @@ static void gpu_graph_segments_clear(gpu_graph_state_t* state) {
 }
 
 static void gpu_graph_state_clear(gpu_graph_state_t* state) {
-  gpu_adapter_t* adapter = state->device->adapter;
-  if (state->exec)
-    adapter->ops->graph_exec_destroy(adapter, state->exec);
-  if (state->graph)
-    adapter->ops->graph_destroy(adapter, state->graph);
+  gpu_device_t* device = state->device;
+  gpu_adapter_t* adapter = device->adapter;
+  if (state->exec) {
+    gpu_device_note_release(
+        device, adapter->ops->graph_exec_destroy(adapter, state->exec));
+  }
+  if (state->graph) {
+    gpu_device_note_release(device,
+                            adapter->ops->graph_destroy(adapter, state->graph));
+  }
   state->exec = NULL;
   state->graph = NULL;
   gpu_graph_segments_clear(state);
@@ -296,13 +307,15 @@ static hal_status_t gpu_graph_build_exec(gpu_graph_state_t* state,
     hal_status_t status =
         adapter->ops->graph_exec_update(adapter, state->exec, graph, &accepted);
     if (status != HAL_OK) {
-      adapter->ops->graph_destroy(adapter, graph);
+      gpu_device_note_release(device,
+                              adapter->ops->graph_destroy(adapter, graph));
       return status;
     }
     if (accepted) {
       // The executable now runs |graph|'s parameters; keep the newest graph
       // as the base for the next update.
-      adapter->ops->graph_destroy(adapter, state->graph);
+      gpu_device_note_release(
+          device, adapter->ops->graph_destroy(adapter, state->graph));
       state->graph = graph;
       ++state->update_count;
       return HAL_OK;
@@ -312,7 +325,8 @@ static hal_status_t gpu_graph_build_exec(gpu_graph_state_t* state,
   gpu_graph_exec_t exec = NULL;
   hal_status_t status = adapter->ops->graph_instantiate(adapter, graph, &exec);
   if (status != HAL_OK) {
-    adapter->ops->graph_destroy(adapter, graph);
+    gpu_device_note_release(device,
+                            adapter->ops->graph_destroy(adapter, graph));
     return status;
   }
   gpu_graph_state_clear(state);

@@ -92,24 +92,28 @@ hal_status_t gpu_device_trace_initialize(gpu_device_t* device) {
       status = adapter->ops->event_synchronize(adapter, event);
     hal_time_t window = hal_time_now() - before;
     if (status != HAL_OK || window >= best_window) {
-      adapter->ops->event_destroy(adapter, event);
+      gpu_device_note_release(device,
+                              adapter->ops->event_destroy(adapter, event));
       if (status != HAL_OK)
         break;
       continue;
     }
-    adapter->ops->event_destroy(adapter, epoch);
+    gpu_device_note_release(device,
+                            adapter->ops->event_destroy(adapter, epoch));
     epoch = event;
     best_window = window;
     best_before = before;
   }
   if (status != HAL_OK) {
-    adapter->ops->event_destroy(adapter, epoch);
+    gpu_device_note_release(device,
+                            adapter->ops->event_destroy(adapter, epoch));
     return hal_status_annotatef(status, "calibrating the device's clock");
   }
   device->trace_free_events =
       calloc(GPU_TRACE_FREE_EVENTS_MAX, sizeof(gpu_event_t));
   if (!device->trace_free_events) {
-    adapter->ops->event_destroy(adapter, epoch);
+    gpu_device_note_release(device,
+                            adapter->ops->event_destroy(adapter, epoch));
     return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
                            "out of memory for the device's timed events");
   }
@@ -138,11 +142,13 @@ void gpu_device_trace_deinitialize(gpu_device_t* device) {
                       "device spans dropped", args);
   }
   for (uint32_t i = 0; i < device->trace_free_count; ++i)
-    device->adapter->ops->event_destroy(device->adapter,
-                                        device->trace_free_events[i]);
+    gpu_device_note_release(device,
+                            device->adapter->ops->event_destroy(
+                                device->adapter, device->trace_free_events[i]));
   free(device->trace_free_events);
   pthread_mutex_destroy(&device->trace_mutex);
-  device->adapter->ops->event_destroy(device->adapter, device->trace_epoch);
+  gpu_device_note_release(device, device->adapter->ops->event_destroy(
+                                      device->adapter, device->trace_epoch));
   device->trace_epoch = NULL;
 }
 
@@ -167,7 +173,8 @@ static void gpu_trace_event_release(gpu_device_t* device, gpu_event_t event) {
     device->trace_free_events[device->trace_free_count++] = event;
   pthread_mutex_unlock(&device->trace_mutex);
   if (!kept)
-    device->adapter->ops->event_destroy(device->adapter, event);
+    gpu_device_note_release(
+        device, device->adapter->ops->event_destroy(device->adapter, event));
 }
 
 gpu_trace_spans_t* gpu_trace_spans_create(gpu_queue_t* queue) {

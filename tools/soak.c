@@ -906,6 +906,22 @@ static void soak_await_node(soak_round_t* round, uint32_t index) {
   }
 }
 
+// Whether device |d| of the round is lost by now: a semaphore made on it is
+// born failed (Q5). A device the round released is not asked.
+static bool soak_device_lost_now(soak_round_t* round, uint32_t d) {
+  if (d >= round->device_count || !round->devices[d])
+    return false;
+  hal_semaphore_t* probe = NULL;
+  hal_status_t status =
+      hal_device_create_semaphore(round->devices[d], 0, &probe);
+  if (status == HAL_OK) {
+    uint64_t value = 0;
+    status = hal_semaphore_query(probe, &value);
+    hal_semaphore_release(probe);
+  }
+  return hal_status_consume_code(status) == HAL_STATUS_DEVICE_LOST;
+}
+
 // |lenient|: the round may fail nodes the model does not know of.
 static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
   soak_node_t* node = &round->nodes[index];
@@ -947,6 +963,17 @@ static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
   // Nothing but the node signals its semaphore: it holds the value exactly.
   uint64_t value = 0;
   hal_status_t query = hal_semaphore_query(node->semaphore, &value);
+  if (hal_status_code(query) == HAL_STATUS_DEVICE_LOST && round->loss &&
+      (soak_device_lost_now(round, node->device) ||
+       (node->semaphore_device >= 0 &&
+        soak_device_lost_now(round, (uint32_t)node->semaphore_device)))) {
+    // The checks' own vendor calls (the probe's releases, the region reads
+    // before this one) met the loss after the probe found the device well:
+    // the loss failed the semaphore past the value it reached (Q5).
+    soak_trace(round, "  node %u: its device was lost while checking", index);
+    hal_status_free(query);
+    return;
+  }
   if (query != HAL_OK || value != node->value) {
     soak_mismatch(round,
                   "node %u (%s): waited for %" PRIu64
@@ -993,10 +1020,14 @@ static void soak_check_node(soak_round_t* round, uint32_t index, bool lenient) {
 
 // After the round, a fresh submission on device |d| that depends on
 // nothing (hal_pipeline_probe). Returns DEVICE_LOST for a lost device; any
-// other failure is a mismatch (unless faults are on).
+// other failure is a mismatch (unless faults are on). The probe's own
+// releases free vendor memory, and a loss reported there loses the device
+// too (Q5): a semaphore made after the probe is born failed then.
 static hal_status_code_t soak_probe_device(soak_round_t* round, uint32_t d) {
   hal_status_t status = hal_pipeline_probe(round->devices[d], SOAK_REGION,
                                            hal_make_timeout_ns(SOAK_WAIT_NS));
+  if (status == HAL_OK && soak_device_lost_now(round, d))
+    return HAL_STATUS_DEVICE_LOST;
   hal_status_code_t code = hal_status_code(status);
   if (status && code != HAL_STATUS_DEVICE_LOST) {
     char text[512];

@@ -419,7 +419,6 @@ static void Hip_FakeMissingOptional(void** state) {
 
 #endif  // GPU_ADAPTER_HAVE_HIP
 
-// The test list: CASE binds this program's fixture.
 // A 64-bit ELF header (the rest of |image| zero) whose section header
 // table lies at |shoff|: 10 entries of 64 bytes.
 static void make_elf_header(uint8_t image[128], uint64_t shoff) {
@@ -504,6 +503,7 @@ static void Hip_TruncatedImagesAreRefused(void** state) {
   gpu_adapter_destroy(adapter);
 }
 
+// The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup(name, setup)
 
 int main(void) {

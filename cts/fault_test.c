@@ -12,6 +12,8 @@
 //                    "lost":  its first call loses the device for good
 //                    "lost_release": the same, for a call a release makes
 //                             (a free), which has no caller to tell
+//                    "lost_trace": the same, for a call only tracing makes
+//                             after the work completed (HAL_TRACE set)
 
 #include "cts.h"
 
@@ -358,6 +360,31 @@ CTS_CASE(K14_LossReportedByAReleaseLosesTheDevice) {
   hal_semaphore_release(idle);
 }
 
+// A loss first reported to the tracer (reading the device times of a
+// completed submission's spans): the work itself succeeded, but the device
+// is lost all the same (Q5), so its idle semaphores fail and later ones
+// are born failed.
+CTS_CASE(K14_LossReportedToTheTracerLosesTheDevice) {
+  skip_unless_mode("lost_trace");
+  hal_device_t* device = case_device(state);
+  hal_buffer_t* a =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
+  hal_semaphore_t* idle = cts_create_semaphore(device, 0);
+  hal_semaphore_t* done = NULL;
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &done));
+  hal_command_buffer_t* cb = fill_cb(device, a, 0x77777777u);
+  HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, cb, done, 1));
+  HAL_ASSERT_OK(cts_wait(done, 1));  // the work ran; its spans come after
+  expect_loss(idle, 1);
+  hal_semaphore_t* born = cts_create_semaphore(device, 0);
+  expect_loss(born, 1);
+  hal_command_buffer_release(cb);
+  hal_semaphore_release(born);
+  hal_semaphore_release(done);
+  hal_semaphore_release(idle);
+  hal_buffer_release(a);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
@@ -367,6 +394,7 @@ int main(void) {
       CASE(K13_FailureReachesWorkWaitingOnTheDevice),
       CASE(K14_DeviceLossFailsEverySemaphoreAndWait),
       CASE(K14_LossReportedByAReleaseLosesTheDevice),
+      CASE(K14_LossReportedToTheTracerLosesTheDevice),
   };
   return cts_main("fault", tests, HAL_ARRAYSIZE(tests));
 }

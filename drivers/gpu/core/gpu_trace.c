@@ -218,7 +218,8 @@ uint32_t gpu_trace_mark(gpu_queue_t* queue, gpu_trace_spans_t* spans) {
   if (status == HAL_OK)
     status = adapter->ops->event_record(adapter, event, queue->stream);
   if (status != HAL_OK) {
-    hal_status_free(status);
+    // A mark is best effort, but a loss it meets is the device's (Q5).
+    hal_status_free(gpu_device_note(queue->device, status));
     if (event)  // never recorded: as good as new
       gpu_trace_event_release(queue->device, event);
     return GPU_TRACE_NO_MARK;
@@ -273,7 +274,7 @@ static void gpu_trace_mark_times(gpu_queue_t* queue,
     base = (uint64_t)((int64_t)device->trace_epoch_ns +
                       (int64_t)((double)base_ms * 1e6));
   }
-  hal_status_free(status);
+  hal_status_free(gpu_device_note(device, status));
   uint64_t previous = 0;
   for (uint32_t i = 0; i < spans->mark_count; ++i) {
     times[i] = 0;
@@ -284,7 +285,7 @@ static void gpu_trace_mark_times(gpu_queue_t* queue,
                     : adapter->ops->event_elapsed_ms(adapter, spans->marks[0],
                                                      spans->marks[i], &ms);
     if (status != HAL_OK) {
-      hal_status_free(status);
+      hal_status_free(gpu_device_note(device, status));
       continue;
     }
     uint64_t time = base + (uint64_t)((double)(ms > 0.0f ? ms : 0.0f) * 1e6);
@@ -300,7 +301,8 @@ void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* spans) {
   uint32_t dropped = spans->dropped;
   uint64_t* times =
       spans->mark_count ? calloc(spans->mark_count, sizeof(uint64_t)) : NULL;
-  if (times && gpu_device_make_current(device) == HAL_OK) {
+  hal_status_t status = times ? gpu_device_make_current(device) : HAL_OK;
+  if (times && status == HAL_OK) {
     gpu_trace_mark_times(queue, spans, times);
     for (uint32_t i = 0; i < spans->span_count; ++i) {
       const gpu_trace_span_t* span = &spans->spans[i];
@@ -322,6 +324,7 @@ void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* spans) {
                      args);
     }
   } else {
+    hal_status_free(gpu_device_note(device, status));
     dropped += spans->span_count;
   }
   free(times);

@@ -376,6 +376,38 @@ CTS_CASE(Submit_FailurePropagates) {
   hal_semaphore_release(s3);
 }
 
+// A failure handed down a long chain (each semaphore keeps its own copy,
+// annotated by the work it failed) stays a bounded message that still
+// names the cause: memory and time linear in the chain, not quadratic.
+CTS_CASE(Submit_FailureDownALongChainKeepsABoundedMessage) {
+  fixture_t* f = *state;
+  enum { kLinks = 1500 };
+  hal_semaphore_t** chain = calloc(kLinks + 1, sizeof(*chain));
+  assert_non_null(chain);
+  for (int i = 0; i <= kLinks; ++i)
+    chain[i] = cts_create_semaphore(f->device, 0);
+  for (int i = 0; i < kLinks; ++i) {
+    HAL_ASSERT_OK(cts_submit(f->device, i % 2 ? f->q1 : f->q0, chain[i], 1,
+                             NULL, chain[i + 1], 1));
+  }
+  hal_semaphore_fail(chain[0],
+                     hal_make_status(HAL_STATUS_DATA_LOSS, "upstream broke"));
+  for (int i = 1; i <= kLinks; ++i) {
+    hal_status_t status = cts_wait(chain[i], 1);
+    assert_int_equal(hal_status_code(status), HAL_STATUS_DATA_LOSS);
+    const char* message = hal_status_message(status);
+    if (strlen(message) > HAL_STATUS_MESSAGE_MAX ||
+        !strstr(message, "upstream broke")) {
+      fail_msg("link %d: %zu bytes, %s the cause", i, strlen(message),
+               strstr(message, "upstream broke") ? "naming" : "not naming");
+    }
+    hal_status_free(status);
+  }
+  for (int i = 0; i <= kLinks; ++i)
+    hal_semaphore_release(chain[i]);
+  free(chain);
+}
+
 static hal_status_t count_host_call(void* user_data, hal_status_t status) {
   if (status == HAL_OK)
     atomic_fetch_add((atomic_int*)user_data, 1);
@@ -1100,6 +1132,7 @@ CTS_CASE(Submit_BadSubmissions) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(Submit_WithNoCommandBuffers),
+      CASE(Submit_FailureDownALongChainKeepsABoundedMessage),
       CASE(Submit_ReleasedTogetherIssueInSubmissionOrder),
       CASE(Submit_SameWaitIssuesInSubmissionOrder),
       CASE(Submit_SameWaitRacingItsSignalIssuesInOrder),

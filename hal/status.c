@@ -2,6 +2,7 @@
 
 #include "hal/status.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,8 +12,20 @@ struct hal_status_storage_t {
   hal_status_code_t code;
   bool is_static;
   size_t length;  // strlen(message)
+  // Once annotations were elided (HAL_STATUS_MESSAGE_MAX): the message is
+  // message[0, head_length), the elision marker, then message[tail_offset,
+  // length), the newest annotations. Both 0 before.
+  size_t head_length;
+  size_t tail_offset;
+  uint64_t elided_bytes;  // dropped so far, over every elision
   char* message;  // the bytes right after the struct, or a static string
 };
+
+// The oldest part of a message kept when annotations are elided: the
+// failure itself and the first annotations, up to this many bytes.
+#define HAL_STATUS_HEAD_MAX 1024
+// Room for the marker: "; [... N bytes of annotations elided ...]".
+#define HAL_STATUS_MARKER_MAX 64
 
 // One fallback per code, used when a message cannot be allocated. They are
 // only ever read after initialization, so sharing them between threads is
@@ -144,6 +157,9 @@ HAL_API hal_status_t hal_status_allocatev(hal_status_code_t code,
   storage->code = code;
   storage->is_static = false;
   storage->length = length;
+  storage->head_length = 0;
+  storage->tail_offset = 0;
+  storage->elided_bytes = 0;
   storage->message = (char*)(storage + 1);
   hal_status_part_write(storage->message, "", file, line, format, args,
                         lengths);
@@ -158,6 +174,78 @@ HAL_API hal_status_t hal_status_allocate(hal_status_code_t code,
   hal_status_t status = hal_status_allocatev(code, file, line, format, args);
   va_end(args);
   return status;
+}
+
+// Where a first elision cuts |message|: after the longest run of whole
+// parts ("; "-separated) that fits HAL_STATUS_HEAD_MAX, or inside the first
+// part when that alone is longer.
+static size_t hal_status_head_length(const char* message, size_t length) {
+  size_t head = 0;
+  for (const char* p = strstr(message, "; ");
+       p && (size_t)(p - message) <= HAL_STATUS_HEAD_MAX;
+       p = strstr(p + 2, "; ")) {
+    head = (size_t)(p - message);
+  }
+  if (head == 0)
+    head = length < HAL_STATUS_HEAD_MAX ? length : HAL_STATUS_HEAD_MAX;
+  return head;
+}
+
+// |status| with |part| appended, its middle annotations elided so that the
+// message stays within HAL_STATUS_MESSAGE_MAX: the head (the failure and
+// its first annotations) and the newest annotations are kept. NULL when
+// out of memory (|status| untouched).
+static struct hal_status_storage_t* hal_status_elide(
+    struct hal_status_storage_t* status, const char* part, size_t part_length) {
+  size_t head = status->head_length
+                    ? status->head_length
+                    : hal_status_head_length(status->message, status->length);
+  size_t tail_start = status->head_length ? status->tail_offset : head;
+  const char* old_tail = status->message + tail_start;
+  size_t old_tail_length = status->length - tail_start;
+  size_t budget = HAL_STATUS_MESSAGE_MAX - head - HAL_STATUS_MARKER_MAX;
+  // Drop the oldest tail bytes, at an annotation's "; " where one lies in
+  // reach, until the tail and the new part fit the budget.
+  size_t total = old_tail_length + part_length;
+  size_t cut = total > budget ? total - budget : 0;
+  if (cut > 0 && cut < old_tail_length) {
+    const char* boundary = strstr(old_tail + cut, "; ");
+    cut = boundary ? (size_t)(boundary - old_tail) : old_tail_length;
+  }
+  uint64_t elided = status->elided_bytes + cut;
+  char marker[HAL_STATUS_MARKER_MAX];
+  int marker_length =
+      snprintf(marker, sizeof(marker),
+               "; [... %" PRIu64 " bytes of annotations elided ...]", elided);
+  if (marker_length < 0 || marker_length >= (int)sizeof(marker))
+    return NULL;
+  // What is kept of the old tail, then of the part (all of it unless the
+  // part alone overflows the budget: then its newest bytes).
+  size_t old_kept = cut < old_tail_length ? old_tail_length - cut : 0;
+  size_t part_cut = cut > old_tail_length ? cut - old_tail_length : 0;
+  size_t length =
+      head + (size_t)marker_length + old_kept + (part_length - part_cut);
+  struct hal_status_storage_t* grown = malloc(sizeof(*grown) + length + 1);
+  if (!grown)
+    return NULL;
+  *grown = *status;
+  grown->message = (char*)(grown + 1);
+  char* out = grown->message;
+  memcpy(out, status->message, head);
+  out += head;
+  memcpy(out, marker, (size_t)marker_length);
+  out += marker_length;
+  memcpy(out, old_tail + cut, old_kept);
+  out += old_kept;
+  memcpy(out, part + part_cut, part_length - part_cut);
+  out += part_length - part_cut;
+  *out = '\0';
+  grown->length = length;
+  grown->head_length = head;
+  grown->tail_offset = head + (size_t)marker_length;
+  grown->elided_bytes = elided;
+  free(status);
+  return grown;
 }
 
 HAL_API hal_status_t hal_status_annotate(hal_status_t status, const char* file,
@@ -175,14 +263,24 @@ HAL_API hal_status_t hal_status_annotate(hal_status_t status, const char* file,
   struct hal_status_storage_t* grown = NULL;
   if (hal_status_part_measure("; ", file, line, format, args, lengths)) {
     size_t old_length = status->length;
-    size_t new_length = old_length + (size_t)lengths[0] + (size_t)lengths[1];
-    // On failure the original message is kept rather than lost.
-    grown = realloc(status, sizeof(*status) + new_length + 1);
-    if (grown) {
-      grown->message = (char*)(grown + 1);
-      hal_status_part_write(grown->message + old_length, "; ", file, line,
-                            format, args, lengths);
-      grown->length = new_length;
+    size_t part_length = (size_t)lengths[0] + (size_t)lengths[1];
+    size_t new_length = old_length + part_length;
+    if (new_length <= HAL_STATUS_MESSAGE_MAX) {
+      // On failure the original message is kept rather than lost.
+      grown = realloc(status, sizeof(*status) + new_length + 1);
+      if (grown) {
+        grown->message = (char*)(grown + 1);
+        hal_status_part_write(grown->message + old_length, "; ", file, line,
+                              format, args, lengths);
+        grown->length = new_length;
+      }
+    } else {
+      char* part = malloc(part_length + 1);
+      if (part) {
+        hal_status_part_write(part, "; ", file, line, format, args, lengths);
+        grown = hal_status_elide(status, part, part_length);
+        free(part);
+      }
     }
   }
   va_end(args);

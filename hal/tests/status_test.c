@@ -57,6 +57,61 @@ static void Status_AnnotationsAppendInOrder(void** state) {
   hal_status_free(status);
 }
 
+// A failure annotated without end (handed down a chain) stays within
+// HAL_STATUS_MESSAGE_MAX, keeping its cause, its first annotation and its
+// newest ones, and says how much it elided.
+static void Status_AnnotationsStayBoundedKeepingCauseAndNewest(void** state) {
+  hal_status_t status = hal_make_status(HAL_STATUS_ABORTED, "root cause");
+  status = hal_status_annotatef(status, "first hop");
+  for (int i = 0; i < 20000; ++i) {
+    status = hal_status_annotatef(status, "hop %d", i);
+    assert_true(strlen(hal_status_message(status)) <= HAL_STATUS_MESSAGE_MAX);
+    if (i == 10000) {  // a copy goes on eliding on its own
+      hal_status_t copy = hal_status_annotatef(hal_status_clone(status), "c");
+      assert_true(strlen(hal_status_message(copy)) <= HAL_STATUS_MESSAGE_MAX);
+      assert_non_null(strstr(hal_status_message(copy), "hop 10000; "));
+      hal_status_free(copy);
+    }
+  }
+  assert_int_equal(hal_status_code(status), HAL_STATUS_ABORTED);
+  const char* message = hal_status_message(status);
+  const char* cause = strstr(message, "root cause");
+  const char* first = strstr(message, "first hop");
+  const char* marker = strstr(message, "bytes of annotations elided ...]");
+  const char* newest = strstr(message, "hop 19999");
+  assert_non_null(cause);
+  assert_non_null(first);
+  assert_non_null(marker);
+  assert_non_null(newest);
+  assert_true(cause < first && first < marker && marker < newest);
+  assert_non_null(strstr(message, "hop 19998; "));
+  assert_null(strstr(message, "hop 5000;"));
+  assert_string_equal(newest + strlen("hop 19999"), "");
+  hal_status_free(status);
+}
+
+// A cause longer than the head, or one annotation longer than the bound:
+// the message stays bounded, starting with the cause's first bytes and
+// ending with the newest annotation's last ones.
+static void Status_OversizedPartsAreCutToTheBound(void** state) {
+  char big[3 * HAL_STATUS_MESSAGE_MAX];
+  memset(big, 'x', sizeof(big) - 2);
+  big[sizeof(big) - 2] = 'Z';
+  big[sizeof(big) - 1] = '\0';
+  hal_status_t status = hal_make_status(HAL_STATUS_INTERNAL, "%s", big);
+  status = hal_status_annotatef(status, "after a long cause");
+  const char* message = hal_status_message(status);
+  assert_true(strlen(message) <= HAL_STATUS_MESSAGE_MAX);
+  assert_non_null(strstr(message, ": xxxx"));
+  assert_non_null(strstr(message, "after a long cause"));
+  status = hal_status_annotatef(status, "%s", big);
+  message = hal_status_message(status);
+  assert_true(strlen(message) <= HAL_STATUS_MESSAGE_MAX);
+  assert_non_null(strstr(message, ": xxxx"));
+  assert_int_equal(message[strlen(message) - 1], 'Z');
+  hal_status_free(status);
+}
+
 static void Status_AnnotateOkStaysOk(void** state) {
   assert_null(hal_status_annotatef(HAL_OK, "never formatted %s", "x"));
 }
@@ -129,6 +184,8 @@ int main(void) {
       CASE(Status_OkIsNullAndCheap),
       CASE(Status_MessageCarriesCodeAndCallSite),
       CASE(Status_AnnotationsAppendInOrder),
+      CASE(Status_AnnotationsStayBoundedKeepingCauseAndNewest),
+      CASE(Status_OversizedPartsAreCutToTheBound),
       CASE(Status_AnnotateOkStaysOk),
       CASE(Status_CloneIsIndependent),
       CASE(Status_CodeStringsCoverEveryCode),

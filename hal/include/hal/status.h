@@ -15,6 +15,14 @@
 // immutable once returned and may be read from any thread; annotating
 // consumes the status it is given and returns the (possibly reallocated) one.
 //
+// A message is at most HAL_STATUS_MESSAGE_MAX bytes once annotated, so a
+// failure handed down a chain of any length (each semaphore, submission or
+// token it fails annotates its own copy) costs a bounded amount per copy.
+// An annotation that would pass the bound elides the middle: the message
+// keeps its head (the failure itself and its first annotations, up to 1 KiB)
+// and its newest annotations, with "[... N bytes of annotations elided ...]"
+// between them.
+//
 // When memory for a message cannot be allocated, a static status with the
 // right code and a fixed message is returned instead; freeing it is a no-op.
 // Error paths therefore never fail a second time.
@@ -63,6 +71,9 @@ typedef enum hal_status_code_e {
 } hal_status_code_t;
 
 typedef struct hal_status_storage_t* hal_status_t;
+
+// The longest message annotating makes (above).
+#define HAL_STATUS_MESSAGE_MAX 4096
 
 #define HAL_OK ((hal_status_t)NULL)
 

@@ -384,6 +384,179 @@ CTS_CASE(Q3_ReRecordWhileIssuedRefused) {
 // created (UNIMPLEMENTED naming it), not at the end() of the first
 // dispatching command buffer. Stream drivers launch kernels directly and
 // still create.
+// Q3 from two threads: one submits a REUSABLE buffer over and over while
+// the other re-records it. Of a begin() and a submission that race, exactly
+// one may succeed: a submission that went through holds the recording until
+// the device is done with it, so every completed submission wrote one
+// recording's bytes whole (begin() freeing the inline data under the device
+// shows as bytes of no recording, or as a use after free).
+enum { kRaceBytes = 16384, kRaceRounds = 3000 };
+
+static uint8_t race_byte(uint32_t recording, size_t i) {
+  return (uint8_t)((recording + i) % 251);
+}
+
+typedef struct race_submitter_t {
+  hal_device_t* device;
+  hal_command_buffer_t* cb;
+  hal_buffer_t* target;
+  atomic_bool stop;
+  atomic_int submitted;
+  int refused, torn, errors;
+} race_submitter_t;
+
+static void* race_submitter_main(void* arg) {
+  race_submitter_t* job = arg;
+  hal_semaphore_t* done = cts_create_semaphore(job->device, 0);
+  static uint8_t bytes[kRaceBytes];
+  uint64_t value = 0;
+  while (!atomic_load_explicit(&job->stop, memory_order_acquire)) {
+    hal_status_t status =
+        cts_submit(job->device, 0, NULL, 0, job->cb, done, value + 1);
+    if (status != HAL_OK) {
+      job->errors +=
+          hal_status_consume_code(status) != HAL_STATUS_FAILED_PRECONDITION;
+      ++job->refused;
+      sched_yield();
+      continue;
+    }
+    ++value;
+    atomic_fetch_add_explicit(&job->submitted, 1, memory_order_relaxed);
+    hal_status_t waited = cts_wait(done, value);
+    if (waited == HAL_OK)
+      waited = hal_buffer_read(job->target, 0, bytes, kRaceBytes);
+    if (waited != HAL_OK) {
+      hal_status_free(waited);
+      ++job->errors;
+      break;
+    }
+    for (size_t i = 0; i < kRaceBytes; ++i) {
+      if (bytes[i] != race_byte(bytes[0], i)) {
+        ++job->torn;
+        break;
+      }
+    }
+  }
+  hal_semaphore_release(done);
+  return NULL;
+}
+
+CTS_CASE(Q3_ReRecordRacingSubmissionsFromAnotherThread) {
+  fixture_t* f = *state;
+  hal_buffer_t* target = cts_zeroed_buffer(f->device, kRaceBytes);
+  static uint8_t data[kRaceBytes];
+  hal_command_buffer_t* cb = NULL;
+  HAL_ASSERT_OK(hal_device_create_command_buffer(
+      f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  for (size_t i = 0; i < kRaceBytes; ++i)
+    data[i] = race_byte(0, i);
+  HAL_ASSERT_OK(
+      hal_command_buffer_update_buffer(cb, data, 0, target, 0, kRaceBytes));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  race_submitter_t job = {.device = f->device, .cb = cb, .target = target};
+  atomic_init(&job.stop, false);
+  atomic_init(&job.submitted, 0);
+  pthread_t thread;
+  assert_int_equal(pthread_create(&thread, NULL, race_submitter_main, &job), 0);
+  int rerecorded = 0, refused = 0, errors = 0;
+  // Both sides get their turns: at least kRaceRounds re-recordings and a
+  // tenth as many submissions, within a bound for a loaded machine.
+  hal_time_t deadline = hal_time_now() + 20ll * 1000 * 1000 * 1000;
+  for (uint32_t round = 1;
+       (round <= kRaceRounds ||
+        atomic_load_explicit(&job.submitted, memory_order_relaxed) <
+            kRaceRounds / 10) &&
+       hal_time_now() < deadline;
+       ++round) {
+    sched_yield();
+    hal_status_t status = hal_command_buffer_begin(cb);
+    if (status != HAL_OK) {
+      errors +=
+          hal_status_consume_code(status) != HAL_STATUS_FAILED_PRECONDITION;
+      ++refused;
+      continue;
+    }
+    for (size_t i = 0; i < kRaceBytes; ++i)
+      data[i] = race_byte(round, i);
+    HAL_ASSERT_OK(
+        hal_command_buffer_update_buffer(cb, data, 0, target, 0, kRaceBytes));
+    HAL_ASSERT_OK(hal_command_buffer_end(cb));
+    ++rerecorded;
+  }
+  atomic_store_explicit(&job.stop, true, memory_order_release);
+  pthread_join(thread, NULL);
+  printf("re-recorded %d, begin refused %d; submitted %d, refused %d\n",
+         rerecorded, refused, atomic_load(&job.submitted), job.refused);
+  assert_int_equal(errors, 0);
+  assert_int_equal(job.errors, 0);
+  assert_int_equal(job.torn, 0);
+  assert_true(rerecorded > 0);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(target);
+}
+
+// A ONE_SHOT buffer is used up only by a submission that went through. Two
+// threads submit it at once, one along with a buffer that was never ended
+// (that whole submission fails, nothing submitted): the other one's
+// submission must be accepted, however the two interleave.
+typedef struct one_shot_race_t {
+  hal_device_t* device;
+  hal_command_buffer_t* buffers[2];  // the ONE_SHOT, the unended one
+  size_t count;
+  pthread_barrier_t* barrier;
+  hal_semaphore_t* done;
+  uint64_t value;
+  hal_status_t status;
+} one_shot_race_t;
+
+static void* one_shot_race_main(void* arg) {
+  one_shot_race_t* job = arg;
+  pthread_barrier_wait(job->barrier);
+  hal_semaphore_list_t signals = {1, &job->done, &job->value};
+  job->status = hal_device_queue_execute(job->device, 0, NULL, &signals,
+                                         job->count, job->buffers);
+  return NULL;
+}
+
+CTS_CASE(CommandBuffer_OneShotUsedUpOnlyByASubmissionThatWentThrough) {
+  fixture_t* f = *state;
+  enum { kRounds = 1000 };
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  hal_command_buffer_t* unended =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  pthread_barrier_t barrier;
+  pthread_barrier_init(&barrier, NULL, 2);
+  int refused = 0;
+  for (uint64_t round = 1; round <= kRounds; ++round) {
+    hal_command_buffer_t* one_shot =
+        cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    HAL_ASSERT_OK(hal_command_buffer_end(one_shot));
+    one_shot_race_t jobs[2] = {
+        {f->device, {one_shot, unended}, 2, &barrier, done, round, HAL_OK},
+        {f->device, {one_shot, NULL}, 1, &barrier, done, round, HAL_OK},
+    };
+    pthread_t thread;
+    assert_int_equal(
+        pthread_create(&thread, NULL, one_shot_race_main, &jobs[0]), 0);
+    one_shot_race_main(&jobs[1]);
+    pthread_join(thread, NULL);
+    assert_int_equal(hal_status_consume_code(jobs[0].status),
+                     HAL_STATUS_FAILED_PRECONDITION);
+    if (jobs[1].status != HAL_OK) {
+      ++refused;
+      hal_status_free(jobs[1].status);
+      HAL_ASSERT_OK(cts_submit(f->device, 0, NULL, 0, one_shot, done, round));
+    }
+    HAL_ASSERT_OK(cts_wait(done, round));
+    hal_command_buffer_release(one_shot);
+  }
+  pthread_barrier_destroy(&barrier);
+  assert_int_equal(refused, 0);
+  hal_command_buffer_release(unended);
+  hal_semaphore_release(done);
+}
+
 CTS_CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation) {
   fixture_t* f = *state;
   const char* symbol = getenv("CTS_KERNEL_NODE_CALL");
@@ -428,6 +601,8 @@ int main(void) {
       CASE(CommandBuffer_ThousandsOfOps),
       CASE(Q3_ReRecordWhileInFlightRefused),
       CASE(Q3_ReRecordWhileIssuedRefused),
+      CASE(Q3_ReRecordRacingSubmissionsFromAnotherThread),
+      CASE(CommandBuffer_OneShotUsedUpOnlyByASubmissionThatWentThrough),
       CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation),
   };
   return cts_main("command_buffer", tests, HAL_ARRAYSIZE(tests));

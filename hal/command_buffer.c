@@ -3,6 +3,7 @@
 #include "hal/impl/command_buffer.h"
 
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,16 @@ static const char* hal_command_buffer_state_name(
   return "UNKNOWN";
 }
 
+// hal_command_buffer_t.gate: bit 63 EXECUTABLE (set by end(), cleared by
+// begin()), bit 62 SUBMITTED (a ONE_SHOT buffer's submission went through),
+// the rest the submissions holding the buffer. begin() clears EXECUTABLE
+// only while the count is 0, and a submission counts itself only while
+// EXECUTABLE is set, both by compare-and-swap on the word: of a begin() and
+// a submission racing from two threads exactly one succeeds.
+#define HAL_COMMAND_BUFFER_GATE_EXECUTABLE (UINT64_C(1) << 63)
+#define HAL_COMMAND_BUFFER_GATE_SUBMITTED (UINT64_C(1) << 62)
+#define HAL_COMMAND_BUFFER_GATE_COUNT (HAL_COMMAND_BUFFER_GATE_SUBMITTED - 1)
+
 HAL_API void hal_command_buffer_initialize(
     const hal_command_buffer_vtable_t* vtable, hal_device_t* device,
     hal_command_buffer_mode_t mode, hal_command_buffer_t* out_command_buffer) {
@@ -38,8 +49,7 @@ HAL_API void hal_command_buffer_initialize(
   out_command_buffer->mode = mode;
   out_command_buffer->state = HAL_COMMAND_BUFFER_STATE_INITIAL;
   out_command_buffer->op_count = 0;
-  atomic_init(&out_command_buffer->submitted, false);
-  atomic_init(&out_command_buffer->in_flight, 0);
+  atomic_init(&out_command_buffer->gate, 0);
 }
 
 HAL_API void hal_command_buffer_retain(hal_command_buffer_t* command_buffer) {
@@ -125,17 +135,32 @@ hal_command_buffer_begin(hal_command_buffer_t* command_buffer) {
   }
   // Acquire: pairs with the release of the submission that brought the count
   // to 0, which came after the device's last use of the recording that the
-  // begin hook and the reset are about to free.
-  unsigned in_flight =
-      atomic_load_explicit(&command_buffer->in_flight, memory_order_acquire);
-  if (in_flight) {
-    return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
-                           "begin: command buffer has %u submission(s) in "
-                           "flight; wait for them before re-recording",
-                           in_flight);
+  // begin hook and the reset are about to free. Clearing EXECUTABLE in the
+  // same exchange keeps any submission from counting itself in after.
+  uint64_t gate =
+      atomic_load_explicit(&command_buffer->gate, memory_order_acquire);
+  do {
+    uint64_t in_flight = gate & HAL_COMMAND_BUFFER_GATE_COUNT;
+    if (in_flight) {
+      return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                             "begin: command buffer has %" PRIu64
+                             " submission(s) in flight; wait for them before "
+                             "re-recording",
+                             in_flight);
+    }
+  } while (!atomic_compare_exchange_weak_explicit(
+      &command_buffer->gate, &gate, gate & ~HAL_COMMAND_BUFFER_GATE_EXECUTABLE,
+      memory_order_acq_rel, memory_order_acquire));
+  hal_status_t status =
+      hal_command_buffer_vtable(command_buffer)->begin(command_buffer);
+  if (status != HAL_OK) {
+    // Nothing changed: submittable again as it was (nothing counted itself
+    // in meanwhile, so nothing else can have changed either).
+    atomic_fetch_or_explicit(&command_buffer->gate,
+                             gate & HAL_COMMAND_BUFFER_GATE_EXECUTABLE,
+                             memory_order_release);
+    return status;
   }
-  HAL_RETURN_IF_ERROR(
-      hal_command_buffer_vtable(command_buffer)->begin(command_buffer));
   command_buffer->state = HAL_COMMAND_BUFFER_STATE_RECORDING;
   command_buffer->op_count = 0;
   hal_trace_instant(0, "host", "record_begin", NULL);
@@ -149,6 +174,10 @@ hal_command_buffer_end(hal_command_buffer_t* command_buffer) {
   HAL_RETURN_IF_ERROR(
       hal_command_buffer_vtable(command_buffer)->end(command_buffer));
   command_buffer->state = HAL_COMMAND_BUFFER_STATE_EXECUTABLE;
+  // Release: a submission that sees EXECUTABLE sees the recording.
+  atomic_fetch_or_explicit(&command_buffer->gate,
+                           HAL_COMMAND_BUFFER_GATE_EXECUTABLE,
+                           memory_order_release);
   if (hal_trace_enabled()) {
     char args[32];
     snprintf(args, sizeof(args), "\"ops\": %u", command_buffer->op_count);
@@ -608,12 +637,10 @@ HAL_API hal_status_t hal_command_buffer_collective(
 HAL_API void hal_command_buffer_retain_for_submission(
     hal_command_buffer_t* command_buffer) {
   hal_command_buffer_retain(command_buffer);
-  // Relaxed: the submitting thread hands the submission to the queue only
-  // after this, and begin() on that thread sees it in program order; a
-  // begin() racing a submission from another thread is the caller's race
-  // (recording is single-threaded, submission needs EXECUTABLE).
-  atomic_fetch_add_explicit(&command_buffer->in_flight, 1,
-                            memory_order_relaxed);
+  // Relaxed: the submission holds the buffer through the gate until after
+  // this (hal_command_buffer_validate_submit), so no begin() can come
+  // between.
+  atomic_fetch_add_explicit(&command_buffer->gate, 1, memory_order_relaxed);
 }
 
 HAL_API void hal_command_buffer_release_for_submission(
@@ -621,9 +648,9 @@ HAL_API void hal_command_buffer_release_for_submission(
   // Release: the device's last use of the recording (which the caller
   // observed: a completed event wait, a quiesce) happens before begin()
   // reads 0 here.
-  unsigned previous = atomic_fetch_sub_explicit(&command_buffer->in_flight, 1,
-                                                memory_order_release);
-  if (previous == 0)
+  uint64_t previous =
+      atomic_fetch_sub_explicit(&command_buffer->gate, 1, memory_order_release);
+  if ((previous & HAL_COMMAND_BUFFER_GATE_COUNT) == 0)
     abort();  // more releases than retains: a driver bug
   hal_command_buffer_release(command_buffer);
 }
@@ -636,21 +663,48 @@ hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer) {
   }
   HAL_RETURN_IF_ERROR(hal_resource_check_kind(
       command_buffer, HAL_RESOURCE_KIND_COMMAND_BUFFER, "command buffer"));
-  if (command_buffer->state != HAL_COMMAND_BUFFER_STATE_EXECUTABLE) {
-    return hal_make_status(
-        HAL_STATUS_FAILED_PRECONDITION,
-        "command buffer is %s and cannot be submitted",
-        hal_command_buffer_state_name(command_buffer->state));
-  }
-  if (command_buffer->mode == HAL_COMMAND_BUFFER_MODE_ONE_SHOT) {
-    bool expected = false;
-    // Exactly one submission of a ONE_SHOT buffer wins this exchange.
-    if (!atomic_compare_exchange_strong_explicit(
-            &command_buffer->submitted, &expected, true, memory_order_acq_rel,
-            memory_order_acquire)) {
-      return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
-                             "ONE_SHOT command buffer was already submitted");
+  // Acquire: pairs with end()'s release (the recording) and with the
+  // release of a ONE_SHOT buffer's deciding submission.
+  uint64_t gate =
+      atomic_load_explicit(&command_buffer->gate, memory_order_acquire);
+  for (;;) {
+    if (!(gate & HAL_COMMAND_BUFFER_GATE_EXECUTABLE)) {
+      // The state itself is the recording thread's to read.
+      return hal_make_status(
+          HAL_STATUS_FAILED_PRECONDITION,
+          "command buffer is not EXECUTABLE (end() not called since it was "
+          "created or began recording again) and cannot be submitted");
+    }
+    if (command_buffer->mode == HAL_COMMAND_BUFFER_MODE_ONE_SHOT) {
+      if (gate & HAL_COMMAND_BUFFER_GATE_SUBMITTED) {
+        return hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                               "ONE_SHOT command buffer was already submitted");
+      }
+      if (gate & HAL_COMMAND_BUFFER_GATE_COUNT) {
+        // Another submission of it is deciding, inside its queue_execute
+        // call: the first to go through uses it up, one that fails leaves
+        // it to this one. The wait is that call's, never the device's.
+        sched_yield();
+        gate =
+            atomic_load_explicit(&command_buffer->gate, memory_order_acquire);
+        continue;
+      }
+    }
+    if (atomic_compare_exchange_weak_explicit(&command_buffer->gate, &gate,
+                                              gate + 1, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+      return HAL_OK;
     }
   }
-  return HAL_OK;
+}
+
+HAL_API void hal_command_buffer_end_submit(hal_command_buffer_t* command_buffer,
+                                           bool submitted) {
+  // Release: a ONE_SHOT buffer's waiting submitters see the outcome after
+  // everything this submission did.
+  uint64_t delta =
+      submitted && command_buffer->mode == HAL_COMMAND_BUFFER_MODE_ONE_SHOT
+          ? HAL_COMMAND_BUFFER_GATE_SUBMITTED - 1
+          : (uint64_t)-1;
+  atomic_fetch_add_explicit(&command_buffer->gate, delta, memory_order_release);
 }

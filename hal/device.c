@@ -227,18 +227,28 @@ static hal_status_t hal_device_validate_submission(
   return hal_device_validate_semaphore_list(signal_semaphores, "signal");
 }
 
-// Marks the ONE_SHOT command buffers among [0, count) as no longer
-// submitted: they were all claimed by this call (each passed
-// hal_command_buffer_validate_submit), which is undoing a submission that
-// did not happen.
-static void hal_device_unclaim_one_shots(size_t count,
-                                         hal_command_buffer_t* const* buffers) {
+// Ends the hold this call took on command buffers [0, count) (each passed
+// hal_command_buffer_validate_submit); |submitted| says whether the
+// submission went through.
+static void hal_device_end_submit(size_t count,
+                                  hal_command_buffer_t* const* buffers,
+                                  bool submitted) {
+  for (size_t i = 0; i < count; ++i)
+    hal_command_buffer_end_submit(buffers[i], submitted);
+}
+
+// Whether ONE_SHOT |buffer| is also one of [0, count): it would wait for
+// its own hold (hal_command_buffer_validate_submit).
+static bool hal_device_one_shot_repeats(size_t count,
+                                        hal_command_buffer_t* const* buffers,
+                                        const hal_command_buffer_t* buffer) {
+  if (buffer->mode != HAL_COMMAND_BUFFER_MODE_ONE_SHOT)
+    return false;
   for (size_t i = 0; i < count; ++i) {
-    if (buffers[i]->mode == HAL_COMMAND_BUFFER_MODE_ONE_SHOT) {
-      atomic_store_explicit(&buffers[i]->submitted, false,
-                            memory_order_release);
-    }
+    if (buffers[i] == buffer)
+      return true;
   }
+  return false;
 }
 
 // A semaphore list as trace args text: "0x55d0c1a0@3 0x55d0c1b0@7".
@@ -310,8 +320,8 @@ HAL_API hal_status_t hal_device_queue_execute(
                            command_buffer_count,
                            HAL_MAX_COMMAND_BUFFERS_PER_SUBMIT);
   }
-  // Validate (and claim the ONE_SHOT buffers) in order: buffers [0, claimed)
-  // passed, so a failure anywhere unclaims exactly those.
+  // Validate (and hold) in order: buffers [0, claimed) passed, so a failure
+  // anywhere lets go of exactly those.
   hal_status_t status = HAL_OK;
   size_t claimed = 0;
   for (; claimed < command_buffer_count; ++claimed) {
@@ -332,6 +342,12 @@ HAL_API hal_status_t hal_device_queue_execute(
                                "not on '%s'",
                                claimed, command_buffer->device->info.name,
                                device->info.name);
+    } else if (hal_device_one_shot_repeats(claimed, command_buffers,
+                                           command_buffer)) {
+      status = hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
+                               "command buffer %zu is a ONE_SHOT buffer "
+                               "already in this submission",
+                               claimed);
     } else {
       status = hal_status_annotatef(
           hal_command_buffer_validate_submit(command_buffer),
@@ -346,9 +362,7 @@ HAL_API hal_status_t hal_device_queue_execute(
         device, queue_index, wait_semaphores, signal_semaphores,
         command_buffer_count, command_buffers);
   }
-  if (status != HAL_OK) {
-    hal_device_unclaim_one_shots(claimed, command_buffers);
-  }
+  hal_device_end_submit(claimed, command_buffers, status == HAL_OK);
   if (trace_start)
     hal_device_trace_submit(device, "queue_execute", queue_index,
                             wait_semaphores, signal_semaphores,

@@ -43,7 +43,13 @@
 // buffer only to be released.
 //
 // Thread-safety: recording a command buffer is NOT thread-safe (one thread
-// records it); once EXECUTABLE it may be submitted from any thread.
+// records it); once EXECUTABLE it may be submitted from any thread, also
+// while the recording thread calls begin() to re-record it: of a begin()
+// and a submission that race, exactly one succeeds (the other is
+// FAILED_PRECONDITION), and a submission that succeeded keeps its
+// recording until the device is done with it. A ONE_SHOT buffer submitted
+// from two threads at once goes to the first submission that goes through;
+// one that fails (another of its buffers refused) does not use it up.
 
 #ifndef HAL_COMMAND_BUFFER_H_
 #define HAL_COMMAND_BUFFER_H_

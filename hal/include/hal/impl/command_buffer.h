@@ -19,13 +19,13 @@ typedef struct hal_command_buffer_t {
   hal_command_buffer_mode_t mode;
   hal_command_buffer_state_t state;  // touched by the recording thread only
   uint32_t op_count;                 // ops recorded since begin()
-  // Set by the first submission of a ONE_SHOT buffer; atomic because
-  // submissions may race from several threads.
-  HAL_ATOMIC(bool) submitted;
-  // Submissions holding the buffer that the device may still run or be
-  // running (hal_command_buffer_retain/release_for_submission); begin()
-  // refuses to re-record while it is not 0.
-  HAL_ATOMIC(unsigned) in_flight;
+  // What submitters and the recording thread agree on, in one word so that
+  // begin() and a submission from another thread can never both succeed
+  // (command_buffer.c): whether the buffer is EXECUTABLE, whether a ONE_SHOT
+  // buffer's submission went through, and how many submissions hold it
+  // (a queue_execute deciding, or a driver's retain until the device is
+  // done with it). begin() refuses to re-record while that count is not 0.
+  HAL_ATOMIC(uint64_t) gate;
 } hal_command_buffer_t;
 HAL_RESOURCE_ASSERT_LAYOUT(hal_command_buffer_t, resource);
 
@@ -33,11 +33,21 @@ HAL_API void hal_command_buffer_initialize(
     const hal_command_buffer_vtable_t* vtable, hal_device_t* device,
     hal_command_buffer_mode_t mode, hal_command_buffer_t* out_command_buffer);
 
-// Called by queue_execute implementations for each command buffer: checks
-// the state and marks a ONE_SHOT buffer as submitted (exactly one caller
-// wins). FAILED_PRECONDITION otherwise.
+// Called by hal_device_queue_execute for each command buffer before the
+// driver sees the submission: checks that it is EXECUTABLE (and, for a
+// ONE_SHOT buffer, not yet submitted) and holds it so that begin() cannot
+// re-record it until hal_command_buffer_end_submit(). A ONE_SHOT buffer
+// that another submission holds is waited for: if that one goes through,
+// this one is FAILED_PRECONDITION; if it fails, this one may. The same
+// ONE_SHOT buffer twice in one submission must be refused by the caller
+// first. FAILED_PRECONDITION otherwise.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer);
+
+// Ends what hal_command_buffer_validate_submit began: |submitted| says
+// whether the submission went through (a ONE_SHOT buffer is then used up).
+HAL_API void hal_command_buffer_end_submit(hal_command_buffer_t* command_buffer,
+                                           bool submitted);
 
 // Called by queue_execute implementations for each command buffer a
 // submission takes: retains it and counts one more submission in flight.

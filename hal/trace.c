@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hal/env.h"
 #include "hal/time.h"
@@ -54,6 +55,7 @@ typedef struct hal_trace_buffer_t {
   size_t text_length;
   size_t text_capacity;
   struct hal_trace_buffer_t* next;  // the global list (under its mutex)
+  size_t flush_count;  // events the flush in progress writes (its mutex)
 } hal_trace_buffer_t;
 
 static struct {
@@ -169,6 +171,39 @@ __attribute__((constructor)) static void hal_trace_load(void) {
     hal_status_free(status);
     exit(78);
   }
+  // The file is written beside FILE and renamed over it: a FILE that is not
+  // a regular file (a device, a folder) would be replaced or never written,
+  // so it is refused; a link is followed, so its target gets the trace.
+  char* resolved = NULL;
+  struct stat info;
+  if (lstat(path, &info) == 0) {
+    if (S_ISLNK(info.st_mode)) {
+      resolved = realpath(path, NULL);
+      if (!resolved || stat(resolved, &info) != 0) {
+        fprintf(stderr, "hal: HAL_TRACE=%s is a link to nothing: not tracing\n",
+                path);
+        free(resolved);
+        return;
+      }
+      if (strlen(resolved) >= sizeof(hal_trace.path)) {
+        fprintf(stderr,
+                "hal: HAL_TRACE=%s leads to a path longer than %zu bytes: not "
+                "tracing\n",
+                path, sizeof(hal_trace.path) - 1);
+        free(resolved);
+        return;
+      }
+      path = resolved;
+    }
+    if (!S_ISREG(info.st_mode)) {
+      fprintf(stderr,
+              "hal: HAL_TRACE=%s is not a regular file (the trace replaces "
+              "FILE whole): not tracing\n",
+              path);
+      free(resolved);
+      return;
+    }
+  }
   // Found out now, not at the first flush: a trace that cannot be written
   // is said at the start and the program runs untraced.
   char probe[sizeof(hal_trace.path) + 8];
@@ -177,11 +212,13 @@ __attribute__((constructor)) static void hal_trace_load(void) {
   if (!file) {
     fprintf(stderr, "hal: HAL_TRACE=%s cannot be written (%s): not tracing\n",
             path, strerror(errno));
+    free(resolved);
     return;
   }
   fclose(file);
   remove(probe);
   memcpy(hal_trace.path, path, strlen(path) + 1);
+  free(resolved);
   hal_trace.max_bytes = max_mb * 1024 * 1024;
   hal_trace_on = true;
   atexit(hal_trace_at_exit);
@@ -417,6 +454,19 @@ HAL_API void hal_trace_flush(void) {
     return;
   }
   fprintf(file, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  // One cut of every buffer, taken with all of them locked at once: an
+  // event is in it only if everything that happened before it is (an end
+  // is never written without its begin, whichever threads appended them).
+  // Each buffer is then written up to its cut under its own lock alone.
+  for (hal_trace_buffer_t* buffer = hal_trace.buffers; buffer;
+       buffer = buffer->next) {
+    pthread_mutex_lock(&buffer->mutex);
+  }
+  for (hal_trace_buffer_t* buffer = hal_trace.buffers; buffer;
+       buffer = buffer->next) {
+    buffer->flush_count = buffer->count;
+    pthread_mutex_unlock(&buffer->mutex);
+  }
   bool first = true;
   for (hal_trace_buffer_t* buffer = hal_trace.buffers; buffer;
        buffer = buffer->next) {
@@ -429,15 +479,16 @@ HAL_API void hal_trace_flush(void) {
     fprintf(file, "\"}}");
     first = false;
     pthread_mutex_lock(&buffer->mutex);
-    for (size_t i = 0; i < buffer->count; ++i)
+    for (size_t i = 0; i < buffer->flush_count; ++i)
       hal_trace_write_event(file, buffer, &buffer->events[i], &first);
     pthread_mutex_unlock(&buffer->mutex);
   }
   for (uint32_t t = 0; t < hal_trace.track_count; ++t) {
     fprintf(file,
-            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
+            "%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
             "\"tid\":%" PRIu32 ",\"args\":{\"name\":\"",
-            HAL_TRACE_TRACK_BASE + t);
+            first ? "" : ",", HAL_TRACE_TRACK_BASE + t);
+    first = false;
     hal_trace_write_string(file, hal_trace.track_names[t]);
     fprintf(file, "\"}}");
   }

@@ -88,11 +88,11 @@ void hal_sync_submission_release(hal_sync_submission_t* submission) {
 // Q3: the device is done with everything (or never started); only now are
 // the payload's resources released. Idempotent.
 static void hal_sync_submission_release_payload(
-    hal_sync_submission_t* submission) {
+    hal_sync_submission_t* submission, bool completed) {
   hal_sync_queue_t* queue = submission->queue;
   if (submission->payload && queue->interface.release_payload) {
-    queue->interface.release_payload(queue->interface.self,
-                                     submission->payload);
+    queue->interface.release_payload(queue->interface.self, submission->payload,
+                                     completed);
   }
   submission->payload = NULL;
 }
@@ -111,7 +111,7 @@ void hal_sync_submission_complete(hal_sync_submission_t* submission,
   // The payload goes before the signals: a waiter they wake may reuse what
   // it held at once (re-record a command buffer, free a buffer) and must
   // find it out of the submission's hands.
-  hal_sync_submission_release_payload(submission);
+  hal_sync_submission_release_payload(submission, status == HAL_OK);
   if (status == HAL_OK) {
     // Publish the values (S5: before any waiter of them is woken, which
     // the semaphore guarantees).
@@ -128,7 +128,7 @@ void hal_sync_submission_complete(hal_sync_submission_t* submission,
 
 void hal_sync_submission_retire(hal_sync_submission_t* submission) {
   hal_sync_queue_t* queue = submission->queue;
-  hal_sync_submission_release_payload(submission);
+  hal_sync_submission_release_payload(submission, false);
   for (size_t i = 0; i < submission->wait_count; ++i) {
     hal_sync_submission_wait_t* wait = &submission->waits[i];
     if (wait->event)

@@ -265,8 +265,10 @@ typedef struct hal_sync_queue_interface_t {
   // waiter they wake may reuse what the payload held at once (a payload
   // orphaned by a failed record_event is the exception: its signals fail
   // first and it is released by hal_sync_queue_destroy()). Releases what
-  // the payload holds (command buffers, buffers: Q3). Optional.
-  void (*release_payload)(void* self, void* payload);
+  // the payload holds (command buffers, buffers: Q3). |completed|: the
+  // submission completed OK (its signals are about to be signaled); false
+  // when it failed, ran after a failed signaler, or never ran. Optional.
+  void (*release_payload)(void* self, void* payload, bool completed);
   // Blocks until the device finished everything issued on this queue so far
   // (stream synchronize); errors are the driver's to note. The queue calls
   // it wherever a payload is about to be released without proof that the

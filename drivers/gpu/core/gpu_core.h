@@ -414,9 +414,11 @@ void gpu_trace_span(gpu_trace_spans_t* trace, uint32_t begin, uint32_t end,
 // An issue that failed: its spans are not written (the events still go
 // at finish).
 void gpu_trace_spans_discard(gpu_trace_spans_t* trace);
-// When the device is done with the submission: writes its spans and frees
-// |trace| (NULL: no-op).
-void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* trace);
+// When the device is done with the submission: writes its spans if it
+// |completed| OK (a span whose times cannot be read is counted as dropped)
+// and frees |trace| (NULL: no-op).
+void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* trace,
+                            bool completed);
 
 //===----------------------------------------------------------------------===//
 // Plugins

@@ -417,7 +417,8 @@ static void gpu_queue_quiesce(void* self) {
 
 // Any thread the sync module releases payloads on (sync_queue.h), before
 // the queue's destroy returns: the device is done with the payload.
-static void gpu_queue_release_payload(void* self, void* payload_ptr) {
+static void gpu_queue_release_payload(void* self, void* payload_ptr,
+                                      bool completed) {
   gpu_queue_t* queue = self;
   gpu_payload_t* payload = payload_ptr;
   // This may drop the last reference to the device (through command
@@ -439,7 +440,7 @@ static void gpu_queue_release_payload(void* self, void* payload_ptr) {
         "a submission using it never ran (a wait failed, or its "
         "device was shut down with it waiting)");
   }
-  gpu_trace_spans_finish(queue, payload->trace);
+  gpu_trace_spans_finish(queue, payload->trace, completed);
   if (payload->range_started) {
     queue->device->adapter->ops->range_end(queue->device->adapter,
                                            payload->range);

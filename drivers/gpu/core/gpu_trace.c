@@ -294,9 +294,14 @@ static void gpu_trace_mark_times(gpu_queue_t* queue,
   }
 }
 
-void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* spans) {
+void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* spans,
+                            bool completed) {
   if (!spans)
     return;
+  // Work that did not complete OK has no device spans, whatever its events
+  // say (it may have run, then failed, or run after a failed signaler).
+  if (!completed)
+    gpu_trace_spans_discard(spans);
   gpu_device_t* device = queue->device;
   uint32_t dropped = spans->dropped;
   uint64_t* times =
@@ -306,10 +311,12 @@ void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* spans) {
     gpu_trace_mark_times(queue, spans, times);
     for (uint32_t i = 0; i < spans->span_count; ++i) {
       const gpu_trace_span_t* span = &spans->spans[i];
-      // A mark whose record never completed: the work before it failed or
-      // never ran, which the submission's own track says; nothing to show.
-      if (!times[span->begin] || !times[span->end])
+      // The submission completed, but a time could not be read: a span
+      // lost, counted like one whose event could not be recorded.
+      if (!times[span->begin] || !times[span->end]) {
+        ++dropped;
         continue;
+      }
       char args[96];
       if (span->level == 0) {
         snprintf(args, sizeof(args),

@@ -296,7 +296,8 @@ static bool fake_may_issue_on_submitter(void* self, void* payload) {
   return atomic_fetch_add(&stream->issue_asks, 1) % 2 == 0;
 }
 
-static void fake_release_payload(void* self, void* payload) {
+static void fake_release_payload(void* self, void* payload, bool completed) {
+  (void)completed;
   fake_payload_t* fake_payload = (fake_payload_t*)payload;
   if (fake_payload->release)
     fake_payload->release(fake_payload);

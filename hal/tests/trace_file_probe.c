@@ -1,0 +1,105 @@
+// Copyright 2026 The HAL Authors.
+//
+// Driven by trace_file_test.py under HAL_TRACE (hal/trace.c):
+//   trace_file_probe tracks
+//     names a track and records nothing else: the file written at exit
+//     must still be JSON.
+//   trace_file_probe snapshots DIR FLUSHES
+//     two pairs of threads: one begins async spans, the other ends each
+//     after the first handed it over, while the main thread flushes (at
+//     most FLUSHES times, while they run) and moves each file to
+//     DIR/snapshot.K. In every snapshot each end must have its begin.
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hal/trace.h"
+
+enum { kSpans = 40000 };
+
+static atomic_int ends_done;  // end threads that finished
+
+typedef struct {
+  uint32_t track;
+  _Atomic uint64_t* handed;  // span i's id once begun, 0 before
+  atomic_bool registered;    // the end thread has its trace buffer
+} pair_t;
+
+static void* begin_main(void* arg) {
+  pair_t* pair = arg;
+  for (size_t i = 0; i < kSpans; ++i) {
+    uint64_t id = hal_trace_next_id();
+    hal_trace_begin(pair->track, "probe", "span", id, NULL);
+    atomic_store_explicit(&pair->handed[i], id, memory_order_release);
+  }
+  return NULL;
+}
+
+static void* end_main(void* arg) {
+  pair_t* pair = arg;
+  // Registers this thread's buffer before the begin thread's: a flush that
+  // wrote buffers one at a time, newest first, would then write the begins
+  // before the ends appended meanwhile.
+  hal_trace_instant(0, "probe", "ends", NULL);
+  atomic_store_explicit(&pair->registered, true, memory_order_release);
+  for (size_t i = 0; i < kSpans; ++i) {
+    uint64_t id;
+    while (!(id = atomic_load_explicit(&pair->handed[i],
+                                       memory_order_acquire))) {
+    }
+    hal_trace_end(pair->track, "probe", "span", id, NULL);
+  }
+  atomic_fetch_add_explicit(&ends_done, 1, memory_order_release);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  if (!hal_trace_enabled()) {
+    fprintf(stderr, "trace_file_probe: HAL_TRACE is not on\n");
+    return 0;  // the refusal cases run untraced by design
+  }
+  if (argc == 2 && strcmp(argv[1], "tracks") == 0) {
+    hal_trace_track("lonely track");
+    return 0;
+  }
+  if (argc != 4 || strcmp(argv[1], "snapshots") != 0) {
+    fprintf(stderr, "usage: trace_file_probe tracks | snapshots DIR N\n");
+    return 2;
+  }
+  const char* path = getenv("HAL_TRACE");
+  int flushes = atoi(argv[3]);
+  pair_t pairs[2];
+  pthread_t threads[4];
+  for (int p = 0; p < 2; ++p) {
+    pairs[p].track = hal_trace_track(p ? "pair 1" : "pair 0");
+    pairs[p].handed = calloc(kSpans, sizeof(*pairs[p].handed));
+    if (!pairs[p].handed)
+      return 1;
+    atomic_init(&pairs[p].registered, false);
+    pthread_create(&threads[2 * p + 1], NULL, end_main, &pairs[p]);
+    while (!atomic_load_explicit(&pairs[p].registered, memory_order_acquire)) {
+    }
+    pthread_create(&threads[2 * p], NULL, begin_main, &pairs[p]);
+  }
+  // Flushes while the pairs run (the first always), at most FLUSHES.
+  for (int k = 0; k < flushes && (k == 0 || atomic_load_explicit(
+                                                 &ends_done,
+                                                 memory_order_acquire) < 2);
+       ++k) {
+    hal_trace_flush();
+    char snapshot[4096];
+    snprintf(snapshot, sizeof(snapshot), "%s/snapshot.%d", argv[2], k);
+    if (rename(path, snapshot) != 0) {
+      perror("rename");
+      return 1;
+    }
+  }
+  for (int t = 0; t < 4; ++t)
+    pthread_join(threads[t], NULL);
+  for (int p = 0; p < 2; ++p)
+    free(pairs[p].handed);
+  return 0;
+}

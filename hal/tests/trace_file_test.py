@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+# Copyright 2026 The HAL Authors.
+"""The trace file itself (hal/trace.c, docs/tracing.md), case by case.
+
+  trace_file_test.py PROBE [HAL_RUN TRACE_CHECK]
+
+PROBE is hal/tests/trace_file_probe. With HAL_RUN (and the environment that
+runs it on the virtual GPU's CUDA: HAL_DRIVER_PATH, HAL_CUDA_LIBRARY) the
+device-span cases run too; TRACE_CHECK is tools/trace_check.py.
+"""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+
+failures = []
+
+
+def expect(condition, what):
+    print("%s: %s" % ("ok" if condition else "FAILED", what))
+    if not condition:
+        failures.append(what)
+
+
+def run(command, trace, extra=None, **kwargs):
+    env = dict(os.environ, HAL_TRACE=trace)
+    env.update(extra or {})
+    return subprocess.run(command, env=env, capture_output=True, text=True,
+                          timeout=120, **kwargs)
+
+
+def loads(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as error:
+        print("  %s: %s" % (path, error))
+        return None
+
+
+def main():
+    probe = sys.argv[1]
+    with tempfile.TemporaryDirectory() as directory:
+        # A file with a track and no thread's event is still JSON.
+        trace = os.path.join(directory, "tracks.json")
+        result = run([probe, "tracks"], trace)
+        expect(result.returncode == 0 and loads(trace) is not None,
+               "a trace with a track and no event is whole JSON")
+
+        # Every flush is one cut of every thread's buffer: no end is
+        # written without its begin, which another thread appended.
+        snapshots = os.path.join(directory, "snapshots")
+        os.mkdir(snapshots)
+        trace = os.path.join(directory, "live.json")
+        result = run([probe, "snapshots", snapshots, "10"], trace)
+        expect(result.returncode == 0, "the snapshot probe ran: %s" %
+               result.stderr.strip())
+        torn = []
+        for name in sorted(os.listdir(snapshots)):
+            data = loads(os.path.join(snapshots, name))
+            if data is None:
+                torn.append(name + " (not JSON)")
+                continue
+            begun = {e["id"] for e in data["traceEvents"] if e.get("ph") == "b"}
+            ended = [e["id"] for e in data["traceEvents"] if e.get("ph") == "e"]
+            missing = [i for i in ended if i not in begun]
+            if missing:
+                torn.append("%s (%d ends without a begin)" %
+                            (name, len(missing)))
+        expect(os.listdir(snapshots) and not torn,
+               "each of %d flushes under load is a consistent cut %s" %
+               (len(os.listdir(snapshots)), torn or ""))
+
+        # A HAL_TRACE that the trace cannot replace is refused at load,
+        # and left as it was.
+        folder = os.path.join(directory, "folder")
+        os.mkdir(folder)
+        result = run([probe, "tracks"], folder)
+        expect(result.returncode == 0 and "not a regular file" in result.stderr
+               and os.path.isdir(folder) and not os.listdir(folder)
+               and not os.path.exists(folder + ".tmp"),
+               "a folder is refused, untouched, no .tmp left: %s" %
+               result.stderr.strip())
+        fifo = os.path.join(directory, "fifo")
+        os.mkfifo(fifo)
+        result = run([probe, "tracks"], fifo)
+        expect(result.returncode == 0 and "not a regular file" in result.stderr
+               and stat.S_ISFIFO(os.lstat(fifo).st_mode),
+               "a FIFO is refused and stays a FIFO: %s" % result.stderr.strip())
+        # A link is followed: its target gets the trace, the link stays.
+        target = os.path.join(directory, "target.json")
+        open(target, "w").close()
+        link = os.path.join(directory, "link.json")
+        os.symlink(target, link)
+        result = run([probe, "tracks"], link)
+        expect(result.returncode == 0 and os.path.islink(link)
+               and loads(target) is not None,
+               "a link stays a link, its target holds the trace")
+        dangling = os.path.join(directory, "dangling.json")
+        os.symlink(os.path.join(directory, "nowhere", "x.json"), dangling)
+        result = run([probe, "tracks"], dangling)
+        expect(result.returncode == 0 and "link to nothing" in result.stderr,
+               "a link to nothing is refused: %s" % result.stderr.strip())
+
+        if len(sys.argv) >= 4:
+            hal_run, trace_check = sys.argv[2], sys.argv[3]
+            # Work that ran but failed (its completion reports the error)
+            # has no device span; the checker finds the trace whole.
+            trace = os.path.join(directory, "failed.json")
+            result = run([hal_run, "--driver=cuda_stream"], trace,
+                         {"VGPU_FAULTS": "cuEventSynchronize:nth=6"})
+            check = subprocess.run([sys.executable, trace_check, trace],
+                                   capture_output=True, text=True)
+            expect(result.returncode == 1 and check.returncode == 0,
+                   "a submission that failed at completion has no device "
+                   "span (hal-run %d; %s)" % (result.returncode,
+                                              (check.stdout +
+                                               check.stderr).strip()))
+            # Device times that cannot be read: the spans are counted as
+            # dropped, never lost without a word.
+            trace = os.path.join(directory, "untimed.json")
+            result = run([hal_run, "--driver=cuda_stream"], trace,
+                         {"VGPU_FAULTS": "cuEventElapsedTime:always"})
+            check = subprocess.run([sys.executable, trace_check, trace],
+                                   capture_output=True, text=True)
+            said = check.stdout + check.stderr
+            expect(result.returncode == 0 and check.returncode != 0 and
+                   "dropped" in said and "device span(s), expected" not in said,
+                   "spans whose times cannot be read are counted as dropped "
+                   "(%s)" % said.strip())
+    if failures:
+        print("%d case(s) failed" % len(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -47,8 +47,8 @@ static void* end_main(void* arg) {
   atomic_store_explicit(&pair->registered, true, memory_order_release);
   for (size_t i = 0; i < kSpans; ++i) {
     uint64_t id;
-    while (!(id = atomic_load_explicit(&pair->handed[i],
-                                       memory_order_acquire))) {
+    while (
+        !(id = atomic_load_explicit(&pair->handed[i], memory_order_acquire))) {
     }
     hal_trace_end(pair->track, "probe", "span", id, NULL);
   }
@@ -85,9 +85,9 @@ int main(int argc, char** argv) {
     pthread_create(&threads[2 * p], NULL, begin_main, &pairs[p]);
   }
   // Flushes while the pairs run (the first always), at most FLUSHES.
-  for (int k = 0; k < flushes && (k == 0 || atomic_load_explicit(
-                                                 &ends_done,
-                                                 memory_order_acquire) < 2);
+  for (int k = 0;
+       k < flushes &&
+       (k == 0 || atomic_load_explicit(&ends_done, memory_order_acquire) < 2);
        ++k) {
     hal_trace_flush();
     char snapshot[4096];

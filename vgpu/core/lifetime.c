@@ -15,6 +15,27 @@
 
 const vgpu_facade* vgpu_facade_current;
 
+// Calls in flight, and whether the unload began (vgpu_core.h). Sequentially
+// consistent on both sides: a call counts itself in, then looks at the
+// flag; the unload sets the flag, then looks at the count; so a call the
+// unload does not count sees the flag and touches nothing.
+static atomic_int vgpu_calls_in_flight;
+static atomic_bool vgpu_unloading;
+
+bool vgpu_call_begin(void) {
+  atomic_fetch_add_explicit(&vgpu_calls_in_flight, 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&vgpu_unloading, memory_order_seq_cst)) {
+    atomic_fetch_sub_explicit(&vgpu_calls_in_flight, 1, memory_order_release);
+    return false;
+  }
+  return true;
+}
+
+void vgpu_call_end(vgpu_call_guard* guard) {
+  if (guard->entered)
+    atomic_fetch_sub_explicit(&vgpu_calls_in_flight, 1, memory_order_release);
+}
+
 void vgpu_library_load(const vgpu_facade* facade) {
   vgpu_facade_current = facade;
   vgpu_config_load(facade);
@@ -55,6 +76,9 @@ static size_t report_leaks(void) {
 
 void vgpu_library_unload(void) {
   vgpu_tls_call = "unload";
+  atomic_store_explicit(&vgpu_unloading, true, memory_order_seq_cst);
+  int in_flight =
+      atomic_load_explicit(&vgpu_calls_in_flight, memory_order_seq_cst);
   // First: a VGPU_FAIL_EXIT_CODE exit below must not lose the counts.
   vgpu_call_counts_flush();
   if (vgpu_cfg.strict) {
@@ -73,6 +97,16 @@ void vgpu_library_unload(void) {
       fflush(stderr);
       _exit(vgpu_cfg.fail_exit_code);
     }
+  }
+  if (in_flight > 0) {
+    // Only a process's exit unloads under its own threads' calls (a
+    // dlclose with calls in flight is the caller's bug): what they use
+    // stays, and the runtime's threads run on until the process ends.
+    vgpu_log(
+        "unload with %d call(s) in flight on other threads: the "
+        "runtime is left as it is for the process's end",
+        in_flight);
+    return;
   }
   vgpu_sched_stop();
   vgpu_kernel_pool_stop();

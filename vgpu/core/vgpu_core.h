@@ -112,6 +112,25 @@ void vgpu_library_unload(void);
     vgpu_library_unload();                                                    \
   }
 
+// Calls in flight and the unload (lifetime.c). Every entry point that
+// touches the runtime's state counts itself in for its whole body
+// (VGPU_CALL_GUARD, first in the body). Once the unload began, a new call
+// returns the vendor's "shutting down" code and touches nothing; an unload
+// that finds calls in flight on other threads (a process exiting while its
+// threads are still in the runtime, as the real runtimes allow) leaves
+// everything as it is for the process's end instead of freeing it under
+// them.
+typedef struct vgpu_call_guard {
+  bool entered;
+} vgpu_call_guard;
+bool vgpu_call_begin(void);
+void vgpu_call_end(vgpu_call_guard* guard);
+#define VGPU_CALL_GUARD(shutting_down)                    \
+  __attribute__((cleanup(vgpu_call_end)))                 \
+  vgpu_call_guard vgpu_call_guard_ = {vgpu_call_begin()}; \
+  if (!vgpu_call_guard_.entered)                          \
+  return (shutting_down)
+
 // Every exported entry point starts here. Records |call| for messages, then
 //   - returns VGPU_ERR_NOT_PERMITTED when called from inside a host function
 //     or host node in strict mode (K1);

@@ -26,6 +26,7 @@ bool vgpu_cu_initialized(void);
 
 // Entry check of every call but the pure ones: K1, faults, cuInit.
 #define VGPU_CU_ENTER(name)                                                \
+  VGPU_CALL_GUARD(CUDA_ERROR_DEINITIALIZED);                               \
   do {                                                                     \
     int fault_ = 0;                                                        \
     vgpu_status st_ = vgpu_api_enter(name, vgpu_cu_fault_device, &fault_); \
@@ -42,6 +43,7 @@ bool vgpu_cu_initialized(void);
 // synchronize that failed without waiting would let callers free memory the
 // device still uses). |fault| holds the injected code, 0 if none.
 #define VGPU_CU_ENTER_SYNC(name, fault)                                   \
+  VGPU_CALL_GUARD(CUDA_ERROR_DEINITIALIZED);                              \
   int fault = 0;                                                          \
   do {                                                                    \
     vgpu_status st_ = vgpu_api_enter(name, vgpu_cu_fault_device, &fault); \

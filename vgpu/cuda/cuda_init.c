@@ -93,6 +93,7 @@ bool vgpu_cu_initialized(void) {
 }
 
 VGPU_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags) {
+  VGPU_CALL_GUARD(CUDA_ERROR_DEINITIALIZED);
   int fault = 0;
   vgpu_status st = vgpu_api_enter("cuInit", vgpu_cu_fault_device, &fault);
   if (st == VGPU_ERR_FAULT)
@@ -108,6 +109,7 @@ VGPU_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags) {
 }
 
 VGPU_EXPORT CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
+  VGPU_CALL_GUARD(CUDA_ERROR_DEINITIALIZED);
   int fault = 0;
   vgpu_status st =
       vgpu_api_enter("cuDriverGetVersion", vgpu_cu_fault_device, &fault);

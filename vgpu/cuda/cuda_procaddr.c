@@ -154,6 +154,7 @@ static const proc_entry table[] = {
 VGPU_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(
     const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
     CUdriverProcAddressQueryResult* symbolStatus) {
+  VGPU_CALL_GUARD(CUDA_ERROR_DEINITIALIZED);
   int fault = 0;
   vgpu_status st =
       vgpu_api_enter("cuGetProcAddress", vgpu_cu_fault_device, &fault);

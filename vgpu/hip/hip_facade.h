@@ -23,6 +23,7 @@ int vgpu_hip_device(void);
 #define VGPU_HIP_RETURN_ST(st) return vgpu_hip_record(vgpu_hip_result(st))
 
 #define VGPU_HIP_ENTER(name)                                          \
+  VGPU_CALL_GUARD(hipErrorDeinitialized);                             \
   do {                                                                \
     int fault_ = 0;                                                   \
     vgpu_status st_ = vgpu_api_enter(name, vgpu_hip_device, &fault_); \
@@ -35,6 +36,7 @@ int vgpu_hip_device(void);
 // As VGPU_CU_ENTER_SYNC: injected faults of synchronizing calls are
 // returned after the wait.
 #define VGPU_HIP_ENTER_SYNC(name, fault)                             \
+  VGPU_CALL_GUARD(hipErrorDeinitialized);                            \
   int fault = 0;                                                     \
   do {                                                               \
     vgpu_status st_ = vgpu_api_enter(name, vgpu_hip_device, &fault); \

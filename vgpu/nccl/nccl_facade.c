@@ -78,6 +78,10 @@ static ncclResult_t nccl_result(vgpu_status status) {
 // K1 and VGPU_FAULTS, as every entry point of the facade (an injected
 // fault is returned as the ncclResult_t it names).
 #define VGPU_NCCL_ENTER(name)                                                \
+  VGPU_CALL_GUARD(nccl_fail(ncclInternalError,                               \
+                            "%s: the runtime is "                            \
+                            "unloading",                                     \
+                            name));                                          \
   do {                                                                       \
     int fault_ = 0;                                                          \
     vgpu_status st_ = vgpu_api_enter(name, VGPU_NCCL_FAULT_DEVICE, &fault_); \

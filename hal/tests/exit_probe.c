@@ -1,0 +1,73 @@
+// Copyright 2026 The HAL Authors.
+//
+// Driven by exit_in_flight_test.py: returns from main with work in flight
+// on both queues of a device it never releases, after DELAY_US. A program
+// may do that (docs/design.md: libhal drains its release queue at exit);
+// the process must end cleanly whichever of its threads are still inside
+// the vendor runtime when the runtime's own teardown runs.
+//   exit_probe DRIVER SUBMISSIONS DELAY_US
+
+#define _DEFAULT_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "hal/api.h"
+
+#define CHECK(expr)                     \
+  do {                                  \
+    hal_status_t status_ = (expr);      \
+    if (status_ != HAL_OK) {            \
+      hal_status_fprint(stderr, status_); \
+      hal_status_free(status_);         \
+      return 3;                         \
+    }                                   \
+  } while (0)
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: exit_probe DRIVER SUBMISSIONS DELAY_US\n");
+    return 2;
+  }
+  int count = atoi(argv[2]);
+  hal_driver_registry_t* registry = NULL;
+  hal_device_t* device = NULL;
+  CHECK(hal_driver_registry_create(NULL, hal_allocator_system(), &registry));
+  CHECK(hal_driver_registry_create_device(registry, argv[1],
+                                          hal_allocator_system(), &device));
+  hal_buffer_t* buffer = NULL;
+  CHECK(hal_device_allocate_buffer(
+      device,
+      (hal_buffer_params_t){HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                            HAL_BUFFER_USAGE_DEFAULT},
+      1 << 20, &buffer));
+  hal_semaphore_t* timeline = NULL;
+  CHECK(hal_device_create_semaphore(device, 0, &timeline));
+  uint32_t queues = hal_device_info(device)->queue_count;
+  for (int i = 0; i < count; ++i) {
+    uint64_t wait = (uint64_t)i, signal = (uint64_t)i + 1;
+    uint32_t pattern = (uint32_t)i;
+    hal_semaphore_list_t waits = {1, &timeline, &wait};
+    hal_semaphore_list_t signals = {1, &timeline, &signal};
+    // A recorded command buffer (a graph on graph drivers, destroyed on
+    // libhal's release thread once its submission is done) and a queue
+    // op, in turn.
+    if (i % 2) {
+      hal_command_buffer_t* command_buffer = NULL;
+      CHECK(hal_device_create_command_buffer(
+          device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &command_buffer));
+      CHECK(hal_command_buffer_begin(command_buffer));
+      CHECK(hal_command_buffer_fill_buffer(command_buffer, buffer, 0, 1 << 20,
+                                           &pattern, 4));
+      CHECK(hal_command_buffer_end(command_buffer));
+      CHECK(hal_device_queue_execute(device, (uint32_t)i % queues, &waits,
+                                     &signals, 1, &command_buffer));
+      hal_command_buffer_release(command_buffer);
+    } else {
+      CHECK(hal_device_queue_fill(device, (uint32_t)i % queues, &waits,
+                                  &signals, buffer, 0, 1 << 20, &pattern, 4));
+    }
+  }
+  usleep((useconds_t)atoi(argv[3]));
+  return 0;  // the device, its buffer and semaphore are never released
+}

@@ -192,12 +192,27 @@ CTS_CASE(CommandBuffer_OutOfRangeOpsAreRejected) {
 
 CTS_CASE(CommandBuffer_OfAnotherDeviceIsRefused) {
   fixture_t* f = *state;
-  hal_device_t* other = cts_create_device(cts_context.device_count > 1 ? 1 : 0);
+  // The fixture's vendor device made a second time: another HAL device
+  // with the same name.
+  hal_device_t* other = cts_create_device(0);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(other, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "created on device",
-                    cts_submit(f->device, 0, NULL, 0, cb, NULL, 0));
+  hal_status_t status = cts_submit(f->device, 0, NULL, 0, cb, NULL, 0);
+  // The message tells the two apart, also when both were made of one
+  // vendor device (the same name).
+  char text[1024];
+  hal_status_format(status, text, sizeof(text));
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "created on device", status);
+  const char* made_on = strstr(text, "created on device ");
+  const char* not_on = strstr(text, ", not on ");
+  assert_non_null(made_on);
+  assert_non_null(not_on);
+  made_on += strlen("created on device ");
+  not_on += strlen(", not on ");
+  size_t length = (size_t)(strstr(text, ", not on ") - made_on);
+  if (strncmp(made_on, not_on, length) == 0)
+    fail_msg("one description for both devices: %s", text);
   hal_command_buffer_release(cb);
   hal_device_release(other);
 }

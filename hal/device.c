@@ -15,6 +15,12 @@ static const hal_device_vtable_t* hal_device_vtable(hal_device_t* device) {
   return (const hal_device_vtable_t*)device->resource.vtable;
 }
 
+HAL_API void hal_device_describe(const hal_device_t* device, char* out,
+                                 size_t capacity) {
+  snprintf(out, capacity, "'%s' (%s://%" PRIu32 " at %p)", device->info.name,
+           device->driver->name, device->info.index, (const void*)device);
+}
+
 HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
                                    hal_driver_t* driver,
                                    const hal_device_info_t* info,
@@ -337,11 +343,14 @@ HAL_API hal_status_t hal_device_queue_execute(
                                   "command buffer"),
           "command buffer %zu", claimed);
     } else if (command_buffer->device != device) {
+      char made_on[HAL_DEVICE_DESCRIPTION_MAX],
+          submitted_to[HAL_DEVICE_DESCRIPTION_MAX];
+      hal_device_describe(command_buffer->device, made_on, sizeof(made_on));
+      hal_device_describe(device, submitted_to, sizeof(submitted_to));
       status = hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                               "command buffer %zu was created on device '%s', "
-                               "not on '%s'",
-                               claimed, command_buffer->device->info.name,
-                               device->info.name);
+                               "command buffer %zu was created on device %s, "
+                               "not on %s",
+                               claimed, made_on, submitted_to);
     } else if (hal_device_one_shot_repeats(claimed, command_buffers,
                                            command_buffer)) {
       status = hal_make_status(HAL_STATUS_FAILED_PRECONDITION,
@@ -647,10 +656,13 @@ HAL_API hal_status_t hal_device_queue_dealloca(
   HAL_RETURN_IF_ERROR(
       hal_resource_check_kind(buffer, HAL_RESOURCE_KIND_BUFFER, "buffer"));
   if (buffer->device != device) {
+    char owner[HAL_DEVICE_DESCRIPTION_MAX], target[HAL_DEVICE_DESCRIPTION_MAX];
+    hal_device_describe(buffer->device, owner, sizeof(owner));
+    hal_device_describe(device, target, sizeof(target));
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "queue_dealloca: the buffer is of device '%s', "
-                           "not of '%s'",
-                           buffer->device->info.name, device->info.name);
+                           "queue_dealloca: the buffer is of device %s, "
+                           "not of %s",
+                           owner, target);
   }
   return hal_device_vtable(device)->queue_dealloca(
       device, queue_index, wait_semaphores, signal_semaphores, buffer);

@@ -644,10 +644,12 @@ static hal_status_t hal_device_queue_transfer(
   HAL_RETURN_IF_ERROR(
       hal_resource_check_kind(buffer, HAL_RESOURCE_KIND_BUFFER, "buffer"));
   if (hal_buffer_device(buffer) != device) {
+    char owner[HAL_DEVICE_DESCRIPTION_MAX], target[HAL_DEVICE_DESCRIPTION_MAX];
+    hal_device_describe(hal_buffer_device(buffer), owner, sizeof(owner));
+    hal_device_describe(device, target, sizeof(target));
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "%s: the buffer is of device '%s', not of '%s'",
-                           what, hal_buffer_device(buffer)->info.name,
-                           device->info.name);
+                           "%s: the buffer is of device %s, not of %s", what,
+                           owner, target);
   }
   hal_file_access_t needed =
       is_read ? HAL_FILE_ACCESS_READ : HAL_FILE_ACCESS_WRITE;

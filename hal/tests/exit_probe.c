@@ -14,14 +14,14 @@
 
 #include "hal/api.h"
 
-#define CHECK(expr)                     \
-  do {                                  \
-    hal_status_t status_ = (expr);      \
-    if (status_ != HAL_OK) {            \
+#define CHECK(expr)                       \
+  do {                                    \
+    hal_status_t status_ = (expr);        \
+    if (status_ != HAL_OK) {              \
       hal_status_fprint(stderr, status_); \
-      hal_status_free(status_);         \
-      return 3;                         \
-    }                                   \
+      hal_status_free(status_);           \
+      return 3;                           \
+    }                                     \
   } while (0)
 
 int main(int argc, char** argv) {

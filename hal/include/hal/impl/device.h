@@ -52,6 +52,14 @@ struct hal_device_t {
 };
 HAL_RESOURCE_ASSERT_LAYOUT(hal_device_t, resource);
 
+// |device| for a message that tells two devices apart, also two made of
+// one vendor device by two drivers or twice by one: "'NAME' (DRIVER://INDEX
+// at ADDRESS)".
+#define HAL_DEVICE_DESCRIPTION_MAX \
+  (HAL_DEVICE_NAME_MAX + HAL_DRIVER_NAME_MAX + 48)
+HAL_API void hal_device_describe(const hal_device_t* device, char* out,
+                                 size_t capacity);
+
 // Fills the shared fields and makes |driver| the device's parent.
 HAL_API void hal_device_initialize(const hal_device_vtable_t* vtable,
                                    hal_driver_t* driver,

@@ -572,6 +572,47 @@ CTS_CASE(CommandBuffer_OneShotUsedUpOnlyByASubmissionThatWentThrough) {
   hal_semaphore_release(done);
 }
 
+// A callback that the submission of a ONE_SHOT buffer runs inline (its
+// wait had failed, so its signal fails inside the call) submits the same
+// buffer again: refused as already submitted, never waiting for the very
+// call it runs inside.
+typedef struct {
+  hal_device_t* device;
+  hal_command_buffer_t* one_shot;
+  hal_status_code_t code;
+  int calls;
+} resubmit_t;
+
+static void resubmit_from_callback(void* user_data, uint64_t value,
+                                   hal_status_t status) {
+  (void)value;
+  (void)status;
+  resubmit_t* job = user_data;
+  ++job->calls;
+  job->code = hal_status_consume_code(
+      hal_device_queue_execute(job->device, 0, NULL, NULL, 1, &job->one_shot));
+}
+
+CTS_CASE(CommandBuffer_OneShotResubmittedFromItsOwnCallbackIsRefused) {
+  fixture_t* f = *state;
+  hal_command_buffer_t* one_shot =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  HAL_ASSERT_OK(hal_command_buffer_end(one_shot));
+  hal_semaphore_t* failed = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* signaled = cts_create_semaphore(f->device, 0);
+  hal_semaphore_fail(failed, hal_make_status(HAL_STATUS_ABORTED, "upstream"));
+  resubmit_t job = {f->device, one_shot, HAL_STATUS_OK, 0};
+  HAL_ASSERT_OK(hal_semaphore_add_callback(signaled, 1, resubmit_from_callback,
+                                           &job, NULL));
+  HAL_ASSERT_OK(cts_submit(f->device, 0, failed, 1, one_shot, signaled, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream", cts_wait(signaled, 1));
+  assert_int_equal(job.calls, 1);
+  assert_int_equal(job.code, HAL_STATUS_FAILED_PRECONDITION);
+  hal_semaphore_release(signaled);
+  hal_semaphore_release(failed);
+  hal_command_buffer_release(one_shot);
+}
+
 CTS_CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation) {
   fixture_t* f = *state;
   const char* symbol = getenv("CTS_KERNEL_NODE_CALL");
@@ -618,6 +659,7 @@ int main(void) {
       CASE(Q3_ReRecordWhileIssuedRefused),
       CASE(Q3_ReRecordRacingSubmissionsFromAnotherThread),
       CASE(CommandBuffer_OneShotUsedUpOnlyByASubmissionThatWentThrough),
+      CASE(CommandBuffer_OneShotResubmittedFromItsOwnCallbackIsRefused),
       CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation),
   };
   return cts_main("command_buffer", tests, HAL_ARRAYSIZE(tests));

@@ -655,6 +655,34 @@ HAL_API void hal_command_buffer_release_for_submission(
   hal_command_buffer_release(command_buffer);
 }
 
+// This thread's queue_execute calls in progress, innermost first.
+static _Thread_local hal_command_buffer_submit_frame_t*
+    hal_command_buffer_submit_frames;
+
+HAL_API void hal_command_buffer_submit_frame_push(
+    hal_command_buffer_submit_frame_t* frame) {
+  frame->outer = hal_command_buffer_submit_frames;
+  hal_command_buffer_submit_frames = frame;
+}
+
+HAL_API void hal_command_buffer_submit_frame_pop(
+    hal_command_buffer_submit_frame_t* frame) {
+  hal_command_buffer_submit_frames = frame->outer;
+}
+
+static bool hal_command_buffer_held_by_this_thread(
+    const hal_command_buffer_t* command_buffer) {
+  for (const hal_command_buffer_submit_frame_t* frame =
+           hal_command_buffer_submit_frames;
+       frame; frame = frame->outer) {
+    for (size_t i = 0; i < frame->count; ++i) {
+      if (frame->command_buffers[i] == command_buffer)
+        return true;
+    }
+  }
+  return false;
+}
+
 HAL_API hal_status_t
 hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer) {
   if (!command_buffer) {
@@ -681,6 +709,14 @@ hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer) {
                                "ONE_SHOT command buffer was already submitted");
       }
       if (gate & HAL_COMMAND_BUFFER_GATE_COUNT) {
+        // A submission this thread is making holds it: this call runs in
+        // a callback of that one, which has gone through to its driver.
+        if (hal_command_buffer_held_by_this_thread(command_buffer)) {
+          return hal_make_status(
+              HAL_STATUS_FAILED_PRECONDITION,
+              "ONE_SHOT command buffer was already submitted (by the "
+              "queue_execute this call runs inside, from a callback)");
+        }
         // Another submission of it is deciding, inside its queue_execute
         // call: the first to go through uses it up, one that fails leaves
         // it to this one. The wait is that call's, never the device's.

@@ -367,9 +367,13 @@ HAL_API hal_status_t hal_device_queue_execute(
   }
   uint64_t trace_start = hal_trace_enabled() ? (uint64_t)hal_time_now() : 0;
   if (status == HAL_OK) {
+    hal_command_buffer_submit_frame_t frame = {command_buffer_count,
+                                               command_buffers, NULL};
+    hal_command_buffer_submit_frame_push(&frame);
     status = hal_device_vtable(device)->queue_execute(
         device, queue_index, wait_semaphores, signal_semaphores,
         command_buffer_count, command_buffers);
+    hal_command_buffer_submit_frame_pop(&frame);
   }
   hal_device_end_submit(claimed, command_buffers, status == HAL_OK);
   if (trace_start)

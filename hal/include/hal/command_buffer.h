@@ -49,7 +49,9 @@
 // FAILED_PRECONDITION), and a submission that succeeded keeps its
 // recording until the device is done with it. A ONE_SHOT buffer submitted
 // from two threads at once goes to the first submission that goes through;
-// one that fails (another of its buffers refused) does not use it up.
+// one that fails (another of its buffers refused) does not use it up. A
+// submission of it from a callback its own submission runs inline (a
+// failed wait fails the signals within the call) is FAILED_PRECONDITION.
 
 #ifndef HAL_COMMAND_BUFFER_H_
 #define HAL_COMMAND_BUFFER_H_

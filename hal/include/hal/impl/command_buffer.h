@@ -49,6 +49,22 @@ hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer);
 HAL_API void hal_command_buffer_end_submit(hal_command_buffer_t* command_buffer,
                                            bool submitted);
 
+// The command buffers a queue_execute on this thread holds while its driver
+// runs the submission, which may run callbacks inline (a failed wait fails
+// the signals at once): a submission from such a callback of a ONE_SHOT
+// buffer the outer call holds is refused rather than waited for, since the
+// wait would be for the very call it runs inside. Frames nest; pop in
+// reverse order of push.
+typedef struct hal_command_buffer_submit_frame_t {
+  size_t count;
+  hal_command_buffer_t* const* command_buffers;
+  struct hal_command_buffer_submit_frame_t* outer;
+} hal_command_buffer_submit_frame_t;
+HAL_API void hal_command_buffer_submit_frame_push(
+    hal_command_buffer_submit_frame_t* frame);
+HAL_API void hal_command_buffer_submit_frame_pop(
+    hal_command_buffer_submit_frame_t* frame);
+
 // Called by queue_execute implementations for each command buffer a
 // submission takes: retains it and counts one more submission in flight.
 // The driver calls hal_command_buffer_release_for_submission() exactly once

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hal/env.h"
 #include "hal/time.h"
@@ -39,6 +40,9 @@ typedef struct hal_trace_event_t {
   uint64_t id;           // async spans and flows
   uint32_t track;        // 0: the buffer's thread
   char phase;
+  // Its place in the one order of every event of every thread
+  // (hal_trace.next_seq): what a flush cuts at.
+  uint64_t seq;
   // The args in the buffer's text: most events have a few bytes of them.
   uint32_t args_offset;
   uint32_t args_length;
@@ -55,7 +59,6 @@ typedef struct hal_trace_buffer_t {
   size_t text_length;
   size_t text_capacity;
   struct hal_trace_buffer_t* next;  // the global list (under its mutex)
-  size_t flush_count;  // events the flush in progress writes (its mutex)
 } hal_trace_buffer_t;
 
 static struct {
@@ -67,8 +70,9 @@ static struct {
   char (*track_names)[64];
   uint32_t track_count;
   _Atomic uint64_t next_id;
-  _Atomic uint64_t bytes;    // event storage of every buffer
-  _Atomic uint64_t dropped;  // events past max_bytes
+  _Atomic uint64_t next_seq;  // hal_trace_event_t.seq
+  _Atomic uint64_t bytes;     // event storage of every buffer
+  _Atomic uint64_t dropped;   // events past max_bytes
 } hal_trace = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local hal_trace_buffer_t* hal_trace_this_thread;
@@ -152,6 +156,37 @@ static void hal_trace_at_exit(void) {
   hal_trace_flush();
 }
 
+// A new temporary file beside |path| (PATH.XXXXXX, its name in
+// |temporary|), made exclusively: never a file, FIFO, device or link that
+// was there before, whatever waits or points behind such a name. NULL with
+// errno set when it cannot be made.
+static FILE* hal_trace_open_temporary(const char* path, char* temporary,
+                                      size_t capacity) {
+  if (snprintf(temporary, capacity, "%s.XXXXXX", path) >= (int)capacity) {
+    errno = ENAMETOOLONG;
+    return NULL;
+  }
+  int fd = mkstemp(temporary);
+  if (fd < 0)
+    return NULL;
+  // mkstemp makes it private; a trace is as readable as any file made here.
+  if (fchmod(fd, 0644) != 0 && errno != EPERM) {
+    int error = errno;
+    close(fd);
+    unlink(temporary);
+    errno = error;
+    return NULL;
+  }
+  FILE* file = fdopen(fd, "w");
+  if (!file) {
+    int error = errno;
+    close(fd);
+    unlink(temporary);
+    errno = error;
+  }
+  return file;
+}
+
 __attribute__((constructor)) static void hal_trace_load(void) {
   const char* path = getenv("HAL_TRACE");
   if (!path || !*path)
@@ -170,6 +205,21 @@ __attribute__((constructor)) static void hal_trace_load(void) {
     hal_status_fprint(stderr, status);
     hal_status_free(status);
     exit(78);
+  }
+  // Flushes may come after the program changed its working folder: a
+  // relative FILE is made absolute now, where the program started.
+  char absolute[sizeof(hal_trace.path)];
+  if (path[0] != '/') {
+    char folder[sizeof(hal_trace.path)];
+    if (!getcwd(folder, sizeof(folder)) ||
+        snprintf(absolute, sizeof(absolute), "%s/%s", folder, path) >=
+            (int)sizeof(absolute)) {
+      fprintf(stderr,
+              "hal: HAL_TRACE=%s cannot be made absolute (%s): not tracing\n",
+              path, strerror(errno ? errno : ENAMETOOLONG));
+      return;
+    }
+    path = absolute;
   }
   // The file is written beside FILE and renamed over it: a FILE that is not
   // a regular file (a device, a folder) would be replaced or never written,
@@ -207,8 +257,7 @@ __attribute__((constructor)) static void hal_trace_load(void) {
   // Found out now, not at the first flush: a trace that cannot be written
   // is said at the start and the program runs untraced.
   char probe[sizeof(hal_trace.path) + 8];
-  snprintf(probe, sizeof(probe), "%s.tmp", path);
-  FILE* file = fopen(probe, "w");
+  FILE* file = hal_trace_open_temporary(path, probe, sizeof(probe));
   if (!file) {
     fprintf(stderr, "hal: HAL_TRACE=%s cannot be written (%s): not tracing\n",
             path, strerror(errno));
@@ -297,6 +346,11 @@ static void hal_trace_append(char phase, uint32_t track, const char* category,
     return;
   }
   hal_trace_event_t* event = &buffer->events[buffer->count++];
+  // Taken under the buffer's lock, so a buffer's events are in this order;
+  // one counter for all, so an event that happened before another has the
+  // smaller number (hal_trace_flush).
+  event->seq =
+      atomic_fetch_add_explicit(&hal_trace.next_seq, 1, memory_order_relaxed);
   snprintf(event->category, sizeof(event->category), "%s", category);
   snprintf(event->name, sizeof(event->name), "%s", name);
   event->ts_ns = ts_ns;
@@ -446,27 +500,21 @@ HAL_API void hal_trace_flush(void) {
   // Written beside the file and renamed over it: a reader never sees half
   // a file, and a crash during the write keeps the last complete one.
   char temporary[sizeof(hal_trace.path) + 8];
-  snprintf(temporary, sizeof(temporary), "%s.tmp", hal_trace.path);
-  FILE* file = fopen(temporary, "w");
+  FILE* file =
+      hal_trace_open_temporary(hal_trace.path, temporary, sizeof(temporary));
   if (!file) {
     pthread_mutex_unlock(&hal_trace.mutex);
     fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);
     return;
   }
   fprintf(file, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-  // One cut of every buffer, taken with all of them locked at once: an
-  // event is in it only if everything that happened before it is (an end
-  // is never written without its begin, whichever threads appended them).
-  // Each buffer is then written up to its cut under its own lock alone.
-  for (hal_trace_buffer_t* buffer = hal_trace.buffers; buffer;
-       buffer = buffer->next) {
-    pthread_mutex_lock(&buffer->mutex);
-  }
-  for (hal_trace_buffer_t* buffer = hal_trace.buffers; buffer;
-       buffer = buffer->next) {
-    buffer->flush_count = buffer->count;
-    pthread_mutex_unlock(&buffer->mutex);
-  }
+  // One cut of the run: the events numbered below |cut|. Every one of them
+  // is in its buffer by the time this takes that buffer's lock (it was
+  // numbered under it), none numbered after is, and an event that happened
+  // before one written has the smaller number: an end is never written
+  // without its begin, whichever threads appended them.
+  uint64_t cut =
+      atomic_load_explicit(&hal_trace.next_seq, memory_order_relaxed);
   bool first = true;
   for (hal_trace_buffer_t* buffer = hal_trace.buffers; buffer;
        buffer = buffer->next) {
@@ -479,7 +527,7 @@ HAL_API void hal_trace_flush(void) {
     fprintf(file, "\"}}");
     first = false;
     pthread_mutex_lock(&buffer->mutex);
-    for (size_t i = 0; i < buffer->flush_count; ++i)
+    for (size_t i = 0; i < buffer->count && buffer->events[i].seq < cut; ++i)
       hal_trace_write_event(file, buffer, &buffer->events[i], &first);
     pthread_mutex_unlock(&buffer->mutex);
   }
@@ -499,6 +547,8 @@ HAL_API void hal_trace_flush(void) {
   bool ok = fclose(file) == 0;
   if (ok)
     ok = rename(temporary, hal_trace.path) == 0;
+  if (!ok)
+    unlink(temporary);
   pthread_mutex_unlock(&hal_trace.mutex);
   if (!ok)
     fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);

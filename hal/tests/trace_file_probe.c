@@ -4,6 +4,9 @@
 //   trace_file_probe tracks
 //     names a track and records nothing else: the file written at exit
 //     must still be JSON.
+//   trace_file_probe chdir DIR
+//     records an event, then changes the working folder to DIR: a relative
+//     HAL_TRACE still names the file where the program started.
 //   trace_file_probe snapshots DIR FLUSHES
 //     two pairs of threads: one begins async spans, the other ends each
 //     after the first handed it over, while the main thread flushes (at
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hal/trace.h"
 
@@ -64,6 +68,11 @@ int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "tracks") == 0) {
     hal_trace_track("lonely track");
     return 0;
+  }
+  if (argc == 3 && strcmp(argv[1], "chdir") == 0) {
+    // The file is written at exit, after the working folder changed.
+    hal_trace_instant(0, "probe", "before chdir", NULL);
+    return chdir(argv[2]) == 0 ? 0 : 1;
   }
   if (argc != 4 || strcmp(argv[1], "snapshots") != 0) {
     fprintf(stderr, "usage: trace_file_probe tracks | snapshots DIR N\n");

@@ -25,11 +25,11 @@ def expect(condition, what):
         failures.append(what)
 
 
-def run(command, trace, extra=None, **kwargs):
+def run(command, trace, extra=None, timeout=120, **kwargs):
     env = dict(os.environ, HAL_TRACE=trace)
     env.update(extra or {})
     return subprocess.run(command, env=env, capture_output=True, text=True,
-                          timeout=120, **kwargs)
+                          timeout=timeout, **kwargs)
 
 
 def loads(path):
@@ -42,7 +42,7 @@ def loads(path):
 
 
 def main():
-    probe = sys.argv[1]
+    probe = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory() as directory:
         # A file with a track and no thread's event is still JSON.
         trace = os.path.join(directory, "tracks.json")
@@ -104,6 +104,40 @@ def main():
         result = run([probe, "tracks"], dangling)
         expect(result.returncode == 0 and "link to nothing" in result.stderr,
                "a link to nothing is refused: %s" % result.stderr.strip())
+
+        # The temporary beside FILE is made anew: a FIFO waiting under the
+        # name FILE.tmp is not opened (nothing hangs), a link planted there
+        # does not lead the trace into its target.
+        trace = os.path.join(directory, "beside.json")
+        os.mkfifo(trace + ".tmp")
+        try:
+            result = run([probe, "tracks"], trace, timeout=30)
+            finished = result.returncode == 0
+        except subprocess.TimeoutExpired:
+            finished = False
+        expect(finished and loads(trace) is not None and
+               stat.S_ISFIFO(os.lstat(trace + ".tmp").st_mode),
+               "a FIFO named FILE.tmp is not opened")
+        trace = os.path.join(directory, "planted.json")
+        victim = os.path.join(directory, "victim.txt")
+        with open(victim, "w") as f:
+            f.write("precious")
+        os.symlink(victim, trace + ".tmp")
+        result = run([probe, "tracks"], trace)
+        with open(victim) as f:
+            kept = f.read() == "precious"
+        expect(result.returncode == 0 and loads(trace) is not None and kept,
+               "a link named FILE.tmp does not lead the trace to its target")
+        # A relative HAL_TRACE names the file where the program started,
+        # whatever folder it is in when the file is written.
+        sub = os.path.join(directory, "sub")
+        os.mkdir(sub)
+        result = run([probe, "chdir", sub], "relative.json", cwd=directory)
+        expect(result.returncode == 0 and
+               loads(os.path.join(directory, "relative.json")) is not None and
+               not os.path.exists(os.path.join(sub, "relative.json")),
+               "a relative HAL_TRACE is where the program started: %s" %
+               result.stderr.strip())
 
         if len(sys.argv) >= 4:
             hal_run, trace_check = sys.argv[2], sys.argv[3]

@@ -4,7 +4,11 @@
 // on both queues of a device it never releases, after DELAY_US. A program
 // may do that (docs/design.md: libhal drains its release queue at exit);
 // the process must end cleanly whichever of its threads are still inside
-// the vendor runtime when the runtime's own teardown runs.
+// the vendor runtime when the runtime's own teardown runs. The work turns
+// over the shapes whose memory libhal owns and the device or libhal's own
+// threads still touch: a fill; a command buffer with inline update data
+// (the device copies from the recording); and reads and writes of a file
+// (libhal's file thread copies through pinned staging memory).
 //   exit_probe DRIVER SUBMISSIONS DELAY_US
 
 #define _DEFAULT_SOURCE
@@ -13,6 +17,10 @@
 #include <unistd.h>
 
 #include "hal/api.h"
+
+enum { BUFFER_BYTES = 1 << 20, UPDATE_BYTES = 1 << 16, FILE_BYTES = 1 << 18 };
+static unsigned char update_data[UPDATE_BYTES];
+static unsigned char file_data[FILE_BYTES];
 
 #define CHECK(expr)                       \
   do {                                    \
@@ -40,34 +48,45 @@ int main(int argc, char** argv) {
       device,
       (hal_buffer_params_t){HAL_MEMORY_TYPE_DEVICE_LOCAL,
                             HAL_BUFFER_USAGE_DEFAULT},
-      1 << 20, &buffer));
+      BUFFER_BYTES, &buffer));
   hal_semaphore_t* timeline = NULL;
   CHECK(hal_device_create_semaphore(device, 0, &timeline));
+  hal_file_t* file = NULL;
+  CHECK(hal_file_from_memory(file_data, sizeof(file_data),
+                             HAL_FILE_ACCESS_READ_WRITE, &file));
   uint32_t queues = hal_device_info(device)->queue_count;
   for (int i = 0; i < count; ++i) {
     uint64_t wait = (uint64_t)i, signal = (uint64_t)i + 1;
     uint32_t pattern = (uint32_t)i;
     hal_semaphore_list_t waits = {1, &timeline, &wait};
     hal_semaphore_list_t signals = {1, &timeline, &signal};
-    // A recorded command buffer (a graph on graph drivers, destroyed on
-    // libhal's release thread once its submission is done) and a queue
-    // op, in turn.
-    if (i % 2) {
+    uint32_t queue = (uint32_t)i % queues;
+    if (i % 4 == 1) {
+      // A recorded command buffer (a graph on graph drivers, destroyed on
+      // libhal's release thread once its submission is done).
       hal_command_buffer_t* command_buffer = NULL;
       CHECK(hal_device_create_command_buffer(
           device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &command_buffer));
       CHECK(hal_command_buffer_begin(command_buffer));
-      CHECK(hal_command_buffer_fill_buffer(command_buffer, buffer, 0, 1 << 20,
-                                           &pattern, 4));
+      CHECK(hal_command_buffer_fill_buffer(command_buffer, buffer, 0,
+                                           BUFFER_BYTES, &pattern, 4));
+      CHECK(hal_command_buffer_update_buffer(command_buffer, update_data, 0,
+                                             buffer, 0, UPDATE_BYTES));
       CHECK(hal_command_buffer_end(command_buffer));
-      CHECK(hal_device_queue_execute(device, (uint32_t)i % queues, &waits,
-                                     &signals, 1, &command_buffer));
+      CHECK(hal_device_queue_execute(device, queue, &waits, &signals, 1,
+                                     &command_buffer));
       hal_command_buffer_release(command_buffer);
+    } else if (i % 4 == 2) {
+      CHECK(hal_device_queue_read(device, queue, &waits, &signals, file, 0,
+                                  buffer, 0, FILE_BYTES));
+    } else if (i % 4 == 3) {
+      CHECK(hal_device_queue_write(device, queue, &waits, &signals, buffer, 0,
+                                   file, 0, FILE_BYTES));
     } else {
-      CHECK(hal_device_queue_fill(device, (uint32_t)i % queues, &waits,
-                                  &signals, buffer, 0, 1 << 20, &pattern, 4));
+      CHECK(hal_device_queue_fill(device, queue, &waits, &signals, buffer, 0,
+                                  BUFFER_BYTES, &pattern, 4));
     }
   }
   usleep((useconds_t)atoi(argv[3]));
-  return 0;  // the device, its buffer and semaphore are never released
+  return 0;  // the device, its buffer, file and semaphore are never released
 }

@@ -530,6 +530,12 @@ void vgpu_sched_push_locked(vgpu_stream* stream);
 // list next (its run_head returns true).
 void vgpu_sched_relist_locked(vgpu_stream* stream);
 void vgpu_sched_stop(void);
+// The unload's first step: workers take no more work, and this waits, until
+// |deadline_ns| (vgpu_now_ns's clock), for those running an operation to
+// finish it (the calling thread's own, when it is a worker, excepted).
+// Returns false when one still runs at the deadline. The workers stay
+// joinable for vgpu_sched_stop.
+bool vgpu_sched_pause(uint64_t deadline_ns);
 // Runs one op of a stream on the current worker (stream.c). Returns true
 // when the stream went back on the ready list through
 // vgpu_sched_relist_locked, which the worker must look at before it sleeps.

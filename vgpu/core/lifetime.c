@@ -1,10 +1,10 @@
 // Library load and unload: configuration, devices, the leak report and
 // teardown.
 //
-// Unload (the facade's destructor: dlclose or process exit) reports, in
-// strict mode, every object and allocation still alive, then stops and
-// joins the runtime's threads, drops queued work and frees everything, so
-// a load/unload loop leaks nothing.
+// Unload (the facade's destructor: dlclose or process exit) stops the
+// stream workers, reports, in strict mode, every object and allocation
+// still alive, then joins the runtime's threads, drops queued work and
+// frees all it alone reaches (docs/vgpu.md, "Strict mode": the teardown).
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +74,19 @@ static size_t report_leaks(void) {
   return n;
 }
 
+// How long the unload waits for operations the workers are running.
+#define VGPU_UNLOAD_PAUSE_NS (2000ull * 1000 * 1000)
+
 void vgpu_library_unload(void) {
   vgpu_tls_call = "unload";
+  // The runtime stops moving data before any call can see "deinitialized":
+  // a program told so may free what queued work reads or writes (a loss
+  // ends the device's use of memory), so no worker may still run it then.
+  // Queued work that has not started never will.
+  if (!vgpu_sched_pause(vgpu_now_ns() + VGPU_UNLOAD_PAUSE_NS))
+    vgpu_log(
+        "unload: a stream worker still runs an operation (a host function "
+        "that does not return?); unloading under it");
   atomic_store_explicit(&vgpu_unloading, true, memory_order_seq_cst);
   int in_flight =
       atomic_load_explicit(&vgpu_calls_in_flight, memory_order_seq_cst);

@@ -39,21 +39,44 @@ static struct {
   bool shutdown;
   bool started;
   bool closed;  // after vgpu_sched_stop: never start again (unload)
+  bool paused;  // after vgpu_sched_pause: workers take no more work
+  int running;  // workers between popping a stream and their next look
+  pthread_cond_t idle_cv;  // broadcast when |running| drops while paused
+  bool cv_ready;
   pthread_t* threads;
   int count;
 } sched = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
+static _Thread_local bool sched_on_worker;
+
 static void* worker_main(void* arg) {
   (void)arg;
+  sched_on_worker = true;
   bool paid = false;  // this look at the list is paid for (see above)
+  bool ran = false;   // this worker counts in |running|
   for (;;) {
     pthread_mutex_lock(&sched.mu);
+    if (ran) {
+      ran = false;
+      sched.running--;
+      if (sched.paused)
+        pthread_cond_broadcast(&sched.idle_cv);
+    }
     if (sched.shutdown) {
       pthread_mutex_unlock(&sched.mu);
       break;
     }
+    if (sched.paused) {
+      // Sleeps until vgpu_sched_stop (or the process's end): a worker that
+      // returned unjoined would be a thread leaked.
+      pthread_mutex_unlock(&sched.mu);
+      (void)sem_wait(&sched.ready);
+      continue;
+    }
     vgpu_stream* s = sched.head;
     if (s != NULL) {
+      sched.running++;
+      ran = true;
       sched.head = s->ready_next;
       if (sched.head == NULL)
         sched.tail = NULL;
@@ -80,6 +103,10 @@ static void* worker_main(void* arg) {
 
 // Starts the workers on first use. Called with sched.mu held.
 static void start_locked(void) {
+  if (!sched.cv_ready) {
+    vgpu_cond_init(&sched.idle_cv);
+    sched.cv_ready = true;
+  }
   sched.started = true;
   sched.shutdown = false;
   if (sem_init(&sched.ready, 0, 0) != 0) {
@@ -127,6 +154,23 @@ void vgpu_sched_push_locked(vgpu_stream* s) {
 
 void vgpu_sched_relist_locked(vgpu_stream* s) {
   list(s, false);
+}
+
+bool vgpu_sched_pause(uint64_t deadline_ns) {
+  pthread_mutex_lock(&sched.mu);
+  sched.paused = true;
+  // A worker that runs the unload (a host function that exits the process)
+  // is one of |running| and cannot finish its operation first.
+  int self = sched_on_worker ? 1 : 0;
+  bool idle = true;
+  while (sched.started && sched.running > self) {
+    if (!vgpu_cond_wait_bounded(&sched.idle_cv, &sched.mu, deadline_ns)) {
+      idle = sched.running <= self;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&sched.mu);
+  return idle;
 }
 
 void vgpu_sched_stop(void) {

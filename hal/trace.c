@@ -70,9 +70,10 @@ static struct {
   char (*track_names)[64];
   uint32_t track_count;
   _Atomic uint64_t next_id;
-  _Atomic uint64_t next_seq;  // hal_trace_event_t.seq
-  _Atomic uint64_t bytes;     // event storage of every buffer
-  _Atomic uint64_t dropped;   // events past max_bytes
+  _Atomic uint64_t next_seq;       // hal_trace_event_t.seq
+  _Atomic uint64_t bytes;          // event storage of every buffer
+  _Atomic uint64_t dropped;        // events past max_bytes
+  _Atomic uint64_t dropped_spans;  // device spans drivers could not write
 } hal_trace = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local hal_trace_buffer_t* hal_trace_this_thread;
@@ -453,6 +454,15 @@ HAL_API uint64_t hal_trace_dropped(void) {
   return atomic_load_explicit(&hal_trace.dropped, memory_order_relaxed);
 }
 
+HAL_API void hal_trace_count_dropped_spans(uint64_t count) {
+  atomic_fetch_add_explicit(&hal_trace.dropped_spans, count,
+                            memory_order_relaxed);
+}
+
+HAL_API uint64_t hal_trace_dropped_spans(void) {
+  return atomic_load_explicit(&hal_trace.dropped_spans, memory_order_relaxed);
+}
+
 // Writes |text| as a JSON string body: quotes and backslashes escaped,
 // control characters and bytes past ASCII as \u escapes (a name need not
 // be UTF-8; the file must be).
@@ -542,8 +552,9 @@ HAL_API void hal_trace_flush(void) {
   }
   fprintf(file,
           "\n],\"otherData\":{\"dropped_events\":%" PRIu64
-          ",\"max_mb\":%" PRIu64 "}}\n",
-          hal_trace_dropped(), hal_trace.max_bytes / (1024 * 1024));
+          ",\"dropped_device_spans\":%" PRIu64 ",\"max_mb\":%" PRIu64 "}}\n",
+          hal_trace_dropped(), hal_trace_dropped_spans(),
+          hal_trace.max_bytes / (1024 * 1024));
   bool ok = fclose(file) == 0;
   if (ok)
     ok = rename(temporary, hal_trace.path) == 0;

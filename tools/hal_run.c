@@ -881,8 +881,10 @@ static int hal_run_ranks(const hal_run_paths_t* paths, const char* driver_name,
 // trace holds and what it lost.
 static void hal_run_report_trace(void) {
   hal_trace_flush();
-  fprintf(stderr, "hal-run: trace written to %s (%" PRIu64 " events dropped)\n",
-          getenv("HAL_TRACE"), hal_trace_dropped());
+  fprintf(stderr,
+          "hal-run: trace written to %s (%" PRIu64 " events dropped, %" PRIu64
+          " device spans dropped)\n",
+          getenv("HAL_TRACE"), hal_trace_dropped(), hal_trace_dropped_spans());
 }
 
 // getopt_long's complaint about the option it stopped at, said as hal-run

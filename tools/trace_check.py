@@ -7,7 +7,8 @@ usage: trace_check.py TRACE.json
 With --run, runs PROGRAM with HAL_TRACE set to a fresh file (it must exit
 0), then checks that file. The checks (K11):
 
-  - the file is whole JSON and says no event was dropped;
+  - the file is whole JSON and says no event and no device span was
+    dropped (otherData);
   - every submission has exactly one begin and one end on its queue's track,
     the end with a status, and each of its phases (parked, ready, in
     flight) one begin and one end after it;
@@ -52,6 +53,9 @@ def check(path):
     dropped = data.get("otherData", {}).get("dropped_events")
     if dropped != 0:
         fail("%s events were dropped" % dropped)
+    dropped = data.get("otherData", {}).get("dropped_device_spans")
+    if dropped != 0:
+        fail("%s device spans were dropped (otherData)" % dropped)
 
     named = {e["tid"] for e in events if e.get("ph") == "M"}
     spans = collections.defaultdict(list)  # (name, id) -> [(ph, ts)]

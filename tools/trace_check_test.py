@@ -89,6 +89,10 @@ def dropped_events(data):
     data["otherData"]["dropped_events"] = 1
 
 
+def dropped_device_spans_count(data):
+    data["otherData"]["dropped_device_spans"] = 2
+
+
 def dropped_device_spans(data):
     calibration = next(e for e in data["traceEvents"]
                        if e.get("name") == "clock calibration")
@@ -112,6 +116,7 @@ MUTATIONS = [
     (device_span_unknown_submission, "which did not complete OK"),
     (dropped_events, "events were dropped"),
     (dropped_device_spans, "dropped 1 device spans"),
+    (dropped_device_spans_count, "2 device spans were dropped (otherData)"),
     (negative_counter, "is not a count"),
 ]
 

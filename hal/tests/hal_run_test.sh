@@ -245,7 +245,7 @@ if [ "$driver_count" -gt 0 ]; then
   # --trace: the whole run in one trace, every submission accounted for.
   trace=$(mktemp)
   check trace_all 0 "^pipeline: $driver_count driver(s) passed" \
-    "trace written to $trace (0 events dropped)" -- \
+    "trace written to $trace (0 events dropped, 0 device spans dropped)" -- \
     "$hal_run" --driver=all --trace="$trace"
   check trace_valid 0 "trace_check: .* 0 dropped" "" -- \
     python3 "$(dirname "$0")/../../tools/trace_check.py" "$trace"

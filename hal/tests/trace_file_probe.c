@@ -12,6 +12,10 @@
 //     after the first handed it over, while the main thread flushes (at
 //     most FLUSHES times, while they run) and moves each file to
 //     DIR/snapshot.K. In every snapshot each end must have its begin.
+//   trace_file_probe unreleased DRIVER
+//     runs SUBMISSIONS fills on a device, waits for the last, and returns
+//     without releasing the device: the file written at exit must count
+//     the device spans the driver could not write.
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hal/api.h"
 #include "hal/trace.h"
 
 enum { kSpans = 40000 };
@@ -31,6 +36,43 @@ typedef struct {
   _Atomic uint64_t* handed;  // span i's id once begun, 0 before
   atomic_bool registered;    // the end thread has its trace buffer
 } pair_t;
+
+#define CHECK(expr)                       \
+  do {                                    \
+    hal_status_t status_ = (expr);        \
+    if (status_ != HAL_OK) {              \
+      hal_status_fprint(stderr, status_); \
+      hal_status_free(status_);           \
+      return 3;                           \
+    }                                     \
+  } while (0)
+
+static int unreleased(const char* driver) {
+  enum { kSubmissions = 8 };
+  hal_driver_registry_t* registry = NULL;
+  hal_device_t* device = NULL;
+  CHECK(hal_driver_registry_create(NULL, hal_allocator_system(), &registry));
+  CHECK(hal_driver_registry_create_device(registry, driver,
+                                          hal_allocator_system(), &device));
+  hal_buffer_t* buffer = NULL;
+  CHECK(hal_device_allocate_buffer(
+      device,
+      (hal_buffer_params_t){HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                            HAL_BUFFER_USAGE_DEFAULT},
+      4096, &buffer));
+  hal_semaphore_t* timeline = NULL;
+  CHECK(hal_device_create_semaphore(device, 0, &timeline));
+  for (uint64_t i = 0; i < kSubmissions; ++i) {
+    uint64_t signal = i + 1;
+    uint32_t pattern = (uint32_t)i;
+    hal_semaphore_list_t signals = {1, &timeline, &signal};
+    CHECK(hal_device_queue_fill(device, 0, NULL, &signals, buffer, 0, 4096,
+                                &pattern, 4));
+  }
+  CHECK(hal_semaphore_wait(timeline, kSubmissions,
+                           hal_make_timeout_ns(20ull * 1000000000)));
+  return 0;  // the device, its buffer and semaphore are never released
+}
 
 static void* begin_main(void* arg) {
   pair_t* pair = arg;
@@ -74,8 +116,12 @@ int main(int argc, char** argv) {
     hal_trace_instant(0, "probe", "before chdir", NULL);
     return chdir(argv[2]) == 0 ? 0 : 1;
   }
+  if (argc == 3 && strcmp(argv[1], "unreleased") == 0)
+    return unreleased(argv[2]);
   if (argc != 4 || strcmp(argv[1], "snapshots") != 0) {
-    fprintf(stderr, "usage: trace_file_probe tracks | snapshots DIR N\n");
+    fprintf(stderr,
+            "usage: trace_file_probe tracks | chdir DIR | snapshots DIR N | "
+            "unreleased DRIVER\n");
     return 2;
   }
   const char* path = getenv("HAL_TRACE");

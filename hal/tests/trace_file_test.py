@@ -165,6 +165,25 @@ def main():
                    "dropped" in said and "device span(s), expected" not in said,
                    "spans whose times cannot be read are counted as dropped "
                    "(%s)" % said.strip())
+            # A program that never releases its device: the file written at
+            # its exit still counts the spans lost (the device's own count
+            # is written at its release, which never comes). Strict mode
+            # and leak checking would report the device unreleased, which
+            # is this case's design.
+            trace = os.path.join(directory, "unreleased.json")
+            result = run([probe, "unreleased", "cuda_stream"], trace,
+                         {"VGPU_FAULTS": "cuEventElapsedTime:always",
+                          "VGPU_STRICT": "0",
+                          "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") +
+                          ":detect_leaks=0"})
+            data = loads(trace)
+            dropped = (data or {}).get("otherData", {}).get(
+                "dropped_device_spans")
+            expect(result.returncode == 0 and dropped is not None and
+                   dropped >= 8,
+                   "the exit trace of a device never released counts its "
+                   "dropped device spans (exit %d, dropped_device_spans %s)%s"
+                   % (result.returncode, dropped, result.stderr.strip()))
     if failures:
         print("%d case(s) failed" % len(failures))
         return 1

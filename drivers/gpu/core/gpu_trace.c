@@ -177,13 +177,21 @@ static void gpu_trace_event_release(gpu_device_t* device, gpu_event_t event) {
         device, device->adapter->ops->event_destroy(device->adapter, event));
 }
 
+// Spans lost: the device's count ends its track at release; the trace's
+// own is in every flush, the one at the exit of a program that never
+// released the device included.
+static void gpu_trace_count_dropped(gpu_device_t* device, uint64_t count) {
+  atomic_fetch_add_explicit(&device->trace_dropped_spans, count,
+                            memory_order_relaxed);
+  hal_trace_count_dropped_spans(count);
+}
+
 gpu_trace_spans_t* gpu_trace_spans_create(gpu_queue_t* queue) {
   if (!queue->device->trace_epoch)
     return NULL;
   gpu_trace_spans_t* spans = calloc(1, sizeof(*spans));
   if (!spans) {
-    atomic_fetch_add_explicit(&queue->device->trace_dropped_spans, 1,
-                              memory_order_relaxed);
+    gpu_trace_count_dropped(queue->device, 1);
     return NULL;
   }
   spans->submission = hal_trace_issuing_submission();
@@ -304,8 +312,10 @@ void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* spans,
     gpu_trace_spans_discard(spans);
   gpu_device_t* device = queue->device;
   uint32_t dropped = spans->dropped;
-  uint64_t* times =
-      spans->mark_count ? calloc(spans->mark_count, sizeof(uint64_t)) : NULL;
+  // No span left, no time to read (nor a vendor call to make).
+  uint64_t* times = spans->span_count && spans->mark_count
+                        ? calloc(spans->mark_count, sizeof(uint64_t))
+                        : NULL;
   hal_status_t status = times ? gpu_device_make_current(device) : HAL_OK;
   if (times && status == HAL_OK) {
     gpu_trace_mark_times(queue, spans, times);
@@ -338,10 +348,8 @@ void gpu_trace_spans_finish(gpu_queue_t* queue, gpu_trace_spans_t* spans,
   // The device is done with the submission: every record made is done.
   for (uint32_t i = 0; i < spans->mark_count; ++i)
     gpu_trace_event_release(device, spans->marks[i]);
-  if (dropped) {
-    atomic_fetch_add_explicit(&device->trace_dropped_spans, dropped,
-                              memory_order_relaxed);
-  }
+  if (dropped)
+    gpu_trace_count_dropped(device, dropped);
   free(spans->marks);
   free(spans->spans);
   free(spans);

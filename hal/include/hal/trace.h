@@ -105,6 +105,13 @@ HAL_API void hal_trace_flush(void);
 // Events that did not fit under HAL_TRACE_MAX_MB so far.
 HAL_API uint64_t hal_trace_dropped(void);
 
+// Device spans a driver could not write (an event it could not make or
+// record, a time it could not read), counted as they are lost, so every
+// flush says how many so far (otherData.dropped_device_spans), the one at
+// the exit of a program that never released its device included.
+HAL_API void hal_trace_count_dropped_spans(uint64_t count);
+HAL_API uint64_t hal_trace_dropped_spans(void);
+
 HAL_EXTERN_C_END
 
 #endif  // HAL_TRACE_H_

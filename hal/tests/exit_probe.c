@@ -17,20 +17,11 @@
 #include <unistd.h>
 
 #include "hal/api.h"
+#include "probe.h"
 
 enum { BUFFER_BYTES = 1 << 20, UPDATE_BYTES = 1 << 16, FILE_BYTES = 1 << 18 };
 static unsigned char update_data[UPDATE_BYTES];
 static unsigned char file_data[FILE_BYTES];
-
-#define CHECK(expr)                       \
-  do {                                    \
-    hal_status_t status_ = (expr);        \
-    if (status_ != HAL_OK) {              \
-      hal_status_fprint(stderr, status_); \
-      hal_status_free(status_);           \
-      return 3;                           \
-    }                                     \
-  } while (0)
 
 int main(int argc, char** argv) {
   if (argc != 4) {
@@ -40,20 +31,21 @@ int main(int argc, char** argv) {
   int count = atoi(argv[2]);
   hal_driver_registry_t* registry = NULL;
   hal_device_t* device = NULL;
-  CHECK(hal_driver_registry_create(NULL, hal_allocator_system(), &registry));
-  CHECK(hal_driver_registry_create_device(registry, argv[1],
-                                          hal_allocator_system(), &device));
+  PROBE_CHECK(
+      hal_driver_registry_create(NULL, hal_allocator_system(), &registry));
+  PROBE_CHECK(hal_driver_registry_create_device(
+      registry, argv[1], hal_allocator_system(), &device));
   hal_buffer_t* buffer = NULL;
-  CHECK(hal_device_allocate_buffer(
+  PROBE_CHECK(hal_device_allocate_buffer(
       device,
       (hal_buffer_params_t){HAL_MEMORY_TYPE_DEVICE_LOCAL,
                             HAL_BUFFER_USAGE_DEFAULT},
       BUFFER_BYTES, &buffer));
   hal_semaphore_t* timeline = NULL;
-  CHECK(hal_device_create_semaphore(device, 0, &timeline));
+  PROBE_CHECK(hal_device_create_semaphore(device, 0, &timeline));
   hal_file_t* file = NULL;
-  CHECK(hal_file_from_memory(file_data, sizeof(file_data),
-                             HAL_FILE_ACCESS_READ_WRITE, &file));
+  PROBE_CHECK(hal_file_from_memory(file_data, sizeof(file_data),
+                                   HAL_FILE_ACCESS_READ_WRITE, &file));
   uint32_t queues = hal_device_info(device)->queue_count;
   for (int i = 0; i < count; ++i) {
     uint64_t wait = (uint64_t)i, signal = (uint64_t)i + 1;
@@ -65,26 +57,26 @@ int main(int argc, char** argv) {
       // A recorded command buffer (a graph on graph drivers, destroyed on
       // libhal's release thread once its submission is done).
       hal_command_buffer_t* command_buffer = NULL;
-      CHECK(hal_device_create_command_buffer(
+      PROBE_CHECK(hal_device_create_command_buffer(
           device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &command_buffer));
-      CHECK(hal_command_buffer_begin(command_buffer));
-      CHECK(hal_command_buffer_fill_buffer(command_buffer, buffer, 0,
-                                           BUFFER_BYTES, &pattern, 4));
-      CHECK(hal_command_buffer_update_buffer(command_buffer, update_data, 0,
-                                             buffer, 0, UPDATE_BYTES));
-      CHECK(hal_command_buffer_end(command_buffer));
-      CHECK(hal_device_queue_execute(device, queue, &waits, &signals, 1,
-                                     &command_buffer));
+      PROBE_CHECK(hal_command_buffer_begin(command_buffer));
+      PROBE_CHECK(hal_command_buffer_fill_buffer(command_buffer, buffer, 0,
+                                                 BUFFER_BYTES, &pattern, 4));
+      PROBE_CHECK(hal_command_buffer_update_buffer(command_buffer, update_data,
+                                                   0, buffer, 0, UPDATE_BYTES));
+      PROBE_CHECK(hal_command_buffer_end(command_buffer));
+      PROBE_CHECK(hal_device_queue_execute(device, queue, &waits, &signals, 1,
+                                           &command_buffer));
       hal_command_buffer_release(command_buffer);
     } else if (i % 4 == 2) {
-      CHECK(hal_device_queue_read(device, queue, &waits, &signals, file, 0,
-                                  buffer, 0, FILE_BYTES));
+      PROBE_CHECK(hal_device_queue_read(device, queue, &waits, &signals, file,
+                                        0, buffer, 0, FILE_BYTES));
     } else if (i % 4 == 3) {
-      CHECK(hal_device_queue_write(device, queue, &waits, &signals, buffer, 0,
-                                   file, 0, FILE_BYTES));
+      PROBE_CHECK(hal_device_queue_write(device, queue, &waits, &signals,
+                                         buffer, 0, file, 0, FILE_BYTES));
     } else {
-      CHECK(hal_device_queue_fill(device, queue, &waits, &signals, buffer, 0,
-                                  BUFFER_BYTES, &pattern, 4));
+      PROBE_CHECK(hal_device_queue_fill(device, queue, &waits, &signals, buffer,
+                                        0, BUFFER_BYTES, &pattern, 4));
     }
   }
   usleep((useconds_t)atoi(argv[3]));

@@ -26,6 +26,7 @@
 
 #include "hal/api.h"
 #include "hal/trace.h"
+#include "probe.h"
 
 enum { kSpans = 40000 };
 
@@ -37,40 +38,31 @@ typedef struct {
   atomic_bool registered;    // the end thread has its trace buffer
 } pair_t;
 
-#define CHECK(expr)                       \
-  do {                                    \
-    hal_status_t status_ = (expr);        \
-    if (status_ != HAL_OK) {              \
-      hal_status_fprint(stderr, status_); \
-      hal_status_free(status_);           \
-      return 3;                           \
-    }                                     \
-  } while (0)
-
 static int unreleased(const char* driver) {
   enum { kSubmissions = 8 };
   hal_driver_registry_t* registry = NULL;
   hal_device_t* device = NULL;
-  CHECK(hal_driver_registry_create(NULL, hal_allocator_system(), &registry));
-  CHECK(hal_driver_registry_create_device(registry, driver,
-                                          hal_allocator_system(), &device));
+  PROBE_CHECK(
+      hal_driver_registry_create(NULL, hal_allocator_system(), &registry));
+  PROBE_CHECK(hal_driver_registry_create_device(
+      registry, driver, hal_allocator_system(), &device));
   hal_buffer_t* buffer = NULL;
-  CHECK(hal_device_allocate_buffer(
+  PROBE_CHECK(hal_device_allocate_buffer(
       device,
       (hal_buffer_params_t){HAL_MEMORY_TYPE_DEVICE_LOCAL,
                             HAL_BUFFER_USAGE_DEFAULT},
       4096, &buffer));
   hal_semaphore_t* timeline = NULL;
-  CHECK(hal_device_create_semaphore(device, 0, &timeline));
+  PROBE_CHECK(hal_device_create_semaphore(device, 0, &timeline));
   for (uint64_t i = 0; i < kSubmissions; ++i) {
     uint64_t signal = i + 1;
     uint32_t pattern = (uint32_t)i;
     hal_semaphore_list_t signals = {1, &timeline, &signal};
-    CHECK(hal_device_queue_fill(device, 0, NULL, &signals, buffer, 0, 4096,
-                                &pattern, 4));
+    PROBE_CHECK(hal_device_queue_fill(device, 0, NULL, &signals, buffer, 0,
+                                      4096, &pattern, 4));
   }
-  CHECK(hal_semaphore_wait(timeline, kSubmissions,
-                           hal_make_timeout_ns(20ull * 1000000000)));
+  PROBE_CHECK(hal_semaphore_wait(timeline, kSubmissions,
+                                 hal_make_timeout_ns(20ull * 1000000000)));
   return 0;  // the device, its buffer and semaphore are never released
 }
 

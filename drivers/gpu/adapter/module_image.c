@@ -26,26 +26,39 @@ static hal_status_t gpu_adapter_check_elf(const uint8_t* elf, size_t size,
   memcpy(&phnum, elf + 56, 2);
   memcpy(&shentsize, elf + 58, 2);
   memcpy(&shnum, elf + 60, 2);
-  uint64_t end = 0;
+  // The first table or segment found outside the bytes given: its offset
+  // and length as the headers say them. Compared, never added: the sum of
+  // a corrupt offset and length may wrap to anything.
+  const char* bad = NULL;
+  uint64_t bad_offset = 0, bad_length = 0;
   if (shoff > size || (uint64_t)shentsize * shnum > size - shoff) {
-    end = shoff + (uint64_t)shentsize * shnum;
+    bad = "section header table";
+    bad_offset = shoff;
+    bad_length = (uint64_t)shentsize * shnum;
   } else if (phnum && (phentsize < 56 || phoff > size ||
                        (uint64_t)phentsize * phnum > size - phoff)) {
-    end = phoff + (uint64_t)phentsize * phnum;
+    bad = "program header table";
+    bad_offset = phoff;
+    bad_length = (uint64_t)phentsize * phnum;
   }
-  for (uint16_t i = 0; !end && i < phnum; ++i) {
+  for (uint16_t i = 0; !bad && i < phnum; ++i) {
     const uint8_t* ph = elf + phoff + (uint64_t)i * phentsize;
     uint64_t segment_offset = 0, segment_size = 0;
     memcpy(&segment_offset, ph + 8, 8);
     memcpy(&segment_size, ph + 32, 8);
-    if (segment_offset > size || segment_size > size - segment_offset)
-      end = segment_offset + segment_size;
+    if (segment_offset > size || segment_size > size - segment_offset) {
+      bad = "segment";
+      bad_offset = segment_offset;
+      bad_length = segment_size;
+    }
   }
-  if (end) {
+  if (bad) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
-                           "truncated or corrupt %s: its ELF headers name "
-                           "bytes up to %llu, %zu were given",
-                           what, (unsigned long long)end, size);
+                           "truncated or corrupt %s: its ELF headers place a "
+                           "%s of %llu bytes at offset %llu, past the %zu "
+                           "bytes given",
+                           what, bad, (unsigned long long)bad_length,
+                           (unsigned long long)bad_offset, size);
   }
   return HAL_OK;
 }

@@ -451,9 +451,36 @@ static void check_truncated_images(gpu_adapter_t* adapter,
   assert_null(module);
   make_elf_header(image, 64);  // 640 bytes of section headers in 128
   HAL_ASSERT_STATUS(
-      HAL_STATUS_INVALID_ARGUMENT, "up to 704",
+      HAL_STATUS_INVALID_ARGUMENT, "table of 640 bytes at offset 64",
       gpu_adapter_module_load(adapter, elf_format, image, sizeof(image),
                               hal_allocator_system(), &module));
+  // Offsets whose sum with their length wraps to 0 (or near it): a table
+  // or segment before the image is outside it too.
+  make_elf_header(image, (uint64_t)-640);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "section header table",
+      gpu_adapter_module_load(adapter, elf_format, image, sizeof(image),
+                              hal_allocator_system(), &module));
+  uint16_t no_sections = 0, phentsize = 56, phnum = 1;
+  for (int wrap = 0; wrap < 2; ++wrap) {
+    make_elf_header(image, 0);
+    memcpy(image + 60, &no_sections, 2);
+    memcpy(image + 54, &phentsize, 2);
+    memcpy(image + 56, &phnum, 2);
+    // wrap 0: the program header table before the image; 1: the table in
+    // it (at 64), its segment before it.
+    uint64_t phoff = wrap ? 64 : (uint64_t)-56;
+    memcpy(image + 32, &phoff, 8);
+    uint64_t segment_offset = (uint64_t)-8, segment_size = 8;
+    memcpy(image + 64 + 8, &segment_offset, 8);
+    memcpy(image + 64 + 32, &segment_size, 8);
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_INVALID_ARGUMENT,
+        wrap ? "segment of 8 bytes" : "program header table of 56 bytes",
+        gpu_adapter_module_load(adapter, elf_format, image, sizeof(image),
+                                hal_allocator_system(), &module));
+    assert_null(module);
+  }
 }
 
 static void Cuda_TruncatedImagesAreRefused(void** state) {

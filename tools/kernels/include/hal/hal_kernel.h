@@ -113,7 +113,8 @@ static inline uint32_t hal_kernel_arg_u32(void* const* args, int i) {
 #define HAL_KERNEL_CSIZES_4 , 4, 4, 4, 4
 
 // The body becomes name##_body; an entry unpacks kernelParams into it and a
-// descriptor tells the virtual GPU the argument sizes (checked at launch).
+// descriptor tells the virtual GPU the argument sizes (it copies that many
+// arguments at launch, and checks an `extra` buffer's size against them).
 #define HAL_KERNEL(name, bindings, constants)                                 \
   static void name##_body(const vgpu_kernel_thread* hal_thread,               \
                           HAL_KERNEL_PARAMS(bindings, constants));            \

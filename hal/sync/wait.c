@@ -19,6 +19,7 @@
 //     (K9). Late posts go to the waiter, kept alive by the timepoints'
 //     references until they are done.
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,15 +185,21 @@ HAL_API uint64_t hal_semaphore_spin_ns(void) {
   int64_t ns = atomic_load_explicit(&hal_sync_spin_ns, memory_order_relaxed);
   if (ns >= 0)
     return (uint64_t)ns;
-  // A malformed value keeps the default (hal_env_check, which the registry
-  // runs, reports it). Racing first calls compute the same answer.
+  // A malformed value keeps the default. No status reaches a waiter here,
+  // so the call that loads it says so on stderr (hal_env_check, which the
+  // registry runs, returns it). Racing first calls compute the same answer.
   uint64_t loaded = HAL_SEMAPHORE_DEFAULT_SPIN_NS;
-  hal_status_ignore(hal_env_uint("HAL_SYNC_SPIN_NS", 0,
-                                 HAL_SEMAPHORE_MAX_SPIN_NS, &loaded, NULL));
+  hal_status_t status = hal_env_uint("HAL_SYNC_SPIN_NS", 0,
+                                     HAL_SEMAPHORE_MAX_SPIN_NS, &loaded, NULL);
   int64_t expected = -1;
-  atomic_compare_exchange_strong_explicit(&hal_sync_spin_ns, &expected,
-                                          (int64_t)loaded, memory_order_relaxed,
-                                          memory_order_relaxed);
+  if (atomic_compare_exchange_strong_explicit(
+          &hal_sync_spin_ns, &expected, (int64_t)loaded, memory_order_relaxed,
+          memory_order_relaxed) &&
+      status) {
+    fprintf(stderr, "hal: %s; the default, %" PRIu64 " ns, is kept\n",
+            hal_status_message(status), loaded);
+  }
+  hal_status_free(status);
   return (uint64_t)atomic_load_explicit(&hal_sync_spin_ns,
                                         memory_order_relaxed);
 }

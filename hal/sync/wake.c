@@ -106,18 +106,28 @@ bool hal_sync_cond_wait(pthread_cond_t* cond, hal_sync_mutex_t* mutex,
 //===----------------------------------------------------------------------===//
 
 bool hal_sync_wake_futex_enabled(void) {
-#if defined(HAL_SYNC_HAVE_FUTEX)
-  // Read once; racing first calls compute the same answer.
+  // Read once; racing first calls compute the same answer. Parsed in every
+  // build, so a malformed value is said whether or not it could matter.
   static _Atomic int cached = -1;
   int value = atomic_load_explicit(&cached, memory_order_relaxed);
   if (value < 0) {
-    // A malformed value keeps the futex path (hal_env_check, which the
-    // registry runs, reports it).
+    // A malformed value keeps the futex path. No status reaches a waiter
+    // here, so the call that loads it says so on stderr (hal_env_check,
+    // which the registry runs, returns it).
     bool no_futex = false;
-    hal_status_ignore(hal_env_flag("HAL_SYNC_NO_FUTEX", &no_futex, NULL));
-    value = no_futex ? 0 : 1;
-    atomic_store_explicit(&cached, value, memory_order_relaxed);
+    hal_status_t status = hal_env_flag("HAL_SYNC_NO_FUTEX", &no_futex, NULL);
+    int expected = -1;
+    if (atomic_compare_exchange_strong_explicit(
+            &cached, &expected, no_futex ? 0 : 1, memory_order_relaxed,
+            memory_order_relaxed) &&
+        status) {
+      fprintf(stderr, "hal: %s; the default is kept\n",
+              hal_status_message(status));
+    }
+    hal_status_free(status);
+    value = atomic_load_explicit(&cached, memory_order_relaxed);
   }
+#if defined(HAL_SYNC_HAVE_FUTEX)
   return value == 1;
 #else
   return false;

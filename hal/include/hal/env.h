@@ -3,7 +3,10 @@
 // HAL_* environment settings, read by one strict parser. A value that does
 // not parse, or is outside what the setting accepts, is INVALID_ARGUMENT
 // naming the variable and the accepted values: a setting never silently
-// keeps its default because of a typo. Unset or empty means "not set".
+// keeps its default because of a typo. Where no status can carry it (a host
+// wait reading HAL_SYNC_SPIN_NS or HAL_SYNC_NO_FUTEX in a program that
+// made no registry), the default is kept and the first use says so on
+// stderr. Unset or empty means "not set".
 
 #ifndef HAL_ENV_H_
 #define HAL_ENV_H_

@@ -153,9 +153,11 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_semaphore_list_wait(
 // transfer, where a sleep costs a kernel wake-up of microseconds; the price
 // is a busy core for up to that long on every wait that does block. 0 never
 // polls; on a machine with one online CPU nothing polls either.
-// The starting value is HAL_SYNC_SPIN_NS from the environment, else
-// HAL_SEMAPHORE_DEFAULT_SPIN_NS (docs/performance.md has the measurement
-// that chose it). Values above HAL_SEMAPHORE_MAX_SPIN_NS are clamped to it.
+// The starting value is HAL_SYNC_SPIN_NS from the environment, an integer
+// in [0, HAL_SEMAPHORE_MAX_SPIN_NS], else HAL_SEMAPHORE_DEFAULT_SPIN_NS
+// (docs/performance.md has the measurement that chose it); a value outside
+// that keeps the default and says so on stderr (hal/env.h). Values above
+// HAL_SEMAPHORE_MAX_SPIN_NS given here are clamped to it.
 // Thread-safe; a wait already spinning keeps the value it read.
 #define HAL_SEMAPHORE_DEFAULT_SPIN_NS ((uint64_t)1000)
 #define HAL_SEMAPHORE_MAX_SPIN_NS ((uint64_t)1000000000)

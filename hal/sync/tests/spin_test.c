@@ -3,16 +3,21 @@
 // The bounded spin of host waits (HAL_SYNC_SPIN_NS,
 // hal_semaphore_set_spin_ns): the setting's range, and that a wait which
 // spins decides exactly what a sleeping one does: a value reached, a
-// failure, a deadline. Run by meson with HAL_SYNC_SPIN_NS=250000.
+// failure, a deadline. Run by meson with HAL_SYNC_SPIN_NS=250000, unset,
+// and out of range (with HAL_SYNC_NO_FUTEX malformed too).
 
 #include "hal_test.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // The setting meson starts the program with.
 #define SPIN_TEST_ENV_NS 250000
+// The out-of-range setting, and its malformed futex companion.
+#define SPIN_TEST_BAD_NS "2000000000"
+#define SPIN_TEST_BAD_FLAG "yes"
 
 typedef struct spin_peer_t {
   hal_semaphore_t* semaphore;
@@ -138,6 +143,46 @@ static void Spin_DefaultWithoutTheEnvironment(void** state) {
   assert_int_equal(hal_semaphore_spin_ns(), HAL_SEMAPHORE_DEFAULT_SPIN_NS);
 }
 
+// A bad setting read where no status can carry it (a host wait in a
+// program with no registry) keeps its default and says so on stderr, once.
+static void Spin_BadSettingsKeepTheirDefaultsAndSaySo(void** state) {
+  char path[] = "/tmp/hal-spin-test-XXXXXX";
+  int log = mkstemp(path);
+  assert_true(log >= 0);
+  unlink(path);
+  int saved = dup(STDERR_FILENO);
+  assert_true(saved >= 0);
+  fflush(stderr);
+  assert_int_equal(dup2(log, STDERR_FILENO), STDERR_FILENO);
+  uint64_t first = hal_semaphore_spin_ns();
+  uint64_t again = hal_semaphore_spin_ns();
+  hal_semaphore_t* semaphore = hal_test_semaphore(0);
+  HAL_ASSERT_OK(hal_semaphore_signal(semaphore, 1));
+  HAL_ASSERT_OK(
+      hal_semaphore_wait(semaphore, 1, hal_make_timeout_ns(1000 * HAL_MS)));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+      hal_semaphore_wait(semaphore, 2, hal_make_timeout_ns(HAL_MS)));
+  hal_semaphore_release(semaphore);
+  fflush(stderr);
+  assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+  close(saved);
+  char said[2048] = {0};
+  ssize_t length = pread(log, said, sizeof(said) - 1, 0);
+  close(log);
+  assert_true(length > 0);
+  assert_int_equal(first, HAL_SEMAPHORE_DEFAULT_SPIN_NS);
+  assert_int_equal(again, HAL_SEMAPHORE_DEFAULT_SPIN_NS);
+  const char* spin = strstr(said, "HAL_SYNC_SPIN_NS='" SPIN_TEST_BAD_NS "'");
+  assert_non_null(spin);
+  assert_null(strstr(spin + 1, "HAL_SYNC_SPIN_NS"));  // once
+  assert_non_null(strstr(said, "the default, 1000 ns, is kept"));
+  const char* flag = strstr(said, "HAL_SYNC_NO_FUTEX='" SPIN_TEST_BAD_FLAG "'");
+  assert_non_null(flag);
+  assert_null(strstr(flag + 1, "HAL_SYNC_NO_FUTEX"));
+  assert_non_null(strstr(flag, "the default is kept"));
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
 
@@ -149,8 +194,16 @@ int main(void) {
     };
     return cmocka_run_group_tests_name("sync/spin_default", tests, NULL, NULL);
   }
+  if (strcmp(env, SPIN_TEST_BAD_NS) == 0) {
+    const struct CMUnitTest tests[] = {
+        CASE(Spin_BadSettingsKeepTheirDefaultsAndSaySo),
+    };
+    return cmocka_run_group_tests_name("sync/spin_bad", tests, NULL, NULL);
+  }
   if (strtoull(env, NULL, 10) != SPIN_TEST_ENV_NS) {
-    fprintf(stderr, "run with HAL_SYNC_SPIN_NS=%d or unset (meson does)\n",
+    fprintf(stderr,
+            "run with HAL_SYNC_SPIN_NS=%d, " SPIN_TEST_BAD_NS
+            " or unset (meson does)\n",
             SPIN_TEST_ENV_NS);
     return 1;
   }

@@ -244,6 +244,19 @@ CTS_CASE(Dispatch_BadExecutablesAreRejectedAtCreate) {
     }
     uint8_t* corrupt = malloc(image->size);
     assert_non_null(corrupt);
+    // A program header table placed before the image, at minus its own
+    // length: offset plus length wraps to 0, which passes a check by sum.
+    uint16_t phentsize = 0, phnum = 0;
+    memcpy(&phentsize, (const uint8_t*)image->data + elf_offset + 54, 2);
+    memcpy(&phnum, (const uint8_t*)image->data + elf_offset + 56, 2);
+    memcpy(corrupt, image->data, image->size);
+    uint64_t before = 0 - (uint64_t)phentsize * phnum;
+    memcpy(corrupt + elf_offset + 32, &before, 8);
+    params.data = corrupt;
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_INVALID_ARGUMENT, "program header table",
+        hal_device_create_executable(f->device, &params, &executable));
+    assert_null(executable);
     for (size_t c = 0; c < HAL_ARRAYSIZE(corruptions); ++c) {
       memcpy(corrupt, image->data, image->size);
       memcpy(corrupt + elf_offset + corruptions[c].offset,
@@ -308,6 +321,57 @@ CTS_CASE(Dispatch_BadExecutablesAreRejectedAtCreate) {
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, NULL,
       hal_device_create_executable(f->device, &params, &executable));
+}
+
+// An entry point declared with a layout its kernel does not take is
+// refused at creation where the runtime says a kernel's parameters
+// (cuFuncGetParamInfo, CUDA 12.4); launched, it would read wrong arguments.
+CTS_CASE(Dispatch_LayoutItsKernelDoesNotTakeIsRejectedAtCreate) {
+  fixture_t* f = *state;
+  hal_device_properties_t properties;
+  HAL_ASSERT_OK(hal_device_query_properties(f->device, &properties));
+  if (strncmp(cts_context.driver_name, "cuda", 4) != 0 ||
+      properties.driver_version < 12040) {
+    HAL_TEST_SKIP(
+        "the runtime has no query of a kernel's parameters (CUDA 12.4's "
+        "cuFuncGetParamInfo; HIP has none): the layout is the caller's word "
+        "(docs/dispatch.md)");
+  }
+  const hal_kernel_image_t* image = hal_kernel_image_for(f->device, NULL);
+  assert_non_null(image);
+  // fill_u32 takes one binding and two constants (8, 4, 4 bytes).
+  static const struct {
+    hal_entry_point_params_t entry;
+    const char* says;
+  } wrong[] = {
+      {{"fill_u32", 0, 2}, "takes more than 2 parameter(s) of 8, 4, ..."},
+      {{"fill_u32", 0, 3}, "takes 3 parameter(s) of 8, 4, 4 bytes"},
+      {{"fill_u32", 1, 1}, "takes more than 2 parameter(s)"},
+      {{"fill_u32", 2, 1}, "of 8, 4, 4 bytes"},
+      {{"fill_u32", 1, 3}, "takes 3 parameter(s)"},
+  };
+  hal_executable_params_t params = {
+      .format = image->format,
+      .data = image->data,
+      .data_size = image->size,
+      .entry_point_count = 1,
+  };
+  for (size_t i = 0; i < HAL_ARRAYSIZE(wrong); ++i) {
+    params.entry_points = &wrong[i].entry;
+    hal_executable_t* executable = NULL;
+    hal_status_t status =
+        hal_device_create_executable(f->device, &params, &executable);
+    HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "entry point 'fill_u32'",
+                      hal_status_clone(status));
+    HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, wrong[i].says, status);
+    assert_null(executable);
+  }
+  // The right layout loads.
+  hal_entry_point_params_t right = {"fill_u32", 1, 2};
+  params.entry_points = &right;
+  hal_executable_t* executable = NULL;
+  HAL_ASSERT_OK(hal_device_create_executable(f->device, &params, &executable));
+  hal_executable_release(executable);
 }
 
 CTS_CASE(Dispatch_BadDispatchesAreRejectedAtRecord) {
@@ -441,6 +505,7 @@ int main(void) {
       CASE(Dispatch_Dispatch2DGridWithBindingOffset),
       CASE(Dispatch_ManyDispatchesWithBarriers),
       CASE(Dispatch_BadExecutablesAreRejectedAtCreate),
+      CASE(Dispatch_LayoutItsKernelDoesNotTakeIsRejectedAtCreate),
       CASE(Dispatch_BadDispatchesAreRejectedAtRecord),
       CASE(Dispatch_ExecutableReleasedWhileInUse),
   };

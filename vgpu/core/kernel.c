@@ -56,6 +56,30 @@ static size_t arg_align(uint32_t size) {
   return a;
 }
 
+vgpu_status vgpu_function_param(uint64_t function, size_t index,
+                                size_t* out_offset, size_t* out_size) {
+  vgpu_object* obj = NULL;
+  vgpu_status st = vgpu_handle_lookup(function, VGPU_KIND_FUNCTION, &obj);
+  if (st != VGPU_OK)
+    return st;
+  const vgpu_kernel_desc* kd = ((vgpu_function*)obj)->desc;
+  if (index < kd->arg_count) {
+    size_t offset = 0;
+    for (size_t i = 0; i <= index; ++i) {
+      size_t align = arg_align(kd->arg_sizes[i]);
+      offset = (offset + align - 1) & ~(align - 1);
+      if (i < index)
+        offset += kd->arg_sizes[i];
+    }
+    *out_offset = offset;
+    *out_size = kd->arg_sizes[index];
+  } else {
+    st = VGPU_ERR_INVALID_VALUE;
+  }
+  vgpu_object_release(obj);
+  return st;
+}
+
 static bool dims_ok(vgpu_dim3 d, const int max[3]) {
   return d.x >= 1 && d.y >= 1 && d.z >= 1 && d.x <= (uint32_t)max[0] &&
          d.y <= (uint32_t)max[1] && d.z <= (uint32_t)max[2];

@@ -321,6 +321,12 @@ vgpu_status vgpu_module_load_file(int ordinal, const char* path, uint64_t* out);
 vgpu_status vgpu_module_unload(uint64_t module);
 vgpu_status vgpu_module_function(uint64_t module, const char* name,
                                  uint64_t* out);
+// Argument |index| of |function|: its size and its offset in a packed
+// argument buffer (each argument aligned to its size, at most 8).
+// VGPU_ERR_INVALID_VALUE past the last argument (how a caller learns the
+// count: not a misuse).
+vgpu_status vgpu_function_param(uint64_t function, size_t index,
+                                size_t* out_offset, size_t* out_size);
 
 // A kernel launch as the caller describes it. Arguments come either from
 // |params| (one pointer per argument) or from a packed |buffer| of

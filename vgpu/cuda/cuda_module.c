@@ -45,6 +45,18 @@ VGPU_EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc,
   return CUDA_SUCCESS;
 }
 
+VGPU_EXPORT CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func,
+                                                size_t paramIndex,
+                                                size_t* paramOffset,
+                                                size_t* paramSize) {
+  VGPU_CU_ENTER("cuFuncGetParamInfo");
+  if (paramOffset == NULL || paramSize == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  VGPU_CU_TRY(
+      vgpu_function_param(vgpu_cu_h(func), paramIndex, paramOffset, paramSize));
+  return CUDA_SUCCESS;
+}
+
 VGPU_EXPORT CUresult CUDAAPI cuLaunchKernel(
     CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
     unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,

@@ -146,6 +146,7 @@ static const proc_entry table[] = {
     P("cuModuleLoadData", 2000, cuModuleLoadData)
     P("cuModuleUnload", 2000, cuModuleUnload)
     P("cuModuleGetFunction", 2000, cuModuleGetFunction)
+    P("cuFuncGetParamInfo", 12040, cuFuncGetParamInfo)
     P("cuLaunchKernel", 4000, cuLaunchKernel)
 };
 // clang-format on

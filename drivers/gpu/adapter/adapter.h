@@ -79,6 +79,10 @@ enum {
   // hipMemPoolCreate + hipMallocFromPoolAsync + hipFreeAsync): queue-ordered
   // allocation on the vendor's stream-ordered allocator.
   GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC = 1u << 9,
+  // function_param_sizes (cuFuncGetParamInfo, CUDA 12.4): a kernel says
+  // its parameters, so an executable's declared layout is checked at
+  // creation. HIP has no such call.
+  GPU_ADAPTER_CAP_PARAM_INFO = 1u << 10,
 };
 
 // Bytes of a device UUID (device_uuid).
@@ -403,6 +407,12 @@ typedef struct gpu_adapter_ops_t {
                                       gpu_function_t* out_function);
   hal_status_t (*launch_kernel)(gpu_adapter_t* adapter, gpu_stream_t stream,
                                 const gpu_kernel_launch_t* launch);
+  // The sizes of |function|'s parameters, in order, into |sizes| (at most
+  // |capacity| of them); |*out_count| is their number, or |capacity| + 1
+  // when there are more. UNIMPLEMENTED without GPU_ADAPTER_CAP_PARAM_INFO.
+  hal_status_t (*function_param_sizes)(gpu_adapter_t* adapter,
+                                       gpu_function_t function, size_t* sizes,
+                                       size_t capacity, size_t* out_count);
 
   //===--- profiler ranges (any thread; info.tool_ranges) ---===//
 

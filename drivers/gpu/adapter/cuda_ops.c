@@ -1000,6 +1000,30 @@ static hal_status_t gpu_cuda_module_get_function(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
+static hal_status_t gpu_cuda_function_param_sizes(gpu_adapter_t* adapter,
+                                                  gpu_function_t function,
+                                                  size_t* sizes,
+                                                  size_t capacity,
+                                                  size_t* out_count) {
+  gpu_cuda_adapter_t* cuda = gpu_cuda(adapter);
+  *out_count = 0;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_PARAM_INFO,
+                      "kernel parameter queries");
+  // Past the last parameter the call says CUDA_ERROR_INVALID_VALUE.
+  for (size_t i = 0; i <= capacity; ++i) {
+    size_t offset = 0, size = 0;
+    CUresult result =
+        cuda->syms.cuFuncGetParamInfo((CUfunction)function, i, &offset, &size);
+    if (result == CUDA_ERROR_INVALID_VALUE)
+      return HAL_OK;
+    GPU_RETURN_IF_ERROR(&cuda->base, result, "cuFuncGetParamInfo");
+    if (i < capacity)
+      sizes[i] = size;
+    *out_count = i + 1;
+  }
+  return HAL_OK;
+}
+
 static hal_status_t gpu_cuda_launch_kernel(gpu_adapter_t* adapter,
                                            gpu_stream_t stream,
                                            const gpu_kernel_launch_t* launch) {
@@ -1067,6 +1091,7 @@ static const gpu_adapter_ops_t gpu_cuda_ops = {
     .module_load_data = gpu_cuda_module_load_data,
     .module_unload = gpu_cuda_module_unload,
     .module_get_function = gpu_cuda_module_get_function,
+    .function_param_sizes = gpu_cuda_function_param_sizes,
     .launch_kernel = gpu_cuda_launch_kernel,
     .range_start = gpu_cuda_range_start,
     .range_end = gpu_cuda_range_end,

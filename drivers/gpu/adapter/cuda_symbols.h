@@ -137,6 +137,9 @@
   X(OPTIONAL, MODULE, cuModuleLoadData, CUresult,                              \
     (CUmodule* module, const void* image))                                     \
   X(OPTIONAL, MODULE, cuModuleUnload, CUresult, (CUmodule hmod))               \
+  X(OPTIONAL, PARAM_INFO, cuFuncGetParamInfo, CUresult,                        \
+    (CUfunction func, size_t paramIndex, size_t* paramOffset,                  \
+     size_t* paramSize))                                                       \
   X(OPTIONAL, MODULE, cuModuleGetFunction, CUresult,                           \
     (CUfunction* hfunc, CUmodule hmod, const char* name))                      \
   X(OPTIONAL, MODULE, cuLaunchKernel, CUresult,                                \

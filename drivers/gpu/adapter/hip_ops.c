@@ -908,6 +908,17 @@ static hal_status_t gpu_hip_module_get_function(gpu_adapter_t* adapter,
   return HAL_OK;
 }
 
+// HIP has no call that says a kernel's parameters.
+static hal_status_t gpu_hip_function_param_sizes(gpu_adapter_t* adapter,
+                                                 gpu_function_t function,
+                                                 size_t* sizes, size_t capacity,
+                                                 size_t* out_count) {
+  *out_count = 0;
+  GPU_ADAPTER_REQUIRE(adapter, GPU_ADAPTER_CAP_PARAM_INFO,
+                      "kernel parameter queries");
+  return HAL_OK;
+}
+
 static hal_status_t gpu_hip_launch_kernel(gpu_adapter_t* adapter,
                                           gpu_stream_t stream,
                                           const gpu_kernel_launch_t* launch) {
@@ -976,6 +987,7 @@ static const gpu_adapter_ops_t gpu_hip_ops = {
     .module_unload = gpu_hip_module_unload,
     .module_get_function = gpu_hip_module_get_function,
     .launch_kernel = gpu_hip_launch_kernel,
+    .function_param_sizes = gpu_hip_function_param_sizes,
     .range_start = gpu_hip_range_start,
     .range_end = gpu_hip_range_end,
 };

@@ -5,6 +5,7 @@
 // arguments of a recorded dispatch, shared by the stream and graph
 // strategies.
 
+#include <stdio.h>
 #include <string.h>
 
 #include "gpu_core.h"
@@ -39,6 +40,46 @@ static const hal_executable_vtable_t gpu_executable_vtable = {
     .destroy = gpu_executable_destroy,
 };
 
+// The entry point's declared layout against its kernel's own parameters,
+// where the runtime says them (GPU_ADAPTER_CAP_PARAM_INFO): a binding is a
+// device address (8 bytes), a constant 32 bits (docs/dispatch.md). A
+// kernel launched with a layout it does not take reads wrong arguments.
+static hal_status_t gpu_executable_check_layout(
+    gpu_adapter_t* adapter, gpu_function_t function,
+    const hal_entry_point_params_t* entry) {
+  if (!(adapter->info.capabilities & GPU_ADAPTER_CAP_PARAM_INFO))
+    return HAL_OK;
+  size_t declared = (size_t)entry->binding_count + entry->constant_count;
+  size_t sizes[HAL_MAX_DISPATCH_BINDINGS + HAL_MAX_DISPATCH_CONSTANTS];
+  size_t count = 0;
+  HAL_RETURN_AND_ANNOTATE_IF_ERROR(
+      adapter->ops->function_param_sizes(adapter, function, sizes, declared,
+                                         &count),
+      "reading the parameters of entry point '%s'", entry->name);
+  bool same = count == declared;
+  for (size_t i = 0; same && i < declared; ++i)
+    same = sizes[i] == (i < entry->binding_count ? 8u : 4u);
+  if (same)
+    return HAL_OK;
+  // The kernel's sizes, as many as were read.
+  char taken[160] = "";
+  size_t length = 0;
+  size_t shown = count < declared ? count : declared;
+  for (size_t i = 0; i < shown && length < sizeof(taken); ++i) {
+    length += (size_t)snprintf(taken + length, sizeof(taken) - length, "%s%zu",
+                               i ? ", " : "", sizes[i]);
+  }
+  return hal_make_status(
+      HAL_STATUS_INVALID_ARGUMENT,
+      "entry point '%s' declares %u binding(s) (8 bytes each) and %u "
+      "constant(s) (4 bytes each), but its kernel takes %s%zu parameter(s)%s"
+      "%s%s%s",
+      entry->name, entry->binding_count, entry->constant_count,
+      count > declared ? "more than " : "", count > declared ? declared : count,
+      shown ? " of " : "", taken, count > declared ? ", ..." : "",
+      shown ? " bytes" : "");
+}
+
 hal_status_t gpu_executable_create(gpu_device_t* device,
                                    const hal_executable_params_t* params,
                                    hal_executable_t** out_executable) {
@@ -72,6 +113,10 @@ hal_status_t gpu_executable_create(gpu_device_t* device,
       // Any other error (a device loss above all) keeps its code.
       status = hal_status_annotatef(status, "looking up entry point '%s'",
                                     params->entry_points[i].name);
+    }
+    if (!status) {
+      status = gpu_executable_check_layout(adapter, executable->functions[i],
+                                           &params->entry_points[i]);
     }
   }
   if (!status) {

@@ -70,7 +70,9 @@ typedef struct hal_executable_t hal_executable_t;
 // malformed entry point list, counts over the limits), UNIMPLEMENTED (a
 // format the device does not load; the message lists those it does), the
 // vendor's error for a corrupt or truncated image (naming the load call),
-// NOT_FOUND (an entry point the image lacks). The driver checks what it can
+// NOT_FOUND (an entry point the image lacks), INVALID_ARGUMENT (an entry
+// point declared with a layout its kernel does not take, where the runtime
+// says a kernel's parameters: docs/dispatch.md). The driver checks what it can
 // against the bytes given first (docs/dispatch.md); a "vgpu-module" is host
 // code the virtual GPU hands to dlopen, so one corrupted within its bounds
 // (a relocation, an initializer) may crash the process instead.

@@ -142,7 +142,8 @@ static void Cuda_FakeLoads(void** state) {
       GPU_ADAPTER_CAP_GRAPH_MEMSET_NODE | GPU_ADAPTER_CAP_GRAPH_MEMCPY_NODE |
       GPU_ADAPTER_CAP_GRAPH_HOST_NODE | GPU_ADAPTER_CAP_GRAPH_KERNEL_NODE |
       GPU_ADAPTER_CAP_GRAPH_EXEC_UPDATE | GPU_ADAPTER_CAP_MODULE |
-      GPU_ADAPTER_CAP_EVENT_TIMING | GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC;
+      GPU_ADAPTER_CAP_EVENT_TIMING | GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC |
+      GPU_ADAPTER_CAP_PARAM_INFO;
   assert_int_equal(adapter->info.capabilities, all);
   int count = -1;
   HAL_ASSERT_OK(adapter->ops->device_count(adapter, &count));
@@ -258,7 +259,8 @@ static void Cuda_FakeWithoutGraphs(void** state) {
   assert_int_equal(adapter->info.capabilities,
                    GPU_ADAPTER_CAP_HOST_FUNC_NATIVE | GPU_ADAPTER_CAP_MODULE |
                        GPU_ADAPTER_CAP_EVENT_TIMING |
-                       GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC);
+                       GPU_ADAPTER_CAP_STREAM_ORDERED_ALLOC |
+                       GPU_ADAPTER_CAP_PARAM_INFO);
   assert_string_equal(adapter->info.missing_optional_symbols,
                       "cuGraphLaunch (hidden)");
   gpu_graph_t graph = (gpu_graph_t)1;

@@ -381,6 +381,13 @@ CTS_CASE(File_BadArgumentsSubmitNothing) {
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not opened for writing",
                     hal_file_from_fd(read_only, HAL_FILE_ACCESS_WRITE, &file));
   close(read_only);
+  // A path handle: F_GETFL says O_RDONLY beside O_PATH, and every read of
+  // it fails (EBADF).
+  int path_only = open("/proc/self/exe", O_PATH);
+  assert_true(path_only >= 0);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "O_PATH",
+                    hal_file_from_fd(path_only, HAL_FILE_ACCESS_READ, &file));
+  close(path_only);
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "at NULL",
       hal_file_from_memory(NULL, 10, HAL_FILE_ACCESS_READ, &file));

@@ -124,6 +124,14 @@ HAL_API hal_status_t hal_file_from_fd(int fd, hal_file_access_t access,
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "file descriptor %d is not open", fd);
   }
+  if (flags & O_PATH) {
+    // A path handle: fstat works on it, reads and writes fail (EBADF),
+    // whatever access mode F_GETFL reports beside O_PATH.
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                           "file descriptor %d was opened with O_PATH: it "
+                           "cannot be read or written",
+                           fd);
+  }
   int mode = flags & O_ACCMODE;
   if (((access & HAL_FILE_ACCESS_READ) && mode == O_WRONLY) ||
       ((access & HAL_FILE_ACCESS_WRITE) && mode == O_RDONLY)) {

@@ -34,9 +34,10 @@ enum hal_file_access_bits_e {
 
 // A file over descriptor |fd| (duplicated; the HAL closes its copy when the
 // file goes). INVALID_ARGUMENT for a descriptor that is not open, an access
-// it was not opened for, or one that cannot be read or written at offsets
-// (a pipe, a socket; O_APPEND with WRITE access, which queue_write also
-// refuses if the flag was set later).
+// it was not opened for (an O_PATH handle is opened for neither), or one
+// that cannot be read or written at offsets (a pipe, a socket; O_APPEND
+// with WRITE access, which queue_write also refuses if the flag was set
+// later).
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_file_from_fd(int fd, hal_file_access_t access, hal_file_t** out_file);
 

@@ -165,6 +165,26 @@ def main():
                    "dropped" in said and "device span(s), expected" not in said,
                    "spans whose times cannot be read are counted as dropped "
                    "(%s)" % said.strip())
+            # A vendor error while the tracer calibrates a device's clock
+            # (the first event record of the process) does not fail the
+            # device's creation: the device records no spans and its track
+            # says why.
+            trace = os.path.join(directory, "uncalibrated.json")
+            result = run([hal_run, "--driver=cuda_stream"], trace,
+                         {"VGPU_FAULTS": "cuEventRecord:nth=1"})
+            check = subprocess.run([sys.executable, trace_check, trace],
+                                   capture_output=True, text=True)
+            data = loads(trace) or {}
+            reasons = [e.get("args", {}).get("reason", "")
+                       for e in data.get("traceEvents", [])
+                       if e.get("name") == "no device spans"]
+            expect(result.returncode == 0 and check.returncode == 0 and
+                   any("calibrating" in r and "cuEventRecord" in r
+                       for r in reasons),
+                   "a failed clock calibration leaves the device without "
+                   "spans, saying why (hal-run %d, reasons %s; %s)" %
+                   (result.returncode, reasons,
+                    (result.stderr + check.stdout + check.stderr).strip()))
             # A program that never releases its device: the file written at
             # its exit still counts the spans lost (the device's own count
             # is written at its release, which never comes). Strict mode

@@ -776,7 +776,7 @@ hal_status_t gpu_device_create(gpu_driver_t* driver, uint32_t index,
   if (status == HAL_OK)
     status = gpu_device_alloca_initialize(device);
   if (status == HAL_OK)
-    status = gpu_device_trace_initialize(device);
+    gpu_device_trace_initialize(device);
   if (status != HAL_OK) {
     hal_device_release(&device->base);
     return hal_status_annotatef(status, "creating device %u of driver '%s'",

@@ -58,9 +58,23 @@ struct gpu_trace_spans_t {
   bool last_failed;     // the last gpu_trace_mark() made no mark
 };
 
-hal_status_t gpu_device_trace_initialize(gpu_device_t* device) {
+// The device records no spans, and its track says why. A failure met on
+// the way is the device's as for any other call (a loss loses it), but
+// tracing does not fail the device's creation.
+static void gpu_trace_without_spans(gpu_device_t* device, hal_status_t status,
+                                    const char* doing) {
+  char reason[HAL_TRACE_STATUS_ARGS];
+  hal_trace_json_text(reason, sizeof(reason), hal_status_message(status));
+  char args[HAL_TRACE_STATUS_ARGS + 96];
+  snprintf(args, sizeof(args), "\"reason\": \"%s failed: %s\"", doing, reason);
+  hal_trace_instant(device->queues[0].trace_device_track, "device",
+                    "no device spans", args);
+  hal_status_free(gpu_device_note(device, status));
+}
+
+void gpu_device_trace_initialize(gpu_device_t* device) {
   if (!hal_trace_enabled())
-    return HAL_OK;
+    return;
   gpu_adapter_t* adapter = device->adapter;
   for (uint32_t i = 0; i < device->queue_count; ++i) {
     char name[HAL_DRIVER_NAME_MAX + 40];
@@ -72,7 +86,7 @@ hal_status_t gpu_device_trace_initialize(gpu_device_t* device) {
     hal_trace_instant(device->queues[0].trace_device_track, "device",
                       "no device spans",
                       "\"reason\": \"the runtime does not time events\"");
-    return HAL_OK;
+    return;
   }
   // The narrowest of a few windows, each its own event: a host thread that
   // wakes late from the synchronize widens a window, never shifts it.
@@ -104,18 +118,19 @@ hal_status_t gpu_device_trace_initialize(gpu_device_t* device) {
     best_window = window;
     best_before = before;
   }
+  if (status == HAL_OK) {
+    device->trace_free_events =
+        calloc(GPU_TRACE_FREE_EVENTS_MAX, sizeof(gpu_event_t));
+    if (!device->trace_free_events) {
+      status = hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
+                               "out of memory for the device's timed events");
+    }
+  }
   if (status != HAL_OK) {
     gpu_device_note_release(device,
                             adapter->ops->event_destroy(adapter, epoch));
-    return hal_status_annotatef(status, "calibrating the device's clock");
-  }
-  device->trace_free_events =
-      calloc(GPU_TRACE_FREE_EVENTS_MAX, sizeof(gpu_event_t));
-  if (!device->trace_free_events) {
-    gpu_device_note_release(device,
-                            adapter->ops->event_destroy(adapter, epoch));
-    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
-                           "out of memory for the device's timed events");
+    gpu_trace_without_spans(device, status, "calibrating the device's clock");
+    return;
   }
   pthread_mutex_init(&device->trace_mutex, NULL);
   device->trace_epoch = epoch;
@@ -127,7 +142,6 @@ hal_status_t gpu_device_trace_initialize(gpu_device_t* device) {
     hal_trace_instant(device->queues[i].trace_device_track, "device",
                       "clock calibration", args);
   }
-  return HAL_OK;
 }
 
 void gpu_device_trace_deinitialize(gpu_device_t* device) {

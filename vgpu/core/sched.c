@@ -7,8 +7,11 @@
 // on a mark holds no worker. With one worker, everything is serialized:
 // the knob that shakes out assumptions of concurrency.
 //
-// |mu| guards the ready list and |shutdown|; it is the innermost lock after
-// stream locks (vgpu_sched_push_locked is called with a stream lock held).
+// |mu| guards the ready list, |shutdown|, |paused| and |running|; it is the
+// innermost lock after stream locks (vgpu_sched_push_locked is called with
+// a stream lock held). The unload pauses the workers first (lifetime.c):
+// they take no more work and sleep until stopped, and it waits for those
+// still running an operation.
 // Workers sleep on a counting semaphore, |ready|, not on a condition
 // variable: glibc's pthread_cond_signal can lose a wake-up when several
 // threads wait on one condition variable (sourceware bug 25847, in Debian

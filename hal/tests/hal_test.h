@@ -17,6 +17,8 @@
 //                                          CI default (1 when unset; a soak
 //                                          uses e.g. 100)
 //   hal_test_semaphore, hal_test_query     host semaphores
+//   hal_test_stderr_capture_begin/_end     what this process writes to
+//                                          stderr in between, as text
 //   hal_test_create_registry/_device       the core tests' test plugins
 //
 // Failures print the seed once one is picked, so a failing run repeats.
@@ -205,6 +207,35 @@ static inline void hal_test_thread_create(pthread_t* thread, void* (*fn)(void*),
 }
 
 #define HAL_MS (1000000ll)
+
+// Sends stderr to an unnamed temporary file until _end, which restores it
+// and copies what was written (NUL-terminated, cut to |capacity| - 1).
+typedef struct hal_test_stderr_capture_t {
+  FILE* file;
+  int saved;
+} hal_test_stderr_capture_t;
+
+static inline void hal_test_stderr_capture_begin(
+    hal_test_stderr_capture_t* capture) {
+  capture->file = tmpfile();
+  assert_non_null(capture->file);
+  fflush(stderr);
+  capture->saved = dup(STDERR_FILENO);
+  assert_true(capture->saved >= 0);
+  assert_true(dup2(fileno(capture->file), STDERR_FILENO) >= 0);
+}
+
+static inline size_t hal_test_stderr_capture_end(
+    hal_test_stderr_capture_t* capture, char* out, size_t capacity) {
+  fflush(stderr);
+  assert_true(dup2(capture->saved, STDERR_FILENO) >= 0);
+  close(capture->saved);
+  ssize_t length = pread(fileno(capture->file), out, capacity - 1, 0);
+  fclose(capture->file);
+  size_t kept = length > 0 ? (size_t)length : 0;
+  out[kept] = '\0';
+  return kept;
+}
 
 // The directory holding the test plugins (set by meson.build).
 static inline const char* hal_test_plugin_dir(void) {

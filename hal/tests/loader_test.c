@@ -792,13 +792,8 @@ static void DriversDisable_WinsOverSelect(void** state) {
 // HAL_LOADER_DEBUG=1: what the loader searched, loaded, rejected and why,
 // on stderr, from any program.
 static void LoaderDebug_PrintsWhatItSearchedAndWhy(void** state) {
-  char log_path[] = "/tmp/hal-loader-debug-XXXXXX";
-  int log_fd = mkstemp(log_path);
-  assert_true(log_fd >= 0);
-  fflush(stderr);
-  int saved_stderr = dup(STDERR_FILENO);
-  assert_true(saved_stderr >= 0);
-  assert_true(dup2(log_fd, STDERR_FILENO) >= 0);
+  hal_test_stderr_capture_t capture;
+  hal_test_stderr_capture_begin(&capture);
   setenv("HAL_LOADER_DEBUG", "1", 1);
   setenv("HAL_DRIVERS_DISABLE", "test_misnamed", 1);
   hal_driver_registry_t* registry = hal_test_create_registry();
@@ -807,18 +802,12 @@ static void LoaderDebug_PrintsWhatItSearchedAndWhy(void** state) {
       registry, "test", hal_allocator_system(), &driver);
   unsetenv("HAL_LOADER_DEBUG");
   unsetenv("HAL_DRIVERS_DISABLE");
-  fflush(stderr);
-  assert_true(dup2(saved_stderr, STDERR_FILENO) >= 0);
-  close(saved_stderr);
+  char log[16384];
+  size_t length = hal_test_stderr_capture_end(&capture, log, sizeof(log));
   HAL_ASSERT_OK(status);
   hal_driver_release(driver);
   hal_driver_registry_free(registry);
-  char log[16384] = "";
-  ssize_t length = pread(log_fd, log, sizeof(log) - 1, 0);
-  close(log_fd);
-  unlink(log_path);
   assert_true(length > 0);
-  log[length] = '\0';
   char searched[4200];
   snprintf(searched, sizeof(searched), "hal loader: searching %s\n",
            hal_test_plugin_dir());

@@ -146,14 +146,8 @@ static void Spin_DefaultWithoutTheEnvironment(void** state) {
 // A bad setting read where no status can carry it (a host wait in a
 // program with no registry) keeps its default and says so on stderr, once.
 static void Spin_BadSettingsKeepTheirDefaultsAndSaySo(void** state) {
-  char path[] = "/tmp/hal-spin-test-XXXXXX";
-  int log = mkstemp(path);
-  assert_true(log >= 0);
-  unlink(path);
-  int saved = dup(STDERR_FILENO);
-  assert_true(saved >= 0);
-  fflush(stderr);
-  assert_int_equal(dup2(log, STDERR_FILENO), STDERR_FILENO);
+  hal_test_stderr_capture_t capture;
+  hal_test_stderr_capture_begin(&capture);
   uint64_t first = hal_semaphore_spin_ns();
   uint64_t again = hal_semaphore_spin_ns();
   hal_semaphore_t* semaphore = hal_test_semaphore(0);
@@ -164,12 +158,8 @@ static void Spin_BadSettingsKeepTheirDefaultsAndSaySo(void** state) {
       HAL_STATUS_DEADLINE_EXCEEDED, NULL,
       hal_semaphore_wait(semaphore, 2, hal_make_timeout_ns(HAL_MS)));
   hal_semaphore_release(semaphore);
-  fflush(stderr);
-  assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
-  close(saved);
-  char said[2048] = {0};
-  ssize_t length = pread(log, said, sizeof(said) - 1, 0);
-  close(log);
+  char said[2048];
+  size_t length = hal_test_stderr_capture_end(&capture, said, sizeof(said));
   assert_true(length > 0);
   assert_int_equal(first, HAL_SEMAPHORE_DEFAULT_SPIN_NS);
   assert_int_equal(again, HAL_SEMAPHORE_DEFAULT_SPIN_NS);

@@ -174,6 +174,13 @@ static hal_status_t collectives_submit_and_wait(collectives_device_t* d,
   HAL_RETURN_IF_ERROR(
       hal_device_queue_execute(d->device, 0, &none, &signals, 1, &cb));
   d->done_value = value;
+  if (d->options->exit_after_submit) {
+    // The test hook: the process ends with this submission's collectives
+    // in flight, from this device's thread while the others run; its
+    // peers must fail, and its exit must not touch what it still runs.
+    fflush(stdout);
+    exit(HAL_COLLECTIVES_EXIT_HOOK_STATUS);
+  }
   return hal_semaphore_wait(d->done, value,
                             hal_make_timeout_ns(d->options->wait_ns));
 }

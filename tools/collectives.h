@@ -22,6 +22,9 @@
 // Global ranks of one job at most (rank processes x devices per rank).
 #define HAL_COLLECTIVES_MAX_RANKS 64
 
+// The exit status of a process the HAL_RUN_EXIT_RANK hook ends.
+#define HAL_COLLECTIVES_EXIT_HOOK_STATUS 3
+
 typedef struct hal_collectives_options_t {
   int32_t rank;              // this process's rank, in [0, ranks)
   int32_t ranks;             // rank processes, >= 1
@@ -32,6 +35,11 @@ typedef struct hal_collectives_options_t {
   // The test hook HAL_RUN_KILL_RANK: this process raises SIGKILL as soon as
   // one of its channels exists, before anything is submitted.
   bool kill_after_join;
+  // The test hook HAL_RUN_EXIT_RANK: this process calls exit() with
+  // HAL_COLLECTIVES_EXIT_HOOK_STATUS as soon as one of its devices has
+  // submitted its first collectives, without waiting for them: its exit
+  // runs with collectives in flight between processes.
+  bool exit_after_submit;
 } hal_collectives_options_t;
 
 typedef struct hal_collectives_result_t {

@@ -157,6 +157,8 @@ static void hal_run_print_usage(FILE* stream) {
       "                        worker and never launches\n"
       "  HAL_RUN_KILL_RANK=R   a test hook: worker R kills itself (SIGKILL)\n"
       "                        once its channel exists, before submitting\n"
+      "  HAL_RUN_EXIT_RANK=R   a test hook: worker R calls exit(3) once it\n"
+      "                        has submitted collectives, before they end\n"
       "  HAL_GPU_ADAPTER_HIDE_SYMBOLS\n"
       "                        comma-separated vendor entry points treated\n"
       "                        as missing (to test the fallbacks)\n"

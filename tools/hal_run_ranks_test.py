@@ -2,7 +2,7 @@
 # Copyright 2026 The HAL Authors.
 """Runs hal-run --ranks and checks its summary lines (tools/ranks.h).
 
-usage: hal_run_ranks_test.py --drivers=N [--killed=R] -- HAL_RUN ARGS...
+usage: hal_run_ranks_test.py --drivers=N [--killed=R | --exited=R] -- HAL_RUN ARGS...
 
 Without --killed: hal-run exits 0 with a "collectives ok:" line for each of
 the N drivers and the total "N driver(s) passed, 0 failed, 0 skipped".
@@ -12,6 +12,10 @@ and each of the N drivers' "collectives failed:" lines names rank R as
 killed by signal 9 and every other rank as having exited on its own with a
 failure: none was killed by hal-run's bound, so the peers of the dead rank
 failed instead of hanging.
+
+With --exited=R (HAL_RUN_EXIT_RANK=R is set for the run): the same, rank R
+named as having exited with the hook's status 3 (a sanitizer's report or a
+crash in its exit, with its collectives in flight, gives another status).
 """
 
 import argparse
@@ -24,25 +28,30 @@ import sys
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--drivers", type=int, required=True)
-    parser.add_argument("--killed", type=int)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--killed", type=int)
+    group.add_argument("--exited", type=int)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     env = dict(os.environ)
     if args.killed is not None:
         env["HAL_RUN_KILL_RANK"] = str(args.killed)
+    if args.exited is not None:
+        env["HAL_RUN_EXIT_RANK"] = str(args.exited)
+    ended = args.killed if args.killed is not None else args.exited
     run = subprocess.run(command, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, check=False)
     sys.stdout.write(run.stdout)
     sys.stderr.write(run.stderr)
     lines = run.stdout.splitlines()
     problems = []
-    expected_exit = 0 if args.killed is None else 1
+    expected_exit = 0 if ended is None else 1
     if run.returncode != expected_exit:
         problems.append(f"exit status {run.returncode}, expected {expected_exit}")
     ok = [line for line in lines if line.startswith("collectives ok: ")]
     failed = [line for line in lines if line.startswith("collectives failed: ")]
-    if args.killed is None:
+    if ended is None:
         if len(ok) != args.drivers or failed:
             problems.append(f"{len(ok)} drivers passed and {len(failed)} "
                             f"failed, expected {args.drivers} passed")
@@ -52,18 +61,24 @@ def main():
         if len(failed) != args.drivers or ok:
             problems.append(f"{len(failed)} drivers failed and {len(ok)} "
                             f"passed, expected {args.drivers} failed")
-        killed = f"rank {args.killed} killed by signal 9 "
+        if args.killed is not None:
+            named = f"rank {ended} killed by signal 9 "
+            what = "killed by signal 9"
+        else:
+            named = f"rank {ended} exited with status 3"
+            what = "exited with status 3"
         for line in failed:
             how = line.split(": ", 1)[1].split(": ", 1)[-1]
-            for part in how.split("; "):
-                if part.startswith(killed):
+            parts = how.split("; ")
+            for part in parts:
+                if part.startswith(named):
                     continue
                 if not re.fullmatch(r"rank \d+ exited with status [1-9]\d*",
                                     part):
                     problems.append(f"'{part}' in: {line}")
-            if killed not in how:
-                problems.append(f"rank {args.killed} is not named killed "
-                                f"by signal 9 in: {line}")
+            if not any(part.startswith(named) for part in parts):
+                problems.append(f"rank {ended} is not named {what} in: "
+                                f"{line}")
         total = (f"collectives: 0 driver(s) passed, {args.drivers} failed, "
                  "0 skipped")
     if total not in lines:

@@ -33,6 +33,7 @@
 #define RANKS_ENV_RANKS "HAL_RUN_RANKS"
 #define RANKS_ENV_CHANNEL_ID "HAL_RUN_CHANNEL_ID"
 #define RANKS_ENV_KILL_RANK "HAL_RUN_KILL_RANK"
+#define RANKS_ENV_EXIT_RANK "HAL_RUN_EXIT_RANK"
 
 bool hal_ranks_is_worker(void) {
   return getenv(RANKS_ENV_RANK) != NULL;
@@ -197,7 +198,8 @@ static hal_status_t ranks_env_rank(const char* name, int32_t min, int32_t max,
   return HAL_OK;
 }
 
-// This worker's rank, the id and the kill hook, from the environment.
+// This worker's rank, the id and the kill and exit hooks, from the
+// environment.
 static hal_status_t ranks_worker_settings(const hal_ranks_options_t* options,
                                           hal_collectives_options_t* job,
                                           hal_channel_id_t* id) {
@@ -217,6 +219,10 @@ static hal_status_t ranks_worker_settings(const hal_ranks_options_t* options,
   HAL_RETURN_IF_ERROR(
       ranks_env_rank(RANKS_ENV_KILL_RANK, 0, ranks - 1, false, &kill_rank));
   job->kill_after_join = kill_rank == job->rank;
+  int32_t exit_rank = -1;
+  HAL_RETURN_IF_ERROR(
+      ranks_env_rank(RANKS_ENV_EXIT_RANK, 0, ranks - 1, false, &exit_rank));
+  job->exit_after_submit = exit_rank == job->rank;
   return HAL_OK;
 }
 
@@ -706,11 +712,21 @@ hal_ranks_outcome_t hal_ranks_launch(hal_driver_t* driver,
   hal_device_t* device = NULL;
   hal_channel_id_t id;
   int32_t kill_rank = -1;
+  int32_t exit_rank = -1;
   hal_status_t status = ranks_env_rank(RANKS_ENV_KILL_RANK, 0,
                                        options->ranks - 1, false, &kill_rank);
   if (!status && kill_rank >= 0 && options->ranks == 1) {
     status = hal_make_status(HAL_STATUS_INVALID_ARGUMENT, RANKS_ENV_KILL_RANK
                              " kills a worker process; --ranks=1 runs in "
+                             "hal-run's own process");
+  }
+  if (!status) {
+    status = ranks_env_rank(RANKS_ENV_EXIT_RANK, 0, options->ranks - 1, false,
+                            &exit_rank);
+  }
+  if (!status && exit_rank >= 0 && options->ranks == 1) {
+    status = hal_make_status(HAL_STATUS_INVALID_ARGUMENT, RANKS_ENV_EXIT_RANK
+                             " ends a worker process; --ranks=1 runs in "
                              "hal-run's own process");
   }
   if (!status) {

@@ -103,7 +103,7 @@ check_help help_lists_variables HAL_DRIVER_PATH HAL_DRIVERS_SELECT \
   HAL_GPU_ADAPTER_HIDE_SYMBOLS HAL_SYNC_MAX_WAIT_MS HAL_SYNC_NO_FUTEX \
   HAL_TRACE HAL_TRACE_MAX_MB "VGPU_*" README.md docs/vgpu.md \
   HAL_NCCL_LIBRARY HAL_RCCL_LIBRARY HAL_RUN_RANK HAL_RUN_RANKS \
-  HAL_RUN_CHANNEL_ID HAL_RUN_KILL_RANK
+  HAL_RUN_CHANNEL_ID HAL_RUN_KILL_RANK HAL_RUN_EXIT_RANK
 # Everything --dump-devices prints ("    LABEL: value" lines) is named in
 # its entry.
 labels=$(HAL_DRIVER_PATH="$plugin_dir" "$hal_run" --dump-devices --driver=test |
@@ -230,6 +230,12 @@ check ranks_worker_id 2 "" "HAL_RUN_CHANNEL_ID: expected 256 hex digits (the cha
   env HAL_RUN_RANK=0 HAL_RUN_RANKS=2 HAL_RUN_CHANNEL_ID=abc "$hal_run" --ranks=2 --driver=test
 check ranks_kill_in_process 1 "" "HAL_RUN_KILL_RANK kills a worker process; --ranks=1 runs in hal-run's own process" -- \
   env HAL_RUN_KILL_RANK=0 "$hal_run" --ranks=1 --driver=test
+check ranks_exit_in_process 1 "" "HAL_RUN_EXIT_RANK ends a worker process; --ranks=1 runs in hal-run's own process" -- \
+  env HAL_RUN_EXIT_RANK=0 "$hal_run" --ranks=1 --driver=test
+zero_id=$(printf '%0256d' 0)
+check ranks_worker_exit_rank 2 "" "HAL_RUN_EXIT_RANK='5': expected an integer in \[0, 1\]" -- \
+  env HAL_RUN_RANK=0 HAL_RUN_RANKS=2 HAL_RUN_CHANNEL_ID="$zero_id" \
+  HAL_RUN_EXIT_RANK=5 "$hal_run" --ranks=2 --driver=test
 unset HAL_DRIVER_PATH
 # From the build tree, with no environment: the build's drivers folder.
 check build_tree 0 "/drivers\$" "" -- "$hal_run" --list-drivers

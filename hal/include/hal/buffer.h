@@ -92,7 +92,10 @@ hal_buffer_validate_range(const hal_buffer_t* buffer, uint64_t offset,
 
 // Maps a range of a HOST_VISIBLE buffer allocated with MAPPING usage. The
 // mapping retains the buffer until hal_buffer_unmap(). Zero-length ranges
-// (including offset == size) are valid and map nothing.
+// (including offset == size) are valid and map nothing. A buffer that is
+// not HOST_VISIBLE, or was allocated without MAPPING usage, is
+// FAILED_PRECONDITION; an access other than READ, WRITE or both is
+// INVALID_ARGUMENT.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_buffer_map_range(
     hal_buffer_t* buffer, hal_mapping_access_t access, uint64_t offset,
     uint64_t length, hal_buffer_mapping_t* out_mapping);
@@ -104,6 +107,10 @@ HAL_API void hal_buffer_unmap(hal_buffer_mapping_t* mapping);
 // Copies |length| bytes of the buffer at |offset| into |target|, for any
 // memory type (device-local memory through a synchronous transfer). The
 // caller orders this against device work (e.g. waits on a semaphore first).
+// Here and in hal_buffer_write |length| is the host memory's size:
+// HAL_WHOLE_BUFFER is INVALID_ARGUMENT, as is a NULL host pointer with a
+// length; a buffer without the transfer usage (TRANSFER_SOURCE to read,
+// TRANSFER_TARGET to write) or MAPPING is FAILED_PRECONDITION.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_buffer_read(hal_buffer_t* buffer,
                                                          uint64_t offset,
                                                          void* target,
@@ -127,22 +134,27 @@ typedef struct hal_device_allocator_t hal_device_allocator_t;
 // with a submission's completion (its caller released it while queue work
 // still used it) is destroyed on libhal's release thread, a moment after
 // that submission's signals: queue threads never run a destroy, and a
-// vendor's free may synchronize the whole device.
+// vendor's free may synchronize the whole device. A submission that was
+// issued but whose completion could not be recorded (the vendor's event
+// record failed: its signals fail) holds what it used until the device is
+// released, since nothing then says when the device is done with it
+// (docs/sync-contract.md, Q3).
 typedef struct hal_memory_stats_t {
   uint64_t total_bytes;       // what the device reports
   uint64_t allocated_bytes;   // live buffers made by this allocator
   uint64_t allocation_count;  // live buffers made by this allocator
 } hal_memory_stats_t;
 
-// Allocates a buffer of |byte_length| (> 0) bytes. Unknown memory-type or
-// usage bits, MAPPING without HOST_VISIBLE, or a size the device cannot hold
-// are INVALID_ARGUMENT / RESOURCE_EXHAUSTED with the reason. An allocation
-// that runs out of memory while released buffers are still being destroyed
-// (see above) waits for those destroys (up to 10 s) and tries once more,
-// so memory whose last use was seen signaled is available to it; memory
+// Allocates a buffer of |byte_length| (> 0) bytes. A memory type with neither
+// DEVICE_LOCAL nor HOST_VISIBLE, an empty usage, unknown bits, MAPPING without
+// HOST_VISIBLE, or 0 bytes are INVALID_ARGUMENT; a size the device cannot hold
+// is RESOURCE_EXHAUSTED (OUT_OF_RANGE past the address space); each says why.
+// An allocation that runs out of memory while released buffers are still being
+// destroyed (see above) waits for those destroys (up to 10 s) and tries once
+// more, so memory whose last use was seen signaled is available to it; memory
 // that queue-ordered deallocation gave back to the device's pool
-// (hal_device_queue_dealloca, seen signaled) is given back to the device
-// for it first.
+// (hal_device_queue_dealloca, seen signaled) is given back to the device for it
+// first.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_allocator_allocate_buffer(
     hal_device_allocator_t* allocator, hal_buffer_params_t params,
     uint64_t byte_length, hal_buffer_t** out_buffer);

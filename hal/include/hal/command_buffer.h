@@ -32,7 +32,8 @@
 // address space, workgroups beyond the device's limits, an entry point the
 // executable does not have. A length of 0 is accepted and moves no byte;
 // HAL_WHOLE_BUFFER as a fill length fills to the end of the target, as a
-// copy length copies the rest of the source (update needs a length).
+// copy length copies the rest of the source (update needs a length: there
+// it is INVALID_ARGUMENT).
 //
 // How a driver runs the ops is its strategy: stream drivers replay them into
 // a stream at submit; graph drivers build a vendor graph at end() and launch

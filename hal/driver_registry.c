@@ -69,7 +69,7 @@ typedef struct hal_plugin_library_t {
 
 static void hal_plugin_library_destroy(hal_resource_t* resource) {
   hal_plugin_library_t* library = (hal_plugin_library_t*)resource;
-  dlclose(library->handle);
+  hal_library_close(library->handle);
   hal_allocator_free(library->host_allocator, library);
 }
 
@@ -251,7 +251,7 @@ static void hal_registry_load_entry(hal_plugin_entry_t* entry) {
     return;
   }
   dlerror();
-  void* library = dlopen(record->path, RTLD_NOW | RTLD_LOCAL);
+  void* library = hal_library_open(record->path, RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char* error = dlerror();
     record->load_status =
@@ -267,7 +267,7 @@ static void hal_registry_load_entry(hal_plugin_entry_t* entry) {
         HAL_STATUS_INCOMPATIBLE,
         "%s is not a HAL driver plugin: dlsym(\"%s\") failed: %s", record->path,
         HAL_PLUGIN_ENTRY_SYMBOL, error ? error : "(no dlerror text)");
-    dlclose(library);
+    hal_library_close(library);
     return;
   }
   hal_plugin_query_fn_t query;
@@ -308,7 +308,7 @@ static void hal_registry_load_entry(hal_plugin_entry_t* entry) {
   }
   if (status != HAL_OK) {
     record->load_status = status;
-    dlclose(library);
+    hal_library_close(library);
     return;
   }
   record->abi_version = plugin->abi_version;
@@ -578,7 +578,7 @@ HAL_API void hal_driver_registry_free(hal_driver_registry_t* registry) {
     // Drivers made from this plugin opened the library again for
     // themselves, so this close never unloads code still in use.
     if (entry->library)
-      dlclose(entry->library);
+      hal_library_close(entry->library);
     hal_status_free(entry->record.load_status);
     hal_allocator_free(allocator, (void*)entry->record.name);
     hal_allocator_free(allocator, (void*)entry->record.path);
@@ -686,7 +686,7 @@ HAL_API hal_status_t hal_driver_registry_create_driver(
   HAL_RETURN_IF_ERROR(
       hal_allocator_malloc(host_allocator, sizeof(*library), (void**)&library));
   dlerror();
-  library->handle = dlopen(entry->record.path, RTLD_NOW | RTLD_LOCAL);
+  library->handle = hal_library_open(entry->record.path, RTLD_NOW | RTLD_LOCAL);
   if (!library->handle) {
     const char* error = dlerror();
     hal_allocator_free(host_allocator, library);

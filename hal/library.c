@@ -1,17 +1,21 @@
 // Copyright 2026 The HAL Authors.
 //
 // Checking a shared library file against its own ELF headers before
-// dlopen (see hal/library.h).
+// dlopen, and the one lock of every load (see hal/library.h).
 
 #include "hal/library.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -260,5 +264,66 @@ HAL_API hal_status_t hal_library_check(const char* path) {
     status = hal_elf_check_fd(path, fd, (uint64_t)st.st_size);
   }
   close(fd);
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Loading under one lock
+//===----------------------------------------------------------------------===//
+
+// Recursive: a library's constructor or destructor, run inside dlopen or
+// dlclose, may itself load or unload one through these functions.
+static pthread_once_t hal_library_lock_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t hal_library_mutex;
+
+static void hal_library_lock_initialize(void) {
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&hal_library_mutex, &attr);
+  pthread_mutexattr_destroy(&attr);
+}
+
+static void hal_library_lock(void) {
+  pthread_once(&hal_library_lock_once, hal_library_lock_initialize);
+  pthread_mutex_lock(&hal_library_mutex);
+}
+
+static void hal_library_unlock(void) {
+  pthread_mutex_unlock(&hal_library_mutex);
+}
+
+HAL_API void* hal_library_open(const char* path, int flags) {
+  hal_library_lock();
+  void* handle = dlopen(path, flags);
+  hal_library_unlock();
+  return handle;
+}
+
+HAL_API int hal_library_close(void* handle) {
+  hal_library_lock();
+  int result = dlclose(handle);
+  hal_library_unlock();
+  return result;
+}
+
+HAL_API hal_status_t hal_library_path(void* handle, hal_allocator_t allocator,
+                                      char** out_path) {
+  if (!out_path) {
+    return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_path is NULL");
+  }
+  *out_path = NULL;
+  char resolved[PATH_MAX];
+  const char* path = "(unknown path)";
+  // The link map is the loader's: read under the lock, and copied out
+  // before it is let go (another thread's dlclose may free it after).
+  hal_library_lock();
+  struct link_map* map = NULL;
+  if (handle && dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map &&
+      map->l_name && map->l_name[0]) {
+    path = realpath(map->l_name, resolved) ? resolved : map->l_name;
+  }
+  hal_status_t status = hal_allocator_strdup(allocator, path, out_path);
+  hal_library_unlock();
   return status;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "adapter_impl.h"
+#include "hal/library.h"
 
 // Names the override variable in messages and docs/adapters.md.
 #define GPU_ADAPTER_HIDE_SYMBOLS_ENV "HAL_GPU_ADAPTER_HIDE_SYMBOLS"
@@ -57,9 +58,9 @@ void gpu_adapter_base_destroy(gpu_adapter_base_t* base) {
   if (!base)
     return;
   if (base->library && !base->vendor->keep_loaded)
-    dlclose(base->library);
+    hal_library_close(base->library);
   if (base->tool_library)
-    dlclose(base->tool_library);
+    hal_library_close(base->tool_library);
   hal_allocator_t allocator = base->allocator;
   hal_allocator_free(allocator, base->library_path);
   hal_allocator_free(allocator, base->missing_optional_symbols);
@@ -219,8 +220,7 @@ hal_status_t gpu_adapter_create(gpu_adapter_vendor_t vendor,
   hal_status_t status = gpu_adapter_library_open(desc, library, &base->library);
   if (status)
     goto fail_open;
-  status =
-      gpu_adapter_library_path(base->library, allocator, &base->library_path);
+  status = hal_library_path(base->library, allocator, &base->library_path);
   if (status)
     goto fail_resolve;
   info->library_path = base->library_path;

@@ -272,10 +272,6 @@ HAL_MUST_USE_RESULT hal_status_t
 gpu_adapter_library_open(const gpu_adapter_vendor_desc_t* vendor,
                          const char* override, void** out_handle);
 
-// The path of the file behind |handle| (symlinks resolved where possible).
-HAL_MUST_USE_RESULT hal_status_t gpu_adapter_library_path(
-    void* handle, hal_allocator_t allocator, char** out_path);
-
 // Resolves the vendor's symbols whose DLSYM flag equals |dlsym_pass| into
 // the symbol struct: by dlsym() in the DLSYM pass, else via vendor->lookup.
 // Names in |hide_list| read as missing. Missing optional names are appended

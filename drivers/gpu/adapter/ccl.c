@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "adapter_impl.h"
+#include "hal/library.h"
 
 // X(kind, capability, name, return type, parameters): adapter_impl.h's
 // table shape. Only what the channels use is required.
@@ -179,8 +180,8 @@ hal_status_t gpu_ccl_create(gpu_ccl_vendor_t vendor, const char* library,
   hal_status_t status =
       gpu_adapter_library_open(desc, library, &ccl->base.library);
   if (status == HAL_OK) {
-    status = gpu_adapter_library_path(ccl->base.library, allocator,
-                                      &ccl->base.library_path);
+    status =
+        hal_library_path(ccl->base.library, allocator, &ccl->base.library_path);
   }
   if (status == HAL_OK) {
     ccl->info.library_path = ccl->base.library_path;

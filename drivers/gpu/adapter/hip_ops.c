@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "hal/library.h"
 #include "hip_vendor.h"
 
 static gpu_hip_adapter_t* gpu_hip(gpu_adapter_t* adapter) {
@@ -71,14 +72,15 @@ static void gpu_hip_ranges_initialize(gpu_hip_adapter_t* hip) {
                                            "libroctx64.so"};
   for (size_t i = 0; i < HAL_ARRAYSIZE(kLibraries) && !hip->base.tool_library;
        ++i) {
-    hip->base.tool_library = dlopen(kLibraries[i], RTLD_NOW | RTLD_LOCAL);
+    hip->base.tool_library =
+        hal_library_open(kLibraries[i], RTLD_NOW | RTLD_LOCAL);
   }
   if (!hip->base.tool_library)
     return;
   void* start = dlsym(hip->base.tool_library, "roctxRangeStartA");
   void* stop = dlsym(hip->base.tool_library, "roctxRangeStop");
   if (!start || !stop) {
-    dlclose(hip->base.tool_library);
+    hal_library_close(hip->base.tool_library);
     hip->base.tool_library = NULL;
     return;
   }

@@ -5,8 +5,6 @@
 // vendor's symbol table.
 
 #include <dlfcn.h>
-#include <limits.h>
-#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +86,7 @@ hal_status_t gpu_adapter_library_open(const gpu_adapter_vendor_desc_t* vendor,
       }
     }
     (void)dlerror();  // clear any stale message
-    void* handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
+    void* handle = hal_library_open(candidates[i], RTLD_NOW | RTLD_LOCAL);
     if (handle) {
       *out_handle = handle;
       return HAL_OK;
@@ -114,21 +112,6 @@ hal_status_t gpu_adapter_library_open(const gpu_adapter_vendor_desc_t* vendor,
       vendor->name, candidate_count, candidate_count == 1 ? "y" : "ies",
       tried.data, candidates == single ? "; set by " : "",
       candidates == single ? vendor->library_env : "", hint.data);
-}
-
-hal_status_t gpu_adapter_library_path(void* handle, hal_allocator_t allocator,
-                                      char** out_path) {
-  *out_path = NULL;
-  const char* path = "(unknown path)";
-  struct link_map* map = NULL;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name &&
-      map->l_name[0]) {
-    path = map->l_name;
-  }
-  char resolved[PATH_MAX];
-  if (realpath(path, resolved))
-    path = resolved;
-  return hal_allocator_strdup(allocator, path, out_path);
 }
 
 hal_status_t gpu_adapter_symbols_resolve(gpu_adapter_base_t* base,

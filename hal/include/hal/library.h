@@ -1,6 +1,7 @@
 // Copyright 2026 The HAL Authors.
 //
-// Checking a shared library file before dlopen.
+// Loading shared libraries: checking a file before dlopen, and dlopen,
+// dlclose and dlinfo under the one lock of every HAL loader.
 //
 // dlopen maps each loadable segment of a file where the file's program
 // headers say it lies, and touches the mapping before checking that the
@@ -14,6 +15,7 @@
 #ifndef HAL_LIBRARY_H_
 #define HAL_LIBRARY_H_
 
+#include "hal/allocator.h"
 #include "hal/base.h"
 #include "hal/status.h"
 
@@ -26,6 +28,25 @@ HAL_EXTERN_C_BEGIN
 // of another class, byte order, machine or type; UNAVAILABLE: not a regular
 // file (a FIFO would block dlopen).
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_library_check(const char* path);
+
+// dlopen(|path|, |flags|) and dlclose(|handle|) as libhal and its drivers
+// load and unload every library (plugins, vendor runtimes, tool
+// libraries): under one process-wide lock. glibc runs loads and unloads one
+// at a time already, under a lock of its own that ThreadSanitizer cannot
+// see; taking this one too makes that order visible to it, so two threads
+// loading one library at once (two drivers of one vendor) are not reported
+// as racing on what the load wrote (the loader's records, what the
+// library's constructors set). Loading is rare: the lock costs nothing on
+// any other path. A NULL from hal_library_open leaves its reason to
+// dlerror() on the calling thread, as dlopen does.
+HAL_API void* hal_library_open(const char* path, int flags);
+HAL_API int hal_library_close(void* handle);
+
+// The file |handle| (from hal_library_open) was loaded from, as the
+// dynamic loader records it, resolved by realpath where it resolves, or
+// "(unknown path)"; a copy from |allocator| in |*out_path|.
+HAL_API HAL_MUST_USE_RESULT hal_status_t
+hal_library_path(void* handle, hal_allocator_t allocator, char** out_path);
 
 HAL_EXTERN_C_END
 

@@ -177,6 +177,49 @@ static uint32_t gpu_adapter_table_capabilities(
   return capabilities;
 }
 
+// OK when every name in |list| is an entry point of a runtime a driver
+// here loads (CUDA's or HIP's tables, whichever were built): a name that
+// is neither, a typo, would hide nothing, and a test of a fallback would
+// pass without taking it (hal/env.h: a setting never keeps its default
+// because of a typo). |source| names where the list came from.
+static hal_status_t gpu_adapter_hide_list_check(const char* list,
+                                                const char* source) {
+  if (!list)
+    return HAL_OK;
+  const gpu_adapter_vendor_desc_t* descs[] = {
+      gpu_adapter_vendor_desc(GPU_ADAPTER_VENDOR_CUDA),
+      gpu_adapter_vendor_desc(GPU_ADAPTER_VENDOR_HIP),
+  };
+  const char* p = list;
+  while (*p) {
+    while (*p == ',' || *p == ' ')
+      ++p;
+    size_t length = strcspn(p, ", ");
+    if (length == 0)
+      break;
+    bool known = false;
+    for (size_t d = 0; d < HAL_ARRAYSIZE(descs) && !known; ++d) {
+      for (size_t i = 0; descs[d] && i < descs[d]->symbol_count && !known;
+           ++i) {
+        const char* name = descs[d]->symbols[i].name;
+        known = strlen(name) == length && strncmp(name, p, length) == 0;
+      }
+    }
+    if (!known) {
+      return hal_make_status(
+          HAL_STATUS_INVALID_ARGUMENT,
+          "%s names '%.*s', which is not an entry point of the %s runtime "
+          "the drivers load, so it would hide nothing",
+          source, (int)length, p,
+          descs[0] && descs[1] ? "CUDA or HIP"
+          : descs[0]           ? "CUDA"
+                               : "HIP");
+    }
+    p += length;
+  }
+  return HAL_OK;
+}
+
 hal_status_t gpu_adapter_create(gpu_adapter_vendor_t vendor,
                                 const gpu_adapter_options_t* options,
                                 hal_allocator_t allocator,
@@ -202,6 +245,10 @@ hal_status_t gpu_adapter_create(gpu_adapter_vendor_t vendor,
   const char* hide = options && options->hide_symbols
                          ? options->hide_symbols
                          : getenv(GPU_ADAPTER_HIDE_SYMBOLS_ENV);
+  HAL_RETURN_IF_ERROR(gpu_adapter_hide_list_check(
+      hide, options && options->hide_symbols
+                ? "the adapter options' hide_symbols"
+                : GPU_ADAPTER_HIDE_SYMBOLS_ENV));
 
   gpu_adapter_base_t* base = NULL;
   HAL_RETURN_IF_ERROR(

@@ -48,6 +48,41 @@ static void Load_BadArguments(void** state) {
   gpu_adapter_destroy(NULL);
 }
 
+// A hide list naming what no runtime has (a typo) hides nothing: refused
+// before anything is loaded, naming the name and where the list came from,
+// whether from the options or the environment. Names of either vendor are
+// accepted by both (one environment serves every driver of a process).
+static void Load_HideListNamesOnlyEntryPoints(void** state) {
+  gpu_adapter_t* adapter = (gpu_adapter_t*)1;
+#if defined(GPU_ADAPTER_HAVE_CUDA)
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT,
+      "the adapter options' hide_symbols names 'cuGraphAddKernelNod', which "
+      "is not an entry point",
+      create_adapter(GPU_ADAPTER_VENDOR_CUDA, "/nonexistent/libcuda.so.1",
+                     "cuGraphLaunch, cuGraphAddKernelNod", &adapter));
+  assert_null(adapter);
+#endif
+#if defined(GPU_ADAPTER_HAVE_HIP)
+  setenv("HAL_GPU_ADAPTER_HIDE_SYMBOLS", "hipGraphLaunch,HIPMALLOC", 1);
+  adapter = (gpu_adapter_t*)1;
+  hal_status_t status = gpu_adapter_create(GPU_ADAPTER_VENDOR_HIP, NULL,
+                                           hal_allocator_system(), &adapter);
+  unsetenv("HAL_GPU_ADAPTER_HIDE_SYMBOLS");
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT,
+                    "HAL_GPU_ADAPTER_HIDE_SYMBOLS names 'HIPMALLOC'", status);
+  assert_null(adapter);
+#endif
+#if defined(GPU_ADAPTER_HAVE_CUDA) && defined(GPU_ADAPTER_HAVE_HIP)
+  // Known names pass the check; the load then fails on the library alone.
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_NOT_FOUND, "/nonexistent/libcuda.so.1",
+      create_adapter(GPU_ADAPTER_VENDOR_CUDA, "/nonexistent/libcuda.so.1",
+                     " hipGraphExecUpdate,,cuGraphExecUpdate ", &adapter));
+  assert_null(adapter);
+#endif
+}
+
 // The override comes from the environment; the message names every library
 // tried with its dlerror() text and the variable that chose it.
 static void check_missing_library(gpu_adapter_vendor_t vendor,
@@ -538,6 +573,7 @@ static void Hip_TruncatedImagesAreRefused(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     CASE(Load_BadArguments),
+    CASE(Load_HideListNamesOnlyEntryPoints),
 #if defined(GPU_ADAPTER_HAVE_CUDA)
     CASE(Cuda_MissingLibrary),
     CASE(Cuda_DefaultLibrary),

@@ -315,6 +315,24 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
                                                  file, 0, a, 0, SIZE));
   hal_file_release(file);
   assert_int_equal(cts_query(s4), 0);
+  // A driver made after the loss lists every device, or fails naming the
+  // one it could not read (the lost one, where the runtime answers no
+  // query about it, as the virtual GPU's does).
+  hal_driver_t* late_driver = NULL;
+  status = hal_driver_registry_create_driver(
+      cts_context.registry, cts_context.driver_name, hal_allocator_system(),
+      &late_driver);
+  if (status == HAL_OK) {
+    hal_driver_release(late_driver);
+  } else {
+    char expected[64];
+    snprintf(expected, sizeof(expected), "reading device %u of",
+             hal_device_info(device)->index);
+    hal_status_format(status, text, sizeof(text));
+    assert_int_equal(hal_status_consume_code(status), HAL_STATUS_DEVICE_LOST);
+    if (!strstr(text, expected))
+      fail_msg("driver creation \"%s\" does not say \"%s\"", text, expected);
+  }
   hal_command_buffer_release(later);
   hal_command_buffer_release(stuck);
   if (first)

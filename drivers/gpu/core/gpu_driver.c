@@ -131,11 +131,21 @@ static hal_status_t gpu_driver_enumerate(gpu_driver_t* driver) {
     hal_device_info_t* info = &driver->device_infos[i];
     info->index = (uint32_t)i;
     info->queue_count = GPU_QUEUE_COUNT;
-    HAL_RETURN_IF_ERROR(
-        adapter->ops->device_name(adapter, i, info->name, sizeof(info->name)));
-    HAL_RETURN_IF_ERROR(
-        adapter->ops->device_total_memory(adapter, i, &info->total_memory));
-    HAL_RETURN_IF_ERROR(gpu_driver_read_uuid(adapter, i, info));
+    hal_status_t status =
+        adapter->ops->device_name(adapter, i, info->name, sizeof(info->name));
+    if (status == HAL_OK) {
+      status =
+          adapter->ops->device_total_memory(adapter, i, &info->total_memory);
+    }
+    if (status == HAL_OK)
+      status = gpu_driver_read_uuid(adapter, i, info);
+    if (status != HAL_OK) {
+      // The driver lists every device or none: which one failed (a device
+      // lost, where the runtime then answers no query about it) is what
+      // the user acts on.
+      return hal_status_annotatef(status, "reading device %d of %d's info", i,
+                                  count);
+    }
   }
   driver->device_count = (uint32_t)count;
   return HAL_OK;

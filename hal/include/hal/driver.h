@@ -56,7 +56,8 @@ HAL_API void hal_device_uuid_format(const uint8_t uuid[HAL_DEVICE_UUID_SIZE],
                                     char out_text[HAL_DEVICE_UUID_TEXT_SIZE]);
 
 // Whether |text| is a UUID: 32 hex digits in the 8-4-4-4-12 form, either
-// case, optionally after "GPU-" (as nvidia-smi prints it), nothing else.
+// case, optionally after "GPU-" (as nvidia-smi prints it; also in either
+// case), nothing else.
 // When it is, its bytes go to |out_uuid|; otherwise |out_uuid| is zeroed.
 HAL_API bool hal_device_uuid_parse(const char* text,
                                    uint8_t out_uuid[HAL_DEVICE_UUID_SIZE]);

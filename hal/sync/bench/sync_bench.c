@@ -9,7 +9,12 @@
 //  4. the raw futex ping-pong with busy work before each signal, and the
 //     sleeps per round trip: a woken thread that answers before the
 //     waker's FUTEX_WAKE returns keeps both threads awake, and the round
-//     trip jumps once the answer takes longer (docs/performance.md).
+//     trip jumps once the answer takes longer (docs/performance.md);
+//  5. how the round trips of section 1's HAL ping-pong, its waits never
+//     spinning (as hal-bench's signal_wake_vs_futex), and of the raw futex
+//     ping-pong spread: the share under 5 us (under a hypervisor, where
+//     a sleep and a wake-up cost more, the rounds in which neither thread
+//     slept) and the percentiles.
 // The MLIR async runtime comparison is not built (see the docs).
 // Usage: sync_bench [rounds]   (default 20000)
 
@@ -38,6 +43,15 @@ static void check(hal_status_t status) {
 //===----------------------------------------------------------------------===//
 
 static uint64_t rounds = 20000;
+
+// When set (section 5), each ping-pong's main thread stores the duration of
+// its round trip i at [i - 1]: |rounds| entries.
+static hal_duration_t* round_trip_ns;
+
+static void record_round_trip(uint64_t round, hal_time_t start) {
+  if (round_trip_ns)
+    round_trip_ns[round - 1] = hal_time_now() - start;
+}
 
 // The calling thread's voluntary context switches so far (its sleeps).
 static long voluntary_switches(void) {
@@ -71,8 +85,10 @@ static double bench_hal_ping_pong(void) {
   long switches = voluntary_switches();
   hal_time_t start = hal_time_now();
   for (uint64_t i = 1; i <= rounds; ++i) {
+    hal_time_t round_start = round_trip_ns ? hal_time_now() : 0;
     check(hal_semaphore_signal(pp.ping, i));
     check(hal_semaphore_wait(pp.pong, i, hal_infinite_timeout()));
+    record_round_trip(i, round_start);
   }
   hal_time_t end = hal_time_now();
   hal_ping_pong_sleeps =
@@ -168,8 +184,10 @@ static double bench_futex_ping_pong(double* out_sleeps) {
   long switches = voluntary_switches();
   hal_time_t start = hal_time_now();
   for (uint32_t i = 1; i <= (uint32_t)rounds; ++i) {
+    hal_time_t round_start = round_trip_ns ? hal_time_now() : 0;
     futex_set(&pp.ping, i);
     futex_wait_until(&pp.pong, i);
+    record_round_trip(i, round_start);
   }
   hal_time_t end = hal_time_now();
   *out_sleeps = (double)(voluntary_switches() - switches) / (double)rounds;
@@ -245,6 +263,28 @@ static double bench_wait_any(size_t count) {
   return (double)(end - start) / (double)(rounds / 10);
 }
 
+static int compare_durations(const void* a, const void* b) {
+  hal_duration_t x = *(const hal_duration_t*)a;
+  hal_duration_t y = *(const hal_duration_t*)b;
+  return (x > y) - (x < y);
+}
+
+// Section 5's line for the round trips in |round_trip_ns| (sorts them).
+static void print_round_trips(const char* name) {
+  enum { kFastNs = 5000 };
+  qsort(round_trip_ns, rounds, sizeof(*round_trip_ns), compare_durations);
+  uint64_t fast = 0;
+  while (fast < rounds && round_trip_ns[fast] < kFastNs)
+    ++fast;
+  printf("   %-26s %5.1f %%  %8lld %8lld %8lld %8lld %8lld\n", name,
+         100.0 * (double)fast / (double)rounds,
+         (long long)round_trip_ns[rounds / 10],
+         (long long)round_trip_ns[rounds / 4],
+         (long long)round_trip_ns[rounds / 2],
+         (long long)round_trip_ns[rounds * 3 / 4],
+         (long long)round_trip_ns[rounds * 9 / 10]);
+}
+
 int main(int argc, char** argv) {
   if (argc > 1)
     rounds = strtoull(argv[1], NULL, 10);
@@ -290,5 +330,25 @@ int main(int argc, char** argv) {
     printf("   W = %-7lld %10.0f   %.2f\n", (long long)works[i], ns, sleeps);
   }
   futex_work_ns = 0;
+
+  printf(
+      "\n5. round trips one by one: the share under 5 us (under a "
+      "hypervisor, too short for a sleep and a wake-up), then p10 p25 p50 "
+      "p75 p90 (ns)\n");
+  round_trip_ns = calloc(rounds, sizeof(*round_trip_ns));
+  if (!round_trip_ns) {
+    fprintf(stderr, "sync_bench: out of memory\n");
+    return 1;
+  }
+  uint64_t saved_spin = hal_semaphore_spin_ns();
+  hal_semaphore_set_spin_ns(0);
+  bench_hal_ping_pong();
+  print_round_trips("hal semaphore, no spin");
+  hal_semaphore_set_spin_ns(saved_spin);
+  double sleeps = 0;
+  bench_futex_ping_pong(&sleeps);
+  print_round_trips("raw futex");
+  free(round_trip_ns);
+  round_trip_ns = NULL;
   return 0;
 }

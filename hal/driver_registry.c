@@ -441,6 +441,16 @@ static hal_status_t hal_registry_add_file(hal_driver_registry_t* registry,
                        entry->record.shadowed_by);
     return HAL_OK;  // the first one wins; this one is never loaded
   }
+  if (strchr(name, ':')) {
+    // A device URI ends the driver's name at its first ':'.
+    entry->record.load_status = hal_make_status(
+        HAL_STATUS_INVALID_ARGUMENT,
+        "plugin %s: a driver name cannot hold ':' (no device URI could name "
+        "it)",
+        path);
+    hal_registry_debug(registry, "%s: not loaded: its name holds ':'", path);
+    return HAL_OK;
+  }
   char reason[1024];
   if (hal_registry_filtered(registry, name, reason, sizeof(reason))) {
     entry->record.load_status =
@@ -478,6 +488,11 @@ static hal_status_t hal_registry_scan_directory(hal_driver_registry_t* registry,
   while (status == HAL_OK && (dirent = readdir(dir)) != NULL) {
     size_t begin, length;
     if (!hal_registry_parse_file_name(dirent->d_name, &begin, &length)) {
+      if (strcmp(dirent->d_name,
+                 HAL_PLUGIN_FILE_PREFIX HAL_PLUGIN_FILE_SUFFIX) == 0) {
+        hal_registry_debug(registry, "%s/%s: no driver name, not a plugin",
+                           directory, dirent->d_name);
+      }
       continue;
     }
     status = hal_allocator_realloc(allocator, (file_count + 1) * sizeof(char*),

@@ -390,6 +390,43 @@ static void Loader_DuplicateNamesFirstOnPathWins(void** state) {
   hal_driver_registry_free(registry);
 }
 
+// A plugin file whose name no device URI could carry (a ':', where a URI
+// ends the driver's name) is listed as refused, never loaded; a file named
+// "hal-driver-.so" has no driver name and is no plugin, which the loader's
+// debug output says.
+static void Loader_NamesNoUriCanHoldAreRefused(void** state) {
+  char dir[1024], plugin[1024], odd[1024];
+  make_plugin_dir(*state, "dir", dir, plugin, sizeof(dir));
+  size_t plugin_size = 0;
+  uint8_t* bytes = read_test_plugin(&plugin_size);
+  write_plugin_file(dir, "test:x", bytes, plugin_size, odd, sizeof(odd));
+  write_plugin_file(dir, "", bytes, plugin_size, odd, sizeof(odd));
+  free(bytes);
+  hal_driver_registry_options_t options = {.search_path = dir,
+                                           .skip_install_dir = true};
+  hal_test_stderr_capture_t capture;
+  hal_test_stderr_capture_begin(&capture);
+  setenv("HAL_LOADER_DEBUG", "1", 1);
+  hal_driver_registry_t* registry = NULL;
+  hal_status_t status =
+      hal_driver_registry_create(&options, hal_allocator_system(), &registry);
+  unsetenv("HAL_LOADER_DEBUG");
+  char log[16384];
+  hal_test_stderr_capture_end(&capture, log, sizeof(log));
+  HAL_ASSERT_OK(status);
+  assert_int_equal(hal_driver_registry_plugin_count(registry), 2);
+  const hal_plugin_record_t* refused = find_record(registry, "test:x", 0);
+  assert_non_null(refused);
+  assert_int_equal(hal_status_code(refused->load_status),
+                   HAL_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(hal_status_message(refused->load_status),
+                         "a driver name cannot hold ':'"));
+  assert_null(find_record(registry, "test", 0)->load_status);
+  if (!strstr(log, "hal-driver-.so: no driver name, not a plugin"))
+    HAL_TEST_FAIL("no word of hal-driver-.so in the loader's log:\n%s", log);
+  hal_driver_registry_free(registry);
+}
+
 // HAL_DRIVER_PATH spellings of one directory: a trailing slash, "/.", a
 // doubled slash, a symlink to it. Searched once, at its first position, so
 // its plugins do not shadow themselves.
@@ -947,6 +984,8 @@ int main(void) {
       CASE(Loader_MisnamedPluginIsRefused),
       CASE(Loader_NoDevicesIsAClearError),
       CASE(Loader_UnknownNameListsDriversAndDirectories),
+      cmocka_unit_test_setup_teardown(Loader_NamesNoUriCanHoldAreRefused,
+                                      make_scratch_dir, remove_scratch_dir),
       cmocka_unit_test_setup_teardown(Loader_DuplicateNamesFirstOnPathWins,
                                       make_scratch_dir, remove_scratch_dir),
       cmocka_unit_test_setup_teardown(

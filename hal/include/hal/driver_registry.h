@@ -11,8 +11,10 @@
 //   2. the install's plugin directory, found relative to libhal's own
 //      location (<libdir>/hal/drivers), so relocated and DESTDIR-staged
 //      installs work; unless |skip_install_dir| is set.
-// A plugin is a file named hal-driver-<name>.so; the same file reached twice
-// (by realpath) is listed once. Each one found is checked against its own
+// A plugin is a file named hal-driver-<name>.so, <name> not empty; the same
+// file reached twice (by realpath) is listed once. A <name> holding ':' is
+// listed as refused (INVALID_ARGUMENT), never loaded: a device URI ends the
+// driver's name there. Each one found is checked against its own
 // ELF headers (a truncated ELF file or one for another machine is listed as
 // broken, never dlopen()ed; a file that is no ELF at all is left to dlopen,
 // which refuses it from its first bytes before mapping anything, and is

@@ -271,8 +271,10 @@ HAL_API hal_status_t hal_library_check(const char* path) {
 // Loading under one lock
 //===----------------------------------------------------------------------===//
 
-// Recursive: a library's constructor or destructor, run inside dlopen or
-// dlclose, may itself load or unload one through these functions.
+// Only under ThreadSanitizer (hal/library.h says why). Recursive: a
+// library's constructor or destructor, run inside dlopen or dlclose, may
+// itself load or unload one through these functions.
+#if defined(HAL_TSAN)
 static pthread_once_t hal_library_lock_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t hal_library_mutex;
 
@@ -292,6 +294,10 @@ static void hal_library_lock(void) {
 static void hal_library_unlock(void) {
   pthread_mutex_unlock(&hal_library_mutex);
 }
+#else
+static void hal_library_lock(void) {}
+static void hal_library_unlock(void) {}
+#endif
 
 HAL_API void* hal_library_open(const char* path, int flags) {
   hal_library_lock();
@@ -315,8 +321,8 @@ HAL_API hal_status_t hal_library_path(void* handle, hal_allocator_t allocator,
   *out_path = NULL;
   char resolved[PATH_MAX];
   const char* path = "(unknown path)";
-  // The link map is the loader's: read under the lock, and copied out
-  // before it is let go (another thread's dlclose may free it after).
+  // The link map is the loader's: copied out before the lock is let go
+  // (a dlclose of the last reference may free it after).
   hal_library_lock();
   struct link_map* map = NULL;
   if (handle && dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map &&

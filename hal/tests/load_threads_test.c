@@ -64,13 +64,13 @@ static void* load_thread_main(void* arg) {
   for (uint32_t round = 0; round < t->rounds; ++round) {
     pthread_barrier_wait(t->start);
     const char* name =
-        t->driver_name ? t->driver_name
-                       : kDrivers[hal_test_random_below(
-                             &state, HAL_ARRAYSIZE(kDrivers))];
+        t->driver_name
+            ? t->driver_name
+            : kDrivers[hal_test_random_below(&state, HAL_ARRAYSIZE(kDrivers))];
     hal_driver_registry_t* registry = t->registry;
     if (!registry) {
-      hal_status_t status = hal_driver_registry_create(
-          NULL, hal_allocator_system(), &registry);
+      hal_status_t status =
+          hal_driver_registry_create(NULL, hal_allocator_system(), &registry);
       HAL_THREAD_CHECK(status == HAL_OK, "creating a registry: %s",
                        hal_status_message(status));
       hal_status_free(status);

@@ -29,16 +29,20 @@ HAL_EXTERN_C_BEGIN
 // file (a FIFO would block dlopen).
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_library_check(const char* path);
 
-// dlopen(|path|, |flags|) and dlclose(|handle|) as libhal and its drivers
+// dlopen(|path|, |flags|) and dlclose(|handle|), as libhal and its drivers
 // load and unload every library (plugins, vendor runtimes, tool
-// libraries): under one process-wide lock. glibc runs loads and unloads one
-// at a time already, under a lock of its own that ThreadSanitizer cannot
-// see; taking this one too makes that order visible to it, so two threads
-// loading one library at once (two drivers of one vendor) are not reported
-// as racing on what the load wrote (the loader's records, what the
-// library's constructors set). Loading is rare: the lock costs nothing on
-// any other path. A NULL from hal_library_open leaves its reason to
-// dlerror() on the calling thread, as dlopen does.
+// libraries). In a ThreadSanitizer build (HAL_TSAN) they, and
+// hal_library_path, take one process-wide lock: glibc runs loads and
+// unloads one at a time already, under a lock of its own that the
+// sanitizer cannot see, and taking this one too makes that order visible
+// to it, so two threads loading one library at once (two drivers of one
+// vendor) are not reported as racing on what the load wrote (the
+// loader's records, what the library's constructors set). Elsewhere they
+// take no lock of their own: glibc runs constructors under its lock, so a
+// constructor loading through these on one thread, while another thread
+// held this lock and waited for glibc's, would deadlock. A NULL from
+// hal_library_open leaves its reason to dlerror() on the calling thread,
+// as dlopen does.
 HAL_API void* hal_library_open(const char* path, int flags);
 HAL_API int hal_library_close(void* handle);
 

@@ -1295,6 +1295,47 @@ static void stall_process_case(void) {
   }
 }
 
+// "graph_build": both ranks in this process, whose runtime fails every
+// graph creation (CTS_RANK_FAULT in VGPU_FAULTS): a graph driver's end()
+// of a fill, a collective and a fill builds the runs around the collective
+// as graphs of their own, and the first fails. end() returns that failure
+// naming the run's ops, read before the failed build's segments are freed.
+static void graph_build_process_case(void) {
+  hal_device_t* devices[kRanks];
+  hal_channel_t* channels[kRanks];
+  for (int r = 0; r < kRanks; ++r)
+    devices[r] = cts_create_device((uint32_t)r);
+  HAL_ASSERT_OK(hal_channel_create_group(kRanks, devices, channels));
+  hal_buffer_t* buffer = device_buffer(devices[0], 256);
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint32_t pattern = 7;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 256, &pattern,
+                                               sizeof(pattern)));
+  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                    .element_type = HAL_ELEMENT_TYPE_INT32,
+                                    .reduction = HAL_REDUCTION_SUM,
+                                    .count = 64};
+  HAL_ASSERT_OK(hal_command_buffer_collective(cb, channels[0], &params, buffer,
+                                              0, buffer, 0));
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 256, &pattern,
+                                               sizeof(pattern)));
+  hal_status_t status = hal_command_buffer_end(cb);
+  char text[2048];
+  hal_status_format(status, text, sizeof(text));
+  assert_int_not_equal(hal_status_consume_code(status), HAL_STATUS_OK);
+  if (!strstr(text, getenv("CTS_RANK_FAULT")) ||
+      !strstr(text, "the graph of ops 0 to 0 of 3")) {
+    fail_msg("a failed graph build of ops 0 to 0 of 3 ended with: %s", text);
+  }
+  hal_command_buffer_release(cb);
+  hal_buffer_release(buffer);
+  for (int r = 0; r < kRanks; ++r) {
+    hal_channel_release(channels[r]);
+    hal_device_release(devices[r]);
+  }
+}
+
 // The case a rank process runs (CTS_RANK_SCENARIO): "run", all-reduces
 // from one element to 64 MiB and every other collective; "kill", rank 1 dies
 // once its channel exists and rank 0's collective must fail naming the dead
@@ -1304,6 +1345,10 @@ static void rank_process_case(void** state) {
   const char* scenario = getenv("CTS_RANK_SCENARIO");
   if (strcmp(scenario, "stall") == 0) {
     stall_process_case();
+    return;
+  }
+  if (strcmp(scenario, "graph_build") == 0) {
+    graph_build_process_case();
     return;
   }
   const char* hex = getenv("CTS_RANK_ID");
@@ -1404,6 +1449,46 @@ CTS_CASE(Collective_StalledPeerIsAbortedAfterHalSyncMaxWait) {
     fail_msg("the stalled-peer process ended with %d", code);
 }
 
+// A graph driver whose runtime fails to build the graph of the ops around a
+// collective: end() fails with the runtime's error, naming those ops (in a
+// process of its own, its runtime failing every graph creation).
+CTS_CASE(Collective_FailedGraphBuildAroundACollectiveNamesItsOps) {
+  collective_fixture_t* f = *state;
+  const char* node_call = getenv("CTS_KERNEL_NODE_CALL");
+  if (!getenv("VGPU_CCL_TIMEOUT_MS") || !node_call) {
+    print_message(
+        "[  SKIPPED ] faults are injected by the virtual GPU only, whose "
+        "runs set VGPU_CCL_TIMEOUT_MS and CTS_KERNEL_NODE_CALL\n");
+    skip();
+  }
+  // Graph drivers build at end(); stream drivers report no builds.
+  hal_buffer_t* buffer = device_buffer(f->devices[0], 256);
+  hal_command_buffer_t* probe =
+      cts_begin_command_buffer(f->devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  uint32_t pattern = 7;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(probe, buffer, 0, 256, &pattern,
+                                               sizeof(pattern)));
+  HAL_ASSERT_OK(hal_command_buffer_end(probe));
+  hal_command_buffer_info_t info;
+  HAL_ASSERT_OK(hal_command_buffer_query_info(probe, &info));
+  hal_command_buffer_release(probe);
+  hal_buffer_release(buffer);
+  if (info.native_build_count == 0) {
+    print_message("[  SKIPPED ] a stream driver builds no graph\n");
+    skip();
+  }
+  bool hip = strncmp(node_call, "hip", 3) == 0;
+  const char* call = hip ? "hipGraphCreate" : "cuGraphCreate";
+  char fault[64], named[64];
+  snprintf(fault, sizeof(fault), "VGPU_FAULTS=%s:always", call);
+  snprintf(named, sizeof(named), "CTS_RANK_FAULT=%s", call);
+  const char* const extra[] = {fault, named};
+  int code = -1;
+  run_processes("graph_build", 1, NULL, extra, 2, &code);
+  if (code != 0)
+    fail_msg("the failing graph build's process ended with %d", code);
+}
+
 // A rank process killed mid-run: the other's collective fails (its signal
 // names the dead process), it does not hang, and it exits cleanly.
 CTS_CASE(Collective_RankKilledInAnotherProcessFailsThePeer) {
@@ -1446,6 +1531,7 @@ int main(void) {
       CASE(Collective_RanksInTwoProcesses),
       CASE(Collective_RankKilledInAnotherProcessFailsThePeer),
       CASE(Collective_StalledPeerIsAbortedAfterHalSyncMaxWait),
+      CASE(Collective_FailedGraphBuildAroundACollectiveNamesItsOps),
 #undef CASE
   };
   if (getenv("CTS_RANK_SCENARIO")) {  // a rank process of the cases above

@@ -273,9 +273,11 @@ static hal_status_t gpu_graph_build_segments(gpu_graph_state_t* state,
         ++state->instantiate_count;
     }
     if (status != HAL_OK) {
+      // The clear frees |segment|: what the message says is read first.
+      size_t first = segment->first;
       gpu_graph_segments_clear(state);
-      return hal_status_annotatef(status, "the graph of ops %zu to %zu",
-                                  segment->first, i);
+      return hal_status_annotatef(status, "the graph of ops %zu to %zu of %zu",
+                                  first, i - 1, count);
     }
   }
   state->built = true;

@@ -16,6 +16,10 @@ failed instead of hanging.
 With --exited=R (HAL_RUN_EXIT_RANK=R is set for the run): the same, rank R
 named as having exited with the hook's status 3 (a sanitizer's report or a
 crash in its exit, with its collectives in flight, gives another status).
+
+In every mode a sanitizer's report in any rank's output fails the check,
+even when the rank's status does not show it (a report cut short by the
+process's exit).
 """
 
 import argparse
@@ -83,6 +87,11 @@ def main():
                  "0 skipped")
     if total not in lines:
         problems.append(f"no line '{total}'")
+    reports = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+               "WARNING: ThreadSanitizer", "runtime error:")
+    for line in (run.stdout + run.stderr).splitlines():
+        if any(report in line for report in reports):
+            problems.append(f"a sanitizer's report: {line}")
     for problem in problems:
         print(f"hal_run_ranks_test: FAIL: {problem}")
     return 1 if problems else 0

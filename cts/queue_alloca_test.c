@@ -382,6 +382,44 @@ CTS_CASE(Alloca_FailedWaitFailsSignalsAndWorkUsingIt) {
 
 // Work issued after the dealloca was reached fails at issue, naming the
 // buffer; host transfers refuse; a second dealloca is refused at the call.
+// A reusable command buffer over alloca'd memory, re-recorded with the
+// same shape: a graph driver builds its graph at the first issue of each
+// recording (the buffer's address is known then) and, as for any
+// re-record, offers the second to the first's executable as an update,
+// which a runtime updating executables takes (one build, one update).
+// Each recording's fill lands.
+CTS_CASE(Alloca_ReRecordedCommandBufferIsUpdatedInPlace) {
+  fixture_t* f = *state;
+  enum { kSize = 512 };
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_buffer_t* x = NULL;
+  HAL_ASSERT_OK(alloca_on(f->device, f->q0, NULL, 0, s, 1, kSize, &x));
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
+  for (uint32_t round = 0; round < 2; ++round) {
+    if (round > 0)
+      HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+    uint8_t pattern = (uint8_t)(0x11 * (round + 1));
+    HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, x, 0, kSize, &pattern, 1));
+    HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, x, 0, f->b, 0, kSize));
+    HAL_ASSERT_OK(hal_command_buffer_end(cb));
+    HAL_ASSERT_OK(cts_submit(f->device, f->q0, s, 1 + round, cb, s, 2 + round));
+    HAL_ASSERT_OK(cts_wait(s, 2 + round));
+    cts_expect_bytes(f->b, 0, kSize, pattern);
+  }
+  hal_command_buffer_info_t info;
+  HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
+  if (info.native_build_count + info.native_update_count > 0) {
+    assert_int_equal(info.native_build_count, 1);
+    assert_int_equal(info.native_update_count, 1);
+  }
+  HAL_ASSERT_OK(dealloca_on(f->device, f->q0, s, 3, s, 4, x));
+  HAL_ASSERT_OK(cts_wait(s, 4));
+  hal_command_buffer_release(cb);
+  hal_buffer_release(x);
+  hal_semaphore_release(s);
+}
+
 CTS_CASE(Alloca_UseAfterDeallocaFailsAtIssue) {
   fixture_t* f = *state;
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
@@ -527,6 +565,7 @@ int main(void) {
       CASE(Alloca_UnorderedUseOnAnotherQueueRunsAfterTheAllocation),
       CASE(Alloca_ReuseLoopStaysWithinDeviceMemory),
       CASE(Alloca_FailedWaitFailsSignalsAndWorkUsingIt),
+      CASE(Alloca_ReRecordedCommandBufferIsUpdatedInPlace),
       CASE(Alloca_UseAfterDeallocaFailsAtIssue),
       CASE(Alloca_DeallocaBeforeAPendingUseFailsAndKeepsTheMemory),
       CASE(Alloca_ReleaseWithoutDeallocaFreesTheMemory),

@@ -58,7 +58,10 @@ typedef struct gpu_graph_state_t {
   // the first issue, when their allocas were reached and their addresses
   // are known (under |build_mutex|: several queues may issue the command
   // buffer at once), and each issue checks that none was deallocated.
-  bool deferred;  // the build waits for the first issue
+  // The executable of an earlier recording stays until then, so that the
+  // build offers it the new graph as an update, as end() does.
+  bool deferred;       // the recording uses queue-ordered buffers
+  bool build_pending;  // deferred, and the first issue has not built yet
   pthread_mutex_t build_mutex;
   // hal_command_buffer_query_info(): how end() produced |exec|, counted.
   uint32_t instantiate_count;
@@ -353,10 +356,9 @@ static hal_status_t gpu_graph_end(void* user,
   HAL_RETURN_IF_ERROR(
       gpu_buffer_set_collect(&state->queue_ordered, ops, count));
   state->deferred = state->queue_ordered.count > 0;
-  if (state->deferred) {
-    gpu_graph_state_clear(state);
+  state->build_pending = state->deferred;
+  if (state->deferred)
     return HAL_OK;
-  }
   // The graph's build and instantiation are vendor calls of the device: a
   // loss they report is recorded (Q5).
   return gpu_device_note(device, gpu_graph_build_exec(state, command_buffer));
@@ -427,8 +429,10 @@ static hal_status_t gpu_graph_issue(gpu_queue_t* queue,
     }
     pthread_mutex_lock(&state->build_mutex);
     hal_status_t status = HAL_OK;
-    if (!state->exec && !state->built)
+    if (state->build_pending) {
       status = gpu_graph_build_exec(state, command_buffer);
+      state->build_pending = status != HAL_OK;  // a failed build is retried
+    }
     pthread_mutex_unlock(&state->build_mutex);
     HAL_RETURN_IF_ERROR(status);
   }
@@ -447,7 +451,7 @@ static hal_status_t gpu_graph_issue(gpu_queue_t* queue,
                           : HAL_OK;
       HAL_RETURN_IF_ERROR(hal_status_annotatef(
           status, "piece %zu of %zu (ops %zu to %zu)", i, state->segment_count,
-          segment->first, segment->first + segment->count));
+          segment->first, segment->first + segment->count - 1));
     }
     return HAL_OK;
   }

@@ -307,6 +307,8 @@ HAL_API void* hal_library_open(const char* path, int flags) {
 }
 
 HAL_API int hal_library_close(void* handle) {
+  if (!handle)
+    return 0;
   hal_library_lock();
   int result = dlclose(handle);
   hal_library_unlock();

@@ -4,8 +4,10 @@
 // broken plugins (including damaged files, which must never crash the
 // host), duplicate names and directories, error messages.
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <ftw.h>
+#include <limits.h>
 #include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -425,6 +427,36 @@ static void Loader_NamesNoUriCanHoldAreRefused(void** state) {
   if (!strstr(log, "hal-driver-.so: no driver name, not a plugin"))
     HAL_TEST_FAIL("no word of hal-driver-.so in the loader's log:\n%s", log);
   hal_driver_registry_free(registry);
+}
+
+// hal_library_open/close/path at their edges: a file that is not there
+// gives NULL with dlerror() naming it, NULL closes as nothing, and a
+// handle the loader cannot describe has "(unknown path)".
+static void Library_OpenCloseAndPathAtTheirEdges(void** state) {
+  (void)state;
+  (void)dlerror();
+  assert_null(hal_library_open("/nonexistent/libhal-test.so", RTLD_NOW));
+  const char* error = dlerror();
+  assert_non_null(error);
+  assert_non_null(strstr(error, "/nonexistent/libhal-test.so"));
+  assert_int_equal(hal_library_close(NULL), 0);
+  char* path = NULL;
+  HAL_ASSERT_OK(hal_library_path(NULL, hal_allocator_system(), &path));
+  assert_string_equal(path, "(unknown path)");
+  hal_allocator_free(hal_allocator_system(), path);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "out_path",
+                    hal_library_path(NULL, hal_allocator_system(), NULL));
+  char plugin[4096];
+  snprintf(plugin, sizeof(plugin), "%s/hal-driver-test.so",
+           hal_test_plugin_dir());
+  void* handle = hal_library_open(plugin, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(handle);
+  HAL_ASSERT_OK(hal_library_path(handle, hal_allocator_system(), &path));
+  char resolved[PATH_MAX];
+  assert_non_null(realpath(plugin, resolved));
+  assert_string_equal(path, resolved);
+  hal_allocator_free(hal_allocator_system(), path);
+  assert_int_equal(hal_library_close(handle), 0);
 }
 
 // HAL_DRIVER_PATH spellings of one directory: a trailing slash, "/.", a
@@ -984,6 +1016,7 @@ int main(void) {
       CASE(Loader_MisnamedPluginIsRefused),
       CASE(Loader_NoDevicesIsAClearError),
       CASE(Loader_UnknownNameListsDriversAndDirectories),
+      CASE(Library_OpenCloseAndPathAtTheirEdges),
       cmocka_unit_test_setup_teardown(Loader_NamesNoUriCanHoldAreRefused,
                                       make_scratch_dir, remove_scratch_dir),
       cmocka_unit_test_setup_teardown(Loader_DuplicateNamesFirstOnPathWins,

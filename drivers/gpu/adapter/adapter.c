@@ -208,8 +208,9 @@ static hal_status_t gpu_adapter_hide_list_check(const char* list,
     if (!known) {
       return hal_make_status(
           HAL_STATUS_INVALID_ARGUMENT,
-          "%s names '%.*s', which is not an entry point of the %s runtime "
-          "the drivers load, so it would hide nothing",
+          "%s names '%.*s', which is not the API name of an entry point "
+          "the drivers load from the %s runtime (an exported versioned name "
+          "such as cuMemAlloc_v2 is not one), so it would hide nothing",
           source, (int)length, p,
           descs[0] && descs[1] ? "CUDA or HIP"
           : descs[0]           ? "CUDA"

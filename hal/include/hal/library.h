@@ -42,7 +42,7 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_library_check(const char* path);
 // constructor loading through these on one thread, while another thread
 // held this lock and waited for glibc's, would deadlock. A NULL from
 // hal_library_open leaves its reason to dlerror() on the calling thread,
-// as dlopen does.
+// as dlopen does; hal_library_close(NULL) does nothing and returns 0.
 HAL_API void* hal_library_open(const char* path, int flags);
 HAL_API int hal_library_close(void* handle);
 

@@ -58,7 +58,7 @@ static void Load_HideListNamesOnlyEntryPoints(void** state) {
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT,
       "the adapter options' hide_symbols names 'cuGraphAddKernelNod', which "
-      "is not an entry point",
+      "is not the API name of an entry point",
       create_adapter(GPU_ADAPTER_VENDOR_CUDA, "/nonexistent/libcuda.so.1",
                      "cuGraphLaunch, cuGraphAddKernelNod", &adapter));
   assert_null(adapter);

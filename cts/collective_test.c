@@ -1252,6 +1252,34 @@ static void rank_other_collectives(hal_device_t* device,
   free(out);
 }
 
+// Both ranks in this process: devices 0 and 1 and a group over them.
+static void process_group_open(hal_device_t* devices[kRanks],
+                               hal_channel_t* channels[kRanks]) {
+  for (int r = 0; r < kRanks; ++r)
+    devices[r] = cts_create_device((uint32_t)r);
+  HAL_ASSERT_OK(hal_channel_create_group(kRanks, devices, channels));
+}
+
+static void process_group_close(hal_device_t* devices[kRanks],
+                                hal_channel_t* channels[kRanks]) {
+  for (int r = 0; r < kRanks; ++r) {
+    hal_channel_release(channels[r]);
+    hal_device_release(devices[r]);
+  }
+}
+
+// Records an all-reduce (sum) of |buffer|'s first 64 int32 in place.
+static void record_small_all_reduce(hal_command_buffer_t* cb,
+                                    hal_channel_t* channel,
+                                    hal_buffer_t* buffer) {
+  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                    .element_type = HAL_ELEMENT_TYPE_INT32,
+                                    .reduction = HAL_REDUCTION_SUM,
+                                    .count = 64};
+  HAL_ASSERT_OK(hal_command_buffer_collective(cb, channel, &params, buffer, 0,
+                                              buffer, 0));
+}
+
 // "stall": both ranks in this process, rank 1 never submits its part, and
 // the library's own bound (VGPU_CCL_TIMEOUT_MS) is far off: the driver's
 // watch aborts the channel after HAL_SYNC_MAX_WAIT_MS without progress,
@@ -1260,18 +1288,11 @@ static void rank_other_collectives(hal_device_t* device,
 static void stall_process_case(void) {
   hal_device_t* devices[kRanks];
   hal_channel_t* channels[kRanks];
-  for (int r = 0; r < kRanks; ++r)
-    devices[r] = cts_create_device((uint32_t)r);
-  HAL_ASSERT_OK(hal_channel_create_group(kRanks, devices, channels));
+  process_group_open(devices, channels);
   hal_buffer_t* buffer = device_buffer(devices[0], 256);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
-                                    .element_type = HAL_ELEMENT_TYPE_INT32,
-                                    .reduction = HAL_REDUCTION_SUM,
-                                    .count = 64};
-  HAL_ASSERT_OK(hal_command_buffer_collective(cb, channels[0], &params, buffer,
-                                              0, buffer, 0));
+  record_small_all_reduce(cb, channels[0], buffer);
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
   hal_semaphore_t* done = cts_create_semaphore(devices[0], 0);
   submit(devices[0], cb, done, 1);
@@ -1289,10 +1310,7 @@ static void stall_process_case(void) {
   hal_semaphore_release(done);
   hal_command_buffer_release(cb);
   hal_buffer_release(buffer);
-  for (int r = 0; r < kRanks; ++r) {
-    hal_channel_release(channels[r]);
-    hal_device_release(devices[r]);
-  }
+  process_group_close(devices, channels);
 }
 
 // "graph_build": both ranks in this process, whose runtime fails every
@@ -1303,21 +1321,14 @@ static void stall_process_case(void) {
 static void graph_build_process_case(void) {
   hal_device_t* devices[kRanks];
   hal_channel_t* channels[kRanks];
-  for (int r = 0; r < kRanks; ++r)
-    devices[r] = cts_create_device((uint32_t)r);
-  HAL_ASSERT_OK(hal_channel_create_group(kRanks, devices, channels));
+  process_group_open(devices, channels);
   hal_buffer_t* buffer = device_buffer(devices[0], 256);
   hal_command_buffer_t* cb =
       cts_begin_command_buffer(devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   uint32_t pattern = 7;
   HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 256, &pattern,
                                                sizeof(pattern)));
-  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
-                                    .element_type = HAL_ELEMENT_TYPE_INT32,
-                                    .reduction = HAL_REDUCTION_SUM,
-                                    .count = 64};
-  HAL_ASSERT_OK(hal_command_buffer_collective(cb, channels[0], &params, buffer,
-                                              0, buffer, 0));
+  record_small_all_reduce(cb, channels[0], buffer);
   HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 256, &pattern,
                                                sizeof(pattern)));
   hal_status_t status = hal_command_buffer_end(cb);
@@ -1330,10 +1341,7 @@ static void graph_build_process_case(void) {
   }
   hal_command_buffer_release(cb);
   hal_buffer_release(buffer);
-  for (int r = 0; r < kRanks; ++r) {
-    hal_channel_release(channels[r]);
-    hal_device_release(devices[r]);
-  }
+  process_group_close(devices, channels);
 }
 
 // The case a rank process runs (CTS_RANK_SCENARIO): "run", all-reduces

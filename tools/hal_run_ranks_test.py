@@ -65,22 +65,24 @@ def main():
         if len(failed) != args.drivers or ok:
             problems.append(f"{len(failed)} drivers failed and {len(ok)} "
                             f"passed, expected {args.drivers} failed")
+        # The signal's name follows "killed by signal 9"; the hook's status
+        # ends its part.
         if args.killed is not None:
-            named = f"rank {ended} killed by signal 9 "
             what = "killed by signal 9"
+            pattern = re.compile(rf"rank {ended} killed by signal 9 \(.*\)")
         else:
-            named = f"rank {ended} exited with status 3"
             what = "exited with status 3"
+            pattern = re.compile(rf"rank {ended} exited with status 3")
         for line in failed:
             how = line.split(": ", 1)[1].split(": ", 1)[-1]
             parts = how.split("; ")
             for part in parts:
-                if part.startswith(named):
+                if pattern.fullmatch(part):
                     continue
                 if not re.fullmatch(r"rank \d+ exited with status [1-9]\d*",
                                     part):
                     problems.append(f"'{part}' in: {line}")
-            if not any(part.startswith(named) for part in parts):
+            if not any(pattern.fullmatch(part) for part in parts):
                 problems.append(f"rank {ended} is not named {what} in: "
                                 f"{line}")
         total = (f"collectives: 0 driver(s) passed, {args.drivers} failed, "

@@ -190,13 +190,8 @@ static hal_status_t gpu_adapter_hide_list_check(const char* list,
       gpu_adapter_vendor_desc(GPU_ADAPTER_VENDOR_CUDA),
       gpu_adapter_vendor_desc(GPU_ADAPTER_VENDOR_HIP),
   };
-  const char* p = list;
-  while (*p) {
-    while (*p == ',' || *p == ' ')
-      ++p;
-    size_t length = strcspn(p, ", ");
-    if (length == 0)
-      break;
+  size_t length = 0;
+  for (const char* p; (p = gpu_adapter_list_next(&list, &length));) {
     bool known = false;
     for (size_t d = 0; d < HAL_ARRAYSIZE(descs) && !known; ++d) {
       for (size_t i = 0; descs[d] && i < descs[d]->symbol_count && !known;
@@ -216,7 +211,6 @@ static hal_status_t gpu_adapter_hide_list_check(const char* list,
           : descs[0]           ? "CUDA"
                                : "HIP");
     }
-    p += length;
   }
   return HAL_OK;
 }

@@ -262,6 +262,11 @@ typedef struct gpu_adapter_text_t {
 void gpu_adapter_text_append(gpu_adapter_text_t* text, const char* format, ...)
     HAL_PRINTF_LIKE(2, 3);
 
+// The next element of a list separated by commas and spaces, from
+// |*cursor| on: its start (|*out_length| bytes long), the cursor moved past
+// it; NULL at the list's end.
+const char* gpu_adapter_list_next(const char** cursor, size_t* out_length);
+
 // Whether |name| is an element of the comma-separated |list| (NULL: none).
 bool gpu_adapter_name_in_list(const char* list, const char* name);
 

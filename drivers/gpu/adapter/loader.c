@@ -42,19 +42,23 @@ void gpu_adapter_text_append(gpu_adapter_text_t* text, const char* format,
          sizeof(kEllipsis));
 }
 
+const char* gpu_adapter_list_next(const char** cursor, size_t* out_length) {
+  const char* p = *cursor;
+  while (*p == ',' || *p == ' ')
+    ++p;
+  *out_length = strcspn(p, ", ");
+  *cursor = p + *out_length;
+  return *out_length ? p : NULL;
+}
+
 bool gpu_adapter_name_in_list(const char* list, const char* name) {
   if (!list || !name)
     return false;
   size_t name_length = strlen(name);
-  const char* p = list;
-  while (*p) {
-    while (*p == ',' || *p == ' ')
-      ++p;
-    size_t length = strcspn(p, ", ");
-    if (length == name_length && length > 0 && strncmp(p, name, length) == 0) {
+  size_t length = 0;
+  for (const char* entry; (entry = gpu_adapter_list_next(&list, &length));) {
+    if (length == name_length && strncmp(entry, name, length) == 0)
       return true;
-    }
-    p += length;
   }
   return false;
 }

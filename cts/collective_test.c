@@ -1252,19 +1252,30 @@ static void rank_other_collectives(hal_device_t* device,
   free(out);
 }
 
-// Both ranks in this process: devices 0 and 1 and a group over them.
-static void process_group_open(hal_device_t* devices[kRanks],
-                               hal_channel_t* channels[kRanks]) {
+// Both ranks in this process: devices 0 and 1, a group over them, and on
+// device 0 a 256-byte buffer and a ONE_SHOT command buffer being recorded.
+typedef struct process_group_t {
+  hal_device_t* devices[kRanks];
+  hal_channel_t* channels[kRanks];
+  hal_buffer_t* buffer;
+  hal_command_buffer_t* cb;
+} process_group_t;
+
+static void process_group_open(process_group_t* g) {
   for (int r = 0; r < kRanks; ++r)
-    devices[r] = cts_create_device((uint32_t)r);
-  HAL_ASSERT_OK(hal_channel_create_group(kRanks, devices, channels));
+    g->devices[r] = cts_create_device((uint32_t)r);
+  HAL_ASSERT_OK(hal_channel_create_group(kRanks, g->devices, g->channels));
+  g->buffer = device_buffer(g->devices[0], 256);
+  g->cb =
+      cts_begin_command_buffer(g->devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
 }
 
-static void process_group_close(hal_device_t* devices[kRanks],
-                                hal_channel_t* channels[kRanks]) {
+static void process_group_close(process_group_t* g) {
+  hal_command_buffer_release(g->cb);
+  hal_buffer_release(g->buffer);
   for (int r = 0; r < kRanks; ++r) {
-    hal_channel_release(channels[r]);
-    hal_device_release(devices[r]);
+    hal_channel_release(g->channels[r]);
+    hal_device_release(g->devices[r]);
   }
 }
 
@@ -1286,16 +1297,12 @@ static void record_small_all_reduce(hal_command_buffer_t* cb,
 // so rank 0's submission fails saying so. Host waits cut short by the same
 // bound are retried (30 s in all).
 static void stall_process_case(void) {
-  hal_device_t* devices[kRanks];
-  hal_channel_t* channels[kRanks];
-  process_group_open(devices, channels);
-  hal_buffer_t* buffer = device_buffer(devices[0], 256);
-  hal_command_buffer_t* cb =
-      cts_begin_command_buffer(devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-  record_small_all_reduce(cb, channels[0], buffer);
-  HAL_ASSERT_OK(hal_command_buffer_end(cb));
-  hal_semaphore_t* done = cts_create_semaphore(devices[0], 0);
-  submit(devices[0], cb, done, 1);
+  process_group_t g;
+  process_group_open(&g);
+  record_small_all_reduce(g.cb, g.channels[0], g.buffer);
+  HAL_ASSERT_OK(hal_command_buffer_end(g.cb));
+  hal_semaphore_t* done = cts_create_semaphore(g.devices[0], 0);
+  submit(g.devices[0], g.cb, done, 1);
   char text[2048] = "";
   for (time_t give_up = time(NULL) + 30; time(NULL) < give_up;) {
     hal_status_t status = cts_wait(done, 1);
@@ -1308,9 +1315,7 @@ static void stall_process_case(void) {
   if (!strstr(text, "made no progress for HAL_SYNC_MAX_WAIT_MS"))
     fail_msg("a stalled peer's collective ended with: %s", text);
   hal_semaphore_release(done);
-  hal_command_buffer_release(cb);
-  hal_buffer_release(buffer);
-  process_group_close(devices, channels);
+  process_group_close(&g);
 }
 
 // "graph_build": both ranks in this process, whose runtime fails every
@@ -1319,19 +1324,15 @@ static void stall_process_case(void) {
 // as graphs of their own, and the first fails. end() returns that failure
 // naming the run's ops, read before the failed build's segments are freed.
 static void graph_build_process_case(void) {
-  hal_device_t* devices[kRanks];
-  hal_channel_t* channels[kRanks];
-  process_group_open(devices, channels);
-  hal_buffer_t* buffer = device_buffer(devices[0], 256);
-  hal_command_buffer_t* cb =
-      cts_begin_command_buffer(devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  process_group_t g;
+  process_group_open(&g);
   uint32_t pattern = 7;
-  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 256, &pattern,
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(g.cb, g.buffer, 0, 256, &pattern,
                                                sizeof(pattern)));
-  record_small_all_reduce(cb, channels[0], buffer);
-  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 0, 256, &pattern,
+  record_small_all_reduce(g.cb, g.channels[0], g.buffer);
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(g.cb, g.buffer, 0, 256, &pattern,
                                                sizeof(pattern)));
-  hal_status_t status = hal_command_buffer_end(cb);
+  hal_status_t status = hal_command_buffer_end(g.cb);
   char text[2048];
   hal_status_format(status, text, sizeof(text));
   assert_int_not_equal(hal_status_consume_code(status), HAL_STATUS_OK);
@@ -1339,9 +1340,7 @@ static void graph_build_process_case(void) {
       !strstr(text, "the graph of ops 0 to 0 of 3")) {
     fail_msg("a failed graph build of ops 0 to 0 of 3 ended with: %s", text);
   }
-  hal_command_buffer_release(cb);
-  hal_buffer_release(buffer);
-  process_group_close(devices, channels);
+  process_group_close(&g);
 }
 
 // The case a rank process runs (CTS_RANK_SCENARIO): "run", all-reduces

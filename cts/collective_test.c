@@ -1058,9 +1058,6 @@ CTS_CASE(Collective_GroupOfDevicesMadeFromUris) {
 
 extern char** environ;
 
-// Starts both ranks on |scenario| with the parent's |id| and waits
-// (bounded) for them: codes[r] is rank r's exit code, or 128 + the signal
-// that ended it.
 // Starts |processes| copies of this program on |scenario|, copy r with
 // CTS_RANK_INDEX=r, |id| (NULL: none) and the "NAME=value" strings of
 // |extra| in its environment, and waits (bounded) for them: codes[r] is
@@ -1318,11 +1315,13 @@ static void stall_process_case(void) {
   process_group_close(&g);
 }
 
-// "graph_build": both ranks in this process, whose runtime fails every
-// graph creation (CTS_RANK_FAULT in VGPU_FAULTS): a graph driver's end()
-// of a fill, a collective and a fill builds the runs around the collective
-// as graphs of their own, and the first fails. end() returns that failure
-// naming the run's ops, read before the failed build's segments are freed.
+// "graph_build": both ranks in this process, whose runtime fails a graph
+// call (CTS_RANK_FAULT, in VGPU_FAULTS): a graph driver's end() of a fill,
+// a collective and a fill builds the runs around the collective as graphs
+// of their own, and the one at op CTS_RANK_BUILD_FAILS (0 or 2) fails.
+// end() returns that failure naming the run's ops, read before the failed
+// build's pieces are freed, and counts no build, not even a piece built
+// before the failure.
 static void graph_build_process_case(void) {
   process_group_t g;
   process_group_open(&g);
@@ -1333,12 +1332,19 @@ static void graph_build_process_case(void) {
   HAL_ASSERT_OK(hal_command_buffer_fill_buffer(g.cb, g.buffer, 0, 256, &pattern,
                                                sizeof(pattern)));
   hal_status_t status = hal_command_buffer_end(g.cb);
-  char text[2048];
+  char text[2048], ops[64];
   hal_status_format(status, text, sizeof(text));
   assert_int_not_equal(hal_status_consume_code(status), HAL_STATUS_OK);
-  if (!strstr(text, getenv("CTS_RANK_FAULT")) ||
-      !strstr(text, "the graph of ops 0 to 0 of 3")) {
-    fail_msg("a failed graph build of ops 0 to 0 of 3 ended with: %s", text);
+  int failing = atoi(getenv("CTS_RANK_BUILD_FAILS"));
+  snprintf(ops, sizeof(ops), "the graph of ops %d to %d of 3", failing,
+           failing);
+  if (!strstr(text, getenv("CTS_RANK_FAULT")) || !strstr(text, ops))
+    fail_msg("a failed build of %s ended with: %s", ops, text);
+  hal_command_buffer_info_t info;
+  HAL_ASSERT_OK(hal_command_buffer_query_info(g.cb, &info));
+  if (info.native_build_count != 0 || info.native_update_count != 0) {
+    fail_msg("a failed build counted %u builds and %u updates",
+             info.native_build_count, info.native_update_count);
   }
   process_group_close(&g);
 }
@@ -1457,8 +1463,9 @@ CTS_CASE(Collective_StalledPeerIsAbortedAfterHalSyncMaxWait) {
 }
 
 // A graph driver whose runtime fails to build the graph of the ops around a
-// collective: end() fails with the runtime's error, naming those ops (in a
-// process of its own, its runtime failing every graph creation).
+// collective: end() fails with the runtime's error, naming those ops, and
+// counts no build (in processes of their own, one whose runtime fails every
+// graph creation, one whose second instantiation fails).
 CTS_CASE(Collective_FailedGraphBuildAroundACollectiveNamesItsOps) {
   collective_fixture_t* f = *state;
   const char* node_call = getenv("CTS_KERNEL_NODE_CALL");
@@ -1485,15 +1492,31 @@ CTS_CASE(Collective_FailedGraphBuildAroundACollectiveNamesItsOps) {
         "this driver built no graph at end(): a stream driver's table "
         "row excludes this case");
   bool hip = strncmp(node_call, "hip", 3) == 0;
-  const char* call = hip ? "hipGraphCreate" : "cuGraphCreate";
-  char fault[64], named[64];
-  snprintf(fault, sizeof(fault), "VGPU_FAULTS=%s:always", call);
-  snprintf(named, sizeof(named), "CTS_RANK_FAULT=%s", call);
-  const char* const extra[] = {fault, named};
-  int code = -1;
-  run_processes("graph_build", 1, NULL, extra, 2, &code);
-  if (code != 0)
-    fail_msg("the failing graph build's process ended with %d", code);
+  // The first run's graph creation fails; then the last run's
+  // instantiation, after the first run's succeeded.
+  const struct {
+    const char* call;
+    const char* trigger;
+    const char* failing;
+  } faults[] = {
+      {hip ? "hipGraphCreate" : "cuGraphCreate", "always", "0"},
+      {hip ? "hipGraphInstantiate" : "cuGraphInstantiate", "nth=2", "2"},
+  };
+  for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); ++i) {
+    char fault[96], named[64], failing[64];
+    snprintf(fault, sizeof(fault), "VGPU_FAULTS=%s:%s", faults[i].call,
+             faults[i].trigger);
+    snprintf(named, sizeof(named), "CTS_RANK_FAULT=%s", faults[i].call);
+    snprintf(failing, sizeof(failing), "CTS_RANK_BUILD_FAILS=%s",
+             faults[i].failing);
+    const char* const extra[] = {fault, named, failing};
+    int code = -1;
+    run_processes("graph_build", 1, NULL, extra, 3, &code);
+    if (code != 0) {
+      fail_msg("the process whose %s fails ended with %d", faults[i].call,
+               code);
+    }
+  }
 }
 
 // A rank process killed mid-run: the other's collective fails (its signal

@@ -256,6 +256,7 @@ static hal_status_t gpu_graph_build_segments(gpu_graph_state_t* state,
   memset(state->segments, 0, segment_count * sizeof(gpu_graph_segment_t));
   state->segment_count = segment_count;
   size_t next = 0;
+  uint32_t instantiated = 0;  // counted once every run is built
   for (size_t i = 0; i < count;) {
     gpu_graph_segment_t* segment = &state->segments[next++];
     segment->first = i;
@@ -273,7 +274,7 @@ static hal_status_t gpu_graph_build_segments(gpu_graph_state_t* state,
       status = adapter->ops->graph_instantiate(adapter, segment->graph,
                                                &segment->exec);
       if (status == HAL_OK)
-        ++state->instantiate_count;
+        ++instantiated;
     }
     if (status != HAL_OK) {
       // The clear frees |segment|: what the message says is read first.
@@ -284,6 +285,7 @@ static hal_status_t gpu_graph_build_segments(gpu_graph_state_t* state,
     }
   }
   state->built = true;
+  state->instantiate_count += instantiated;
   return HAL_OK;
 }
 

@@ -99,10 +99,13 @@ hal_command_buffer_state(const hal_command_buffer_t* command_buffer);
 typedef struct hal_command_buffer_info_t {
   // Ops recorded by the last begin/end (barriers included).
   uint32_t op_count;
-  // Times end() built a native executable from scratch (a graph
-  // instantiation).
+  // Native executables built from scratch (graph instantiations), by end()
+  // or, for a recording over queue-ordered buffers, by its first issue. A
+  // recording split around collectives builds one per run of other ops. A
+  // build that fails counts nothing, not even the runs it built before.
   uint32_t native_build_count;
-  // Times end() updated the existing native executable in place instead.
+  // Times such a build updated the existing native executable in place
+  // instead.
   uint32_t native_update_count;
 } hal_command_buffer_info_t;
 

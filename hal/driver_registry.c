@@ -203,24 +203,66 @@ static void hal_registry_debug(const hal_driver_registry_t* registry,
   fprintf(stderr, "hal loader: %s\n", line);
 }
 
+// The next element of the comma-separated |*cursor|: |*out_glob|,
+// |*out_length| bytes long. False at the end.
+static bool hal_registry_next_glob(const char** cursor, const char** out_glob,
+                                   size_t* out_length) {
+  if (!*cursor)
+    return false;
+  const char* end = strchr(*cursor, ',');
+  *out_glob = *cursor;
+  *out_length = end ? (size_t)(end - *cursor) : strlen(*cursor);
+  *cursor = end ? end + 1 : NULL;
+  return true;
+}
+
+// True when the glob of |length| bytes at |glob| matches |name|. An empty
+// or overlong glob matches nothing.
+static bool hal_registry_glob_matches(const char* glob, size_t length,
+                                      const char* name) {
+  char pattern[256];
+  if (length == 0 || length >= sizeof(pattern))
+    return false;
+  memcpy(pattern, glob, length);
+  pattern[length] = '\0';
+  return fnmatch(pattern, name, 0) == 0;
+}
+
 // True when |name| matches one of the comma-separated globs of |patterns|.
 static bool hal_registry_matches(const char* patterns, const char* name) {
-  const char* begin = patterns;
-  while (*begin) {
-    const char* end = strchr(begin, ',');
-    size_t length = end ? (size_t)(end - begin) : strlen(begin);
-    char pattern[256];
-    if (length > 0 && length < sizeof(pattern)) {
-      memcpy(pattern, begin, length);
-      pattern[length] = '\0';
-      if (fnmatch(pattern, name, 0) == 0)
-        return true;
-    }
-    if (!end)
-      break;
-    begin = end + 1;
+  const char* glob = NULL;
+  size_t length = 0;
+  for (const char* cursor = patterns;
+       hal_registry_next_glob(&cursor, &glob, &length);) {
+    if (hal_registry_glob_matches(glob, length, name))
+      return true;
   }
   return false;
+}
+
+// HAL_LOADER_DEBUG: names each glob of |variable| that matches no plugin
+// found (a typo, or a space around a comma, filters nothing, which is
+// otherwise silent). Not an error: a build without a vendor lacks its
+// drivers.
+static void hal_registry_debug_unmatched(const hal_driver_registry_t* registry,
+                                         const char* variable,
+                                         const char* patterns) {
+  if (!registry->debug || !patterns)
+    return;
+  const char* glob = NULL;
+  size_t length = 0;
+  for (const char* cursor = patterns;
+       hal_registry_next_glob(&cursor, &glob, &length);) {
+    bool matched = false;
+    for (size_t i = 0; i < registry->entry_count && !matched; ++i) {
+      matched = hal_registry_glob_matches(glob, length,
+                                          registry->entries[i].record.name);
+    }
+    if (!matched) {
+      hal_registry_debug(registry, "%s: '%.*s' matches no plugin found",
+                         variable, (int)length, glob);
+    }
+  }
 }
 
 // Why the switches keep |name| from loading, into |reason|; false if
@@ -580,6 +622,10 @@ HAL_API hal_status_t hal_driver_registry_create(
     hal_driver_registry_free(registry);
     return status;
   }
+  hal_registry_debug_unmatched(registry, "HAL_DRIVERS_SELECT",
+                               registry->select);
+  hal_registry_debug_unmatched(registry, "HAL_DRIVERS_DISABLE",
+                               registry->disable);
   *out_registry = registry;
   return HAL_OK;
 }

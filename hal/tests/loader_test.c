@@ -859,12 +859,13 @@ static void DriversDisable_WinsOverSelect(void** state) {
 }
 
 // HAL_LOADER_DEBUG=1: what the loader searched, loaded, rejected and why,
-// on stderr, from any program.
+// on stderr, from any program, down to a switch's glob that matches no
+// plugin (here one with a space before it).
 static void LoaderDebug_PrintsWhatItSearchedAndWhy(void** state) {
   hal_test_stderr_capture_t capture;
   hal_test_stderr_capture_begin(&capture);
   setenv("HAL_LOADER_DEBUG", "1", 1);
-  setenv("HAL_DRIVERS_DISABLE", "test_misnamed", 1);
+  setenv("HAL_DRIVERS_DISABLE", "test_misnamed, test_no_devices", 1);
   hal_driver_registry_t* registry = hal_test_create_registry();
   hal_driver_t* driver = NULL;
   hal_status_t status = hal_driver_registry_create_driver(
@@ -882,17 +883,23 @@ static void LoaderDebug_PrintsWhatItSearchedAndWhy(void** state) {
            hal_test_plugin_dir());
   const char* expected[] = {
       searched,
-      "hal loader: HAL_DRIVERS_DISABLE=test_misnamed",
+      "hal loader: HAL_DRIVERS_DISABLE=test_misnamed, test_no_devices",
       "hal-driver-test.so: loaded driver 'test' (ABI ",
       "hal-driver-test_wrong_abi.so: rejected: INCOMPATIBLE",
       "hal-driver-test_misnamed.so: not loaded: driver 'test_misnamed' is "
-      "disabled by HAL_DRIVERS_DISABLE=test_misnamed",
+      "disabled by HAL_DRIVERS_DISABLE=test_misnamed, test_no_devices",
+      "hal-driver-test_no_devices.so: loaded driver 'test_no_devices'",
+      "hal loader: HAL_DRIVERS_DISABLE: ' test_no_devices' matches no plugin "
+      "found",
       "hal loader: creating driver 'test' from ",
   };
   for (size_t i = 0; i < HAL_ARRAYSIZE(expected); ++i) {
     if (!strstr(log, expected[i]))
       HAL_TEST_FAIL("no '%s' in the loader's log:\n%s", expected[i], log);
   }
+  // A glob that matches says nothing of the kind.
+  if (strstr(log, "'test_misnamed' matches no plugin"))
+    HAL_TEST_FAIL("a matching glob reported as matching nothing:\n%s", log);
 }
 
 // One strict answer for a malformed switch, naming the variable.

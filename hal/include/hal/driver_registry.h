@@ -28,8 +28,9 @@
 // a plugin whose name matches no SELECT glob, or any DISABLE glob, is
 // listed with an UNAVAILABLE load_status saying which variable filtered it,
 // and never dlopen()ed. HAL_LOADER_DEBUG=1 prints every decision on stderr
-// ("hal loader: "); a value other than 0 or 1 fails the creation with
-// INVALID_ARGUMENT naming the variable.
+// ("hal loader: "), and each SELECT or DISABLE glob that matches no plugin
+// found (not an error: a build may lack a vendor's drivers); a value other
+// than 0 or 1 fails the creation with INVALID_ARGUMENT naming the variable.
 //
 // Thread-safety: a registry is immutable after creation; all functions are
 // thread-safe.

@@ -31,12 +31,22 @@ typedef enum hal_async_kind_e {
   HAL_ASYNC_KIND_DEAD = 0xDEAD,
 } hal_async_kind_t;
 
+typedef enum hal_async_resolution_e {
+  HAL_ASYNC_UNRESOLVED = 0,
+  HAL_ASYNC_RESOLVED_BY_PRODUCER,
+  // A blocking await that HAL_SYNC_MAX_WAIT_MS (or a malformed value of it)
+  // ended before the object was resolved put it in error; the producer's
+  // resolution, if it ever comes, only drops its reference.
+  HAL_ASYNC_FAILED_BY_AWAIT,
+} hal_async_resolution_t;
+
 typedef struct hal_async_object_t {
   atomic_int_fast64_t ref_count;
   uint32_t kind;
-  // Set by the first emplace/set-error (published or still a queued
-  // handoff): a second one is reported.
-  atomic_bool resolved;
+  // Who resolves the object (hal_async_resolution_t): the first emplace or
+  // set-error claims it (published or still a queued handoff), and a second
+  // one is reported; or a blocking await cut short, which puts it in error.
+  atomic_int resolution;
   // Link in the token cache.
   struct hal_async_object_t* cache_next;
   hal_semaphore_t* semaphore;
@@ -215,7 +225,7 @@ static void* hal_async_object_allocate(size_t size, uint32_t kind,
   if (status)
     hal_async_die("creating an async object's semaphore", status);
   atomic_init(&object->ref_count, ref_count);
-  atomic_init(&object->resolved, false);
+  atomic_init(&object->resolution, HAL_ASYNC_UNRESOLVED);
   object->kind = kind;
   object->target = 1;
   atomic_fetch_add_explicit(&hal_async_live_objects, 1, memory_order_relaxed);
@@ -235,7 +245,8 @@ static hal_async_object_t* hal_async_token_create(void) {
                                      HAL_ASYNC_KIND_TOKEN, 2, 0);
   }
   token->cache_next = NULL;
-  atomic_store_explicit(&token->resolved, false, memory_order_relaxed);
+  atomic_store_explicit(&token->resolution, HAL_ASYNC_UNRESOLVED,
+                        memory_order_relaxed);
   token->kind = HAL_ASYNC_KIND_TOKEN;
   ++token->target;
   atomic_store_explicit(&token->ref_count, 2, memory_order_relaxed);
@@ -400,8 +411,15 @@ static void hal_async_object_resolve(void* pointer, uint32_t kind, bool error,
       hal_async_object_cast(pointer, kind, entry_point);
   if (!object)
     return;
-  if (HAL_UNLIKELY(hal_async_object_is_resolved(object) ||
-                   atomic_exchange(&object->resolved, true))) {
+  int claimed = HAL_ASYNC_UNRESOLVED;
+  if (HAL_UNLIKELY(!atomic_compare_exchange_strong(
+          &object->resolution, &claimed, HAL_ASYNC_RESOLVED_BY_PRODUCER))) {
+    if (claimed == HAL_ASYNC_FAILED_BY_AWAIT) {
+      // A cut await put it in error and said so: this resolution came too
+      // late to count, and its reference is all there is left to drop.
+      hal_async_object_drop_ref(object, 1);
+      return;
+    }
     hal_async_report_misuse(
         "%s: %s %p is already %s", entry_point, hal_async_kind_name(kind),
         pointer, hal_async_object_is_error(object) ? "in error" : "ready");
@@ -419,6 +437,39 @@ static void hal_async_object_resolve(void* pointer, uint32_t kind, bool error,
 }
 
 static bool hal_async_object_is_resolved(hal_async_object_t* object);
+
+// A blocking await of |object| whose wait failed with |status| (ownership
+// taken), not by the object's failure: puts |object| in error, says so on
+// stderr, and returns true; or returns false when its producer (or another
+// cut await) has already claimed it, whose resolution is on its way. A group
+// counts the cut as a member in error (its is-error); it still becomes ready
+// when its members are.
+static bool hal_async_object_fail_by_await(hal_async_object_t* object,
+                                           hal_status_t status,
+                                           const char* entry_point) {
+  if (object->kind != HAL_ASYNC_KIND_GROUP) {
+    int claimed = HAL_ASYNC_UNRESOLVED;
+    if (!atomic_compare_exchange_strong(&object->resolution, &claimed,
+                                        HAL_ASYNC_FAILED_BY_AWAIT)) {
+      // Its producer's resolution, or another await's failure, is on its
+      // way: the next wait returns with it.
+      hal_status_free(status);
+      return false;
+    }
+  }
+  char text[1024];
+  hal_status_format(status, text, sizeof(text));
+  fprintf(stderr, "hal-async: %s: %s; %s %p is now in error\n", entry_point,
+          text, hal_async_kind_name(object->kind), (void*)object);
+  fflush(stderr);
+  if (object->kind == HAL_ASYNC_KIND_GROUP) {
+    atomic_fetch_add(&((hal_async_group_t*)object)->errors, 1);
+    hal_status_free(status);
+  } else {
+    hal_semaphore_fail(object->semaphore, status);
+  }
+  return true;
+}
 
 static void hal_async_object_await(void* pointer, uint32_t kind,
                                    const char* entry_point) {
@@ -441,9 +492,20 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
     }
     hal_async_run_queued_late_task();
   }
-  // A failure is the object's error state: visible through is-error.
-  hal_status_ignore(hal_semaphore_wait(object->semaphore, object->target,
-                                       hal_infinite_timeout()));
+  for (;;) {
+    hal_status_t status = hal_semaphore_wait(object->semaphore, object->target,
+                                             hal_infinite_timeout());
+    // A failure is the object's error state: visible through is-error.
+    if (!status || hal_async_object_is_error(object)) {
+      hal_status_free(status);
+      return;
+    }
+    // The wait itself failed: HAL_SYNC_MAX_WAIT_MS cut it short (or is
+    // malformed). Unless its producer resolved it meanwhile, the object
+    // goes in error, so that the await returns as the header says.
+    if (hal_async_object_fail_by_await(object, status, entry_point))
+      return;
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -123,8 +123,16 @@ static void* hal_async_worker_main(void* arg) {
       ticket = HAL_SEMAPHORE_MAX_VALUE;
     hal_status_t status =
         hal_semaphore_wait(runtime->work, ticket, hal_infinite_timeout());
+    while (hal_status_is(status, HAL_STATUS_DEADLINE_EXCEEDED)) {
+      // HAL_SYNC_MAX_WAIT_MS bounds waits that may hang; an idle worker
+      // waits for work that may never come, and that is no hang.
+      hal_status_free(status);
+      status =
+          hal_semaphore_wait(runtime->work, ticket, hal_infinite_timeout());
+    }
     if (status) {
-      // |work| is never failed: this is a bug, not a program error.
+      // |work| is never failed: a malformed HAL_SYNC_MAX_WAIT_MS set after
+      // the runtime's creation checked it, or a bug.
       hal_status_fprint(stderr, status);
       hal_status_free(status);
       abort();
@@ -294,6 +302,11 @@ hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
   }
   if (worker_count == 0)
     HAL_RETURN_IF_ERROR(hal_async_default_worker_count(&worker_count));
+  // A malformed setting (HAL_SYNC_MAX_WAIT_MS among them) would fail every
+  // wait of the workers and of destroy: said here, where it can be.
+  hal_status_t env_status = hal_env_check();
+  if (env_status)
+    return hal_status_annotatef(env_status, "creating an async runtime");
 
   hal_async_runtime_t* runtime = NULL;
   HAL_RETURN_IF_ERROR(
@@ -355,8 +368,25 @@ HAL_ASYNC_API void hal_async_runtime_destroy(hal_async_runtime_t* runtime) {
   }
   atomic_store(&runtime->draining, true);
   if (atomic_load(&runtime->outstanding) != 0) {
-    hal_status_ignore(
-        hal_semaphore_wait(runtime->drained, 1, hal_infinite_timeout()));
+    hal_status_t status =
+        hal_semaphore_wait(runtime->drained, 1, hal_infinite_timeout());
+    if (hal_status_is(status, HAL_STATUS_DEADLINE_EXCEEDED)) {
+      // HAL_SYNC_MAX_WAIT_MS cut the wait short while tasks still run:
+      // said once, and they are still waited for, as the header promises.
+      fprintf(stderr, "hal-async: destroying runtime %p: ", (void*)runtime);
+      hal_status_fprint(stderr, status);
+      fprintf(stderr,
+              "hal-async: %lld task(s) still queued or running; waiting for "
+              "them\n",
+              (long long)atomic_load(&runtime->outstanding));
+      fflush(stderr);
+    }
+    while (hal_status_is(status, HAL_STATUS_DEADLINE_EXCEEDED)) {
+      hal_status_free(status);
+      status = hal_semaphore_wait(runtime->drained, 1, hal_infinite_timeout());
+    }
+    // |drained| is never failed, and the setting was checked at creation.
+    hal_status_ignore(status);
   }
   pthread_mutex_lock(&runtime->mutex);
   runtime->stopping = true;

@@ -35,7 +35,11 @@
 // over-release. A group with more tokens than its size is reported; one with
 // fewer is waited on until the rest arrive (as in MLIR). A token that loses
 // its last reference before it is ready or in error counts in its groups
-// as a member in error.
+// as a member in error. HAL_SYNC_MAX_WAIT_MS (docs/sync-design.md) bounds
+// blocking awaits: one it cuts short puts the token or value in error (a
+// group counts it as a member in error) and says so on stderr; an emplace
+// or set-error that comes later only drops its reference. Idle workers
+// are not bounded by it, nor is destroy's wait for the tasks.
 //
 // Threads. Tasks (mlirAsyncRuntimeExecute) run on the thread pool of a
 // runtime instance. Calls made from a pool thread use that thread's runtime;

@@ -32,8 +32,8 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_env_flag(const char* name,
 // Every HAL_* setting libhal itself reads (HAL_SYNC_MAX_WAIT_MS,
 // HAL_SYNC_NO_FUTEX, HAL_SYNC_SPIN_NS, HAL_LOADER_DEBUG, HAL_TRACE_MAX_MB,
 // HAL_FILE_CHUNK_BYTES, HAL_ALLOCA_RELEASE_THRESHOLD), checked at once: the
-// first bad one. hal_driver_registry_create() calls it, so a program that makes
-// a registry learns of a bad setting there.
+// first bad one. hal_driver_registry_create() and hal_async_runtime_create()
+// call it, so a program that makes either learns of a bad setting there.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_env_check(void);
 
 HAL_EXTERN_C_END

@@ -352,13 +352,26 @@ static void* hal_sync_queue_completion_main(void* arg) {
     hal_sync_native_event_t* event = head->completion_event;
     hal_sync_native_event_check(event, head->completion_event_generation);
     hal_sync_native_event_retain(event);
+    // Set under the same lock as the look at the head: a helper that pops
+    // |head| after it waits for this synchronize.
+    queue->unturned_sync_event = event;
     hal_sync_mutex_unlock(&queue->mutex);
     hal_status_t status = hal_sync_queue_synchronize(queue, event);
     hal_sync_mutex_lock(&queue->mutex);
+    queue->unturned_sync_event = NULL;
     // Still the head with no helper at it: the device finished it. (The
     // event is retained, so no later submission can hold it.)
     bool is_ours = queue->in_flight.head == head &&
                    head->completion_event == event && !queue->is_completing;
+    if (!is_ours && status != HAL_OK) {
+      // A helper popped |head| since the look, and waits for this
+      // synchronize before it completes it: the failure is its.
+      assert(!queue->handed_sync_event);
+      queue->handed_sync_event = event;
+      queue->handed_sync_failure = status;
+      status = HAL_OK;
+    }
+    pthread_cond_broadcast(&queue->unturned_sync_cond);
     if (is_ours) {
       hal_sync_submission_fifo_pop(&queue->in_flight);
       queue->is_completing = true;
@@ -416,6 +429,28 @@ void hal_sync_queue_request_completion(hal_sync_queue_t* queue) {
   hal_sync_mutex_unlock(&queue->mutex);
 }
 
+// A helper holding the turn for the submission whose completion event is
+// |event|, its own synchronize having returned |status| (owned): waits for
+// the completion thread's synchronize of the same event, if one is under
+// way, and returns the first failure of the two.
+static hal_status_t hal_sync_queue_join_unturned_sync_locked(
+    hal_sync_queue_t* queue, hal_sync_native_event_t* event,
+    hal_status_t status) {
+  while (queue->unturned_sync_event == event) {
+    hal_sync_cond_wait(&queue->unturned_sync_cond, &queue->mutex,
+                       HAL_TIME_INFINITE_FUTURE);
+  }
+  if (queue->handed_sync_event != event)
+    return status;
+  hal_status_t handed = queue->handed_sync_failure;
+  queue->handed_sync_event = NULL;
+  queue->handed_sync_failure = HAL_OK;
+  if (status == HAL_OK)
+    return handed;
+  hal_status_free(handed);
+  return status;
+}
+
 void hal_sync_queue_help_complete(hal_sync_queue_t* queue,
                                   hal_sync_native_event_t* event) {
   // Payload releases and callbacks run here as on the completion thread: a
@@ -443,6 +478,10 @@ void hal_sync_queue_help_complete(hal_sync_queue_t* queue,
                                 submission->completion_event_generation);
     hal_status_t status =
         hal_sync_queue_synchronize(queue, submission->completion_event);
+    hal_sync_mutex_lock(&queue->mutex);
+    status = hal_sync_queue_join_unturned_sync_locked(
+        queue, submission->completion_event, status);
+    hal_sync_mutex_unlock(&queue->mutex);
     hal_sync_queue_complete_issued(queue, submission, status);
     hal_sync_mutex_lock(&queue->mutex);
     queue->is_completing = false;
@@ -518,6 +557,7 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
   hal_sync_cond_initialize(&queue->worker_cond);
   hal_sync_doorbell_initialize(&queue->completion_bell);
   hal_sync_cond_initialize(&queue->idle_cond);
+  hal_sync_cond_initialize(&queue->unturned_sync_cond);
 
   int result = pthread_create(&queue->worker_thread, NULL,
                               hal_sync_queue_worker_main, queue);
@@ -551,6 +591,7 @@ cleanup_worker:
   hal_sync_mutex_unlock(&queue->mutex);
   pthread_join(queue->worker_thread, NULL);
 cleanup_sync_objects:
+  pthread_cond_destroy(&queue->unturned_sync_cond);
   pthread_cond_destroy(&queue->idle_cond);
   hal_sync_doorbell_deinitialize(&queue->completion_bell);
   pthread_cond_destroy(&queue->worker_cond);
@@ -666,7 +707,9 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
   hal_sync_event_pool_trim(queue->event_pool,
                            queue->event_pool->max_free_count);
   assert(queue->live_count == 0 && !queue->ready.head &&
-         !queue->in_flight.head && !queue->parked_head);
+         !queue->in_flight.head && !queue->parked_head &&
+         !queue->handed_sync_event);
+  pthread_cond_destroy(&queue->unturned_sync_cond);
   pthread_cond_destroy(&queue->idle_cond);
   hal_sync_doorbell_deinitialize(&queue->completion_bell);
   pthread_cond_destroy(&queue->worker_cond);

@@ -107,7 +107,8 @@ struct hal_sync_queue_t {
   pthread_cond_t worker_cond;  // ready FIFO non-empty, or stop
   // Rung when the in-flight FIFO gets a submission, and at stop.
   hal_sync_doorbell_t completion_bell;
-  pthread_cond_t idle_cond;  // live_count reached zero
+  pthread_cond_t idle_cond;           // live_count reached zero
+  pthread_cond_t unturned_sync_cond;  // see |unturned_sync_event|
   // Everything below is guarded by |mutex|.
   hal_sync_submission_fifo_t ready;
   hal_sync_submission_fifo_t in_flight;
@@ -134,6 +135,16 @@ struct hal_sync_queue_t {
   // (hal_sync_queue_help_complete). One at a time, so submissions complete
   // in issue order.
   bool is_completing;
+  // The event the completion thread synchronizes with no turn held (NULL:
+  // none), and a failure of that synchronize handed to the helper that
+  // holds the turn for the same submission (NULL: none), with its event.
+  // Two synchronizes of one event may disagree (an error reported to one
+  // call only): the helper waits for this one before it completes the
+  // submission and fails it with either failure, so none is dropped (Q5).
+  // |unturned_sync_cond| is broadcast when the synchronize returns.
+  hal_sync_native_event_t* unturned_sync_event;
+  hal_sync_native_event_t* handed_sync_event;
+  hal_status_t handed_sync_failure;
   // Submissions completed by helpers so far (tests; the completion thread
   // trims the event pool after them too).
   uint64_t helped_count;

@@ -47,6 +47,14 @@ struct fake_stream_t {
   // Fail the next synchronize_event, after the event completed
   // (fake_stream_fail_next_synchronize()).
   atomic_bool fail_next_synchronize;
+  // The next synchronize_event fails alone (a later one of the same event
+  // succeeds), and returns only once released
+  // (fake_stream_hold_next_synchronize_failure()).
+  atomic_bool hold_next_synchronize_failure;
+  atomic_bool held_synchronize_released;
+  // synchronize_event calls begun and returned.
+  _Atomic int64_t synchronize_calls;
+  _Atomic int64_t synchronize_returns;
   uint64_t seed;  // stream thread only
   pthread_t thread;
   // may_issue_on_submitter calls so far (FAKE_ISSUE_MIXED alternates).
@@ -247,10 +255,20 @@ static hal_status_t fake_record_event(void* self, void* handle) {
 static hal_status_t fake_synchronize_event(void* self, void* handle) {
   fake_stream_t* stream = (fake_stream_t*)self;
   fake_event_t* event = (fake_event_t*)handle;
+  atomic_fetch_add(&stream->synchronize_calls, 1);
+  bool held = atomic_exchange(&stream->hold_next_synchronize_failure, false);
   pthread_mutex_lock(&event->mutex);
   uint64_t epoch = event->recorded;
   pthread_mutex_unlock(&event->mutex);
   fake_event_wait_for(event, epoch);
+  if (held) {
+    while (!atomic_load(&stream->held_synchronize_released))
+      hal_sleep_until(hal_time_now() + 100 * 1000);
+    atomic_fetch_add(&stream->synchronize_returns, 1);
+    return hal_make_status(HAL_STATUS_INTERNAL,
+                           "fakeEventSynchronize failed: "
+                           "FAKE_ERROR_INJECTED_IN_ONE_CALL");
+  }
   pthread_mutex_lock(&event->mutex);
   if (event->failed_epoch != epoch &&
       atomic_exchange(&stream->fail_next_synchronize, false)) {
@@ -258,6 +276,7 @@ static hal_status_t fake_synchronize_event(void* self, void* handle) {
   }
   bool failed = epoch != 0 && event->failed_epoch == epoch;
   pthread_mutex_unlock(&event->mutex);
+  atomic_fetch_add(&stream->synchronize_returns, 1);
   if (failed) {
     return hal_make_status(HAL_STATUS_INTERNAL,
                            "fakeEventSynchronize failed: FAKE_ERROR_INJECTED");
@@ -286,6 +305,23 @@ void fake_stream_fail_next_record(fake_stream_t* stream) {
 
 void fake_stream_fail_next_synchronize(fake_stream_t* stream) {
   atomic_store(&stream->fail_next_synchronize, true);
+}
+
+void fake_stream_hold_next_synchronize_failure(fake_stream_t* stream) {
+  atomic_store(&stream->held_synchronize_released, false);
+  atomic_store(&stream->hold_next_synchronize_failure, true);
+}
+
+void fake_stream_release_held_synchronize(fake_stream_t* stream) {
+  atomic_store(&stream->held_synchronize_released, true);
+}
+
+int64_t fake_stream_synchronize_calls(fake_stream_t* stream) {
+  return atomic_load(&stream->synchronize_calls);
+}
+
+int64_t fake_stream_synchronize_returns(fake_stream_t* stream) {
+  return atomic_load(&stream->synchronize_returns);
 }
 
 static bool fake_may_issue_on_submitter(void* self, void* payload) {

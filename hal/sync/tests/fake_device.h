@@ -74,5 +74,13 @@ void fake_stream_fail_next_record(fake_stream_t* stream);
 // The next synchronize_event fails once the event completed, as a device
 // error reported at synchronize does: the work ran, its result is bad.
 void fake_stream_fail_next_synchronize(fake_stream_t* stream);
+// The next synchronize_event fails alone, as an error reported to one call
+// only (another synchronize of the same event succeeds), and returns only
+// after fake_stream_release_held_synchronize().
+void fake_stream_hold_next_synchronize_failure(fake_stream_t* stream);
+void fake_stream_release_held_synchronize(fake_stream_t* stream);
+// synchronize_event calls begun, and returned, so far.
+int64_t fake_stream_synchronize_calls(fake_stream_t* stream);
+int64_t fake_stream_synchronize_returns(fake_stream_t* stream);
 
 #endif  // HAL_SYNC_TESTS_FAKE_DEVICE_H_

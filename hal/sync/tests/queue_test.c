@@ -1494,6 +1494,57 @@ static void Help_WaiterCompletesTheWorkOnItsThread(void** state) {
   fake_device_deinitialize(&q.device);
 }
 
+// Polls until |count()| of |stream| reaches |at_least| (30 s at most).
+static void wait_for_count(fake_stream_t* stream,
+                           int64_t (*count)(fake_stream_t*), int64_t at_least,
+                           const char* what) {
+  hal_time_t deadline = hal_time_now() + 30000 * HAL_MS;
+  while (count(stream) < at_least && hal_time_now() < deadline)
+    hal_sleep_until(hal_time_now() + 100 * 1000);
+  if (count(stream) < at_least)
+    HAL_TEST_FAIL("%s: %lld of %lld", what, (long long)count(stream),
+                  (long long)at_least);
+}
+
+// Q5, K13: the completion thread synchronizes the head's event with no
+// turn held while a waiter takes the turn and synchronizes the same event
+// itself. Two synchronizes of one event may disagree (an error reported to
+// one call only): the completion thread's failure here, the waiter's
+// success. The submission still fails with the vendor's error; before, the
+// waiter completed it with OK and the completion thread dropped the error.
+static void Help_FailedSynchronizeOfTheCompletionThreadIsNotDropped(
+    void** state) {
+  one_queue_t q;
+  one_queue_open(&q);
+  gated_payload_t payload;
+  gated_payload_initialize(&payload);
+  fake_stream_hold_next_synchronize_failure(q.stream);
+  submit_one(q.stream, NULL, 0, q.semaphore, 1, (test_payload_t*)&payload);
+  wait_in_flight(q.queue, 1);
+  // The completion thread is inside its synchronize (the failing one).
+  wait_for_count(q.stream, fake_stream_synchronize_calls, 1,
+                 "the completion thread's synchronize");
+  infinite_wait_t wait = {q.semaphore, 1, HAL_STATUS_UNKNOWN, 0};
+  start_helping_waiter(q.queue, &wait);
+  gated_payload_open(&payload);
+  // The waiter's own synchronize returned OK; the failing one is held.
+  wait_for_count(q.stream, fake_stream_synchronize_returns, 1,
+                 "the waiter's synchronize");
+  fake_stream_release_held_synchronize(q.stream);
+  pthread_join(wait.thread, NULL);
+  assert_int_equal(wait.code, HAL_STATUS_INTERNAL);
+  hal_status_t status =
+      hal_semaphore_wait(q.semaphore, 1, hal_make_timeout_ns(0));
+  HAL_ASSERT_STATUS(HAL_STATUS_INTERNAL, "FAKE_ERROR_INJECTED_IN_ONE_CALL",
+                    status);
+  assert_int_equal(fake_stream_synchronize_calls(q.stream), 2);
+  fake_stream_destroy(q.stream);
+  gated_payload_deinitialize(&payload);
+  hal_semaphore_release(q.semaphore);
+  hal_test_assert_no_thread_failures();
+  fake_device_deinitialize(&q.device);
+}
+
 // A waiter whose work sits behind earlier work on its queue completes the
 // earlier work first, in issue order: a signal is never published before
 // those of the submissions issued before it.
@@ -2169,6 +2220,7 @@ int main(void) {
       CASE(Q_ConcurrentSubmittersIssueOneAtATime),
       CASE(Q_WithoutTheHookTheWorkerIssues),
       CASE(Help_WaiterCompletesTheWorkOnItsThread),
+      CASE(Help_FailedSynchronizeOfTheCompletionThreadIsNotDropped),
       CASE(Help_WaiterCompletesEarlierWorkFirst),
       CASE(Help_RandomWaitersRaceTheCompletionThread),
       CASE(Help_QueueDestroyedWhileAWaiterCompletes),

@@ -12,7 +12,10 @@
 // Releasing a device with work in flight is legal (rule Q4): the caller's
 // last release waits for issued work, fails parked work with CANCELLED and
 // joins the device's threads (the device "shuts down"); its memory and
-// context live on only while buffers or command buffers made from it do.
+// context live on only while buffers or command buffers made from it do. A
+// last release made from a timepoint callback or a host call returns at
+// once instead, its shutdown run on libhal's release thread (T2 in
+// hal/timepoint.h, and hal_device_queue_host_call).
 //
 // Two counts make that possible. hal_device_retain/release count the
 // caller's references; objects made from the device (buffers, command
@@ -97,8 +100,12 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_create_command_buffer(
     hal_command_buffer_t** out_command_buffer);
 
 // Submits |command_buffer_count| command buffers to queue |queue_index|:
-// they run after every wait is reached and before any signal is made. On
-// error nothing was submitted and no semaphore changed. Lists are copied and
+// they run after every wait is reached and before any signal is made. A
+// wait whose semaphore fails instead fails the signals, and the work never
+// runs if the failure is known at its issue; work whose wait was kept as a
+// device event may have run when the failure comes only later (S2 in
+// hal/semaphore.h). On error nothing was submitted and no semaphore
+// changed. Lists are copied and
 // every object is retained for as long as the device needs it (rule Q3).
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_execute(
     hal_device_t* device, uint32_t queue_index,
@@ -219,7 +226,9 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_dealloca(
 
 // Blocks until ALL/ANY of |semaphore_list| reached their values, one failed
 // (its status is returned), or |timeout| passed (DEADLINE_EXCEEDED). An
-// empty list returns OK at once.
+// empty list returns OK at once. Failed entries decide as in
+// hal_semaphore_list_wait (hal/semaphore.h): ANY returns OK if some entry is
+// reached when the wait decides.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_wait_semaphores(
     hal_device_t* device, hal_wait_mode_t wait_mode,
     const hal_semaphore_list_t* semaphore_list, hal_timeout_t timeout);

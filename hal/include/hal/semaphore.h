@@ -38,7 +38,10 @@
 // S5 Visibility. When a wait for value v returns OK, query returns >= v, and
 //    everything the signaler wrote before signaling is visible to the waiter
 //    (the payload is updated before any waiter is woken).
-// S6 Cross-queue order: see hal/sync/sync_queue.h.
+// S6 Cross-queue order. Work waiting on (s, v) never starts before the
+//    work that signals (s, v) completes, on the same queue, another queue,
+//    or another device, of any driver; everything that work wrote is
+//    visible to it.
 //
 // Callbacks and wake-ups (timepoints, hal/timepoint.h) run exactly once and
 // never under a semaphore lock (T1, T2). A signal, fail or wait never touches

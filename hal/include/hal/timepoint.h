@@ -2,7 +2,9 @@
 //
 // hal_timepoint_t: the moment a semaphore reaches a value, as a callback.
 //
-// THE CONTRACT (docs/sync-contract.md, rules T1-T5):
+// THE CONTRACT (docs/sync-contract.md, rules T1-T5; T4, how device work
+// waits on native events, is the drivers' and is not seen through this
+// header):
 //
 // T1 Exactly once. The callback of a timepoint runs exactly once: when the
 //    semaphore reaches the value (status OK), when it fails (a borrowed copy

@@ -68,7 +68,9 @@ static inline hal_timeout_t hal_make_timeout_ns(hal_duration_t timeout_ns) {
   return timeout;
 }
 
-// |now| + |duration|, saturating at the infinite ends.
+// |now| + |duration|, saturating at the infinite ends. A negative duration
+// (a timeout already past) gives HAL_TIME_INFINITE_PAST, not |now| minus
+// it: every deadline in the past means the same to a wait.
 static inline hal_time_t hal_time_add_saturated(hal_time_t now,
                                                 hal_duration_t duration) {
   if (duration == HAL_DURATION_INFINITE)

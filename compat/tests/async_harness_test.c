@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "async_spawn.h"
 #include "hal/mlir_async.h"
 
 //===----------------------------------------------------------------------===//
@@ -46,26 +47,6 @@ static int teardown(void** state) {
   hal_test_assert_no_thread_failures();
   assert_int_equal(hal_async_live_object_count(), 0);
   return 0;
-}
-
-// A C function run on the pool as mlirAsyncRuntimeExecute runs coroutines.
-typedef struct task_t {
-  void (*fn)(void* arg);
-  void* arg;
-} task_t;
-
-static void task_resume(void* handle) {
-  task_t* task = (task_t*)handle;
-  task->fn(task->arg);
-  free(task);
-}
-
-static void spawn(void (*fn)(void* arg), void* arg) {
-  task_t* task = malloc(sizeof(*task));
-  assert_non_null(task);
-  task->fn = fn;
-  task->arg = arg;
-  mlirAsyncRuntimeExecute(task, task_resume);
 }
 
 // Busy delay of up to |max_ns| to shuffle interleavings.

@@ -11,29 +11,11 @@
 
 #include <unistd.h>
 
+#include "async_spawn.h"
 #include "hal/mlir_async.h"
 
 // Well past the 100 ms bound: each wait below is cut several times.
 #define PAST_THE_BOUND_US 350000
-
-typedef struct task_t {
-  void (*fn)(void* arg);
-  void* arg;
-} task_t;
-
-static void task_resume(void* handle) {
-  task_t* task = (task_t*)handle;
-  task->fn(task->arg);
-  free(task);
-}
-
-static void spawn(void (*fn)(void* arg), void* arg) {
-  task_t* task = (task_t*)malloc(sizeof(task_t));
-  assert_non_null(task);
-  task->fn = fn;
-  task->arg = arg;
-  mlirAsyncRuntimeExecute(task, task_resume);
-}
 
 static int setup(void** state) {
   hal_async_runtime_t* runtime = NULL;

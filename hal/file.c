@@ -595,8 +595,15 @@ static hal_status_t hal_transfer_submit(
   // its buffer go before the call returns: a dealloca right after must not
   // see it pending. Each retires soon (its wait failed with the gate).
   for (uint64_t i = 0; i < copies; ++i) {
-    hal_status_ignore(
-        hal_semaphore_wait(t->retired[i], 1, hal_infinite_timeout()));
+    // Not cut short by HAL_SYNC_MAX_WAIT_MS: the promise above holds
+    // however slow the retirement, and it is no hang.
+    hal_status_t retired;
+    while (hal_status_is(
+        retired = hal_semaphore_wait(t->retired[i], 1, hal_infinite_timeout()),
+        HAL_STATUS_DEADLINE_EXCEEDED)) {
+      hal_status_free(retired);
+    }
+    hal_status_ignore(retired);
   }
   // The parts never submitted will not finish: the copies not submitted
   // and the final host call (always the last submission); and ours.

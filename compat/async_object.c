@@ -36,8 +36,10 @@ typedef enum hal_async_resolution_e {
   HAL_ASYNC_RESOLVED_BY_PRODUCER,
   // A blocking await that HAL_SYNC_MAX_WAIT_MS (or a malformed value of it)
   // ended before the object was resolved put it in error; the producer's
-  // resolution, if it ever comes, only drops its reference.
+  // resolution, if it ever comes, only drops its reference, and moves the
+  // state on, so that a second one is reported as ever.
   HAL_ASYNC_FAILED_BY_AWAIT,
+  HAL_ASYNC_FAILED_BY_AWAIT_THEN_RESOLVED,
 } hal_async_resolution_t;
 
 typedef struct hal_async_object_t {
@@ -414,7 +416,10 @@ static void hal_async_object_resolve(void* pointer, uint32_t kind, bool error,
   int claimed = HAL_ASYNC_UNRESOLVED;
   if (HAL_UNLIKELY(!atomic_compare_exchange_strong(
           &object->resolution, &claimed, HAL_ASYNC_RESOLVED_BY_PRODUCER))) {
-    if (claimed == HAL_ASYNC_FAILED_BY_AWAIT) {
+    if (claimed == HAL_ASYNC_FAILED_BY_AWAIT &&
+        atomic_compare_exchange_strong(
+            &object->resolution, &claimed,
+            HAL_ASYNC_FAILED_BY_AWAIT_THEN_RESOLVED)) {
       // A cut await put it in error and said so: this resolution came too
       // late to count, and its reference is all there is left to drop.
       hal_async_object_drop_ref(object, 1);

@@ -9,6 +9,8 @@
 
 #include "hal_test.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "async_spawn.h"
@@ -81,6 +83,7 @@ static void MaxWait_CutAwaitPutsTheObjectInError(void** state) {
   mlirAsyncRuntimeAwaitToken(token);  // in error: returns at once
   mlirAsyncRuntimeEmplaceToken(token);
   assert_true(mlirAsyncRuntimeIsTokenError(token));
+  assert_int_equal(hal_async_live_object_count(), 1);  // the caller's
   mlirAsyncRuntimeDropRef(token, 1);
 
   void* value = mlirAsyncRuntimeCreateValue(8);
@@ -109,6 +112,50 @@ static void MaxWait_CutAwaitPutsTheObjectInError(void** state) {
   assert_true(hal_time_now() - start < 100ll * 1000 * 1000);
   assert_true(mlirAsyncRuntimeIsGroupError(group));
   mlirAsyncRuntimeDropRef(group, 1);
+}
+
+// The producer's late resolution drops only its own reference: a second
+// one is reported as a double emplace is, and in assertion builds aborts,
+// instead of dropping the caller's (in a child process, forked before any
+// runtime thread exists: it aborts).
+static void MaxWait_SecondResolutionAfterTheCutIsReported(void** state) {
+  (void)state;
+#ifdef NDEBUG
+  HAL_TEST_SKIP("misuse is only caught in debug builds (this one has NDEBUG)");
+#else
+  int pipe_fds[2];
+  assert_int_equal(pipe(pipe_fds), 0);
+  fflush(stderr);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    void* token = mlirAsyncRuntimeCreateToken();
+    mlirAsyncRuntimeAwaitToken(token);  // cut: in error
+    mlirAsyncRuntimeEmplaceToken(token);
+    mlirAsyncRuntimeEmplaceToken(token);  // reported: aborts
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  char text[8192];
+  size_t length = 0;
+  ssize_t n;
+  while (length + 1 < sizeof(text) &&
+         (n = read(pipe_fds[0], text + length, sizeof(text) - 1 - length)) >
+             0) {
+    length += (size_t)n;
+  }
+  text[length] = '\0';
+  close(pipe_fds[0]);
+  int wstatus = 0;
+  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+  if (!WIFSIGNALED(wstatus) || WTERMSIG(wstatus) != SIGABRT ||
+      !strstr(text, "mlirAsyncRuntimeEmplaceToken: token") ||
+      !strstr(text, "is already in error")) {
+    HAL_TEST_FAIL("a second emplace after the cut was not reported:\n%s", text);
+  }
+#endif
 }
 
 // A pool task emplaces its token, then runs on past the bound: the emplace
@@ -184,6 +231,8 @@ int main(void) {
     return 1;
   }
   const struct CMUnitTest tests[] = {
+      // First, with no fixture: it forks before any runtime thread exists.
+      cmocka_unit_test(MaxWait_SecondResolutionAfterTheCutIsReported),
       CASE(MaxWait_IdleWorkersOutliveTheBound),
       CASE(MaxWait_CutAwaitPutsTheObjectInError),
       CASE(MaxWait_AwaitOfAClaimedObjectWaitsForItsResolution),

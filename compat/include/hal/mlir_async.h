@@ -36,10 +36,14 @@
 // fewer is waited on until the rest arrive (as in MLIR). A token that loses
 // its last reference before it is ready or in error counts in its groups
 // as a member in error. HAL_SYNC_MAX_WAIT_MS (docs/sync-design.md) bounds
-// blocking awaits: one it cuts short puts the token or value in error (a
-// group counts it as a member in error) and says so on stderr; an emplace
-// or set-error that comes later only drops its reference. Idle workers
-// are not bounded by it, nor is destroy's wait for the tasks.
+// blocking awaits: one it cuts short puts the token or value in error and
+// says so on stderr; the emplace or set-error that comes later only drops
+// its reference (a second one is reported as ever). A token or value
+// already emplaced, its emplace still queued in a task (Handoffs, below),
+// is waited for instead. A group has no producer: a cut counts as a member
+// in error, whatever its members' state, and the group still becomes ready
+// when they are. Idle workers are not bounded by it, nor is destroy's wait
+// for the tasks.
 //
 // Threads. Tasks (mlirAsyncRuntimeExecute) run on the thread pool of a
 // runtime instance. Calls made from a pool thread use that thread's runtime;
@@ -167,7 +171,11 @@ HAL_ASYNC_API void mlirAsyncRuntimePrintCurrentThreadId(void);
 typedef struct hal_async_runtime_t hal_async_runtime_t;
 
 // Creates a runtime with |worker_count| pool threads (0: one per online CPU,
-// or HAL_ASYNC_WORKER_THREADS when set).
+// or HAL_ASYNC_WORKER_THREADS when set). Every HAL_* setting libhal reads is
+// checked first (hal_env_check in hal/env.h): a malformed one, whether or not
+// the runtime uses it, fails the creation with INVALID_ARGUMENT naming it,
+// as it fails a driver registry's; the default runtime's creation then
+// ends the process with that message.
 HAL_ASYNC_API HAL_MUST_USE_RESULT hal_status_t
 hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
                          hal_async_runtime_t** out_runtime);

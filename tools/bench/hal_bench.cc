@@ -30,6 +30,7 @@
 
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -87,48 +88,98 @@ std::atomic<bool> g_counting{false};
 // the code that called the allocator.
 std::atomic<uint64_t> g_allocations{0};
 std::atomic<uint64_t> g_other_allocations{0};
-// The executable segments of libhal, its driver plugins and
-// libhal-async-runtime, collected before counting starts (CollectHalCode).
+// Executable segments of loaded libraries, collected before counting
+// starts (CollectHalCode).
 struct CodeRange {
   uintptr_t begin, end;
 };
-CodeRange g_hal_code[64];
-size_t g_hal_code_count = 0;
-
-bool IsHalCode(const void* address) {
-  uintptr_t at = reinterpret_cast<uintptr_t>(address);
-  for (size_t i = 0; i < g_hal_code_count; ++i) {
-    if (at >= g_hal_code[i].begin && at < g_hal_code[i].end)
-      return true;
+struct CodeRanges {
+  CodeRange ranges[64];
+  size_t count = 0;
+  bool Contains(const void* address) const {
+    uintptr_t at = reinterpret_cast<uintptr_t>(address);
+    for (size_t i = 0; i < count; ++i) {
+      if (at >= ranges[i].begin && at < ranges[i].end)
+        return true;
+    }
+    return false;
   }
-  return false;
+};
+// libhal, its driver plugins and libhal-async-runtime.
+CodeRanges g_hal_code;
+// The libraries an allocation may pass through between the code that asks
+// for it and the allocator: libc (strdup, realpath), libstdc++ (operator
+// new), libgcc_s, the dynamic loader (a thread's first use of a TLS block).
+CodeRanges g_helper_code;
+
+bool NameStartsWith(const char* base, const char* prefix) {
+  return std::strncmp(base, prefix, std::strlen(prefix)) == 0;
 }
 
-int CollectHalCodeOf(struct dl_phdr_info* info, size_t, void*) {
+int CollectCodeOf(struct dl_phdr_info* info, size_t, void*) {
   const char* name = info->dlpi_name ? info->dlpi_name : "";
   const char* base = std::strrchr(name, '/');
   base = base ? base + 1 : name;
-  if (std::strncmp(base, "libhal.so", 9) != 0 &&
-      std::strncmp(base, "libhal-async-runtime.so", 23) != 0 &&
-      std::strncmp(base, "hal-driver-", 11) != 0) {
+  CodeRanges* into = nullptr;
+  if (NameStartsWith(base, "libhal.so") ||
+      NameStartsWith(base, "libhal-async-runtime.so") ||
+      NameStartsWith(base, "hal-driver-")) {
+    into = &g_hal_code;
+  } else if (NameStartsWith(base, "libc.so") ||
+             NameStartsWith(base, "libstdc++.so") ||
+             NameStartsWith(base, "libgcc_s.so") ||
+             NameStartsWith(base, "ld-linux")) {
+    into = &g_helper_code;
+  } else {
     return 0;
   }
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = info->dlpi_phdr[i];
     if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X) ||
-        g_hal_code_count == sizeof(g_hal_code) / sizeof(g_hal_code[0])) {
+        into->count == sizeof(into->ranges) / sizeof(into->ranges[0])) {
       continue;
     }
     uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
-    g_hal_code[g_hal_code_count++] = {begin, begin + segment.p_memsz};
+    into->ranges[into->count++] = {begin, begin + segment.p_memsz};
   }
   return 0;
 }
 
-// Once the drivers are loaded, before any counting.
+// Once the drivers are loaded, before any counting. backtrace() loads its
+// unwinder at its first call, which allocates: that happens here.
 void CollectHalCode() {
-  g_hal_code_count = 0;
-  dl_iterate_phdr(CollectHalCodeOf, nullptr);
+  g_hal_code.count = 0;
+  g_helper_code.count = 0;
+  dl_iterate_phdr(CollectCodeOf, nullptr);
+  void* frames[4];
+  backtrace(frames, 4);
+}
+
+thread_local bool t_walking_stack = false;
+
+// Whether the allocation whose allocator returns to |caller| was asked for
+// by libhal or its drivers: the first frame from |caller| outwards that is
+// not in a helper library decides. One the walk cannot place counts as the
+// HAL's: the figure may count too much, never too little.
+bool IsHalAllocation(const void* caller) {
+  if (g_hal_code.Contains(caller))
+    return true;
+  if (!g_helper_code.Contains(caller))
+    return false;  // the vendor runtime's, or the program's own
+  if (t_walking_stack)
+    return true;
+  t_walking_stack = true;
+  void* frames[32];
+  int count = backtrace(frames, 32);
+  t_walking_stack = false;
+  int at = 0;
+  while (at < count && frames[at] != caller)
+    ++at;
+  for (; at < count; ++at) {
+    if (!g_helper_code.Contains(frames[at]))
+      return g_hal_code.Contains(frames[at]);
+  }
+  return true;
 }
 
 // The attribution must see libhal's allocations, or the figure would read 0
@@ -162,7 +213,7 @@ namespace {
 void* Counted(void* block, const void* caller) {
   // Acquire: the code ranges were collected before counting began.
   if (block && g_counting.load(std::memory_order_acquire)) {
-    (IsHalCode(caller) ? g_allocations : g_other_allocations)
+    (IsHalAllocation(caller) ? g_allocations : g_other_allocations)
         .fetch_add(1, std::memory_order_relaxed);
     g_live_bytes.fetch_add(static_cast<int64_t>(malloc_usable_size(block)),
                            std::memory_order_relaxed);
@@ -185,6 +236,23 @@ extern "C" void* calloc(size_t count, size_t size) {
 extern "C" void* realloc(void* pointer, size_t size) {
   Uncounted(pointer);
   return Counted(__libc_realloc(pointer, size), __builtin_return_address(0));
+}
+// The aligned forms, which libhal does not use today: counted all the same.
+extern "C" void* __libc_memalign(size_t alignment, size_t size);
+extern "C" void* memalign(size_t alignment, size_t size) {
+  return Counted(__libc_memalign(alignment, size), __builtin_return_address(0));
+}
+extern "C" void* aligned_alloc(size_t alignment, size_t size) {
+  return Counted(__libc_memalign(alignment, size), __builtin_return_address(0));
+}
+extern "C" int posix_memalign(void** out, size_t alignment, size_t size) {
+  if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0)
+    return EINVAL;
+  void* block = __libc_memalign(alignment, size);
+  if (!block)
+    return ENOMEM;
+  *out = Counted(block, __builtin_return_address(0));
+  return 0;
 }
 extern "C" void free(void* pointer) {
   Uncounted(pointer);
@@ -1484,7 +1552,14 @@ int Report(const char* json_path, const WarmAllocations& warm,
     first = false;
   }
   std::fprintf(out, "\n  }\n}\n");
-  std::fclose(out);
+  // A full disk shows at the flush or the close, not at the open.
+  bool failed = std::ferror(out) != 0;
+  failed = std::fclose(out) != 0 || failed;
+  if (failed) {
+    std::fprintf(stderr, "hal-bench: cannot write %s: %s\n", json_path,
+                 std::strerror(errno));
+    return 1;
+  }
   std::printf("hal-bench: wrote %s\n", json_path);
   return 0;
 }
@@ -1536,7 +1611,7 @@ WarmAllocations CountWarmAllocations(uint32_t count) {
     std::fprintf(stderr,
                  "hal-bench: no allocation by libhal seen while counting "
                  "(%zu code ranges of libhal and its drivers found)\n",
-                 g_hal_code_count);
+                 g_hal_code.count);
     std::exit(1);
   }
   counts.empty =
@@ -1689,7 +1764,9 @@ int main(int argc, char** argv) {
   }
   if (json_path) {
     // Said now, not after minutes of measuring: a path that cannot be
-    // written. Appending creates the file without truncating one there.
+    // written. Appending does not truncate a file there; one it creates is
+    // removed again, so that a run that stops early leaves nothing.
+    bool existed = access(json_path, F_OK) == 0;
     FILE* probe = std::fopen(json_path, "a");
     if (!probe) {
       std::fprintf(stderr, "hal-bench: cannot write %s: %s\n", json_path,
@@ -1697,6 +1774,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::fclose(probe);
+    if (!existed)
+      std::remove(json_path);
   }
   repetitions_flag = "--benchmark_repetitions=" + std::to_string(repetitions);
   args.push_back(repetitions_flag.data());

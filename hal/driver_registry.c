@@ -216,11 +216,14 @@ static bool hal_registry_next_glob(const char** cursor, const char** out_glob,
   return true;
 }
 
+// The longest glob; a longer one matches nothing.
+#define HAL_REGISTRY_MAX_GLOB_LENGTH 255
+
 // True when the glob of |length| bytes at |glob| matches |name|. An empty
 // or overlong glob matches nothing.
 static bool hal_registry_glob_matches(const char* glob, size_t length,
                                       const char* name) {
-  char pattern[256];
+  char pattern[HAL_REGISTRY_MAX_GLOB_LENGTH + 1];
   if (length == 0 || length >= sizeof(pattern))
     return false;
   memcpy(pattern, glob, length);
@@ -253,6 +256,15 @@ static void hal_registry_debug_unmatched(const hal_driver_registry_t* registry,
   size_t length = 0;
   for (const char* cursor = patterns;
        hal_registry_next_glob(&cursor, &glob, &length);) {
+    if (length == 0)
+      continue;  // an empty element (",,") names nothing
+    if (length > HAL_REGISTRY_MAX_GLOB_LENGTH) {
+      hal_registry_debug(registry,
+                         "%s: a glob of %zu bytes ('%.32s...') matches "
+                         "nothing: the longest is %d",
+                         variable, length, glob, HAL_REGISTRY_MAX_GLOB_LENGTH);
+      continue;
+    }
     bool matched = false;
     for (size_t i = 0; i < registry->entry_count && !matched; ++i) {
       matched = hal_registry_glob_matches(glob, length,

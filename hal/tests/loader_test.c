@@ -865,7 +865,10 @@ static void LoaderDebug_PrintsWhatItSearchedAndWhy(void** state) {
   hal_test_stderr_capture_t capture;
   hal_test_stderr_capture_begin(&capture);
   setenv("HAL_LOADER_DEBUG", "1", 1);
-  setenv("HAL_DRIVERS_DISABLE", "test_misnamed, test_no_devices", 1);
+  // An empty element says nothing; one over the longest glob says so.
+  char disable[400] = "test_misnamed, test_no_devices,,";
+  memset(disable + strlen(disable), '*', 256);
+  setenv("HAL_DRIVERS_DISABLE", disable, 1);
   hal_driver_registry_t* registry = hal_test_create_registry();
   hal_driver_t* driver = NULL;
   hal_status_t status = hal_driver_registry_create_driver(
@@ -883,23 +886,26 @@ static void LoaderDebug_PrintsWhatItSearchedAndWhy(void** state) {
            hal_test_plugin_dir());
   const char* expected[] = {
       searched,
-      "hal loader: HAL_DRIVERS_DISABLE=test_misnamed, test_no_devices",
+      "hal loader: HAL_DRIVERS_DISABLE=test_misnamed, test_no_devices,,***",
       "hal-driver-test.so: loaded driver 'test' (ABI ",
       "hal-driver-test_wrong_abi.so: rejected: INCOMPATIBLE",
       "hal-driver-test_misnamed.so: not loaded: driver 'test_misnamed' is "
-      "disabled by HAL_DRIVERS_DISABLE=test_misnamed, test_no_devices",
+      "disabled by HAL_DRIVERS_DISABLE=test_misnamed, test_no_devices,,***",
       "hal-driver-test_no_devices.so: loaded driver 'test_no_devices'",
       "hal loader: HAL_DRIVERS_DISABLE: ' test_no_devices' matches no plugin "
       "found",
+      "hal loader: HAL_DRIVERS_DISABLE: a glob of 256 bytes ('****",
+      "matches nothing: the longest is 255",
       "hal loader: creating driver 'test' from ",
   };
   for (size_t i = 0; i < HAL_ARRAYSIZE(expected); ++i) {
     if (!strstr(log, expected[i]))
       HAL_TEST_FAIL("no '%s' in the loader's log:\n%s", expected[i], log);
   }
-  // A glob that matches says nothing of the kind.
-  if (strstr(log, "'test_misnamed' matches no plugin"))
-    HAL_TEST_FAIL("a matching glob reported as matching nothing:\n%s", log);
+  // A glob that matches, and an empty element, say nothing of the kind.
+  if (strstr(log, "'test_misnamed' matches no plugin") ||
+      strstr(log, "'' matches no plugin"))
+    HAL_TEST_FAIL("a glob reported as matching nothing:\n%s", log);
 }
 
 // One strict answer for a malformed switch, naming the variable.

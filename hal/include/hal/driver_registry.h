@@ -24,7 +24,8 @@
 // Plugin code other than the entry point runs only when a driver is created.
 //
 // Loader switches, read at registry creation: HAL_DRIVERS_SELECT and
-// HAL_DRIVERS_DISABLE (comma-separated fnmatch globs over driver names):
+// HAL_DRIVERS_DISABLE (comma-separated fnmatch globs over driver names, each
+// of 255 bytes at most: a longer one, or an empty one, matches nothing):
 // a plugin whose name matches no SELECT glob, or any DISABLE glob, is
 // listed with an UNAVAILABLE load_status saying which variable filtered it,
 // and never dlopen()ed. HAL_LOADER_DEBUG=1 prints every decision on stderr

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,9 @@
 
 // The launcher's bound on its workers when HAL_SYNC_MAX_WAIT_MS is unset.
 #define RANKS_DEFAULT_BOUND_MS 300000u
+// How long workers get to end after the launcher passed a termination
+// signal on to them, before it kills them.
+#define RANKS_STOP_GRACE_MS 10000u
 
 // The environment hal-run hands its workers.
 #define RANKS_ENV_RANK "HAL_RUN_RANK"
@@ -227,6 +231,14 @@ static hal_status_t ranks_worker_settings(const hal_ranks_options_t* options,
 }
 
 int hal_ranks_work(hal_driver_t* driver, const hal_ranks_options_t* options) {
+  // A launcher that dies without passing a signal on (SIGKILL) takes its
+  // workers with it; one already gone before this point leaves this
+  // worker to init, and it stops.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) {
+    fprintf(stderr, "hal-run: the launcher of this rank is gone\n");
+    return 1;
+  }
   // The launcher relays lines as they come: a worker that hangs has said
   // what it did before.
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -289,8 +301,16 @@ typedef struct ranks_worker_t {
 // only writes a byte, which wakes the poll.
 static volatile sig_atomic_t ranks_sigchld_fd = -1;
 
+// A termination signal the launcher got while its workers ran (0: none):
+// passed on to them, and raised again on the launcher once they are gone.
+static volatile sig_atomic_t ranks_stop_signal = 0;
+
+// The termination signals a launcher passes on, as torchrun and mpirun do.
+static const int kRanksStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
+
 static void ranks_on_sigchld(int signal_number) {
-  (void)signal_number;
+  if (signal_number != SIGCHLD)
+    ranks_stop_signal = signal_number;
   int saved_errno = errno;
   char byte = 0;
   // Non-blocking: a full pipe already holds a wake-up.
@@ -415,6 +435,7 @@ static void ranks_wait(const char* driver_name, ranks_worker_t* workers,
   int32_t running = 0;
   for (int32_t i = 0; i < count; ++i)
     running += workers[i].running;
+  bool forwarded = false;  // a stop signal was passed on
   // A worker may have exited before the handler's first byte was read.
   ranks_reap(workers, count, &running);
   for (;;) {
@@ -453,12 +474,35 @@ static void ranks_wait(const char* driver_name, ranks_worker_t* workers,
       }
       ranks_reap(workers, count, &running);
     }
+    int stop_signal = ranks_stop_signal;
+    if (stop_signal && !forwarded && running > 0) {
+      // Passed on to every worker still running; the ones that outlive
+      // a grace period are killed like those past the bound.
+      forwarded = true;
+      fprintf(stderr,
+              "hal-run: driver %s: got signal %d (%s): passing it to the "
+              "%" PRId32 " rank(s) running\n",
+              driver_name, stop_signal, strsignal(stop_signal), running);
+      for (int32_t i = 0; i < count; ++i) {
+        if (workers[i].running)
+          kill(workers[i].pid, stop_signal);
+      }
+      hal_time_t grace = hal_time_add_saturated(
+          hal_time_now(), (hal_duration_t)RANKS_STOP_GRACE_MS * 1000000);
+      if (grace < deadline)
+        deadline = grace;
+    }
     for (nfds_t i = 1; i < n; ++i) {
       if (fds[i].revents)
         ranks_stream_read(owners[i - 1], polled[i - 1]);
     }
   }
-  if (running > 0 && start_failed) {
+  if (running > 0 && forwarded) {
+    fprintf(stderr,
+            "hal-run: driver %s: %" PRId32
+            " rank(s) still running %u ms after the signal: killing",
+            driver_name, running, RANKS_STOP_GRACE_MS);
+  } else if (running > 0 && start_failed) {
     fprintf(stderr,
             "hal-run: driver %s: a rank could not start; killing the %" PRId32
             " started,",
@@ -650,6 +694,14 @@ static bool ranks_launch_processes(const char* driver_name,
   action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
   sigemptyset(&action.sa_mask);
   sigaction(SIGCHLD, &action, &previous);
+  // A signal the launcher ignores (nohup's SIGHUP) stays ignored.
+  struct sigaction previous_stop[HAL_ARRAYSIZE(kRanksStopSignals)];
+  ranks_stop_signal = 0;
+  for (size_t i = 0; i < HAL_ARRAYSIZE(kRanksStopSignals); ++i) {
+    sigaction(kRanksStopSignals[i], NULL, &previous_stop[i]);
+    if (previous_stop[i].sa_handler != SIG_IGN)
+      sigaction(kRanksStopSignals[i], &action, NULL);
+  }
 
   hal_time_t deadline = hal_time_add_saturated(hal_time_now(), bound_ns);
   bool start_failed = false;
@@ -680,7 +732,17 @@ static bool ranks_launch_processes(const char* driver_name,
   ranks_wait(driver_name, workers, options->ranks, sigchld_pipe[0], deadline,
              bound_ms, start_failed);
   sigaction(SIGCHLD, &previous, NULL);
+  for (size_t i = 0; i < HAL_ARRAYSIZE(kRanksStopSignals); ++i)
+    sigaction(kRanksStopSignals[i], &previous_stop[i], NULL);
   ranks_sigchld_fd = -1;
+  int stop_signal = ranks_stop_signal;
+  if (stop_signal) {
+    // Every worker is reaped: the launcher ends as the signal asked, with
+    // its status (a shell sees 128 + the signal).
+    fflush(stdout);
+    fflush(stderr);
+    raise(stop_signal);
+  }
   close(sigchld_pipe[0]);
   close(sigchld_pipe[1]);
 

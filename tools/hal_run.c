@@ -246,13 +246,12 @@ static void hal_run_print_status(const char* prefix, hal_status_t status) {
 }
 
 // The exit code of one command's |status|: OK, or FAILURE after printing it
-// with |prefix| (not in a JSON listing, whose document must stay whole) and
+// with |prefix| on stderr (a JSON document, on stdout, stays whole) and
 // freeing it.
 static int hal_run_report(const char* prefix, hal_status_t status) {
   if (!status)
     return HAL_RUN_EXIT_OK;
-  if (!hal_run_json)
-    hal_run_print_status(prefix, status);
+  hal_run_print_status(prefix, status);
   hal_status_free(status);
   return HAL_RUN_EXIT_FAILURE;
 }
@@ -713,10 +712,9 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
     // A listing of every driver succeeds when one of them lists devices;
     // the others were reported.
     if (listed == 0) {
-      if (!hal_run_json) {
-        fprintf(stderr, "hal-run: no usable driver has a device\n");
-        hal_run_print_directories(stderr, registry);
-      }
+      // On stderr: a JSON document on stdout stays whole.
+      fprintf(stderr, "hal-run: no usable driver has a device\n");
+      hal_run_print_directories(stderr, registry);
       exit_code = HAL_RUN_EXIT_FAILURE;
     }
   }
@@ -937,7 +935,21 @@ static void hal_run_print_option_error(int result, int short_option,
   }
 }
 
+static int hal_run_main(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  int exit_code = hal_run_main(argc, argv);
+  // What was printed must have reached stdout (a full disk, a closed pipe
+  // reader): a listing lost on the way is no success.
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "hal-run: writing to stdout failed: %s\n", strerror(errno));
+    if (exit_code == HAL_RUN_EXIT_OK)
+      exit_code = HAL_RUN_EXIT_FAILURE;
+  }
+  return exit_code;
+}
+
+static int hal_run_main(int argc, char** argv) {
   enum {
     OPT_LIST_DRIVERS = 256,
     OPT_LIST_DEVICES,

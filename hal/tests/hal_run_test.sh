@@ -144,6 +144,14 @@ t = [x for x in d[\"drivers\"] if x[\"name\"] == \"test\"][0]
 assert [v[\"uri\"] for v in t[\"devices\"]] == [\"test://0\", \"test://1\"]
 assert [x for x in d[\"drivers\"] if x[\"name\"] == \"test_no_devices\"][0][\"error\"]
 print(\"ok\")'"
+# Output that cannot be written is a failure, said on stderr.
+check list_devices_full 1 "" "writing to stdout failed: No space left on device" -- \
+  sh -c "\"$hal_run\" --list-devices >/dev/full"
+# A listing that fails says why on stderr; its JSON, on stdout, stays whole.
+check list_devices_json_none 1 "" "no usable driver has a device" -- \
+  env HAL_DRIVERS_DISABLE='*' "$hal_run" --list-devices --json
+check list_devices_json_none_whole 0 "^ok\$" "" -- sh -c "HAL_DRIVERS_DISABLE='*' \"$hal_run\" --list-devices --json 2>/dev/null |
+  python3 -c 'import json, sys; json.load(sys.stdin); print(\"ok\")'"
 check dump_devices_json 0 "^ok\$" "" -- sh -c "\"$hal_run\" --dump-devices --driver=test --json |
   python3 -c 'import json, sys
 devices = json.load(sys.stdin)[\"drivers\"][0][\"devices\"]

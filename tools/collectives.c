@@ -181,8 +181,18 @@ static hal_status_t collectives_submit_and_wait(collectives_device_t* d,
     fflush(stdout);
     exit(HAL_COLLECTIVES_EXIT_HOOK_STATUS);
   }
-  return hal_semaphore_wait(d->done, value,
-                            hal_make_timeout_ns(d->options->wait_ns));
+  hal_status_t status = hal_semaphore_wait(
+      d->done, value, hal_make_timeout_ns(d->options->wait_ns));
+  if (hal_status_is(status, HAL_STATUS_DEADLINE_EXCEEDED) &&
+      d->options->wait_ns != HAL_DURATION_INFINITE) {
+    // The job's own bound, not the wait's: name the knob that sets it.
+    status = hal_status_annotatef(
+        status,
+        "each wait of the job is bounded by %lld ms (HAL_SYNC_MAX_WAIT_MS, "
+        "else 300 s)",
+        (long long)(d->options->wait_ns / 1000000));
+  }
+  return status;
 }
 
 // The checked command buffer (see the top of this file), submitted once.

@@ -1564,10 +1564,19 @@ static void soak_usage(FILE* stream) {
           "replays it.\nExit status: 0 no mismatch, 1 mismatches, 2 usage.\n");
 }
 
+// A decimal count: digits only (no sign, no space, no base prefix: "-1"
+// is no huge count, "010" is ten), within 64 bits.
 static bool soak_parse_u64(const char* text, uint64_t* out) {
+  if (*text < '0' || *text > '9')
+    return false;
+  for (const char* c = text; *c; ++c) {
+    if (*c < '0' || *c > '9')
+      return false;
+  }
+  errno = 0;
   char* end = NULL;
-  unsigned long long value = strtoull(text, &end, 0);
-  if (!*text || *end)
+  unsigned long long value = strtoull(text, &end, 10);
+  if (errno == ERANGE || *end)
     return false;
   *out = value;
   return true;
@@ -1603,7 +1612,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!driver || (seconds && iterations) ||
+  if (!driver || !*driver || (seconds && iterations) ||
       (config.have_round && (seconds || iterations)) ||
       (config.loss_child && !config.have_round)) {
     soak_usage(stderr);

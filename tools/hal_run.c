@@ -490,6 +490,10 @@ static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
                              driver_name);
   }
   if (status) {
+    // What it was to run on says where the failure came from (the virtual
+    // GPU the fallback chose, and why).
+    if (note)
+      status = hal_status_annotatef(status, "creating it on %s", note);
     free(note);
     return status;
   }

@@ -1612,7 +1612,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!driver || !*driver || (seconds && iterations) ||
+  // A driver list names a driver between every two commas.
+  bool driver_list_ok = driver && *driver && driver[0] != ',' &&
+                        driver[strlen(driver) - 1] != ',' &&
+                        !strstr(driver, ",,");
+  if (!driver_list_ok || (seconds && iterations) ||
       (config.have_round && (seconds || iterations)) ||
       (config.loss_child && !config.have_round)) {
     soak_usage(stderr);

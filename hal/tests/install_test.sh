@@ -173,6 +173,16 @@ if [ -n "$vgpu_cuda" ]; then
   echo "$out" | grep -q "^pipeline ok: driver=cuda_stream" ||
     { echo "$out"; fail "the staged pipeline did not pass"; }
   echo "staged hal-run --driver=cuda_stream: on the installed virtual GPU, ok"
+  # A fallback that fails too says that it was the virtual GPU, and why the
+  # system runtime was passed over.
+  if out=$(env -u HAL_DRIVER_PATH -u LD_LIBRARY_PATH -u HAL_CUDA_LIBRARY \
+    VGPU_DEVICES=0 "$hal_run" --driver=cuda_stream 2>&1); then
+    echo "$out"
+    fail "staged hal-run on a virtual GPU with no device succeeded"
+  fi
+  echo "$out" | grep -q "creating it on the virtual GPU (HAL_CUDA_LIBRARY=.*), because the system runtime is not usable" ||
+    { echo "$out"; fail "a failed fallback does not name the virtual GPU"; }
+  echo "staged hal-run --driver=cuda_stream: a failed fallback names it, ok"
 fi
 
 # The same examples through CMake's find_package(hal) and hal::hal.

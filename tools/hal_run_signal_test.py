@@ -43,9 +43,18 @@ def main():
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     number = getattr(signal, "SIG" + args.signal)
+
+    def default_signals():
+        # A signal this test runs with ignored (nohup's SIGHUP, a shell's
+        # SIGINT for a background job) would stay ignored in the launcher,
+        # which keeps ignoring what its own parent ignored.
+        for stop in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(stop, signal.SIG_DFL)
+
     launcher = subprocess.Popen(command, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
+                                start_new_session=True,
+                                preexec_fn=default_signals)
     problems = []
     give_up = time.monotonic() + 60
     while len(children(launcher.pid)) == 0 and launcher.poll() is None:

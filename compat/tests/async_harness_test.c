@@ -24,7 +24,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "async_spawn.h"
+#include "async_test_util.h"
 #include "hal/mlir_async.h"
 
 //===----------------------------------------------------------------------===//
@@ -59,33 +59,6 @@ static void jitter(uint64_t* rng, uint64_t max_ns) {
 //===----------------------------------------------------------------------===//
 // Bad input (first: forks before any runtime thread exists)
 //===----------------------------------------------------------------------===//
-
-// Runs |fn| in a child process; returns its stderr and whether it aborted.
-static bool run_in_child(void (*fn)(void), char* text, size_t capacity) {
-  int pipe_fds[2];
-  assert_int_equal(pipe(pipe_fds), 0);
-  fflush(stderr);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    dup2(pipe_fds[1], STDERR_FILENO);
-    close(pipe_fds[0]);
-    fn();
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  size_t length = 0;
-  ssize_t n;
-  while (length + 1 < capacity &&
-         (n = read(pipe_fds[0], text + length, capacity - 1 - length)) > 0) {
-    length += (size_t)n;
-  }
-  text[length] = '\0';
-  close(pipe_fds[0]);
-  int wstatus = 0;
-  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
-  return WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGABRT;
-}
 
 static void over_release_child(void) {
   void* token = mlirAsyncRuntimeCreateToken();  // 2 references

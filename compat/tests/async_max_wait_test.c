@@ -9,11 +9,9 @@
 
 #include "hal_test.h"
 
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "async_spawn.h"
+#include "async_test_util.h"
 #include "hal/mlir_async.h"
 
 // Well past the 100 ms bound: each wait below is cut several times.
@@ -114,6 +112,13 @@ static void MaxWait_CutAwaitPutsTheObjectInError(void** state) {
   mlirAsyncRuntimeDropRef(group, 1);
 }
 
+static void second_emplace_after_cut_child(void) {
+  void* token = mlirAsyncRuntimeCreateToken();
+  mlirAsyncRuntimeAwaitToken(token);  // cut: in error
+  mlirAsyncRuntimeEmplaceToken(token);
+  mlirAsyncRuntimeEmplaceToken(token);  // reported: aborts
+}
+
 // The producer's late resolution drops only its own reference: a second
 // one is reported as a double emplace is, and in assertion builds aborts,
 // instead of dropping the caller's (in a child process, forked before any
@@ -123,34 +128,8 @@ static void MaxWait_SecondResolutionAfterTheCutIsReported(void** state) {
 #ifdef NDEBUG
   HAL_TEST_SKIP("misuse is only caught in debug builds (this one has NDEBUG)");
 #else
-  int pipe_fds[2];
-  assert_int_equal(pipe(pipe_fds), 0);
-  fflush(stderr);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    dup2(pipe_fds[1], STDERR_FILENO);
-    close(pipe_fds[0]);
-    void* token = mlirAsyncRuntimeCreateToken();
-    mlirAsyncRuntimeAwaitToken(token);  // cut: in error
-    mlirAsyncRuntimeEmplaceToken(token);
-    mlirAsyncRuntimeEmplaceToken(token);  // reported: aborts
-    _exit(0);
-  }
-  close(pipe_fds[1]);
   char text[8192];
-  size_t length = 0;
-  ssize_t n;
-  while (length + 1 < sizeof(text) &&
-         (n = read(pipe_fds[0], text + length, sizeof(text) - 1 - length)) >
-             0) {
-    length += (size_t)n;
-  }
-  text[length] = '\0';
-  close(pipe_fds[0]);
-  int wstatus = 0;
-  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
-  if (!WIFSIGNALED(wstatus) || WTERMSIG(wstatus) != SIGABRT ||
+  if (!run_in_child(second_emplace_after_cut_child, text, sizeof(text)) ||
       !strstr(text, "mlirAsyncRuntimeEmplaceToken: token") ||
       !strstr(text, "is already in error")) {
     HAL_TEST_FAIL("a second emplace after the cut was not reported:\n%s", text);

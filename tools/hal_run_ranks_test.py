@@ -28,6 +28,8 @@ import re
 import subprocess
 import sys
 
+from sanitizer_reports import sanitizer_problems
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -89,11 +91,7 @@ def main():
                  "0 skipped")
     if total not in lines:
         problems.append(f"no line '{total}'")
-    reports = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
-               "WARNING: ThreadSanitizer", "runtime error:")
-    for line in (run.stdout + run.stderr).splitlines():
-        if any(report in line for report in reports):
-            problems.append(f"a sanitizer's report: {line}")
+    problems += sanitizer_problems(run.stdout + run.stderr)
     for problem in problems:
         print(f"hal_run_ranks_test: FAIL: {problem}")
     return 1 if problems else 0

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from sanitizer_reports import sanitizer_problems
+
 
 def children(pid):
     try:
@@ -91,11 +93,7 @@ def main():
                             f"it (its workers were {' '.join(workers)})")
     if session_alive(launcher.pid):
         os.killpg(launcher.pid, signal.SIGKILL)
-    reports = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
-               "WARNING: ThreadSanitizer", "runtime error:")
-    for line in output.splitlines():
-        if any(report in line for report in reports):
-            problems.append(f"a sanitizer's report: {line}")
+    problems += sanitizer_problems(output)
     for problem in problems:
         print(f"hal_run_signal_test: FAIL: {problem}")
     return 1 if problems else 0

@@ -21,9 +21,6 @@
 
 #include "hal_test.h"
 
-#include <signal.h>
-#include <sys/wait.h>
-
 #include "async_test_util.h"
 #include "hal/mlir_async.h"
 

@@ -61,7 +61,9 @@ if [ ! -f /usr/local/cuda/include/cuda.h ]; then
     "(pass -Dcudasdk_include=DIR to meson if cuda.h lives elsewhere)"
 fi
 
-if [ -d build ]; then
+# A folder without meson's state (a setup that was interrupted) is set up
+# afresh: --reconfigure refuses it, and would refuse it on every run.
+if [ -f build/meson-private/coredata.dat ]; then
   meson setup --reconfigure build >/dev/null
 else
   meson setup build

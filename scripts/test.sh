@@ -52,7 +52,7 @@ run_fuzz() {
   # -Wno-format-zero-length: clang (not gcc) flags hal/status.c's
   # `format ? format : ""` under -Wformat=2, and --werror stops the build.
   reconfigure=""
-  [ -f "$dir/build.ninja" ] && reconfigure="--reconfigure"
+  [ -f "$dir/meson-private/coredata.dat" ] && reconfigure="--reconfigure"
   # shellcheck disable=SC2086
   if ! CC=clang meson setup $reconfigure "$dir" --werror -Dfuzz=enabled \
       -Dtests=false -Db_sanitize=address,undefined -Db_lundef=false \
@@ -109,7 +109,10 @@ for build in $builds; do
     *) echo "test.sh: unknown build '$build'"; exit 2 ;;
   esac
   echo "=== $build: configure and build ($dir)"
-  if [ -d "$dir" ]; then
+  # Only a tree meson has set up is reconfigured: a folder left by a setup
+  # that was interrupted holds no state, and --reconfigure would refuse it
+  # on every later run.
+  if [ -f "$dir/meson-private/coredata.dat" ]; then
     # shellcheck disable=SC2086
     meson setup --reconfigure "$dir" --werror $options >"$dir.setup.log" 2>&1
   else

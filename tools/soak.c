@@ -193,6 +193,7 @@ typedef struct soak_round_t {
   // Two devices whose driver has collectives: all-reduce nodes run on
   // these channels (rank d on device d), made for the round.
   bool collectives;
+  bool collectives_skip_said;  // for this driver, on stderr
   hal_channel_t* channels[SOAK_MAX_DEVICES];
   uint32_t device_count;
   uint32_t queue_count;
@@ -1071,8 +1072,18 @@ static void soak_run_round(soak_round_t* round) {
     if (code == HAL_STATUS_OK) {
       round->collectives = true;
     } else if (code == HAL_STATUS_UNIMPLEMENTED ||
-               code == HAL_STATUS_NOT_FOUND) {
-      hal_status_free(status);  // no collective library: none this round
+               code == HAL_STATUS_NOT_FOUND || code == HAL_STATUS_UNAVAILABLE) {
+      // No collective library, or one the runtime cannot use (a system
+      // NCCL over the virtual GPU: its CUDA calls find no device): the
+      // round runs without all-reduces, and the run says why, once for
+      // each driver.
+      if (!round->collectives_skip_said) {
+        round->collectives_skip_said = true;
+        fprintf(stderr, "soak: %s: rounds run without all-reduces: ",
+                round->driver_name);
+        hal_status_fprint(stderr, status);
+      }
+      hal_status_free(status);
     } else {
       soak_ok(round, status, "channel_create_group");
     }

@@ -5,6 +5,7 @@
 
 #include "ccl_shm.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -192,6 +193,93 @@ static void shm_init_header(shm_header* h, int rank_count, uint64_t size,
   atomic_store_explicit(&h->magic, CCL_SHM_MAGIC, memory_order_release);
 }
 
+// Whether process |pid| runs: it exists and is not a zombie (which its
+// parent has not reaped yet: kill(pid, 0) cannot tell).
+static bool shm_process_runs(int32_t pid) {
+  if (kill(pid, 0) != 0 && errno != EPERM)
+    return false;
+  char path[64], line[512];
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  FILE* file = fopen(path, "r");
+  if (file == NULL)
+    return true;  // no /proc: take kill()'s word
+  bool zombie = false;
+  if (fgets(line, sizeof(line), file)) {
+    const char* end = strrchr(line, ')');  // the name may hold spaces
+    zombie = end != NULL && end[1] == ' ' && end[2] == 'Z';
+  }
+  fclose(file);
+  return !zombie;
+}
+
+// Removes the name |entry| (under /dev/shm) when its communicator can
+// never complete and no process is left to remove it: every rank that
+// joined is in a process that no longer runs, none completed it, and the
+// processes that gave up did not unlink it (they unlink once every other
+// joined rank's process is gone, so only a process killed while joining,
+// with no live peer, leaves a name behind). A live process that maps it
+// but has not joined yet keeps its mapping; it could not complete either,
+// as ranks that joined are never given back by a dead process.
+static void shm_reap_if_stale(const char* entry) {
+  char name[NAME_MAX + 2];
+  snprintf(name, sizeof(name), "/%s", entry);
+  int fd = shm_open(name, O_RDWR, 0600);
+  if (fd < 0)
+    return;
+  struct stat st;
+  void* map = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= sizeof(shm_header)) {
+    map = mmap(NULL, sizeof(shm_header), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+               0);
+  }
+  close(fd);
+  if (map == MAP_FAILED)
+    return;
+  shm_header* h = map;
+  bool stale = false;
+  if (atomic_load_explicit(&h->magic, memory_order_acquire) == CCL_SHM_MAGIC &&
+      h->version == CCL_SHM_VERSION && h->rank_count > 0 &&
+      h->rank_count <= VGPU_CCL_MAX_RANKS) {
+    int rc = pthread_mutex_lock(&h->mu);
+    if (rc == EOWNERDEAD)
+      pthread_mutex_consistent(&h->mu);
+    if (rc == 0 || rc == EOWNERDEAD) {
+      int joined = 0, running = 0;
+      for (int r = 0; r < h->rank_count; ++r) {
+        if (h->ranks[r].state != RANK_JOINED)
+          continue;
+        ++joined;
+        running += shm_process_runs(h->ranks[r].pid);
+      }
+      stale = !h->unlinked && h->processes == 0 && joined > 0 && running == 0;
+      if (stale)
+        h->unlinked = 1;
+      pthread_mutex_unlock(&h->mu);
+    }
+  }
+  munmap(map, sizeof(shm_header));
+  if (stale)
+    shm_unlink(name);
+}
+
+// Reaps this user's names that shm_reap_if_stale finds stale, each time a
+// process opens a communicator: a name left by a process killed while
+// joining goes with the next communicator made on the machine.
+static void shm_reap_stale(void) {
+  DIR* dir = opendir("/dev/shm");
+  if (dir == NULL)
+    return;
+  char prefix[32];
+  int prefix_length =
+      snprintf(prefix, sizeof(prefix), "vgpu-ccl-%u-", (unsigned)getuid());
+  struct dirent* entry;
+  while ((entry = readdir(dir)) != NULL) {
+    if (strncmp(entry->d_name, prefix, (size_t)prefix_length) == 0)
+      shm_reap_if_stale(entry->d_name);
+  }
+  closedir(dir);
+}
+
 vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
                          ccl_shm** out, char* error, size_t error_size) {
   *out = NULL;
@@ -207,6 +295,7 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
   uint64_t slot_bytes, pair_bytes, slots_offset, pairs_offset, size;
   shm_layout(rank_count, &slot_bytes, &pair_bytes, &slots_offset, &pairs_offset,
              &size);
+  shm_reap_stale();
   vgpu_status status = VGPU_OK;
   int fd = -1;
   bool maker = false;
@@ -323,25 +412,6 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
   shm_unlock(s);
   *out = s;
   return VGPU_OK;
-}
-
-// Whether process |pid| runs: it exists and is not a zombie (which its
-// parent has not reaped yet: kill(pid, 0) cannot tell).
-static bool shm_process_runs(int32_t pid) {
-  if (kill(pid, 0) != 0 && errno != EPERM)
-    return false;
-  char path[64], line[512];
-  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-  FILE* file = fopen(path, "r");
-  if (file == NULL)
-    return true;  // no /proc: take kill()'s word
-  bool zombie = false;
-  if (fgets(line, sizeof(line), file)) {
-    const char* end = strrchr(line, ')');  // the name may hold spaces
-    zombie = end != NULL && end[1] == ' ' && end[2] == 'Z';
-  }
-  fclose(file);
-  return !zombie;
 }
 
 // Under the lock: whether a rank of another process that still runs has

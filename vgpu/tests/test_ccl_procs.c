@@ -354,6 +354,10 @@ static void* rank_main(void* arg) {
   bool killjoin = strcmp(s, "killjoin") == 0;
   if (killjoin)
     ranks = 3;
+  // A process alone, killed while it waits for the rank of a process that
+  // never comes: nobody is left to take the segment's name.
+  if (strcmp(s, "killalone") == 0)
+    ranks = 2;
   vgpu_ccl_comm* comm = NULL;
   char error[256] = "";
   uint64_t join_ns = (killjoin && p->proc == 1 ? 1500ull : 60000ull) * 1000000u;
@@ -439,7 +443,9 @@ static int proc_main(const char* scenario) {
         .p = &p, .rank = p.proc * p.local + l, .ranks = p.procs * p.local};
     pthread_create(&handles[l], NULL, rank_main, &threads[l]);
   }
-  if (strcmp(scenario, "killjoin") == 0 && p.proc == 0) {
+  if ((strcmp(scenario, "killjoin") == 0 ||
+       strcmp(scenario, "killalone") == 0) &&
+      p.proc == 0) {
     usleep(300000);  // its rank waits to join meanwhile
     raise(SIGKILL);
   }
@@ -456,15 +462,20 @@ static int proc_main(const char* scenario) {
 // The cases: this program's processes
 //===----------------------------------------------------------------------===//
 
-// Starts |procs| processes of |local| ranks each on |scenario| and waits
-// (bounded) for them; codes[p] is process p's exit code, or 128 + the
-// signal that ended it.
-static void run_procs(const char* scenario, int procs, int local, int* codes) {
-  uint8_t id[VGPU_CCL_ID_BYTES];
-  // Random as ncclGetUniqueId's, and never another run's.
-  uint64_t state = g_seed ^ (uint64_t)getpid() ^ vgpu_now_ns();
+// A communicator id, random as ncclGetUniqueId's, and never another run's.
+static void random_id(uint8_t id[VGPU_CCL_ID_BYTES]) {
+  static uint64_t calls;
+  uint64_t state = g_seed ^ (uint64_t)getpid() ^ vgpu_now_ns() ^ ++calls;
   for (int i = 0; i < VGPU_CCL_ID_BYTES; ++i)
     id[i] = (uint8_t)next_random(&state);
+}
+
+// Starts |procs| processes of |local| ranks each on |scenario|, on the
+// communicator |id|, and waits (bounded) for them; codes[p] is process p's
+// exit code, or 128 + the signal that ended it.
+static void run_procs_on(const uint8_t id[VGPU_CCL_ID_BYTES],
+                         const char* scenario, int procs, int local,
+                         int* codes) {
   char hex[2 * VGPU_CCL_ID_BYTES + 1];
   for (int i = 0; i < VGPU_CCL_ID_BYTES; ++i)
     snprintf(hex + 2 * i, 3, "%02x", id[i]);
@@ -510,6 +521,12 @@ static void run_procs(const char* scenario, int procs, int local, int* codes) {
     }
     codes[p] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+}
+
+static void run_procs(const char* scenario, int procs, int local, int* codes) {
+  uint8_t id[VGPU_CCL_ID_BYTES];
+  random_id(id);
+  run_procs_on(id, scenario, procs, local, codes);
 }
 
 static void expect_codes(const char* scenario, int procs, int local,
@@ -566,6 +583,36 @@ static void CclProcs_AbortLeaveOrDeathFailsTheOtherProcesses(void** state) {
   expect_codes("killjoin", 2, 1, killed_joining);
 }
 
+// A process killed while it joins alone leaves its segment's name (no
+// process is left to unlink it: ccl_shm.h); the next communicator opened
+// on the machine, in any process, removes it.
+static void CclProcs_ANameLeftByAProcessKilledJoiningIsRemovedLater(
+    void** state) {
+  (void)state;
+  uint8_t id[VGPU_CCL_ID_BYTES];
+  random_id(id);
+  char name[64], path[96];
+  ccl_shm_name(id, name, sizeof(name));
+  snprintf(path, sizeof(path), "/dev/shm%s", name);
+  int codes[kMaxProcs];
+  run_procs_on(id, "killalone", 1, 1, codes);
+  assert_int_equal(codes[0], 128 + SIGKILL);
+  if (access(path, F_OK) != 0)
+    fail_msg("the killed process's segment %s was not left behind", path);
+  uint8_t other[VGPU_CCL_ID_BYTES];
+  random_id(other);
+  vgpu_ccl_comm* comm = NULL;
+  char error[256] = "";
+  assert_int_equal(
+      vgpu_ccl_join(other, 1, 0, 10000000000ull, &comm, error, sizeof(error)),
+      VGPU_OK);
+  vgpu_ccl_leave(comm);
+  if (access(path, F_OK) == 0) {
+    unlink(path);
+    fail_msg("%s is still there after a later communicator", path);
+  }
+}
+
 static int setup(void** state) {
   (void)state;
   fprintf(stderr, "[ SEED     ] HAL_TEST_SEED=%" PRIu64 "\n", g_seed);
@@ -586,6 +633,7 @@ int main(void) {
       CASE(CclProcs_RanksThatDisagreeFailInEveryProcess),
       CASE(CclProcs_RankCountsThatDifferAreRefused),
       CASE(CclProcs_AbortLeaveOrDeathFailsTheOtherProcesses),
+      CASE(CclProcs_ANameLeftByAProcessKilledJoiningIsRemovedLater),
   };
 #undef CASE
   return cmocka_run_group_tests(tests, setup, NULL);

@@ -358,6 +358,100 @@ CTS_CASE(Submit_ChainAcrossQueues) {
 
 // K10: a failed semaphore mid-chain fails every downstream signal; every
 // waiter returns; no downstream work runs.
+// |status| is borrowed: OK or not, the call has nothing to do.
+static hal_status_t signal_order_host_call(void* user_data,
+                                           hal_status_t status) {
+  (void)user_data;
+  (void)status;
+  return HAL_OK;
+}
+
+// A submission's signals are made one at a time in the order of its list
+// (device.h): once a wait on an entry returns, every entry before it is
+// made already, reached or failed alike, whatever the kind of work (a
+// command buffer, none, a queue op, a host call). Random list orders,
+// kinds and failures from HAL_TEST_SEED.
+CTS_CASE(Submit_SignalsAreMadeInListOrder) {
+  fixture_t* f = *state;
+  cts_random_t random = cts_random_make(0x5167);
+  const uint32_t rounds = cts_iterations(200);
+  enum { kCount = 4 };
+  for (uint32_t round = 1; round <= rounds; ++round) {
+    hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* signals[kCount];
+    uint64_t values[kCount];
+    for (int i = 0; i < kCount; ++i) {
+      // Half device semaphores, half host ones, in a random list order.
+      signals[i] = cts_random_below(&random, 2)
+                       ? cts_create_semaphore(f->device, 0)
+                       : NULL;
+      if (!signals[i]) {
+        HAL_ASSERT_OK(
+            hal_semaphore_create_host(hal_allocator_system(), 0, &signals[i]));
+      }
+      values[i] = 1 + cts_random_below(&random, 3);
+    }
+    uint64_t one = 1;
+    hal_semaphore_list_t waits = {1, &gate, &one};
+    hal_semaphore_list_t signal_list = {kCount, signals, values};
+    uint32_t queue = cts_random_below(&random, 2) ? f->q0 : f->q1;
+    uint32_t kind = cts_random_below(&random, 4);
+    bool fails = cts_random_below(&random, 4) == 0;
+    uint8_t pattern = (uint8_t)round;
+    if (kind == 0) {
+      hal_command_buffer_t* cb = fill_cb(f, f->a, pattern);
+      HAL_ASSERT_OK(hal_device_queue_execute(f->device, queue, &waits,
+                                             &signal_list, 1, &cb));
+      hal_command_buffer_release(cb);
+    } else if (kind == 1) {
+      HAL_ASSERT_OK(hal_device_queue_execute(f->device, queue, &waits,
+                                             &signal_list, 0, NULL));
+    } else if (kind == 2) {
+      HAL_ASSERT_OK(hal_device_queue_fill(f->device, queue, &waits,
+                                          &signal_list, f->a, 0, BUFFER_SIZE,
+                                          &pattern, 1));
+    } else {
+      HAL_ASSERT_OK(hal_device_queue_host_call(f->device, queue, &waits,
+                                               &signal_list,
+                                               signal_order_host_call, NULL));
+    }
+    if (fails) {
+      hal_semaphore_fail(gate, hal_make_status(HAL_STATUS_ABORTED, "gate"));
+    } else {
+      HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+    }
+    hal_status_t last = cts_wait(signals[kCount - 1], values[kCount - 1]);
+    if (fails) {
+      HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "gate", last);
+    } else {
+      HAL_ASSERT_OK(last);
+    }
+    for (int i = 0; i < kCount - 1; ++i) {
+      uint64_t value = 0;
+      hal_status_t status = hal_semaphore_query(signals[i], &value);
+      if (fails) {
+        if (!hal_status_is(status, HAL_STATUS_ABORTED)) {
+          fail_msg(
+              "round %u (kind %u): entry %d of the list not failed yet "
+              "when the last one had (%s)",
+              round, kind, i, hal_status_message(status));
+        }
+        hal_status_free(status);
+      } else {
+        HAL_ASSERT_OK(status);
+        if (value < values[i]) {
+          fail_msg("round %u (kind %u): entry %d of the list at %" PRIu64
+                   ", below its %" PRIu64 ", when the last one was reached",
+                   round, kind, i, value, values[i]);
+        }
+      }
+    }
+    for (int i = 0; i < kCount; ++i)
+      hal_semaphore_release(signals[i]);
+    hal_semaphore_release(gate);
+  }
+}
+
 CTS_CASE(Submit_FailurePropagates) {
   fixture_t* f = *state;
   hal_semaphore_t* s1 = cts_create_semaphore(f->device, 0);
@@ -1153,6 +1247,7 @@ int main(void) {
       CASE(Submit_BatchWaitingOnSmallerValueBeforeSignaled),
       CASE(Submit_WaitBeforeSignalAcrossQueues),
       CASE(Submit_ChainAcrossQueues),
+      CASE(Submit_SignalsAreMadeInListOrder),
       CASE(Submit_FailurePropagates),
       CASE(Submit_ReachedWaitThatFailsBeforeIssueFailsTheWork),
       CASE(Submit_ReleaseEverythingRightAfterSubmit),

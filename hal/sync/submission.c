@@ -114,7 +114,8 @@ void hal_sync_submission_complete(hal_sync_submission_t* submission,
   hal_sync_submission_release_payload(submission, status == HAL_OK);
   if (status == HAL_OK) {
     // Publish the values (S5: before any waiter of them is woken, which
-    // the semaphore guarantees).
+    // the semaphore guarantees), in list order: a waiter woken by one
+    // entry finds every earlier one made (S5, device.h).
     for (size_t i = 0; i < submission->signal_count; ++i) {
       hal_sync_semaphore_advance(
           hal_sync_semaphore_cast(submission->signal_semaphores[i]),
@@ -191,6 +192,7 @@ void hal_sync_submission_fail(hal_sync_submission_t* submission,
 
 void hal_sync_submission_fail_signals(hal_sync_submission_t* submission,
                                       hal_status_t status) {
+  // In list order, as the signals of a success are made.
   for (size_t i = 0; i < submission->signal_count; ++i) {
     hal_semaphore_fail(submission->signal_semaphores[i],
                        hal_status_clone(status));

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #define CCL_SHM_MAGIC 0x4c434356u  // "VCCL"
-#define CCL_SHM_VERSION 1u
+#define CCL_SHM_VERSION 2u
 #define CCL_SHM_PAGE 4096u
 #define CCL_SHM_MiB (1024u * 1024u)
 
@@ -34,6 +34,9 @@ enum { RANK_ABSENT = 0, RANK_JOINED = 1, RANK_LEFT = 2 };
 
 typedef struct shm_rank {
   uint64_t token;  // the process's (shm_process_token)
+  // The process's pid namespace (the inode of /proc/self/ns/pid; 0 when
+  // unknown): |pid| names a process only to processes of the same one.
+  uint64_t pid_namespace;
   int32_t pid;
   int32_t state;
 } shm_rank;
@@ -80,6 +83,7 @@ struct ccl_shm {
   char name[64];
   char text[17];  // the id's first bytes, for messages (as ccl.c's)
   uint64_t token;
+  uint64_t pid_namespace;  // this process's (shm_pid_namespace)
   bool completed;
   int processes;
   bool local[VGPU_CCL_MAX_RANKS];
@@ -147,27 +151,38 @@ static void shm_layout(int ranks, uint64_t* slot_bytes, uint64_t* pair_bytes,
   *size = *pairs_offset + n * n * *pair_bytes;
 }
 
-static void shm_fail_locked(ccl_shm* s, vgpu_status status,
-                            const char* message) {
-  shm_header* h = s->h;
+static void shm_header_fail_locked(shm_header* h, vgpu_status status,
+                                   const char* message) {
   if (h->failure != VGPU_OK)
     return;
   h->failure = status;
   ccl_format(h->message, sizeof(h->message), "%s", message);
 }
 
-static void shm_lock(ccl_shm* s) {
-  int rc = pthread_mutex_lock(&s->h->mu);
+static void shm_fail_locked(ccl_shm* s, vgpu_status status,
+                            const char* message) {
+  shm_header_fail_locked(s->h, status, message);
+}
+
+// Takes |h|'s lock (only if free, with |try|: false when it was not).
+// An owner that died inside leaves what it was changing suspect, so the
+// communicator (|text| names it) fails; the fields stay readable.
+static bool shm_header_lock(shm_header* h, const char* text, bool try) {
+  int rc = try ? pthread_mutex_trylock(&h->mu) : pthread_mutex_lock(&h->mu);
   if (rc == EOWNERDEAD) {
-    // Its owner died inside: what it was changing is suspect, so the
-    // communicator fails; the fields themselves stay readable.
-    pthread_mutex_consistent(&s->h->mu);
+    pthread_mutex_consistent(&h->mu);
     char message[160];
     snprintf(message, sizeof(message),
              "a process of communicator %s exited holding its shared lock",
-             s->text);
-    shm_fail_locked(s, VGPU_ERR_DEVICE_LOST, message);
+             text);
+    shm_header_fail_locked(h, VGPU_ERR_DEVICE_LOST, message);
+    return true;
   }
+  return rc == 0;
+}
+
+static void shm_lock(ccl_shm* s) {
+  (void)shm_header_lock(s->h, s->text, false);
 }
 
 static void shm_unlock(ccl_shm* s) {
@@ -193,34 +208,72 @@ static void shm_init_header(shm_header* h, int rank_count, uint64_t size,
   atomic_store_explicit(&h->magic, CCL_SHM_MAGIC, memory_order_release);
 }
 
+// This process's pid namespace (see shm_rank), 0 when unknown.
+static uint64_t shm_pid_namespace(void) {
+  struct stat st;
+  return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
 // Whether process |pid| runs: it exists and is not a zombie (which its
-// parent has not reaped yet: kill(pid, 0) cannot tell).
+// parent has not reaped yet: kill(pid, 0) cannot tell). A process whose
+// main thread exited while others run shows as a zombie too: it runs
+// while it has threads.
 static bool shm_process_runs(int32_t pid) {
   if (kill(pid, 0) != 0 && errno != EPERM)
     return false;
-  char path[64], line[512];
-  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  char path[64], line[256];
+  snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
   FILE* file = fopen(path, "r");
   if (file == NULL)
     return true;  // no /proc: take kill()'s word
   bool zombie = false;
-  if (fgets(line, sizeof(line), file)) {
-    const char* end = strrchr(line, ')');  // the name may hold spaces
-    zombie = end != NULL && end[1] == ' ' && end[2] == 'Z';
+  long threads = 1;
+  while (fgets(line, sizeof(line), file)) {
+    if (strncmp(line, "State:", 6) == 0)
+      zombie = strchr(line + 6, 'Z') != NULL;
+    else if (strncmp(line, "Threads:", 8) == 0)
+      threads = strtol(line + 8, NULL, 10);
   }
   fclose(file);
-  return !zombie;
+  return !zombie || threads > 1;
 }
 
-// Removes the name |entry| (under /dev/shm) when its communicator can
-// never complete and no process is left to remove it: every rank that
-// joined is in a process that no longer runs, none completed it, and the
-// processes that gave up did not unlink it (they unlink once every other
-// joined rank's process is gone, so only a process killed while joining,
-// with no live peer, leaves a name behind). A live process that maps it
-// but has not joined yet keeps its mapping; it could not complete either,
-// as ranks that joined are never given back by a dead process.
-static void shm_reap_if_stale(const char* entry) {
+// Whether the process of |rank| (joined) may still run, as this process can
+// tell: one in another pid namespace, or whose namespace is unknown, may.
+static bool shm_rank_may_run(const shm_rank* rank, uint64_t pid_namespace) {
+  if (rank->pid_namespace == 0 || rank->pid_namespace != pid_namespace)
+    return true;
+  return shm_process_runs(rank->pid);
+}
+
+// Under |h|'s lock: whether its communicator can never complete and no
+// process is left to remove its name: none completed it, the processes
+// that gave up did not unlink it (they unlink once every other joined
+// rank's process is gone, so only a process killed while joining, with
+// no live peer, leaves a name behind), and at least one rank joined (the
+// caller then checks that each is in a process of this pid namespace that
+// no longer runs). |ranks| gets the joined ranks' tokens, to tell a later
+// look whether anyone joined since.
+static bool shm_looks_stale_locked(const shm_header* h,
+                                   uint64_t ranks[VGPU_CCL_MAX_RANKS]) {
+  if (h->unlinked || h->processes != 0)
+    return false;
+  int joined = 0;
+  for (int r = 0; r < h->rank_count; ++r) {
+    ranks[r] = h->ranks[r].state == RANK_JOINED ? h->ranks[r].token : 0;
+    joined += ranks[r] != 0;
+  }
+  return joined > 0;
+}
+
+// Removes the name |entry| (under /dev/shm) when shm_looks_stale_locked
+// says so and its joined ranks' processes no longer run. A live process
+// that maps it but has not joined yet keeps its mapping; it could not
+// complete either, as ranks that joined are never given back by a dead
+// process. The segment's lock is only tried, and not held while the
+// processes are looked at: a job stopped holding it (a debugger, ^Z)
+// must not stop the opens of every other job.
+static void shm_reap_if_stale(const char* entry, uint64_t pid_namespace) {
   char name[NAME_MAX + 2];
   snprintf(name, sizeof(name), "/%s", entry);
   int fd = shm_open(name, O_RDWR, 0600);
@@ -237,25 +290,31 @@ static void shm_reap_if_stale(const char* entry) {
     return;
   shm_header* h = map;
   bool stale = false;
+  uint64_t ranks[VGPU_CCL_MAX_RANKS] = {0};
+  shm_rank seen[VGPU_CCL_MAX_RANKS];
+  int rank_count = 0;
   if (atomic_load_explicit(&h->magic, memory_order_acquire) == CCL_SHM_MAGIC &&
       h->version == CCL_SHM_VERSION && h->rank_count > 0 &&
-      h->rank_count <= VGPU_CCL_MAX_RANKS) {
-    int rc = pthread_mutex_lock(&h->mu);
-    if (rc == EOWNERDEAD)
-      pthread_mutex_consistent(&h->mu);
-    if (rc == 0 || rc == EOWNERDEAD) {
-      int joined = 0, running = 0;
-      for (int r = 0; r < h->rank_count; ++r) {
-        if (h->ranks[r].state != RANK_JOINED)
-          continue;
-        ++joined;
-        running += shm_process_runs(h->ranks[r].pid);
-      }
-      stale = !h->unlinked && h->processes == 0 && joined > 0 && running == 0;
-      if (stale)
-        h->unlinked = 1;
-      pthread_mutex_unlock(&h->mu);
-    }
+      h->rank_count <= VGPU_CCL_MAX_RANKS && shm_header_lock(h, entry, true)) {
+    rank_count = h->rank_count;
+    stale = shm_looks_stale_locked(h, ranks);
+    memcpy(seen, h->ranks, sizeof(shm_rank) * (size_t)rank_count);
+    pthread_mutex_unlock(&h->mu);
+  }
+  for (int r = 0; stale && r < rank_count; ++r) {
+    if (ranks[r] != 0 && shm_rank_may_run(&seen[r], pid_namespace))
+      stale = false;
+  }
+  if (stale && shm_header_lock(h, entry, true)) {
+    // Nobody joined, completed or unlinked it meanwhile.
+    uint64_t now[VGPU_CCL_MAX_RANKS] = {0};
+    stale =
+        shm_looks_stale_locked(h, now) && memcmp(now, ranks, sizeof(now)) == 0;
+    if (stale)
+      h->unlinked = 1;
+    pthread_mutex_unlock(&h->mu);
+  } else {
+    stale = false;
   }
   munmap(map, sizeof(shm_header));
   if (stale)
@@ -272,10 +331,11 @@ static void shm_reap_stale(void) {
   char prefix[32];
   int prefix_length =
       snprintf(prefix, sizeof(prefix), "vgpu-ccl-%u-", (unsigned)getuid());
+  uint64_t pid_namespace = shm_pid_namespace();
   struct dirent* entry;
   while ((entry = readdir(dir)) != NULL) {
     if (strncmp(entry->d_name, prefix, (size_t)prefix_length) == 0)
-      shm_reap_if_stale(entry->d_name);
+      shm_reap_if_stale(entry->d_name, pid_namespace);
   }
   closedir(dir);
 }
@@ -290,6 +350,7 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
   for (int i = 0; i < 8; ++i)
     snprintf(s->text + 2 * i, 3, "%02x", id[i]);
   s->token = shm_process_token();
+  s->pid_namespace = shm_pid_namespace();
   for (int r = 0; r < VGPU_CCL_MAX_RANKS; ++r)
     s->pidfds[r] = -1;
   uint64_t slot_bytes, pair_bytes, slots_offset, pairs_offset, size;
@@ -420,7 +481,7 @@ static bool shm_others_alive_locked(const ccl_shm* shm) {
   for (int r = 0; r < shm->h->rank_count; ++r) {
     const shm_rank* rank = &shm->h->ranks[r];
     if (rank->state == RANK_JOINED && rank->token != shm->token &&
-        shm_process_runs(rank->pid)) {
+        shm_rank_may_run(rank, shm->pid_namespace)) {
       return true;
     }
   }
@@ -471,6 +532,7 @@ vgpu_status ccl_shm_join(ccl_shm* shm, int rank, char* error,
   } else {
     r->state = RANK_JOINED;
     r->token = shm->token;
+    r->pid_namespace = shm->pid_namespace;
     r->pid = (int32_t)getpid();
     if (++h->joined == h->rank_count) {
       int processes = 0;
@@ -512,7 +574,10 @@ bool ccl_shm_complete(ccl_shm* shm, uint64_t* absent) {
     shm->processes = h->processes;
     for (int r = 0; r < h->rank_count; ++r) {
       shm->local[r] = h->ranks[r].token == shm->token;
-      if (!shm->local[r]) {
+      // A process of another pid namespace cannot be watched from here:
+      // its death is found by the bound.
+      if (!shm->local[r] && h->ranks[r].pid_namespace != 0 &&
+          h->ranks[r].pid_namespace == shm->pid_namespace) {
         shm->pidfds[r] =
             (int)syscall(SYS_pidfd_open, (pid_t)h->ranks[r].pid, 0u);
       }
@@ -555,12 +620,17 @@ void ccl_shm_fail(ccl_shm* shm, vgpu_status status, const char* message) {
   ccl_shm_ring(shm);
 }
 
-static bool shm_process_ended(const ccl_shm* shm, int rank, int32_t pid) {
+static bool shm_process_ended(const ccl_shm* shm, int rank,
+                              const shm_rank* record) {
   if (shm->pidfds[rank] >= 0) {
     struct pollfd fd = {.fd = shm->pidfds[rank], .events = POLLIN};
     return poll(&fd, 1, 0) == 1;
   }
-  return kill(pid, 0) != 0 && errno == ESRCH;
+  if (record->pid_namespace == 0 ||
+      record->pid_namespace != shm->pid_namespace) {
+    return false;  // not ours to tell: the bound finds it
+  }
+  return kill(record->pid, 0) != 0 && errno == ESRCH;
 }
 
 vgpu_status ccl_shm_failure(ccl_shm* shm, bool check_peers, char* message,
@@ -572,7 +642,7 @@ vgpu_status ccl_shm_failure(ccl_shm* shm, bool check_peers, char* message,
        ++r) {
     const shm_rank* rank = &h->ranks[r];
     if (rank->state == RANK_JOINED && rank->token != shm->token &&
-        shm_process_ended(shm, r, rank->pid)) {
+        shm_process_ended(shm, r, rank)) {
       char text[192];
       snprintf(text, sizeof(text),
                "rank %d (process %d) of communicator %s exited without "

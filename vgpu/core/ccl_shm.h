@@ -53,7 +53,8 @@ vgpu_status ccl_shm_open(const uint8_t id[VGPU_CCL_ID_BYTES], int rank_count,
 // other rank that joined is in a process that no longer runs (one that
 // died while joining). A process that dies joining alone leaves it, until
 // the next ccl_shm_open of any process of the user removes every such
-// name (all of its joined ranks in processes that no longer run).
+// name (all of its joined ranks in processes of this pid namespace that no
+// longer run: a process runs while any of its threads does).
 void ccl_shm_close(ccl_shm* shm);
 // The segment's name for |id| ("/vgpu-ccl-<uid>-<hash>", |size| >= 64).
 void ccl_shm_name(const uint8_t id[VGPU_CCL_ID_BYTES], char* out, size_t size);

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -387,6 +388,13 @@ static void* rank_main(void* arg) {
   }
   if (status != VGPU_OK)
     die("rank %d: join: %s", t->rank, error);
+  if (strcmp(s, "leaderexit") == 0) {
+    check_case(comm, 0, t->rank, ranks);
+    vgpu_ccl_leave(comm);
+    if (p->proc == 0)
+      exit(kExitOk);  // its main thread is gone: nobody else ends it
+    return NULL;
+  }
   if (strcmp(s, "all") == 0) {
     for (int c = 0; c < (int)(sizeof(kCases) / sizeof(kCases[0])); ++c)
       check_case(comm, c, t->rank, ranks);
@@ -424,7 +432,9 @@ static void* rank_main(void* arg) {
 }
 
 static int proc_main(const char* scenario) {
-  proc_context p = {.scenario = scenario};
+  // Static: leaderexit's rank thread uses them after the main thread ended.
+  static proc_context p;
+  p.scenario = scenario;
   const char* id_hex = getenv("VGPU_CCL_TEST_ID");
   if (!id_hex || strlen(id_hex) != 2 * VGPU_CCL_ID_BYTES)
     die("VGPU_CCL_TEST_ID is not %d hex digits", 2 * VGPU_CCL_ID_BYTES);
@@ -436,12 +446,18 @@ static int proc_main(const char* scenario) {
   p.proc = atoi(getenv("VGPU_CCL_TEST_PROC"));
   p.procs = atoi(getenv("VGPU_CCL_TEST_PROCS"));
   p.local = atoi(getenv("VGPU_CCL_TEST_LOCAL"));
-  rank_thread threads[kMaxLocal];
-  pthread_t handles[kMaxLocal];
+  static rank_thread threads[kMaxLocal];
+  static pthread_t handles[kMaxLocal];
   for (int l = 0; l < p.local; ++l) {
     threads[l] = (rank_thread){
         .p = &p, .rank = p.proc * p.local + l, .ranks = p.procs * p.local};
     pthread_create(&handles[l], NULL, rank_main, &threads[l]);
+  }
+  if (strcmp(scenario, "leaderexit") == 0 && p.proc == 0) {
+    // The main thread ends while its rank joins: the process runs on, its
+    // state a zombie's in /proc with a live thread, and ends with the
+    // rank's code.
+    pthread_exit(NULL);
   }
   if ((strcmp(scenario, "killjoin") == 0 ||
        strcmp(scenario, "killalone") == 0) &&
@@ -470,41 +486,44 @@ static void random_id(uint8_t id[VGPU_CCL_ID_BYTES]) {
     id[i] = (uint8_t)next_random(&state);
 }
 
-// Starts |procs| processes of |local| ranks each on |scenario|, on the
-// communicator |id|, and waits (bounded) for them; codes[p] is process p's
-// exit code, or 128 + the signal that ended it.
-static void run_procs_on(const uint8_t id[VGPU_CCL_ID_BYTES],
-                         const char* scenario, int procs, int local,
-                         int* codes) {
+// Starts process |p| of |procs| (|local| ranks each) on |scenario|, on
+// the communicator |id|.
+static pid_t spawn_proc(const uint8_t id[VGPU_CCL_ID_BYTES],
+                        const char* scenario, int p, int procs, int local) {
   char hex[2 * VGPU_CCL_ID_BYTES + 1];
   for (int i = 0; i < VGPU_CCL_ID_BYTES; ++i)
     snprintf(hex + 2 * i, 3, "%02x", id[i]);
   size_t count = 0;
   while (environ[count])
     ++count;
-  pid_t pids[kMaxProcs];
-  for (int p = 0; p < procs; ++p) {
-    char** env = calloc(count + 8, sizeof(char*));
-    size_t n = 0;
-    for (size_t i = 0; i < count; ++i) {
-      if (strncmp(environ[i], "HAL_TEST_SEED=", 14) != 0 &&
-          strncmp(environ[i], "VGPU_CCL_TEST_", 14) != 0)
-        env[n++] = environ[i];
-    }
-    char vars[6][600];
-    snprintf(vars[0], sizeof(vars[0]), "VGPU_CCL_TEST_SCENARIO=%s", scenario);
-    snprintf(vars[1], sizeof(vars[1]), "VGPU_CCL_TEST_ID=%s", hex);
-    snprintf(vars[2], sizeof(vars[2]), "VGPU_CCL_TEST_PROC=%d", p);
-    snprintf(vars[3], sizeof(vars[3]), "VGPU_CCL_TEST_PROCS=%d", procs);
-    snprintf(vars[4], sizeof(vars[4]), "VGPU_CCL_TEST_LOCAL=%d", local);
-    snprintf(vars[5], sizeof(vars[5]), "HAL_TEST_SEED=%" PRIu64, g_seed);
-    for (int v = 0; v < 6; ++v)
-      env[n++] = vars[v];
-    char* argv[] = {(char*)"test_ccl_procs", NULL};
-    int rc = posix_spawn(&pids[p], "/proc/self/exe", NULL, NULL, argv, env);
-    free(env);
-    assert_int_equal(rc, 0);
+  char** env = calloc(count + 8, sizeof(char*));
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (strncmp(environ[i], "HAL_TEST_SEED=", 14) != 0 &&
+        strncmp(environ[i], "VGPU_CCL_TEST_", 14) != 0)
+      env[n++] = environ[i];
   }
+  char vars[6][600];
+  snprintf(vars[0], sizeof(vars[0]), "VGPU_CCL_TEST_SCENARIO=%s", scenario);
+  snprintf(vars[1], sizeof(vars[1]), "VGPU_CCL_TEST_ID=%s", hex);
+  snprintf(vars[2], sizeof(vars[2]), "VGPU_CCL_TEST_PROC=%d", p);
+  snprintf(vars[3], sizeof(vars[3]), "VGPU_CCL_TEST_PROCS=%d", procs);
+  snprintf(vars[4], sizeof(vars[4]), "VGPU_CCL_TEST_LOCAL=%d", local);
+  snprintf(vars[5], sizeof(vars[5]), "HAL_TEST_SEED=%" PRIu64, g_seed);
+  for (int v = 0; v < 6; ++v)
+    env[n++] = vars[v];
+  char* argv[] = {(char*)"test_ccl_procs", NULL};
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, env);
+  free(env);
+  assert_int_equal(rc, 0);
+  return pid;
+}
+
+// Waits (bounded) for the |procs| processes of |pids|; codes[p] is process
+// p's exit code, or 128 + the signal that ended it.
+static void wait_procs(const char* scenario, const pid_t* pids, int procs,
+                       int* codes) {
   // Generous for a loaded machine under a sanitizer: a hang is the bug.
   uint64_t deadline = vgpu_now_ns() + 240ull * 1000000000u;
   for (int p = 0; p < procs; ++p) {
@@ -521,6 +540,17 @@ static void run_procs_on(const uint8_t id[VGPU_CCL_ID_BYTES],
     }
     codes[p] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+}
+
+// Starts |procs| processes of |local| ranks each on |scenario|, on the
+// communicator |id|, and waits for them (wait_procs).
+static void run_procs_on(const uint8_t id[VGPU_CCL_ID_BYTES],
+                         const char* scenario, int procs, int local,
+                         int* codes) {
+  pid_t pids[kMaxProcs];
+  for (int p = 0; p < procs; ++p)
+    pids[p] = spawn_proc(id, scenario, p, procs, local);
+  wait_procs(scenario, pids, procs, codes);
 }
 
 static void run_procs(const char* scenario, int procs, int local, int* codes) {
@@ -613,6 +643,47 @@ static void CclProcs_ANameLeftByAProcessKilledJoiningIsRemovedLater(
   }
 }
 
+// A process whose main thread ended while its rank joins still runs
+// (/proc shows it a zombie with a live thread): a communicator opened
+// meanwhile elsewhere must not take its segment's name, and the rank of a
+// process that comes later meets it.
+static void CclProcs_ARankWhoseMainThreadEndedIsStillWaitedFor(void** state) {
+  (void)state;
+  uint8_t id[VGPU_CCL_ID_BYTES];
+  random_id(id);
+  char name[64], path[96];
+  ccl_shm_name(id, name, sizeof(name));
+  snprintf(path, sizeof(path), "/dev/shm%s", name);
+  pid_t pids[2];
+  pids[0] = spawn_proc(id, "leaderexit", 0, 2, 1);
+  struct stat before;
+  uint64_t deadline = vgpu_now_ns() + 60ull * 1000000000u;
+  while (stat(path, &before) != 0 && vgpu_now_ns() < deadline)
+    usleep(10000);
+  if (stat(path, &before) != 0) {
+    kill(pids[0], SIGKILL);
+    fail_msg("process 0 never made %s", path);
+  }
+  usleep(300000);  // its main thread has ended by now
+  uint8_t other[VGPU_CCL_ID_BYTES];
+  random_id(other);
+  vgpu_ccl_comm* comm = NULL;
+  char error[256] = "";
+  assert_int_equal(
+      vgpu_ccl_join(other, 1, 0, 10000000000ull, &comm, error, sizeof(error)),
+      VGPU_OK);
+  vgpu_ccl_leave(comm);
+  struct stat after;
+  bool kept = stat(path, &after) == 0 && after.st_ino == before.st_ino;
+  pids[1] = spawn_proc(id, "leaderexit", 1, 2, 1);
+  int codes[2];
+  wait_procs("leaderexit", pids, 2, codes);
+  if (!kept)
+    fail_msg("%s was removed while process 0 waited to join", path);
+  assert_int_equal(codes[0], kExitOk);
+  assert_int_equal(codes[1], kExitOk);
+}
+
 static int setup(void** state) {
   (void)state;
   fprintf(stderr, "[ SEED     ] HAL_TEST_SEED=%" PRIu64 "\n", g_seed);
@@ -634,6 +705,7 @@ int main(void) {
       CASE(CclProcs_RankCountsThatDifferAreRefused),
       CASE(CclProcs_AbortLeaveOrDeathFailsTheOtherProcesses),
       CASE(CclProcs_ANameLeftByAProcessKilledJoiningIsRemovedLater),
+      CASE(CclProcs_ARankWhoseMainThreadEndedIsStillWaitedFor),
   };
 #undef CASE
   return cmocka_run_group_tests(tests, setup, NULL);

@@ -1072,11 +1072,15 @@ static void soak_run_round(soak_round_t* round) {
     if (code == HAL_STATUS_OK) {
       round->collectives = true;
     } else if (code == HAL_STATUS_UNIMPLEMENTED ||
-               code == HAL_STATUS_NOT_FOUND || code == HAL_STATUS_UNAVAILABLE) {
-      // No collective library, or one the runtime cannot use (a system
-      // NCCL over the virtual GPU: its CUDA calls find no device): the
-      // round runs without all-reduces, and the run says why, once for
-      // each driver.
+               code == HAL_STATUS_NOT_FOUND ||
+               (code == HAL_STATUS_UNAVAILABLE &&
+                strstr(hal_status_message(status), "ncclUnhandledCudaError"))) {
+      // No collective library, or one that cannot use the runtime's
+      // devices (a system NCCL or RCCL over the virtual GPU: its own CUDA
+      // or HIP calls find no device, ncclUnhandledCudaError): the round
+      // runs without all-reduces, and the run says why, once for each
+      // driver. Any other failure to make the channels (a join that timed
+      // out, a lost peer) is a mismatch.
       if (!round->collectives_skip_said) {
         round->collectives_skip_said = true;
         fprintf(stderr, "soak: %s: rounds run without all-reduces: ",

@@ -367,10 +367,11 @@ static hal_status_t signal_order_host_call(void* user_data,
 }
 
 // A submission's signals are made one at a time in the order of its list
-// (device.h): once a wait on an entry returns, every entry before it is
-// made already, reached or failed alike, whatever the kind of work (a
-// command buffer, none, a queue op, a host call). Random list orders,
-// kinds and failures from HAL_TEST_SEED.
+// (device.h): once its signal of an entry ends a wait, every entry before
+// it is made already, reached or failed alike, whatever the kind of work
+// (a command buffer, none, a queue op, a host call). Each position's
+// semaphore kind (host or device) and value, the work's kind and its
+// failure are random, from HAL_TEST_SEED.
 CTS_CASE(Submit_SignalsAreMadeInListOrder) {
   fixture_t* f = *state;
   cts_random_t random = cts_random_make(0x5167);

@@ -108,11 +108,13 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_create_command_buffer(
 // changed. Lists are copied and
 // every object is retained for as long as the device needs it (rule Q3).
 // The signals are made one at a time, in the order of the list (S5 in
-// docs/sync-contract.md): once a wait on an entry returns, every entry
-// before it is made, reached or failed alike, and those after it follow
-// within moments; an ALL wait over the list sees them all. This holds for
-// every call below that takes a signal list; a device loss fails
-// semaphores in no particular order.
+// docs/sync-contract.md): when this submission's signal of an entry ends
+// a wait, every entry before it is made, reached or failed alike, and
+// those after it follow within moments; an ALL wait over the list sees
+// them all. (A wait on a semaphore that another signal or a failure
+// already decided says nothing of this submission.) This holds for every
+// call below that takes a signal list; a device loss fails semaphores in
+// no particular order.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_execute(
     hal_device_t* device, uint32_t queue_index,
     const hal_semaphore_list_t* wait_semaphores,

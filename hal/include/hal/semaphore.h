@@ -39,9 +39,9 @@
 //    everything the signaler wrote before signaling is visible to the waiter
 //    (the payload is updated before any waiter is woken). The signals of
 //    one submission are made one at a time in the order of its list: a
-//    wait that returns on an entry finds every earlier entry made (reached
-//    or failed), not yet the later ones (a device loss fails semaphores in
-//    no particular order).
+//    wait that this submission's signal of an entry ends finds every
+//    earlier entry made (reached or failed), not always the later ones (a
+//    device loss fails semaphores in no particular order).
 // S6 Cross-queue order. Work waiting on (s, v) never starts before the
 //    work that signals (s, v) completes, on the same queue, another queue,
 //    or another device, of any driver; everything that work wrote is

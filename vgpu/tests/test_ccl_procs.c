@@ -613,22 +613,17 @@ static void CclProcs_AbortLeaveOrDeathFailsTheOtherProcesses(void** state) {
   expect_codes("killjoin", 2, 1, killed_joining);
 }
 
-// A process killed while it joins alone leaves its segment's name (no
-// process is left to unlink it: ccl_shm.h); the next communicator opened
-// on the machine, in any process, removes it.
-static void CclProcs_ANameLeftByAProcessKilledJoiningIsRemovedLater(
-    void** state) {
-  (void)state;
-  uint8_t id[VGPU_CCL_ID_BYTES];
-  random_id(id);
-  char name[64], path[96];
+// |id|'s segment as a path under /dev/shm.
+static void segment_path(const uint8_t id[VGPU_CCL_ID_BYTES], char* path,
+                         size_t size) {
+  char name[64];
   ccl_shm_name(id, name, sizeof(name));
-  snprintf(path, sizeof(path), "/dev/shm%s", name);
-  int codes[kMaxProcs];
-  run_procs_on(id, "killalone", 1, 1, codes);
-  assert_int_equal(codes[0], 128 + SIGKILL);
-  if (access(path, F_OK) != 0)
-    fail_msg("the killed process's segment %s was not left behind", path);
+  snprintf(path, size, "/dev/shm%s", name);
+}
+
+// Opens and leaves a fresh communicator of one rank in this process: what
+// any process's next open does to the names of others.
+static void open_another_communicator(void) {
   uint8_t other[VGPU_CCL_ID_BYTES];
   random_id(other);
   vgpu_ccl_comm* comm = NULL;
@@ -637,6 +632,24 @@ static void CclProcs_ANameLeftByAProcessKilledJoiningIsRemovedLater(
       vgpu_ccl_join(other, 1, 0, 10000000000ull, &comm, error, sizeof(error)),
       VGPU_OK);
   vgpu_ccl_leave(comm);
+}
+
+// A process killed while it joins alone leaves its segment's name (no
+// process is left to unlink it: ccl_shm.h); the next communicator opened
+// on the machine, in any process, removes it.
+static void CclProcs_ANameLeftByAProcessKilledJoiningIsRemovedLater(
+    void** state) {
+  (void)state;
+  uint8_t id[VGPU_CCL_ID_BYTES];
+  random_id(id);
+  char path[96];
+  segment_path(id, path, sizeof(path));
+  int codes[kMaxProcs];
+  run_procs_on(id, "killalone", 1, 1, codes);
+  assert_int_equal(codes[0], 128 + SIGKILL);
+  if (access(path, F_OK) != 0)
+    fail_msg("the killed process's segment %s was not left behind", path);
+  open_another_communicator();
   if (access(path, F_OK) == 0) {
     unlink(path);
     fail_msg("%s is still there after a later communicator", path);
@@ -651,9 +664,8 @@ static void CclProcs_ARankWhoseMainThreadEndedIsStillWaitedFor(void** state) {
   (void)state;
   uint8_t id[VGPU_CCL_ID_BYTES];
   random_id(id);
-  char name[64], path[96];
-  ccl_shm_name(id, name, sizeof(name));
-  snprintf(path, sizeof(path), "/dev/shm%s", name);
+  char path[96];
+  segment_path(id, path, sizeof(path));
   pid_t pids[2];
   pids[0] = spawn_proc(id, "leaderexit", 0, 2, 1);
   struct stat before;
@@ -665,14 +677,7 @@ static void CclProcs_ARankWhoseMainThreadEndedIsStillWaitedFor(void** state) {
     fail_msg("process 0 never made %s", path);
   }
   usleep(300000);  // its main thread has ended by now
-  uint8_t other[VGPU_CCL_ID_BYTES];
-  random_id(other);
-  vgpu_ccl_comm* comm = NULL;
-  char error[256] = "";
-  assert_int_equal(
-      vgpu_ccl_join(other, 1, 0, 10000000000ull, &comm, error, sizeof(error)),
-      VGPU_OK);
-  vgpu_ccl_leave(comm);
+  open_another_communicator();
   struct stat after;
   bool kept = stat(path, &after) == 0 && after.st_ino == before.st_ino;
   pids[1] = spawn_proc(id, "leaderexit", 1, 2, 1);

@@ -214,34 +214,30 @@ static uint64_t shm_pid_namespace(void) {
   return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-// Whether process |pid| runs: it exists and is not a zombie (which its
-// parent has not reaped yet: kill(pid, 0) cannot tell). A process whose
-// main thread exited while others run shows as a zombie too: it runs
-// while it has threads.
+// Whether process |pid| (of this pid namespace) runs. A pidfd answers
+// without /proc (which may belong to another namespace, or be missing):
+// it turns readable once every thread of the process ended, zombie or
+// reaped, so a process whose main thread ended while others run still
+// runs. Without pidfds (Linux before 5.3), kill(pid, 0) decides, which
+// takes a zombie for a live process.
 static bool shm_process_runs(int32_t pid) {
-  if (kill(pid, 0) != 0 && errno != EPERM)
-    return false;
-  char path[64], line[256];
-  snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-  FILE* file = fopen(path, "r");
-  if (file == NULL)
-    return true;  // no /proc: take kill()'s word
-  bool zombie = false;
-  long threads = 1;
-  while (fgets(line, sizeof(line), file)) {
-    if (strncmp(line, "State:", 6) == 0)
-      zombie = strchr(line + 6, 'Z') != NULL;
-    else if (strncmp(line, "Threads:", 8) == 0)
-      threads = strtol(line + 8, NULL, 10);
+  int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0u);
+  if (fd < 0) {
+    if (errno == ESRCH)
+      return false;
+    return kill(pid, 0) == 0 || errno != ESRCH;
   }
-  fclose(file);
-  return !zombie || threads > 1;
+  struct pollfd ended = {.fd = fd, .events = POLLIN};
+  bool runs = poll(&ended, 1, 0) != 1;
+  close(fd);
+  return runs;
 }
 
-// Whether the process of |rank| (joined) may still run, as this process can
-// tell: one in another pid namespace, or whose namespace is unknown, may.
+// Whether the process of |rank| (joined) may still run, as this process
+// can tell: one of another pid namespace may (its pid means nothing here).
+// Namespaces both unknown (0: no /proc) are taken for the same one.
 static bool shm_rank_may_run(const shm_rank* rank, uint64_t pid_namespace) {
-  if (rank->pid_namespace == 0 || rank->pid_namespace != pid_namespace)
+  if (rank->pid_namespace != pid_namespace)
     return true;
   return shm_process_runs(rank->pid);
 }
@@ -576,8 +572,7 @@ bool ccl_shm_complete(ccl_shm* shm, uint64_t* absent) {
       shm->local[r] = h->ranks[r].token == shm->token;
       // A process of another pid namespace cannot be watched from here:
       // its death is found by the bound.
-      if (!shm->local[r] && h->ranks[r].pid_namespace != 0 &&
-          h->ranks[r].pid_namespace == shm->pid_namespace) {
+      if (!shm->local[r] && h->ranks[r].pid_namespace == shm->pid_namespace) {
         shm->pidfds[r] =
             (int)syscall(SYS_pidfd_open, (pid_t)h->ranks[r].pid, 0u);
       }
@@ -626,10 +621,8 @@ static bool shm_process_ended(const ccl_shm* shm, int rank,
     struct pollfd fd = {.fd = shm->pidfds[rank], .events = POLLIN};
     return poll(&fd, 1, 0) == 1;
   }
-  if (record->pid_namespace == 0 ||
-      record->pid_namespace != shm->pid_namespace) {
+  if (record->pid_namespace != shm->pid_namespace)
     return false;  // not ours to tell: the bound finds it
-  }
   return kill(record->pid, 0) != 0 && errno == ESRCH;
 }
 

@@ -86,12 +86,12 @@ static void BadInput_MisuseIsCaught(void** state) {
   HAL_TEST_SKIP("misuse is only caught in debug builds (this one has NDEBUG)");
 #else
   char text[4096];
-  assert_true(run_in_child(over_release_child, text, sizeof(text)));
+  assert_true(hal_test_run_in_child(over_release_child, text, sizeof(text)));
   assert_non_null(strstr(text, "dropping 3 reference(s) from token"));
   assert_non_null(strstr(text, "that holds 2"));
-  assert_true(run_in_child(double_emplace_child, text, sizeof(text)));
+  assert_true(hal_test_run_in_child(double_emplace_child, text, sizeof(text)));
   assert_non_null(strstr(text, "is already ready"));
-  assert_true(run_in_child(group_overflow_child, text, sizeof(text)));
+  assert_true(hal_test_run_in_child(group_overflow_child, text, sizeof(text)));
   assert_non_null(strstr(text, "of size 1 got token #2"));
 #endif
 }
@@ -118,8 +118,8 @@ static void BadInput_WorkerThreadsSettingIsChecked(void** state) {
   const char* expected =
       "HAL_ASYNC_WORKER_THREADS='abc': expected an integer in [1, 1024]";
   char text[4096];
-  assert_true(
-      run_in_child(bad_worker_threads_default_child, text, sizeof(text)));
+  assert_true(hal_test_run_in_child(bad_worker_threads_default_child, text,
+                                    sizeof(text)));
   assert_non_null(strstr(text, "creating the default runtime failed"));
   assert_non_null(strstr(text, expected));
 

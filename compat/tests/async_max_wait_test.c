@@ -129,7 +129,8 @@ static void MaxWait_SecondResolutionAfterTheCutIsReported(void** state) {
   HAL_TEST_SKIP("misuse is only caught in debug builds (this one has NDEBUG)");
 #else
   char text[8192];
-  if (!run_in_child(second_emplace_after_cut_child, text, sizeof(text)) ||
+  if (!hal_test_run_in_child(second_emplace_after_cut_child, text,
+                             sizeof(text)) ||
       !strstr(text, "mlirAsyncRuntimeEmplaceToken: token") ||
       !strstr(text, "is already in error")) {
     HAL_TEST_FAIL("a second emplace after the cut was not reported:\n%s", text);

@@ -19,6 +19,8 @@
 //   hal_test_semaphore, hal_test_query     host semaphores
 //   hal_test_stderr_capture_begin/_end     what this process writes to
 //                                          stderr in between, as text
+//   hal_test_run_in_child                  a function run in a forked child:
+//                                          its stderr, and whether it aborted
 //   hal_test_create_registry/_device       the core tests' test plugins
 //
 // Failures print the seed once one is picked, so a failing run repeats.
@@ -36,10 +38,12 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -235,6 +239,36 @@ static inline size_t hal_test_stderr_capture_end(
   size_t kept = length > 0 ? (size_t)length : 0;
   out[kept] = '\0';
   return kept;
+}
+
+// Runs |fn| in a child process (fork it before any thread that the child
+// would need exists); |text| gets the child's stderr. Returns whether the
+// child ended by SIGABRT (a check that fired).
+static inline bool hal_test_run_in_child(void (*fn)(void), char* text,
+                                         size_t capacity) {
+  int pipe_fds[2];
+  assert_int_equal(pipe(pipe_fds), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    fn();
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  size_t length = 0;
+  ssize_t n;
+  while (length + 1 < capacity &&
+         (n = read(pipe_fds[0], text + length, capacity - 1 - length)) > 0) {
+    length += (size_t)n;
+  }
+  text[length] = '\0';
+  close(pipe_fds[0]);
+  int wstatus = 0;
+  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+  return WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGABRT;
 }
 
 // The directory holding the test plugins (set by meson.build).

@@ -1,10 +1,8 @@
 // Copyright 2026 The HAL Authors.
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hal/impl/api.h"
@@ -307,32 +305,9 @@ static void cast_to_another_type(void) {
 // A cast of an object of another type aborts in assertion builds, with the
 // type named on stderr (the one answer every *_cast gives).
 static void Resource_CastOfAnotherTypeAbortsInAssertionBuilds(void** state) {
-  int pipe_fds[2];
-  assert_int_equal(pipe(pipe_fds), 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    dup2(pipe_fds[1], STDERR_FILENO);
-    close(pipe_fds[0]);
-    cast_to_another_type();
-    _exit(0);  // the check did not fire
-  }
-  close(pipe_fds[1]);
   char report[512] = "";
-  size_t length = 0;
-  ssize_t got;
-  while (length + 1 < sizeof(report) &&
-         (got = read(pipe_fds[0], report + length,
-                     sizeof(report) - 1 - length)) > 0) {
-    length += (size_t)got;
-  }
-  report[length] = '\0';
-  close(pipe_fds[0]);
-  int wstatus = 0;
-  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
-  assert_true(WIFSIGNALED(wstatus));
-  assert_int_equal(WTERMSIG(wstatus), SIGABRT);
+  assert_true(
+      hal_test_run_in_child(cast_to_another_type, report, sizeof(report)));
   assert_non_null(strstr(report, "is not a test_object_t"));
 }
 #endif  // NDEBUG

@@ -338,6 +338,14 @@ static void expect_failure(vgpu_ccl_comm* comm, int rank, vgpu_status want,
     die("rank %d: the communicator's error does not say \"%s\"", rank, text);
 }
 
+// |id|'s segment as a path under /dev/shm.
+static void segment_path(const uint8_t id[VGPU_CCL_ID_BYTES], char* path,
+                         size_t size) {
+  char name[64];
+  ccl_shm_name(id, name, sizeof(name));
+  snprintf(path, size, "/dev/shm%s", name);
+}
+
 static void* rank_main(void* arg) {
   rank_thread* t = arg;
   const proc_context* p = t->p;
@@ -365,9 +373,8 @@ static void* rank_main(void* arg) {
   vgpu_status status =
       vgpu_ccl_join(p->id, ranks, rank, join_ns, &comm, error, sizeof(error));
   if (killjoin) {
-    char name[64], path[96];
-    ccl_shm_name(p->id, name, sizeof(name));
-    snprintf(path, sizeof(path), "/dev/shm%s", name);
+    char path[96];
+    segment_path(p->id, path, sizeof(path));
     bool left = access(path, F_OK) == 0;
     t->exit_code =
         status == VGPU_ERR_TIMEOUT && !left ? kExitTimeout : kExitWrong;
@@ -611,14 +618,6 @@ static void CclProcs_AbortLeaveOrDeathFailsTheOtherProcesses(void** state) {
   expect_codes("kill", 2, 2, killed);
   const int killed_joining[kMaxProcs] = {128 + SIGKILL, kExitTimeout};
   expect_codes("killjoin", 2, 1, killed_joining);
-}
-
-// |id|'s segment as a path under /dev/shm.
-static void segment_path(const uint8_t id[VGPU_CCL_ID_BYTES], char* path,
-                         size_t size) {
-  char name[64];
-  ccl_shm_name(id, name, sizeof(name));
-  snprintf(path, size, "/dev/shm%s", name);
 }
 
 // Opens and leaves a fresh communicator of one rank in this process: what

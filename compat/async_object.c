@@ -579,9 +579,12 @@ static void hal_async_object_await_and_execute(void* pointer, uint32_t kind,
       hal_async_object_cast(pointer, kind, entry_point);
   if (!object)
     return;
-  // Fast path, as in MLIR's runtime: already resolved, resume here.
+  // Fast path, as in MLIR's runtime: already resolved, resume here, under
+  // the same bound as every inline resume (a coroutine that awaits a
+  // resolved object again from its resume, a million times, must not
+  // nest a million frames).
   if (hal_async_object_is_resolved(object)) {
-    resume(handle);
+    hal_async_resume(handle, resume);
     return;
   }
   hal_async_awaiter_t* awaiter = NULL;

@@ -476,7 +476,13 @@ HAL_ASYNC_API void mlirAsyncRuntimePrintCurrentThreadId(void) {
 
 // Library unload (dlclose, or process exit for mlir-cpu-runner, which never
 // closes the libraries it loads): the default runtime waits for its tasks.
+// Not when the unload runs on a pool thread (a task called exit()): that
+// thread's task never returns, so no runtime can be drained or joined from
+// it; the process ends with the runtimes as they are, and its exit status
+// is the one the task gave.
 __attribute__((destructor)) static void hal_async_library_unload(void) {
+  if (hal_async_thread_runtime)
+    return;
   hal_async_runtime_t* runtime = hal_async_runtime_exchange_default(NULL);
   hal_async_runtime_destroy(runtime);
 #ifndef NDEBUG

@@ -1133,6 +1133,156 @@ static void Async_AwaitersOfAnObjectDroppedUnresolvedAreNotResumed(
   assert_int_equal(hal_async_live_object_count(), 0);
 }
 
+// A coroutine that awaits a resolved object again from its own resume,
+// |remaining| times: each await-and-execute resumes it on this thread, at
+// once. Its frames on the stack: |depth| now, |max_depth| at the most.
+typedef struct reawait_t {
+  void* objects[3];  // a token, a value and a group, all resolved
+  uint64_t rng;
+  int64_t remaining;
+  int64_t resumed;
+  int32_t depth;
+  int32_t max_depth;
+  void* done;  // emplaced after the last resume; NULL: none
+} reawait_t;
+
+static void reawait_resume(void* handle) {
+  reawait_t* coro = (reawait_t*)handle;
+  ++coro->resumed;
+  if (++coro->depth > coro->max_depth)
+    coro->max_depth = coro->depth;
+  if (coro->remaining > 0) {
+    --coro->remaining;
+    uint64_t kind = hal_test_random_below(&coro->rng, 3);
+    void* object = coro->objects[kind];
+    if (kind == 0) {
+      mlirAsyncRuntimeAwaitTokenAndExecute(object, coro, reawait_resume);
+    } else if (kind == 1) {
+      mlirAsyncRuntimeAwaitValueAndExecute(object, coro, reawait_resume);
+    } else {
+      mlirAsyncRuntimeAwaitAllInGroupAndExecute(object, coro, reawait_resume);
+    }
+  } else if (coro->done) {
+    mlirAsyncRuntimeEmplaceToken(coro->done);  // takes the task's reference
+  }
+  --coro->depth;
+}
+
+static void reawait_start(void* arg) {
+  reawait_resume(arg);
+}
+
+// Awaiting an object that is already resolved resumes the coroutine at
+// once on this thread, as in MLIR's runtime, and under the same bound on
+// nesting as every inline resume: a coroutine that awaits resolved objects
+// again from its resume, 20 000 times (the main thread) and on a pool
+// thread, nests no deeper than the bound (8) plus the frames that run the
+// deeper resumes one after another, and every resume has run when the
+// first call returns. Unbounded, 600 000 such awaits overflowed the stack.
+static void Async_ReawaitingResolvedObjectsDoesNotNest(void** state) {
+  (void)state;
+  uint64_t rng = hal_test_seed("ReawaitingResolvedObjectsDoesNotNest");
+  const int64_t count = 20000 * (int64_t)hal_test_iterations(1);
+  reawait_t coro = {{NULL}, 0, 0, 0, 0, 0, NULL};
+  coro.objects[0] = mlirAsyncRuntimeCreateToken();
+  mlirAsyncRuntimeEmplaceToken(coro.objects[0]);
+  coro.objects[1] = mlirAsyncRuntimeCreateValue(8);
+  mlirAsyncRuntimeEmplaceValue(coro.objects[1]);
+  coro.objects[2] = mlirAsyncRuntimeCreateGroup(0);
+  for (int on_pool = 0; on_pool <= 1; ++on_pool) {
+    coro.rng = hal_test_random(&rng) | 1;
+    coro.remaining = count;
+    coro.resumed = 0;
+    coro.max_depth = 0;
+    if (on_pool) {
+      coro.done = mlirAsyncRuntimeCreateToken();
+      spawn(reawait_start, &coro);
+      mlirAsyncRuntimeAwaitToken(coro.done);
+      assert_false(mlirAsyncRuntimeIsTokenError(coro.done));
+      mlirAsyncRuntimeDropRef(coro.done, 1);  // ours; the emplace took its
+      coro.done = NULL;
+    } else {
+      reawait_start(&coro);
+    }
+    if (coro.resumed != count + 1 || coro.max_depth > 10) {
+      HAL_TEST_FAIL("%s: %" PRId64 " of %" PRId64
+                    " resumes ran, nested %d deep (at most 10 expected)",
+                    on_pool ? "pool thread" : "main thread", coro.resumed,
+                    count + 1, coro.max_depth);
+    }
+    assert_int_equal(coro.depth, 0);
+  }
+  // The emplaces took one reference each of the token and the value.
+  for (int i = 0; i < 3; ++i)
+    mlirAsyncRuntimeDropRef(coro.objects[i], 1);
+}
+
+static void exit_with_seven(void* arg) {
+  (void)arg;
+  exit(7);
+}
+
+static void block_forever(void* arg) {
+  (void)arg;
+  for (;;)
+    pause();
+}
+
+// The child: a pool task calls exit(7) while another task of the pool is
+// blocked and more are queued.
+static void exit_from_task_child(void) {
+  // Dropped, not destroyed: its workers did not survive the fork.
+  (void)hal_async_runtime_exchange_default(NULL);
+  spawn(block_forever, NULL);
+  for (int i = 0; i < 100; ++i)
+    spawn(noop_task, NULL);
+  spawn(exit_with_seven, NULL);
+  for (int i = 0; i < 100; ++i)
+    spawn(noop_task, NULL);
+  block_forever(NULL);
+}
+
+// A task that calls exit() ends the process with its status: the library's
+// unload, run on that pool thread, cannot drain or join the pool the
+// exiting task never returns to, and leaves the runtimes to the process's
+// end (it aborted with "hal_async_runtime_destroy called from one of its
+// own threads").
+static void Async_ExitFromATaskEndsTheProcessWithItsStatus(void** state) {
+  (void)state;
+  char text[4096];
+  int pipe_fds[2];
+  assert_int_equal(pipe(pipe_fds), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    alarm(60);  // a hang fails the test by SIGALRM
+    exit_from_task_child();
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  size_t length = 0;
+  ssize_t n;
+  while (length + 1 < sizeof(text) &&
+         (n = read(pipe_fds[0], text + length, sizeof(text) - 1 - length)) >
+             0) {
+    length += (size_t)n;
+  }
+  text[length] = '\0';
+  close(pipe_fds[0]);
+  int wstatus = 0;
+  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 7) {
+    HAL_TEST_FAIL("the child ended %s %d, not by exit(7); its stderr: %s",
+                  WIFEXITED(wstatus) ? "with status" : "by signal",
+                  WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus),
+                  text);
+  }
+  assert_null(strstr(text, "hal-async"));
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
@@ -1140,6 +1290,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(BadInput_MisuseIsCaught),
       cmocka_unit_test(BadInput_WorkerThreadsSettingIsChecked),
+      cmocka_unit_test(Async_ExitFromATaskEndsTheProcessWithItsStatus),
       CASE(Async_TokenLifecycle),
       CASE(Async_ValueStorage),
       CASE(Async_AwaitAndExecuteChains),
@@ -1155,6 +1306,7 @@ int main(void) {
       CASE(Async_DeepChainRunsWhileEveryWorkerIsBlocked),
       CASE(Async_DeepChainInATaskRunsWhileItsLinksBlock),
       CASE(Async_AwaitersOfAnObjectDroppedUnresolvedAreNotResumed),
+      CASE(Async_ReawaitingResolvedObjectsDoesNotNest),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,28 +27,39 @@
 //    the group alive (its own reference) until the token is ready;
 //  - await, is-error, get-storage and add-to-group do not change counts.
 // Dropping more references than are held is a program bug: debug builds
-// (assertions on) print a message naming the object and abort.
+// (assertions on) print a message naming the object and abort. The ABI
+// returns no errors, so other bad input is reported the same way: a
+// reference count below 1 passed to add-ref or drop-ref (other builds print
+// and ignore the call), a negative size passed to create-value or
+// create-group (other builds print and use 0). Storage that cannot be
+// allocated ends the process with a message in every build.
 //
-// Bad input: awaiting an errored token, value or group returns, and the
-// error is visible through the is-error entry points (MLIR's lowering checks
-// them after every await). Emplacing an object twice is reported like an
-// over-release. A group with more tokens than its size is reported; one with
-// fewer is waited on until the rest arrive (as in MLIR). A token that loses
-// its last reference before it is ready or in error counts in its groups
-// as a member in error. HAL_SYNC_MAX_WAIT_MS (docs/sync-design.md) bounds
-// blocking awaits: one it cuts short puts the token or value in error and
-// says so on stderr; the emplace or set-error that comes later only drops
-// its reference (a second one is reported as ever). A token or value
-// already emplaced, its emplace still queued in a task (Handoffs, below),
-// is waited for instead. A group has no producer: a cut counts as a member
-// in error, whatever its members' state, and the group still becomes ready
-// when they are. Idle workers are not bounded by it, nor is destroy's wait
-// for the tasks.
+// Bad input: awaiting an errored token or value returns, and the error is
+// visible through the is-error entry points (MLIR's lowering checks them
+// after every await). A group reads as in error as soon as one member is,
+// and an await on it returns once every member is ready or in error (as in
+// MLIR), whether or not an earlier await of it was cut short. Emplacing an
+// object twice is reported like an over-release. A group with more tokens than
+// its size is reported; one with fewer is waited on until the rest arrive (as
+// in MLIR). A token that loses its last reference before it is ready or in
+// error counts in its groups as a member in error. HAL_SYNC_MAX_WAIT_MS
+// (docs/sync-design.md) bounds blocking awaits: one it cuts short puts the
+// token or value in error and says so on stderr; the emplace or set-error that
+// comes later only drops its reference (a second one is reported as ever). A
+// token or value already emplaced, its emplace still queued in a task
+// (Handoffs, below), is waited for instead. A group has no producer: a cut
+// counts as a member in error, whatever its members' state, and the group still
+// becomes ready when they are. Idle workers are not bounded by it, nor is
+// destroy's wait for the tasks.
 //
 // Threads. Tasks (mlirAsyncRuntimeExecute) run on the thread pool of a
 // runtime instance. Calls made from a pool thread use that thread's runtime;
 // other calls use the default runtime, created on first use and destroyed
-// when the library is unloaded (process exit for mlir-cpu-runner). Destroying
+// when the library is unloaded (process exit for mlir-cpu-runner), except
+// when a task calls exit(): the unload then runs on a pool thread, which
+// cannot wait for the task it is in, so it destroys nothing, and the
+// process ends with the task's status without running what is still
+// queued. Destroying
 // a runtime waits for every task queued or running on it, including tasks
 // those tasks start, then joins its threads. A coroutine resumed after its
 // runtime was destroyed (a token emplaced later by another thread) runs on
@@ -142,8 +153,10 @@ HAL_ASYNC_API void mlirAsyncRuntimeExecute(hal_async_coro_handle_t handle,
 
 // Resume(handle) once ready or in error: at once on this thread when it
 // already is, else on the thread that makes it ready, before that call
-// returns (as in MLIR): nested in it, or, where a chain of such resumes
-// would nest too deeply, one after another there. An object that loses its
+// returns (as in MLIR). Either way nested in the call, or, where resumes
+// would nest too deeply (a chain of awaits, or a coroutine that awaits a
+// resolved object again from its resume), one after another on that
+// thread, after the resume they would have nested in. An object that loses its
 // last reference before it is ready or in error (a program bug) never
 // resumes its awaiters, as in MLIR; a message on stderr says so.
 HAL_ASYNC_API void mlirAsyncRuntimeAwaitTokenAndExecute(
@@ -171,11 +184,12 @@ HAL_ASYNC_API void mlirAsyncRuntimePrintCurrentThreadId(void);
 typedef struct hal_async_runtime_t hal_async_runtime_t;
 
 // Creates a runtime with |worker_count| pool threads (0: one per online CPU,
-// or HAL_ASYNC_WORKER_THREADS when set). Every HAL_* setting libhal reads is
-// checked first (hal_env_check in hal/env.h): a malformed one, whether or not
-// the runtime uses it, fails the creation with INVALID_ARGUMENT naming it,
-// as it fails a driver registry's; the default runtime's creation then
-// ends the process with that message.
+// or HAL_ASYNC_WORKER_THREADS when set, an integer in [1, 1024]; anything
+// else fails the creation with INVALID_ARGUMENT naming it). Every HAL_* setting
+// libhal reads is checked first (hal_env_check in hal/env.h): a malformed one,
+// whether or not the runtime uses it, fails the creation with INVALID_ARGUMENT
+// naming it, as it fails a driver registry's; the default runtime's creation
+// then ends the process with that message.
 HAL_ASYNC_API HAL_MUST_USE_RESULT hal_status_t
 hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
                          hal_async_runtime_t** out_runtime);

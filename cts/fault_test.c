@@ -206,6 +206,97 @@ static hal_status_t record_host_call(void* user_data, hal_status_t status) {
   return HAL_OK;
 }
 
+// A host call that blocks the device's host-call thread until the test
+// lets it go (or 60 s pass).
+typedef struct blocking_call_t {
+  atomic_int started;
+  atomic_int release;
+} blocking_call_t;
+
+static hal_status_t blocking_host_call(void* user_data, hal_status_t status) {
+  (void)status;
+  blocking_call_t* call = (blocking_call_t*)user_data;
+  atomic_store(&call->started, 1);
+  for (int i = 0; i < 60000 && !atomic_load(&call->release); ++i) {
+    struct timespec pause = {0, 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  return HAL_OK;
+}
+
+// A host call that records, when called, whether its host-made signal had
+// already failed (it must not have: that one fails after the function).
+typedef struct loss_call_t {
+  host_call_record_t record;
+  hal_semaphore_t* host_signal;
+  atomic_int host_signal_failed_at_call;
+} loss_call_t;
+
+static hal_status_t loss_host_call(void* user_data, hal_status_t status) {
+  loss_call_t* call = (loss_call_t*)user_data;
+  uint64_t value = 0;
+  hal_status_t query = hal_semaphore_query(call->host_signal, &value);
+  atomic_store(&call->host_signal_failed_at_call, query != HAL_OK);
+  hal_status_free(query);
+  return record_host_call(&call->record, status);
+}
+
+// Device loss (Q5) and a host call's signals: the loss fails every
+// semaphore of the device at once, so a call waiting behind a long one
+// (parked on what never comes) has its device semaphore failed before its
+// function is called; its host-made signal fails only once its function
+// has returned, as every failure of a call's signals does; the function
+// is called once, with the loss.
+CTS_CASE(K14_LossFailsACallsDeviceSignalsAtOnceItsOthersAfterItsFunction) {
+  skip_unless_mode("lost_call");
+  hal_device_t* device = case_device(state);
+  hal_buffer_t* a =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
+  hal_semaphore_t* never = NULL;  // a host semaphore nobody signals
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
+  blocking_call_t blocker = {0, 0};
+  HAL_ASSERT_OK(hal_device_queue_host_call(device, 0, NULL, NULL,
+                                           blocking_host_call, &blocker));
+  for (int i = 0; i < 20000 && !atomic_load(&blocker.started); ++i) {
+    struct timespec pause = {0, 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  assert_int_equal(atomic_load(&blocker.started), 1);
+  loss_call_t call = {{0, 0}, NULL, -1};
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &call.host_signal));
+  hal_semaphore_t* device_signal = cts_create_semaphore(device, 0);
+  hal_semaphore_t* signals[2] = {device_signal, call.host_signal};
+  uint64_t ones[2] = {1, 1};
+  hal_semaphore_list_t call_waits = {1, &never, ones};
+  hal_semaphore_list_t call_signals = {2, signals, ones};
+  HAL_ASSERT_OK(hal_device_queue_host_call(
+      device, 0, &call_waits, &call_signals, loss_host_call, &call));
+  hal_semaphore_t* s1 = cts_create_semaphore(device, 0);
+  hal_command_buffer_t* first = fill_cb(device, a, 0x55555555u);
+  HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
+  expect_failure_naming_call(cts_wait(s1, 1));
+  expect_loss(device_signal, 1);
+  // The blocker still runs: the call has not been called, and its host
+  // signal is neither reached nor failed.
+  assert_int_equal(atomic_load(&call.record.calls), 0);
+  uint64_t value = 0;
+  HAL_ASSERT_OK(hal_semaphore_query(call.host_signal, &value));
+  assert_int_equal(value, 0);
+  atomic_store(&blocker.release, 1);
+  expect_loss(call.host_signal, 1);
+  assert_int_equal(atomic_load(&call.record.calls), 1);
+  assert_int_equal(atomic_load(&call.record.status_code),
+                   HAL_STATUS_DEVICE_LOST);
+  assert_int_equal(atomic_load(&call.host_signal_failed_at_call), 0);
+  hal_command_buffer_release(first);
+  hal_semaphore_release(s1);
+  hal_semaphore_release(device_signal);
+  hal_semaphore_release(call.host_signal);
+  hal_semaphore_release(never);
+  hal_buffer_release(a);
+}
+
 // Device loss (Q5, K14): the failing submission and everything issued after
 // it fail; parked work, host calls included, fails even though what it
 // waits for never comes (a host semaphore nobody signals); every semaphore of
@@ -411,6 +502,7 @@ int main(void) {
       CASE(Fault_VendorErrorFailsDownstream),
       CASE(K13_FailureReachesWorkWaitingOnTheDevice),
       CASE(K14_DeviceLossFailsEverySemaphoreAndWait),
+      CASE(K14_LossFailsACallsDeviceSignalsAtOnceItsOthersAfterItsFunction),
       CASE(K14_LossReportedByAReleaseLosesTheDevice),
       CASE(K14_LossReportedToTheTracerLosesTheDevice),
   };

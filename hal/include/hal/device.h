@@ -169,9 +169,13 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_copy(
 // anything that only another host call of the same device would signal:
 // that wait could never end. A call that will not run (a failed wait, a
 // loss, the shutdown) takes its turn on that thread too, and its signals
-// fail when its function returns. File transfers
-// (hal_device_queue_read/_write) have a thread of their own: a function
-// may wait for them.
+// fail when its function returns, with one exception: a device loss fails
+// every semaphore of the lost device at once (Q5), a call's signals among
+// them, whether or not its function was called yet (it still is, once);
+// its other signals fail when the function returns. A program that frees
+// |user_data| on learning of a failure should do it in the function. File
+// transfers (hal_device_queue_read/_write) have a thread of their own: a
+// function may wait for them.
 typedef hal_status_t (*hal_host_call_fn_t)(void* user_data,
                                            hal_status_t status);
 
@@ -211,17 +215,24 @@ hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
 // references the buffer fails FAILED_PRECONDITION; a dealloca reached while
 // a submission that uses the buffer is not issued yet (so not ordered
 // before it) fails FAILED_PRECONDITION and leaves the memory to the buffer.
-// The handle itself stays
-// the caller's to release. A failed wait fails the signals and leaves the
-// memory with the buffer, freed when its last reference goes (nothing is
-// leaked, nothing freed under running work). A buffer released without a
-// dealloca frees its memory then too.
+// So a use ordered after the dealloca (a program error) fails either way:
+// submitted once the dealloca was reached, it fails at issue; submitted
+// before, the dealloca fails as just said and the use with its failure.
+// The handle itself stays the caller's to release. A failed wait fails the
+// signals and leaves the memory with the buffer, freed when its last
+// reference goes (nothing is leaked, nothing freed under running work). A
+// vendor error reported after the free was issued (recording or waiting
+// for its completion) fails the signals too, but the memory is gone: the
+// buffer then reads as deallocated. A buffer released without a dealloca
+// frees its memory when its last reference goes too.
 //
 // Errors (nothing submitted): INVALID_ARGUMENT for a size of 0, memory
 // types or usage an alloca cannot have, a buffer not made by
 // hal_device_queue_alloca, or one of another device; RESOURCE_EXHAUSTED
 // for a size beyond the device's memory; FAILED_PRECONDITION for a second
-// dealloca of one buffer. As hal_device_queue_execute otherwise.
+// dealloca of one buffer, the first one failed included (the memory then
+// goes when the buffer's last reference does). As hal_device_queue_execute
+// otherwise.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_alloca(
     hal_device_t* device, uint32_t queue_index,
     const hal_semaphore_list_t* wait_semaphores,

@@ -70,9 +70,14 @@ static struct {
   char (*track_names)[64];
   uint32_t track_count;
   _Atomic uint64_t next_id;
-  _Atomic uint64_t next_seq;       // hal_trace_event_t.seq
-  _Atomic uint64_t bytes;          // event storage of every buffer
-  _Atomic uint64_t dropped;        // events past max_bytes
+  _Atomic uint64_t next_seq;  // hal_trace_event_t.seq
+  _Atomic uint64_t bytes;     // event storage of every buffer
+  _Atomic uint64_t dropped;   // events past max_bytes
+  // Set by the first event dropped (past max_bytes, or out of memory):
+  // every later event is dropped too, so the buffers keep a cut of the run
+  // (an end whose begin was dropped must not be written by a thread whose
+  // buffer still has room).
+  atomic_bool full;
   _Atomic uint64_t dropped_spans;  // device spans drivers could not write
 } hal_trace = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
@@ -326,8 +331,15 @@ static void hal_trace_append(char phase, uint32_t track, const char* category,
                              const char* name, uint64_t ts_ns,
                              uint64_t duration_ns, uint64_t id,
                              const char* args) {
-  hal_trace_buffer_t* buffer = hal_trace_buffer();
+  // Relaxed is enough: an event that happened after a dropped one (in the
+  // program's order, or through the synchronization that ordered them)
+  // reads the flag that the dropping call set before it returned.
+  hal_trace_buffer_t* buffer =
+      atomic_load_explicit(&hal_trace.full, memory_order_relaxed)
+          ? NULL
+          : hal_trace_buffer();
   if (!buffer) {
+    atomic_store_explicit(&hal_trace.full, true, memory_order_relaxed);
     atomic_fetch_add_explicit(&hal_trace.dropped, 1, memory_order_relaxed);
     return;
   }
@@ -342,6 +354,7 @@ static void hal_trace_append(char phase, uint32_t track, const char* category,
                          buffer->count + 1, sizeof(hal_trace_event_t)) ||
       !hal_trace_reserve((void**)&buffer->text, &buffer->text_capacity,
                          buffer->text_length + args_length, 1)) {
+    atomic_store_explicit(&hal_trace.full, true, memory_order_relaxed);
     pthread_mutex_unlock(&buffer->mutex);
     atomic_fetch_add_explicit(&hal_trace.dropped, 1, memory_order_relaxed);
     return;

@@ -12,6 +12,12 @@
 //     after the first handed it over, while the main thread flushes (at
 //     most FLUSHES times, while they run) and moves each file to
 //     DIR/snapshot.K. In every snapshot each end must have its begin.
+//   trace_file_probe capped
+//     under HAL_TRACE_MAX_MB=1: one thread makes room in its buffer, a
+//     second begins async spans until the bound drops one and then ten
+//     more, and the first, which still has room, ends the dropped ones and
+//     the last kept one. The file written at exit must have no end
+//     without its begin.
 //   trace_file_probe unreleased DRIVER
 //     runs SUBMISSIONS fills on a device, waits for the last, and returns
 //     without releasing the device: the file written at exit must count
@@ -66,6 +72,70 @@ static int unreleased(const char* driver) {
   return 0;  // the device, its buffer and semaphore are never released
 }
 
+// The capped mode: the span ids the begin thread made, which of them the
+// bound dropped, and its hand-overs with the end thread.
+enum { kCappedSpans = 1 << 20, kCappedRoom = 1025 };
+static uint64_t* capped_ids;
+static bool* capped_dropped;
+static size_t capped_count;
+static atomic_int capped_stage;  // 1: room made; 2: spans begun
+
+static void* capped_begin_main(void* arg) {
+  (void)arg;
+  size_t dropped_after = 0;
+  for (size_t i = 0; i < kCappedSpans && dropped_after < 10; ++i) {
+    uint64_t before = hal_trace_dropped();
+    capped_ids[i] = hal_trace_next_id();
+    hal_trace_begin(0, "probe", "capped", capped_ids[i], NULL);
+    capped_dropped[i] = hal_trace_dropped() != before;
+    if (capped_dropped[i])
+      ++dropped_after;
+    capped_count = i + 1;
+  }
+  atomic_store_explicit(&capped_stage, 2, memory_order_release);
+  return NULL;
+}
+
+static void* capped_end_main(void* arg) {
+  (void)arg;
+  // Room: the buffer doubles, so one event past a power of two leaves
+  // space for almost as many again.
+  for (int i = 0; i < kCappedRoom; ++i)
+    hal_trace_instant(0, "probe", "room", NULL);
+  atomic_store_explicit(&capped_stage, 1, memory_order_release);
+  while (atomic_load_explicit(&capped_stage, memory_order_acquire) != 2) {
+  }
+  size_t last_kept = 0;
+  for (size_t i = 0; i < capped_count; ++i) {
+    if (capped_dropped[i])
+      hal_trace_end(0, "probe", "capped", capped_ids[i], NULL);
+    else
+      last_kept = i;
+  }
+  hal_trace_end(0, "probe", "capped", capped_ids[last_kept], NULL);
+  return NULL;
+}
+
+static int capped(void) {
+  capped_ids = calloc(kCappedSpans, sizeof(*capped_ids));
+  capped_dropped = calloc(kCappedSpans, sizeof(*capped_dropped));
+  if (!capped_ids || !capped_dropped)
+    return 1;
+  pthread_t threads[2];
+  pthread_create(&threads[0], NULL, capped_end_main, NULL);
+  while (atomic_load_explicit(&capped_stage, memory_order_acquire) != 1) {
+  }
+  pthread_create(&threads[1], NULL, capped_begin_main, NULL);
+  pthread_join(threads[1], NULL);
+  pthread_join(threads[0], NULL);
+  int result = hal_trace_dropped() ? 0 : 1;  // the bound must have been met
+  if (result)
+    fprintf(stderr, "trace_file_probe: nothing was dropped\n");
+  free(capped_ids);
+  free(capped_dropped);
+  return result;
+}
+
 static void* begin_main(void* arg) {
   pair_t* pair = arg;
   for (size_t i = 0; i < kSpans; ++i) {
@@ -110,10 +180,12 @@ int main(int argc, char** argv) {
   }
   if (argc == 3 && strcmp(argv[1], "unreleased") == 0)
     return unreleased(argv[2]);
+  if (argc == 2 && strcmp(argv[1], "capped") == 0)
+    return capped();
   if (argc != 4 || strcmp(argv[1], "snapshots") != 0) {
     fprintf(stderr,
             "usage: trace_file_probe tracks | chdir DIR | snapshots DIR N | "
-            "unreleased DRIVER\n");
+            "capped | unreleased DRIVER\n");
     return 2;
   }
   const char* path = getenv("HAL_TRACE");

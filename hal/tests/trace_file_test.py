@@ -74,6 +74,22 @@ def main():
                "each of %d flushes under load is a consistent cut %s" %
                (len(os.listdir(snapshots)), torn or ""))
 
+        # HAL_TRACE_MAX_MB keeps the cut: once an event is dropped, every
+        # later one is, so an end whose begin was dropped is not written,
+        # even by a thread whose buffer has room.
+        trace = os.path.join(directory, "capped.json")
+        result = run([probe, "capped"], trace, {"HAL_TRACE_MAX_MB": "1"})
+        data = loads(trace)
+        events = (data or {}).get("traceEvents", [])
+        begun = {e["id"] for e in events if e.get("ph") == "b"}
+        orphans = [e["id"] for e in events
+                   if e.get("ph") == "e" and e["id"] not in begun]
+        dropped = (data or {}).get("otherData", {}).get("dropped_events", 0)
+        expect(result.returncode == 0 and data is not None and dropped > 0
+               and not orphans,
+               "a bounded trace is a cut: %d dropped, %d end(s) without a "
+               "begin %s" % (dropped, len(orphans), result.stderr.strip()))
+
         # A HAL_TRACE that the trace cannot replace is refused at load,
         # and left as it was.
         folder = os.path.join(directory, "folder")

@@ -6,9 +6,11 @@
 //
 // Nothing is lost (K11): every thread appends to its own buffer, which
 // grows (never overwrites); HAL_TRACE_MAX_MB bounds them all together, and
-// then every event that did not fit is counted and the file says how many
-// (otherData.dropped_events). The file is written whole, so it is valid
-// after any flush: at every device's last release and at process exit.
+// then the first event that did not fit and every one after it are counted,
+// not written, and the file says how many (otherData.dropped_events): a
+// bounded file is the run up to the bound, never an end without its begin. The
+// file is written whole, so it is valid after any flush: at every device's last
+// release and at process exit.
 //
 // Off (HAL_TRACE unset), each event site costs one predictable branch on
 // hal_trace_enabled().
@@ -102,7 +104,8 @@ HAL_API void hal_trace_json_text(char* out, size_t capacity, const char* text);
 // Writes the file now (whole: every event so far). Any thread.
 HAL_API void hal_trace_flush(void);
 
-// Events that did not fit under HAL_TRACE_MAX_MB so far.
+// Events dropped so far: the first that did not fit under
+// HAL_TRACE_MAX_MB, and every one after it.
 HAL_API uint64_t hal_trace_dropped(void);
 
 // Device spans a driver could not write (an event it could not make or

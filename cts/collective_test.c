@@ -631,6 +631,54 @@ CTS_CASE(Collective_BadArgumentsAreRefusedAtRecord) {
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "(8 bytes)",
       hal_command_buffer_collective(cb, channel, &p, mine, 4, mine, 8));
+  // Send and recv in one buffer: disjoint, or in place as NCCL defines it
+  // (below); any other overlap has no defined result and is refused. This
+  // is rank 0, blocks of 16 float32 (64 bytes).
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "overlap and are not in place (rank 0)",
+      hal_command_buffer_collective(cb, channel, &ok, mine, 0, mine, 4));
+  p = ok;
+  p.kind = HAL_COLLECTIVE_ALL_GATHER;  // in place: send at recv + 0
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "send [64, 128) and recv [0, 128)",
+      hal_command_buffer_collective(cb, channel, &p, mine, 64, mine, 0));
+  p.kind = HAL_COLLECTIVE_REDUCE_SCATTER;  // in place: recv at send + 0
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "not in place",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 64));
+  {
+    // Accepted: the same range, disjoint ranges, and each rank's own
+    // block for the gathering and scattering kinds.
+    hal_command_buffer_t* accepted =
+        cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    HAL_ASSERT_OK(hal_command_buffer_collective(accepted, channel, &ok, mine, 0,
+                                                mine, 0));
+    HAL_ASSERT_OK(hal_command_buffer_collective(accepted, channel, &ok, mine, 0,
+                                                mine, 64));
+    p = ok;
+    p.kind = HAL_COLLECTIVE_ALL_GATHER;
+    HAL_ASSERT_OK(
+        hal_command_buffer_collective(accepted, channel, &p, mine, 0, mine, 0));
+    p.kind = HAL_COLLECTIVE_REDUCE_SCATTER;
+    HAL_ASSERT_OK(
+        hal_command_buffer_collective(accepted, channel, &p, mine, 0, mine, 0));
+    HAL_ASSERT_OK(hal_command_buffer_end(accepted));
+    hal_command_buffer_release(accepted);
+    // Rank 1's own block is the second.
+    hal_command_buffer_t* other = cts_begin_command_buffer(
+        f->devices[1], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    p.kind = HAL_COLLECTIVE_ALL_GATHER;
+    HAL_ASSERT_OK(hal_command_buffer_collective(other, f->channels[1], &p,
+                                                theirs, 64, theirs, 0));
+    HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "not in place (rank 1)",
+                      hal_command_buffer_collective(other, f->channels[1], &p,
+                                                    theirs, 0, theirs, 0));
+    p.kind = HAL_COLLECTIVE_REDUCE_SCATTER;
+    HAL_ASSERT_OK(hal_command_buffer_collective(other, f->channels[1], &p,
+                                                theirs, 0, theirs, 64));
+    HAL_ASSERT_OK(hal_command_buffer_end(other));
+    hal_command_buffer_release(other);
+  }
   p = ok;
   p.count = 0;
   HAL_ASSERT_STATUS(

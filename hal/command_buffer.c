@@ -501,6 +501,33 @@ static const char* hal_collective_kind_name(hal_collective_kind_t kind) {
 
 // One buffer of a collective: |need| says whether the kind uses it on this
 // rank (NULL is refused then, and a buffer given is checked either way).
+// Whether a collective may read [send_offset, +send_bytes) and write
+// [recv_offset, +recv_bytes) of one buffer: the ranges are disjoint, or
+// in place as NCCL defines it (the same range for all-reduce, broadcast
+// and reduce; an all-gather's send at this rank's block of its recv; a
+// reduce-scatter's recv at this rank's block of its send, blocks of
+// |block_bytes|). Any other overlap has no defined result.
+static bool hal_collective_ranges_allowed(hal_collective_kind_t kind,
+                                          int32_t rank, uint64_t block_bytes,
+                                          uint64_t send_offset,
+                                          uint64_t send_bytes,
+                                          uint64_t recv_offset,
+                                          uint64_t recv_bytes) {
+  if (send_offset >= recv_offset + recv_bytes ||
+      recv_offset >= send_offset + send_bytes) {
+    return true;
+  }
+  uint64_t own_block = (uint64_t)rank * block_bytes;
+  switch (kind) {
+    case HAL_COLLECTIVE_ALL_GATHER:
+      return send_offset == recv_offset + own_block;
+    case HAL_COLLECTIVE_REDUCE_SCATTER:
+      return recv_offset == send_offset + own_block;
+    default:
+      return send_offset == recv_offset;
+  }
+}
+
 static hal_status_t hal_collective_validate_buffer(
     hal_command_buffer_t* command_buffer, hal_buffer_t* buffer, uint64_t offset,
     uint64_t bytes, size_t element_size, bool need, hal_buffer_usage_t usage,
@@ -621,6 +648,17 @@ HAL_API hal_status_t hal_command_buffer_collective(
   HAL_RETURN_IF_ERROR(hal_collective_validate_buffer(
       command_buffer, recv, recv_offset, recv_bytes, size, needs_recv,
       HAL_BUFFER_USAGE_TRANSFER_TARGET, op, "recv"));
+  if (needs_send && needs_recv && send == recv &&
+      !hal_collective_ranges_allowed(params->kind, channel->rank,
+                                     params->count * size, send_offset,
+                                     send_bytes, recv_offset, recv_bytes)) {
+    return hal_make_status(
+        HAL_STATUS_INVALID_ARGUMENT,
+        "%s: send [%" PRIu64 ", %" PRIu64 ") and recv [%" PRIu64 ", %" PRIu64
+        ") of one buffer overlap and are not in place (rank %" PRId32 ")",
+        op, send_offset, send_offset + send_bytes, recv_offset,
+        recv_offset + recv_bytes, channel->rank);
+  }
   const hal_command_buffer_vtable_t* vtable =
       hal_command_buffer_vtable(command_buffer);
   if (!vtable->collective) {

@@ -159,14 +159,20 @@ typedef struct hal_collective_params_t {
 HAL_API size_t hal_element_type_size(hal_element_type_t type);
 
 // Records a collective over |channel|, reading |send| at |send_offset| and
-// writing |recv| at |recv_offset| (NULL where the kind has no such buffer;
-// send and recv may be the same range: in place). Checked here: the
-// command buffer's device is the channel's; the kind, type and reduction
-// are known; the root or peer is a rank of the channel; both ranges lie in
-// their buffers, which are of the channel's device, and both offsets are
-// multiples of the element size (INVALID_ARGUMENT or OUT_OF_RANGE naming
-// what is wrong). Drivers without collectives:
-// UNIMPLEMENTED. The command buffer keeps the channel and the buffers.
+// writing |recv| at |recv_offset| (NULL where the kind has no such buffer).
+// Send and recv in one buffer must be disjoint or in place as NCCL defines
+// it: the same range (all-reduce, broadcast, reduce), the send at this
+// rank's block of the recv (all-gather), the recv at this rank's block of
+// the send (reduce-scatter); any other overlap is refused. Checked here,
+// INVALID_ARGUMENT naming what is wrong unless said otherwise: the command
+// buffer's device is the channel's; the kind, type and reduction (for the
+// kinds that reduce) are known; the root or peer (for the kinds that have
+// one) is a rank of the channel (OUT_OF_RANGE); both ranges lie in their
+// buffers (OUT_OF_RANGE, as is a size that overflows), which are of the
+// channel's device, and both offsets are multiples of the element size;
+// the ranges of one buffer as above. A field the kind does not use is not
+// read. Drivers without collectives: UNIMPLEMENTED. The command buffer
+// keeps the channel and the buffers.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_command_buffer_collective(
     hal_command_buffer_t* command_buffer, hal_channel_t* channel,
     const hal_collective_params_t* params, hal_buffer_t* send,

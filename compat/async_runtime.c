@@ -289,6 +289,36 @@ static hal_status_t hal_async_default_worker_count(int32_t* out_count) {
   return HAL_OK;
 }
 
+// Set by an exit handler of this library. exit() runs the process's exit
+// handlers before any library's destructors; dlclose() runs the
+// destructors of the library it unloads first, and that library's exit
+// handlers after them (__cxa_finalize). So the unload below sees it set
+// only when the process exits.
+static atomic_bool hal_async_process_exiting;
+
+static void hal_async_note_exit(void* unused) {
+  (void)unused;
+  atomic_store_explicit(&hal_async_process_exiting, true, memory_order_relaxed);
+}
+
+// The C++ ABI's registration, tied to this library (__dso_handle), so that
+// a dlclose() runs the handler, or drops it, before the code goes: plain
+// atexit() may register it for the whole process (sanitizer runtimes do),
+// to be called at exit into unmapped code.
+extern void* __dso_handle;
+extern int __cxa_atexit(void (*fn)(void*), void* arg, void* dso_handle);
+
+static pthread_once_t hal_async_exit_handler_once = PTHREAD_ONCE_INIT;
+
+// Registered with the first runtime, from a running program: a handler
+// registered before main (by a constructor of a library the program links)
+// would run after the loader's destructor pass, too late. Without it, an
+// exit() from a task is taken for a dlclose() from one (below): reported,
+// then aborted.
+static void hal_async_register_exit_handler(void) {
+  (void)__cxa_atexit(hal_async_note_exit, NULL, &__dso_handle);
+}
+
 HAL_ASYNC_API hal_status_t
 hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
                          hal_async_runtime_t** out_runtime) {
@@ -296,6 +326,7 @@ hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_runtime is NULL");
   }
   *out_runtime = NULL;
+  pthread_once(&hal_async_exit_handler_once, hal_async_register_exit_handler);
   if (worker_count < 0 || worker_count > 1024) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "worker_count %d not in [0, 1024]", worker_count);
@@ -474,14 +505,17 @@ HAL_ASYNC_API void mlirAsyncRuntimePrintCurrentThreadId(void) {
   fflush(stdout);
 }
 
-// Library unload (dlclose, or process exit for mlir-cpu-runner, which never
-// closes the libraries it loads): the default runtime waits for its tasks.
-// Not when the unload runs on a pool thread (a task called exit()): that
-// thread's task never returns, so no runtime can be drained or joined from
-// it; the process ends with the runtimes as they are, and its exit status
-// is the one the task gave.
+// Library unload (dlclose, or process exit): the default runtime waits for
+// its tasks.
+// Not when the process exits from a pool thread (a task called exit()):
+// that thread's task never returns, so no runtime can be drained or joined
+// from it; the process ends with the runtimes as they are, and its exit
+// status is the one the task gave. A dlclose() from a task is a misuse
+// that cannot end well (this library's code is unmapped under its own
+// workers): hal_async_runtime_destroy reports it and aborts.
 __attribute__((destructor)) static void hal_async_library_unload(void) {
-  if (hal_async_thread_runtime)
+  if (hal_async_thread_runtime &&
+      atomic_load_explicit(&hal_async_process_exiting, memory_order_relaxed))
     return;
   hal_async_runtime_t* runtime = hal_async_runtime_exchange_default(NULL);
   hal_async_runtime_destroy(runtime);

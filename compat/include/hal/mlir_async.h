@@ -55,11 +55,12 @@
 // Threads. Tasks (mlirAsyncRuntimeExecute) run on the thread pool of a
 // runtime instance. Calls made from a pool thread use that thread's runtime;
 // other calls use the default runtime, created on first use and destroyed
-// when the library is unloaded (process exit for mlir-cpu-runner), except
+// when the library is unloaded (dlclose, or process exit), except
 // when a task calls exit(): the unload then runs on a pool thread, which
 // cannot wait for the task it is in, so it destroys nothing, and the
-// process ends with the task's status without running what is still
-// queued. Destroying
+// process ends with the task's status (the other workers may run queued
+// tasks until it does; nothing waits for them). A dlclose() of the library
+// from a task is reported and aborts. Destroying
 // a runtime waits for every task queued or running on it, including tasks
 // those tasks start, then joins its threads. A coroutine resumed after its
 // runtime was destroyed (a token emplaced later by another thread) runs on

@@ -171,8 +171,10 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_copy(
 // loss, the shutdown) takes its turn on that thread too, and its signals
 // fail when its function returns, with one exception: a device loss fails
 // every semaphore of the lost device at once (Q5), a call's signals among
-// them, whether or not its function was called yet (it still is, once);
-// its other signals fail when the function returns. A program that frees
+// them, whether or not its function was called yet (it still is, once).
+// Its other signals are decided when the function returns, as ever: a call
+// not yet called gets the loss as its status and they fail; one running
+// at the loss decides them by its return. A program that frees
 // |user_data| on learning of a failure should do it in the function. File
 // transfers (hal_device_queue_read/_write) have a thread of their own: a
 // function may wait for them.
@@ -220,11 +222,12 @@ hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
 // before, the dealloca fails as just said and the use with its failure.
 // The handle itself stays the caller's to release. A failed wait fails the
 // signals and leaves the memory with the buffer, freed when its last
-// reference goes (nothing is leaked, nothing freed under running work). A
-// vendor error reported after the free was issued (recording or waiting
-// for its completion) fails the signals too, but the memory is gone: the
-// buffer then reads as deallocated. A buffer released without a dealloca
-// frees its memory when its last reference goes too.
+// reference goes (nothing is leaked, nothing freed under running work), as
+// does a free the vendor refuses. A vendor error reported after the free
+// was issued (recording or waiting for its completion) fails the signals
+// too, but the memory is gone: the buffer then reads as deallocated. A buffer
+// released without a dealloca frees its memory when its last reference goes
+// too.
 //
 // Errors (nothing submitted): INVALID_ARGUMENT for a size of 0, memory
 // types or usage an alloca cannot have, a buffer not made by

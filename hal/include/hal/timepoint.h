@@ -31,9 +31,13 @@
 // T5 Cancellation is safe. hal_timepoint_cancel() racing a signal resolves
 //    to exactly one of: the timepoint was removed (cancel returns true and
 //    the callback ran with CANCELLED before it returned), or it was already
-//    resolved (false: the callback ran, or is running on the resolver's
-//    thread and owns |user_data| until it returns). Either way the caller
-//    may release its timepoint reference at once.
+//    resolved (false: the callback ran, is running, or is still to run on
+//    the resolver's thread, and owns |user_data| until it returns). The
+//    last case includes a callback that cancels another one resolved by
+//    the same signal, still to run after it on this very thread: false,
+//    and that one then runs with the signal's outcome. So false never means
+//    that |user_data| may be freed; the callback itself should free it.
+//    Either way the caller may release its timepoint reference at once.
 //
 // Registering a callback does not keep the semaphore alive: destroying it
 // with the timepoint pending runs the callback with CANCELLED (T1). A
@@ -73,7 +77,8 @@ hal_semaphore_add_callback(hal_semaphore_t* semaphore, uint64_t value,
 
 // Removes |timepoint| (a handle) if it is still pending (T5): true when
 // removed (its callback ran with CANCELLED on this thread), false when it
-// had already resolved. Safe after the caller released every reference to
+// had already resolved (its callback may still be to run, even on this
+// thread: T5). Safe after the caller released every reference to
 // the semaphore: the handle keeps it alive.
 HAL_API bool hal_timepoint_cancel(hal_timepoint_t* timepoint);
 

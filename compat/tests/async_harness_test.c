@@ -1231,6 +1231,7 @@ static void block_forever(void* arg) {
 // The child: a pool task calls exit(7) while another task of the pool is
 // blocked and more are queued.
 static void exit_from_task_child(void) {
+  alarm(60);  // a hang fails the test by SIGALRM
   // Dropped, not destroyed: its workers did not survive the fork.
   (void)hal_async_runtime_exchange_default(NULL);
   spawn(block_forever, NULL);
@@ -1250,30 +1251,8 @@ static void exit_from_task_child(void) {
 static void Async_ExitFromATaskEndsTheProcessWithItsStatus(void** state) {
   (void)state;
   char text[4096];
-  int pipe_fds[2];
-  assert_int_equal(pipe(pipe_fds), 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    dup2(pipe_fds[1], STDERR_FILENO);
-    close(pipe_fds[0]);
-    alarm(60);  // a hang fails the test by SIGALRM
-    exit_from_task_child();
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  size_t length = 0;
-  ssize_t n;
-  while (length + 1 < sizeof(text) &&
-         (n = read(pipe_fds[0], text + length, sizeof(text) - 1 - length)) >
-             0) {
-    length += (size_t)n;
-  }
-  text[length] = '\0';
-  close(pipe_fds[0]);
-  int wstatus = 0;
-  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+  int wstatus =
+      hal_test_run_in_child_status(exit_from_task_child, text, sizeof(text));
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 7) {
     HAL_TEST_FAIL("the child ended %s %d, not by exit(7); its stderr: %s",
                   WIFEXITED(wstatus) ? "with status" : "by signal",

@@ -19,8 +19,9 @@
 //   hal_test_semaphore, hal_test_query     host semaphores
 //   hal_test_stderr_capture_begin/_end     what this process writes to
 //                                          stderr in between, as text
-//   hal_test_run_in_child                  a function run in a forked child:
+//   hal_test_run_in_child(_status)         a function run in a forked child:
 //                                          its stderr, and whether it aborted
+//                                          (its wait status)
 //   hal_test_create_registry/_device       the core tests' test plugins
 //
 // Failures print the seed once one is picked, so a failing run repeats.
@@ -242,10 +243,10 @@ static inline size_t hal_test_stderr_capture_end(
 }
 
 // Runs |fn| in a child process (fork it before any thread that the child
-// would need exists); |text| gets the child's stderr. Returns whether the
-// child ended by SIGABRT (a check that fired).
-static inline bool hal_test_run_in_child(void (*fn)(void), char* text,
-                                         size_t capacity) {
+// would need exists); |text| gets the child's stderr. Returns the child's
+// wait status (waitpid); a child whose |fn| returns exits with 0.
+static inline int hal_test_run_in_child_status(void (*fn)(void), char* text,
+                                               size_t capacity) {
   int pipe_fds[2];
   assert_int_equal(pipe(pipe_fds), 0);
   fflush(NULL);
@@ -268,6 +269,14 @@ static inline bool hal_test_run_in_child(void (*fn)(void), char* text,
   close(pipe_fds[0]);
   int wstatus = 0;
   assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+  return wstatus;
+}
+
+// The same; returns whether the child ended by SIGABRT (a check that
+// fired).
+static inline bool hal_test_run_in_child(void (*fn)(void), char* text,
+                                         size_t capacity) {
+  int wstatus = hal_test_run_in_child_status(fn, text, capacity);
   return WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGABRT;
 }
 

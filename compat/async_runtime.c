@@ -312,9 +312,8 @@ static pthread_once_t hal_async_exit_handler_once = PTHREAD_ONCE_INIT;
 
 // Registered with the first runtime, from a running program: a handler
 // registered before main (by a constructor of a library the program links)
-// would run after the loader's destructor pass, too late. Without it, an
-// exit() from a task is taken for a dlclose() from one (below): reported,
-// then aborted.
+// would run after the loader's destructor pass, too late: the unload below
+// then cannot tell an exit() from a task from a dlclose() from one.
 static void hal_async_register_exit_handler(void) {
   (void)__cxa_atexit(hal_async_note_exit, NULL, &__dso_handle);
 }
@@ -506,17 +505,30 @@ HAL_ASYNC_API void mlirAsyncRuntimePrintCurrentThreadId(void) {
 }
 
 // Library unload (dlclose, or process exit): the default runtime waits for
-// its tasks.
-// Not when the process exits from a pool thread (a task called exit()):
-// that thread's task never returns, so no runtime can be drained or joined
-// from it; the process ends with the runtimes as they are, and its exit
-// status is the one the task gave. A dlclose() from a task is a misuse
-// that cannot end well (this library's code is unmapped under its own
-// workers): hal_async_runtime_destroy reports it and aborts.
+// its tasks. Not on a pool thread: that thread's task never returns, so no
+// runtime can be drained or joined from it, and the unload leaves the
+// runtimes as they are. When the process exits (a task called exit()) it
+// ends with the task's status. A dlclose() from a task is a misuse that
+// cannot end well (this library's code is unmapped under its own
+// workers): said on stderr first. The exit handler tells the two apart;
+// when it was registered before main (the first runtime made in a
+// constructor of a library the program links) it runs too late to, and
+// an exit() is then said to be either.
 __attribute__((destructor)) static void hal_async_library_unload(void) {
-  if (hal_async_thread_runtime &&
-      atomic_load_explicit(&hal_async_process_exiting, memory_order_relaxed))
+  if (hal_async_thread_runtime) {
+    if (!atomic_load_explicit(&hal_async_process_exiting,
+                              memory_order_relaxed)) {
+      fputs(
+          "hal-async: the library is unloaded on one of its pool threads, "
+          "by a dlclose() from a task (its code goes away under its own "
+          "workers) or by an exit() from a task of a program whose first "
+          "runtime was made before main; its runtimes are left as they "
+          "are\n",
+          stderr);
+      fflush(stderr);
+    }
     return;
+  }
   hal_async_runtime_t* runtime = hal_async_runtime_exchange_default(NULL);
   hal_async_runtime_destroy(runtime);
 #ifndef NDEBUG

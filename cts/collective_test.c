@@ -597,6 +597,13 @@ CTS_CASE(Collective_BadArgumentsAreRefusedAtRecord) {
   HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, "send range",
       hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
+  // A byte count of 2^64 - 1 is no whole-buffer length (HAL_WHOLE_BUFFER).
+  p = ok;
+  p.element_type = HAL_ELEMENT_TYPE_UINT8;
+  p.count = UINT64_MAX;
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "overflow",
+      hal_command_buffer_collective(cb, channel, &p, mine, 0, mine, 0));
   p = ok;
   p.kind = HAL_COLLECTIVE_ALL_GATHER;
   p.count = 513;  // 2 ranks x 513 x 4 bytes > 4096

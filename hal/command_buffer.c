@@ -471,10 +471,15 @@ HAL_API hal_status_t hal_command_buffer_dispatch(
 }
 
 // The bytes of |count| elements of |size|, times |blocks|; false on overflow.
+// count x size x blocks, false when it does not fit. UINT64_MAX itself is
+// HAL_WHOLE_BUFFER, which the range checks read as "to the buffer's end",
+// so it counts as not fitting.
 static bool hal_collective_bytes(uint64_t count, size_t size, uint64_t blocks,
                                  uint64_t* out_bytes) {
-  if (count > UINT64_MAX / size || count * size > UINT64_MAX / blocks)
+  if (count > UINT64_MAX / size || count * size > UINT64_MAX / blocks ||
+      count * size * blocks == HAL_WHOLE_BUFFER) {
     return false;
+  }
   *out_bytes = count * size * blocks;
   return true;
 }

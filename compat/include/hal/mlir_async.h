@@ -60,7 +60,10 @@
 // cannot wait for the task it is in, so it destroys nothing, and the
 // process ends with the task's status (the other workers may run queued
 // tasks until it does; nothing waits for them). A dlclose() of the library
-// from a task is reported and aborts. Destroying
+// from a task unmaps its code under its own workers: said on stderr, then
+// it crashes (so does an exit() from a task, said the same way but with
+// the task's status kept, when the first runtime was made before main, in
+// a constructor: the two cannot be told apart then). Destroying
 // a runtime waits for every task queued or running on it, including tasks
 // those tasks start, then joins its threads. A coroutine resumed after its
 // runtime was destroyed (a token emplaced later by another thread) runs on

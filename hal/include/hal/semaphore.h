@@ -25,9 +25,10 @@
 //    after the signaling work was issued): its signals fail all the same.
 // S3 Waits. hal_semaphore_wait() and hal_semaphore_list_wait() (ALL or ANY;
 //    an empty list is immediately OK) take immediate, relative, absolute and
-//    infinite timeouts. The result is OK, DEADLINE_EXCEEDED or the failure
-//    (or, for a wait that would block, INVALID_ARGUMENT naming a malformed
-//    HAL_SYNC_MAX_WAIT_MS: hal/env.h).
+//    infinite timeouts. The result is OK, DEADLINE_EXCEEDED or the failure;
+//    with a malformed HAL_SYNC_MAX_WAIT_MS (hal/env.h), every wait not
+//    already satisfied, immediate ones and those on a failed semaphore
+//    included, returns INVALID_ARGUMENT naming it instead.
 //    A wait never returns OK before the value is reached, returns soon after
 //    its deadline, and wakes when the value is reached: each waiting thread
 //    sleeps on exactly one wake-up object, posted by the signaler; nothing

@@ -207,20 +207,19 @@ static hal_status_t record_host_call(void* user_data, hal_status_t status) {
 }
 
 // A host call that blocks the device's host-call thread until the test
-// lets it go (or 60 s pass).
+// lets it go (or 60 s pass): it signals |started|, then waits for
+// |release|, two host semaphores (a loss does not fail them).
 typedef struct blocking_call_t {
-  atomic_int started;
-  atomic_int release;
+  hal_semaphore_t* started;
+  hal_semaphore_t* release;
 } blocking_call_t;
 
 static hal_status_t blocking_host_call(void* user_data, hal_status_t status) {
   (void)status;
   blocking_call_t* call = (blocking_call_t*)user_data;
-  atomic_store(&call->started, 1);
-  for (int i = 0; i < 60000 && !atomic_load(&call->release); ++i) {
-    struct timespec pause = {0, 1000 * 1000};
-    nanosleep(&pause, NULL);
-  }
+  hal_status_ignore(hal_semaphore_signal(call->started, 1));
+  hal_status_ignore(hal_semaphore_wait(
+      call->release, 1, hal_make_timeout_ns(60ll * 1000 * 1000 * 1000)));
   return HAL_OK;
 }
 
@@ -254,14 +253,15 @@ CTS_CASE(K14_LossFailsACallsDeviceSignalsAtOnceItsOthersAfterItsFunction) {
       cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
   hal_semaphore_t* never = NULL;  // a host semaphore nobody signals
   HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
-  blocking_call_t blocker = {0, 0};
+  blocking_call_t blocker = {NULL, NULL};
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &blocker.started));
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &blocker.release));
   HAL_ASSERT_OK(hal_device_queue_host_call(device, 0, NULL, NULL,
                                            blocking_host_call, &blocker));
-  for (int i = 0; i < 20000 && !atomic_load(&blocker.started); ++i) {
-    struct timespec pause = {0, 1000 * 1000};
-    nanosleep(&pause, NULL);
-  }
-  assert_int_equal(atomic_load(&blocker.started), 1);
+  HAL_ASSERT_OK(hal_semaphore_wait(
+      blocker.started, 1, hal_make_timeout_ns(20ll * 1000 * 1000 * 1000)));
   loss_call_t call = {{0, 0}, NULL, -1};
   HAL_ASSERT_OK(
       hal_semaphore_create_host(hal_allocator_system(), 0, &call.host_signal));
@@ -283,7 +283,7 @@ CTS_CASE(K14_LossFailsACallsDeviceSignalsAtOnceItsOthersAfterItsFunction) {
   uint64_t value = 0;
   HAL_ASSERT_OK(hal_semaphore_query(call.host_signal, &value));
   assert_int_equal(value, 0);
-  atomic_store(&blocker.release, 1);
+  HAL_ASSERT_OK(hal_semaphore_signal(blocker.release, 1));
   expect_loss(call.host_signal, 1);
   assert_int_equal(atomic_load(&call.record.calls), 1);
   assert_int_equal(atomic_load(&call.record.status_code),
@@ -294,6 +294,8 @@ CTS_CASE(K14_LossFailsACallsDeviceSignalsAtOnceItsOthersAfterItsFunction) {
   hal_semaphore_release(device_signal);
   hal_semaphore_release(call.host_signal);
   hal_semaphore_release(never);
+  hal_semaphore_release(blocker.started);
+  hal_semaphore_release(blocker.release);
   hal_buffer_release(a);
 }
 

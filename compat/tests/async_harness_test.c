@@ -1168,10 +1168,6 @@ static void reawait_resume(void* handle) {
   --coro->depth;
 }
 
-static void reawait_start(void* arg) {
-  reawait_resume(arg);
-}
-
 // Awaiting an object that is already resolved resumes the coroutine at
 // once on this thread, as in MLIR's runtime, and under the same bound on
 // nesting as every inline resume: a coroutine that awaits resolved objects
@@ -1196,13 +1192,13 @@ static void Async_ReawaitingResolvedObjectsDoesNotNest(void** state) {
     coro.max_depth = 0;
     if (on_pool) {
       coro.done = mlirAsyncRuntimeCreateToken();
-      spawn(reawait_start, &coro);
+      spawn(reawait_resume, &coro);
       mlirAsyncRuntimeAwaitToken(coro.done);
       assert_false(mlirAsyncRuntimeIsTokenError(coro.done));
       mlirAsyncRuntimeDropRef(coro.done, 1);  // ours; the emplace took its
       coro.done = NULL;
     } else {
-      reawait_start(&coro);
+      reawait_resume(&coro);
     }
     if (coro.resumed != count + 1 || coro.max_depth > 10) {
       HAL_TEST_FAIL("%s: %" PRId64 " of %" PRId64

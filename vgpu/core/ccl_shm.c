@@ -615,15 +615,15 @@ void ccl_shm_fail(ccl_shm* shm, vgpu_status status, const char* message) {
   ccl_shm_ring(shm);
 }
 
+// Whether the process of |rank| ended: its pidfd, opened when the
+// communicator completed, or, without one, the test every other look makes.
 static bool shm_process_ended(const ccl_shm* shm, int rank,
                               const shm_rank* record) {
   if (shm->pidfds[rank] >= 0) {
     struct pollfd fd = {.fd = shm->pidfds[rank], .events = POLLIN};
     return poll(&fd, 1, 0) == 1;
   }
-  if (record->pid_namespace != shm->pid_namespace)
-    return false;  // not ours to tell: the bound finds it
-  return kill(record->pid, 0) != 0 && errno == ESRCH;
+  return !shm_rank_may_run(record, shm->pid_namespace);
 }
 
 vgpu_status ccl_shm_failure(ccl_shm* shm, bool check_peers, char* message,

@@ -10,6 +10,8 @@
 //                    "sync":  the same, for an event synchronize (the
 //                             work ran; the device reports its error)
 //                    "lost":  its first call loses the device for good
+//                    "lost_shutdown": the same, with the device's last
+//                             release racing the loss
 //                    "lost_release": the same, for a call a release makes
 //                             (a free), which has no caller to tell
 //                    "lost_trace": the same, for a call only tracing makes
@@ -299,6 +301,99 @@ CTS_CASE(K14_LossFailsACallsDeviceSignalsAtOnceItsOthersAfterItsFunction) {
   hal_buffer_release(a);
 }
 
+// The loss-race case: a callback on the lost fill's semaphore runs on the
+// thread that made the loss known, after it failed every semaphore of the
+// device and before it fails the host calls still waiting. It says so and
+// holds that thread there until the waiting call's function has run.
+typedef struct shutdown_race_t {
+  hal_semaphore_t* lost;    // host: 1 once the callback ran
+  hal_semaphore_t* called;  // host: 1 once the call's function ran
+  host_call_record_t record;
+  hal_device_t* device;  // the last reference, for the releasing thread
+} shutdown_race_t;
+
+static void hold_the_loss(void* user_data, uint64_t value,
+                          hal_status_t status) {
+  (void)value;
+  (void)status;
+  shutdown_race_t* race = (shutdown_race_t*)user_data;
+  hal_status_ignore(hal_semaphore_signal(race->lost, 1));
+  hal_status_ignore(hal_semaphore_wait(
+      race->called, 1, hal_make_timeout_ns(20ll * 1000 * 1000 * 1000)));
+}
+
+static hal_status_t record_and_say_called(void* user_data,
+                                          hal_status_t status) {
+  shutdown_race_t* race = (shutdown_race_t*)user_data;
+  hal_status_t result = record_host_call(&race->record, status);
+  hal_status_ignore(hal_semaphore_signal(race->called, 1));
+  return result;
+}
+
+// Releases the device's last reference once the loss was seen.
+static void* release_the_device(void* arg) {
+  shutdown_race_t* race = (shutdown_race_t*)arg;
+  hal_status_ignore(hal_semaphore_wait(
+      race->lost, 1, hal_make_timeout_ns(20ll * 1000 * 1000 * 1000)));
+  hal_device_release(race->device);
+  return NULL;
+}
+
+// Device loss (Q5) and the device's last release racing it: every
+// semaphore of the device fails first, so the program may release the
+// device before the loss reached the host calls still waiting. A call
+// waiting then is called with the loss and its host signal fails with it,
+// not with the shutdown's CANCELLED (the shutdown dispatched it first and
+// the first failure stuck).
+CTS_CASE(K14_ACallWaitingAtALossGetsItThoughTheDeviceIsReleasedFirst) {
+  skip_unless_mode("lost_shutdown");
+  shutdown_race_t race = {.device = cts_create_device(0), .record = {0, 0}};
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &race.lost));
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &race.called));
+  hal_semaphore_t* never = NULL;  // a host semaphore nobody signals
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &never));
+  hal_semaphore_t* host_signal = NULL;
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &host_signal));
+  uint64_t one = 1;
+  hal_semaphore_list_t call_waits = {1, &never, &one};
+  hal_semaphore_list_t call_signals = {1, &host_signal, &one};
+  HAL_ASSERT_OK(hal_device_queue_host_call(race.device, 0, &call_waits,
+                                           &call_signals, record_and_say_called,
+                                           &race));
+  hal_buffer_t* a =
+      cts_allocate_buffer(race.device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
+  hal_semaphore_t* s1 = cts_create_semaphore(race.device, 0);
+  HAL_ASSERT_OK(hal_semaphore_add_callback(s1, 1, hold_the_loss, &race, NULL));
+  hal_command_buffer_t* first = fill_cb(race.device, a, 0x55555555u);
+  hal_semaphore_t* go = NULL;
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &go));
+  HAL_ASSERT_OK(cts_submit(race.device, 0, go, 1, first, s1, 1));
+  hal_command_buffer_release(first);
+  // Whichever thread issues the fill (this one, inside the signal, or a
+  // queue thread) meets the loss and is held in the callback; the releaser
+  // releases the device meanwhile (the release waits for that thread's
+  // queue, so not from the held thread).
+  pthread_t releaser;
+  assert_int_equal(pthread_create(&releaser, NULL, release_the_device, &race),
+                   0);
+  HAL_ASSERT_OK(hal_semaphore_signal(go, 1));
+  assert_int_equal(pthread_join(releaser, NULL), 0);
+  expect_loss(host_signal, 1);
+  assert_int_equal(atomic_load(&race.record.calls), 1);
+  assert_int_equal(atomic_load(&race.record.status_code),
+                   HAL_STATUS_DEVICE_LOST);
+  hal_semaphore_release(s1);
+  hal_semaphore_release(go);
+  hal_buffer_release(a);
+  hal_semaphore_release(host_signal);
+  hal_semaphore_release(never);
+  hal_semaphore_release(race.called);
+  hal_semaphore_release(race.lost);
+}
+
 // Device loss (Q5, K14): the failing submission and everything issued after
 // it fail; parked work, host calls included, fails even though what it
 // waits for never comes (a host semaphore nobody signals); every semaphore of
@@ -505,6 +600,7 @@ int main(void) {
       CASE(K13_FailureReachesWorkWaitingOnTheDevice),
       CASE(K14_DeviceLossFailsEverySemaphoreAndWait),
       CASE(K14_LossFailsACallsDeviceSignalsAtOnceItsOthersAfterItsFunction),
+      CASE(K14_ACallWaitingAtALossGetsItThoughTheDeviceIsReleasedFirst),
       CASE(K14_LossReportedByAReleaseLosesTheDevice),
       CASE(K14_LossReportedToTheTracerLosesTheDevice),
   };

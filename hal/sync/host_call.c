@@ -26,8 +26,11 @@
 //     executor's memory (not its thread) until then.
 //
 // Shutdown (Q4), from the device's last release: every call not yet
-// dispatched is dispatched with CANCELLED, the executor runs the FIFO dry
-// (calls never run then get CANCELLED too), and the thread is joined. A host
+// dispatched is dispatched with CANCELLED (with the loss instead when the
+// device was lost: the loss dispatches its waiting calls after it failed
+// the device's semaphores, so a release may come in between), the executor
+// runs the FIFO dry (calls never run then get CANCELLED too), and the
+// thread is joined. A host
 // call that releases the device's last reference from fn defers the
 // shutdown to libhal's release thread (the executor cannot join itself).
 //
@@ -449,12 +452,28 @@ static void hal_sync_host_executor_fail_undispatched(
   }
 }
 
-void hal_sync_host_executor_fail_waiting(hal_sync_host_executor_t* executor) {
+// What a call not yet dispatched fails with: the device's loss once the
+// executor took it (Q5), whichever dispatches it, the loss or a shutdown
+// that comes between the loss and its dispatch (the device's semaphores
+// failed already, so its last release may); else CANCELLED by the
+// shutdown (Q4).
+static hal_status_t hal_sync_host_executor_waiting_failure(
+    hal_sync_host_executor_t* executor) {
   hal_sync_mutex_lock(&executor->mutex);
-  hal_status_t loss = hal_status_annotatef(
-      hal_status_clone(executor->loss),
-      "host call not run: its device was lost while it waited");
+  hal_status_t status =
+      executor->loss
+          ? hal_status_annotatef(
+                hal_status_clone(executor->loss),
+                "host call not run: its device was lost while it waited")
+          : hal_make_status(HAL_STATUS_CANCELLED,
+                            "host call cancelled: the device shut down while "
+                            "it waited");
   hal_sync_mutex_unlock(&executor->mutex);
+  return status;
+}
+
+void hal_sync_host_executor_fail_waiting(hal_sync_host_executor_t* executor) {
+  hal_status_t loss = hal_sync_host_executor_waiting_failure(executor);
   hal_sync_host_executor_fail_undispatched(executor, loss);
   hal_status_free(loss);
   hal_sync_host_executor_unref(executor);
@@ -480,12 +499,9 @@ HAL_API void hal_sync_host_executor_shutdown(
     hal_sync_loss_domain_remove_executor(executor->domain,
                                          &executor->domain_link);
   hal_sync_host_executor_stop(executor);
-  hal_status_t cancelled =
-      hal_make_status(HAL_STATUS_CANCELLED,
-                      "host call cancelled: the device shut down while it "
-                      "waited");
-  hal_sync_host_executor_fail_undispatched(executor, cancelled);
-  hal_status_free(cancelled);
+  hal_status_t failure = hal_sync_host_executor_waiting_failure(executor);
+  hal_sync_host_executor_fail_undispatched(executor, failure);
+  hal_status_free(failure);
   pthread_join(executor->thread, NULL);
   hal_sync_host_executor_unref(executor);
 }

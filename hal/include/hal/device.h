@@ -11,7 +11,11 @@
 //
 // Releasing a device with work in flight is legal (rule Q4): the caller's
 // last release waits for issued work, fails parked work with CANCELLED and
-// joins the device's threads (the device "shuts down"); its memory and
+// joins the device's threads (the device "shuts down"). Parked work is
+// failed first, and a semaphore's first failure sticks (S2): a value that
+// issued work would have reached on a semaphore that parked work also
+// signals fails with CANCELLED too, though that work still runs. Its
+// memory and
 // context live on only while buffers or command buffers made from it do. A
 // last release made from a timepoint callback or a host call returns at
 // once instead, its shutdown run on libhal's release thread (T2 in

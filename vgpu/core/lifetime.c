@@ -6,6 +6,7 @@
 // still alive, then joins the runtime's threads, drops queued work and
 // frees all it alone reaches (docs/vgpu.md, "Strict mode": the teardown).
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,7 +37,23 @@ void vgpu_call_end(vgpu_call_guard* guard) {
     atomic_fetch_sub_explicit(&vgpu_calls_in_flight, 1, memory_order_release);
 }
 
+// Set in a fork()ed child, before it runs anything else. The child has
+// none of the runtime's threads, and its copy of the runtime's state is
+// the parent's, in whatever state the fork caught it (the vendors' runtimes
+// do not support use in the child either). So every call there returns the
+// "shutting down" code and touches nothing, and the child's unload leaves
+// everything as it is: it neither waits for the parent's work, nor reports,
+// counts or frees what the parent holds.
+static bool vgpu_forked;
+
+static void vgpu_fork_child(void) {
+  vgpu_forked = true;
+  atomic_store_explicit(&vgpu_unloading, true, memory_order_seq_cst);
+}
+
 void vgpu_library_load(const vgpu_facade* facade) {
+  // Unregistered by the loader with the library, were it ever unmapped.
+  pthread_atfork(NULL, NULL, vgpu_fork_child);
   vgpu_facade_current = facade;
   vgpu_config_load(facade);
   vgpu_devices_init();
@@ -78,6 +95,8 @@ static size_t report_leaks(void) {
 #define VGPU_UNLOAD_PAUSE_NS (2000ull * 1000 * 1000)
 
 void vgpu_library_unload(void) {
+  if (vgpu_forked)
+    return;
   vgpu_tls_call = "unload";
   // The runtime stops moving data before any call can see "deinitialized":
   // a program told so may free what queued work reads or writes (a loss

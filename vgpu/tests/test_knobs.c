@@ -595,6 +595,79 @@ static void Knob_LeakReport(void** state) {
   free(out);
 }
 
+// LeakSanitizer's exit-time check in a fork() child of a process with
+// threads takes what only the parent's threads held for leaks (their
+// stacks are not in the child): the child of fork_child skips it.
+static bool in_forked_child;
+int __lsan_is_turned_off(void);
+__attribute__((visibility("default"))) int __lsan_is_turned_off(void) {
+  return in_forked_child;
+}
+
+static void fork_sleep_fn(void* arg) {
+  (void)arg;
+  testutil_sleep_ms(300);
+}
+
+// Child mode: a fork() while the runtime is busy (a host function running,
+// a memset queued behind it, a stream and memory alive). The fork's child
+// calls into the runtime, prints the code, and exit()s with 5; the parent
+// prints how its child ended, then finishes its own work.
+static int fork_child(void) {
+  void *s = NULL, *p = NULL;
+  if (api.init(0) != api.ok || api.stream_create(&s, true) != api.ok ||
+      api.malloc(&p, 4096) != api.ok ||
+      api.host_fn(s, fork_sleep_fn, NULL) != api.ok ||
+      api.memset32_async(p, 7, 1024, s) != api.ok) {
+    return 1;
+  }
+  testutil_sleep_ms(50);  // the host function is running
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0)
+    return 1;
+  if (pid == 0) {
+    in_forked_child = true;
+    printf("the fork's child's query: %d\n", api.stream_query(s));
+    fflush(stdout);
+    exit(5);
+  }
+  int wstatus = 0;
+  if (waitpid(pid, &wstatus, 0) != pid)
+    return 1;
+  printf("the fork's child: %s %d\n", WIFEXITED(wstatus) ? "exit" : "signal",
+         WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus));
+  uint32_t word = 0;
+  if (api.stream_sync(s) != api.ok || api.dtoh(&word, p, 4) != api.ok)
+    return 1;
+  printf("the parent's memset: %u\n", word);
+  return api.free(p) == api.ok && api.stream_destroy(s) == api.ok ? 0 : 1;
+}
+
+// A fork()ed child has none of the runtime's threads and only a copy of
+// its state: its calls are refused with the "shutting down" code, and its
+// exit() neither waits for the parent's work nor reports or frees the
+// parent's objects (strict mode would count them as the child's leaks and
+// VGPU_FAIL_EXIT_CODE would replace its status). The parent is untouched.
+static void Knob_ForkedChild(void** state) {
+  (void)state;
+  int st = 0;
+  char* out = run_child("VGPU_FAIL_EXIT_CODE=70", "fork_child", &st);
+  if (st != 0 || !strstr(out, "the fork's child: exit 5\n"))
+    fprintf(stderr, "the program said:\n%s", out);
+  assert_int_equal(st, 0);
+  assert_non_null(strstr(out, "the fork's child: exit 5\n"));
+  const char* query = strstr(out, "the fork's child's query: ");
+  assert_non_null(query);
+  int code = atoi(query + strlen("the fork's child's query: "));
+  assert_string_equal(api.error_name(code), strcmp(api.name, "cuda") == 0
+                                                ? "CUDA_ERROR_DEINITIALIZED"
+                                                : "hipErrorDeinitialized");
+  assert_non_null(strstr(out, "the parent's memset: 7\n"));
+  assert_null(strstr(out, "leak:"));
+  free(out);
+}
+
 #ifdef VGPU_TEST_CUDA
 // cuGetProcAddress: base names map to the versioned implementations,
 // cuGetProcAddress(|name|, |version|) succeeds with the library's export
@@ -717,6 +790,8 @@ int main(int argc, char** argv) {
     rc = leak_child();
   if (only != NULL && strcmp(only, "memset_child") == 0)
     rc = memset_child();
+  if (only != NULL && strcmp(only, "fork_child") == 0)
+    rc = fork_child();
   if (rc >= 0) {
     testutil_teardown();
     return rc;
@@ -740,6 +815,7 @@ int main(int argc, char** argv) {
       CASE(Knob_MaxWait),
       CASE(Knob_AbortOnMisuse),
       CASE(Knob_LeakReport),
+      CASE(Knob_ForkedChild),
       CASE(Knob_HideSymbols),
   };
   if (only == NULL) {

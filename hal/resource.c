@@ -212,17 +212,40 @@ static void hal_deferred_drain_at_exit(void) {
   pthread_mutex_unlock(&hal_deferred.mutex);
 }
 
-static void hal_deferred_init(void) {
-  // The idle condition is waited with CLOCK_MONOTONIC deadlines.
+// The conditions waited with CLOCK_MONOTONIC deadlines.
+static void hal_deferred_init_timed_conds(void) {
   pthread_condattr_t attr;
   pthread_condattr_init(&attr);
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  pthread_cond_destroy(&hal_deferred.idle_cond);
   pthread_cond_init(&hal_deferred.idle_cond, &attr);
-  pthread_cond_destroy(&hal_deferred.destroys_cond);
   pthread_cond_init(&hal_deferred.destroys_cond, &attr);
   pthread_condattr_destroy(&attr);
+}
+
+// In a fork() child: the release thread and the destroys handed to it are
+// the parent's (so are the threads and devices of what they destroy). The
+// child forgets them, so its exit waits for none of them, and its own
+// first hand-over starts a thread of its own. Its locks and conditions are
+// made anew: another of the parent's threads may have held or waited on
+// them at the fork (destroying a condition with waiters would block).
+static void hal_deferred_fork_child(void) {
+  pthread_mutex_init(&hal_deferred.mutex, NULL);
+  pthread_cond_init(&hal_deferred.work_cond, NULL);
+  hal_deferred_init_timed_conds();
+  hal_deferred.head = NULL;
+  hal_deferred.tail = NULL;
+  hal_deferred.busy = 0;
+  hal_deferred.started = false;
+  hal_deferred.destroys = 0;
+  hal_deferred.others_running = 0;
+}
+
+static void hal_deferred_init(void) {
+  pthread_cond_destroy(&hal_deferred.idle_cond);
+  pthread_cond_destroy(&hal_deferred.destroys_cond);
+  hal_deferred_init_timed_conds();
   atexit(hal_deferred_drain_at_exit);
+  pthread_atfork(NULL, NULL, hal_deferred_fork_child);
 }
 
 HAL_API void hal_resource_defer_node(hal_deferred_node_t* node) {

@@ -162,6 +162,14 @@ static void hal_trace_at_exit(void) {
   hal_trace_flush();
 }
 
+// A fork() child neither records nor writes: the trace is the process's
+// that loaded the library. Its buffers in the child are copies of the
+// parent's, their locks perhaps held by threads the child does not have,
+// and its flush would replace the parent's file with them.
+static void hal_trace_fork_child(void) {
+  hal_trace_on = false;
+}
+
 // A new temporary file beside |path| (PATH.XXXXXX, its name in
 // |temporary|), made exclusively: never a file, FIFO, device or link that
 // was there before, whatever waits or points behind such a name. NULL with
@@ -277,6 +285,7 @@ __attribute__((constructor)) static void hal_trace_load(void) {
   hal_trace.max_bytes = max_mb * 1024 * 1024;
   hal_trace_on = true;
   atexit(hal_trace_at_exit);
+  pthread_atfork(NULL, NULL, hal_trace_fork_child);
 }
 
 // The calling thread's buffer, registered at its first event; NULL when

@@ -278,6 +278,51 @@ static void Resource_WaitForDeferredDestroysYieldsToWorkThatJoinsIt(
   assert_int_equal(atomic_load(&slow_destroyed), 4);
 }
 
+// Release-thread work that runs until a byte comes down its pipe.
+typedef struct {
+  hal_deferred_node_t node;  // first: the run function's cast
+  int pipe_fds[2];
+  atomic_bool running;
+} blocking_job_t;
+
+static void run_until_a_byte_comes(hal_deferred_node_t* node) {
+  blocking_job_t* job = (blocking_job_t*)node;
+  atomic_store(&job->running, true);
+  char byte;
+  assert_int_equal(read(job->pipe_fds[0], &byte, 1), 1);
+}
+
+static void exit_with_3(void) {
+  exit(3);
+}
+
+// A fork() child has none of the parent's threads: its exit() waits for
+// none of the release thread's work, which stays the parent's (it used to
+// wait for its copy to finish, 30 s, then said it was still running).
+static void Resource_AForkedChildsExitWaitsForNoReleaseOfItsParent(
+    void** state) {
+  blocking_job_t job = {.node.run = run_until_a_byte_comes};
+  atomic_init(&job.running, false);
+  assert_int_equal(pipe(job.pipe_fds), 0);
+  hal_resource_defer_node(&job.node);
+  while (!atomic_load(&job.running))
+    usleep(1000);
+  char text[1024];
+  hal_time_t start = hal_time_now();
+  int wstatus = hal_test_run_in_child_status(exit_with_3, text, sizeof(text));
+  hal_time_t elapsed_ns = hal_time_now() - start;
+  assert_int_equal(write(job.pipe_fds[1], "x", 1), 1);
+  hal_resource_wait_deferred();
+  close(job.pipe_fds[0]);
+  close(job.pipe_fds[1]);
+  print_message("[          ] the child ended after %.1f ms: %s\n",
+                elapsed_ns / 1e6, text);
+  assert_true(WIFEXITED(wstatus));
+  assert_int_equal(WEXITSTATUS(wstatus), 3);
+  assert_null(strstr(text, "still running at exit"));
+  assert_true(elapsed_ns < 10ll * 1000 * 1000 * 1000);
+}
+
 static const hal_resource_destroy_fn_t other_vtable[1] = {
     test_object_destroy,
 };
@@ -327,6 +372,7 @@ int main(void) {
       CASE(Resource_DeferredDestructionRunsElsewhere),
       CASE(Resource_WaitForDeferredDestroysCountsFromTheCallersRead),
       CASE(Resource_WaitForDeferredDestroysYieldsToWorkThatJoinsIt),
+      CASE(Resource_AForkedChildsExitWaitsForNoReleaseOfItsParent),
   };
   return cmocka_run_group_tests_name("core/resource", tests, NULL, NULL);
 }

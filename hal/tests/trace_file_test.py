@@ -220,6 +220,22 @@ def main():
                    "the exit trace of a device never released counts its "
                    "dropped device spans (exit %d, dropped_device_spans %s)%s"
                    % (result.returncode, dropped, result.stderr.strip()))
+            # A fork() child of a traced program with device work in
+            # flight exits with its own status and neither records nor
+            # writes: the file is the parent's, written at its exit.
+            trace = os.path.join(directory, "forked.json")
+            result = run([probe, "forked", "cuda_stream"], trace, timeout=60)
+            data = loads(trace)
+            names = {e.get("name") for e in (data or {}).get("traceEvents", [])}
+            expect(result.returncode == 0 and
+                   "child: exit 3\n" in result.stdout and
+                   "file after the child: no\n" in result.stdout and
+                   "before the fork" in names and "after the fork" in names
+                   and "in the child" not in names,
+                   "a fork() child exits with its status and writes no "
+                   "trace (exit %d; %s; %s)" %
+                   (result.returncode, result.stdout.strip(),
+                    result.stderr.strip()))
     if failures:
         print("%d case(s) failed" % len(failures))
         return 1

@@ -10,7 +10,8 @@
 // not written, and the file says how many (otherData.dropped_events): a
 // bounded file is the run up to the bound, never an end without its begin. The
 // file is written whole, so it is valid after any flush: at every device's last
-// release and at process exit.
+// release and at process exit. A fork() child records and writes nothing:
+// the file is the process's that loaded libhal.
 //
 // Off (HAL_TRACE unset), each event site costs one predictable branch on
 // hal_trace_enabled().
@@ -25,7 +26,8 @@
 
 HAL_EXTERN_C_BEGIN
 
-// Set once at load when HAL_TRACE names a file; never changes after.
+// Set once at load when HAL_TRACE names a file; never changes after, but
+// for its clearing in a fork() child.
 extern HAL_API bool hal_trace_on;
 static inline bool hal_trace_enabled(void) {
   return __builtin_expect(hal_trace_on, 0);

@@ -64,6 +64,10 @@ struct hal_async_runtime_t {
   size_t free_count;
   uint64_t published;
   bool stopping;
+
+  // hal_async_fork_generation when made: another value means this process
+  // is a fork() child of the one whose pool this is.
+  unsigned fork_generation;
 };
 
 // The runtime whose pool runs this thread; NULL on other threads.
@@ -72,6 +76,30 @@ static _Thread_local hal_async_runtime_t* hal_async_thread_runtime;
 // The default runtime: created on first use, destroyed at unload.
 static pthread_mutex_t hal_async_default_mutex = PTHREAD_MUTEX_INITIALIZER;
 static hal_async_runtime_t* hal_async_default_runtime;  // guarded
+
+// Raised in a fork() child. The child has none of the pool threads of the
+// runtimes made before the fork: they, and the tasks they queued or ran,
+// stay the parent's. So the child forgets the default runtime (its first
+// use there makes one of its own), a destroy there of a runtime made
+// before frees nothing and waits for nothing, and the unload at the
+// child's exit waits for no thread of the parent's.
+static atomic_uint hal_async_fork_generation;
+
+static void hal_async_fork_child(void) {
+  // The only thread of the child, before it runs anything else.
+  atomic_fetch_add_explicit(&hal_async_fork_generation, 1,
+                            memory_order_relaxed);
+  hal_async_thread_runtime = NULL;
+  hal_async_default_runtime = NULL;
+  // It may have been held by another of the parent's threads at the fork.
+  pthread_mutex_init(&hal_async_default_mutex, NULL);
+}
+
+static bool hal_async_runtime_is_the_parents(
+    const hal_async_runtime_t* runtime) {
+  return runtime->fork_generation !=
+         atomic_load_explicit(&hal_async_fork_generation, memory_order_relaxed);
+}
 
 void hal_async_runtime_retain(hal_async_runtime_t* runtime) {
   atomic_fetch_add_explicit(&runtime->ref_count, 1, memory_order_relaxed);
@@ -308,14 +336,17 @@ static void hal_async_note_exit(void* unused) {
 extern void* __dso_handle;
 extern int __cxa_atexit(void (*fn)(void*), void* arg, void* dso_handle);
 
-static pthread_once_t hal_async_exit_handler_once = PTHREAD_ONCE_INIT;
+static pthread_once_t hal_async_process_handlers_once = PTHREAD_ONCE_INIT;
 
 // Registered with the first runtime, from a running program: a handler
 // registered before main (by a constructor of a library the program links)
 // would run after the loader's destructor pass, too late: the unload below
 // then cannot tell an exit() from a task from a dlclose() from one.
-static void hal_async_register_exit_handler(void) {
+// The fork handler needs no such care: the loader drops it with the
+// library.
+static void hal_async_register_process_handlers(void) {
   (void)__cxa_atexit(hal_async_note_exit, NULL, &__dso_handle);
+  (void)pthread_atfork(NULL, NULL, hal_async_fork_child);
 }
 
 HAL_ASYNC_API hal_status_t
@@ -325,7 +356,8 @@ hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_runtime is NULL");
   }
   *out_runtime = NULL;
-  pthread_once(&hal_async_exit_handler_once, hal_async_register_exit_handler);
+  pthread_once(&hal_async_process_handlers_once,
+               hal_async_register_process_handlers);
   if (worker_count < 0 || worker_count > 1024) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "worker_count %d not in [0, 1024]", worker_count);
@@ -348,6 +380,8 @@ hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
   atomic_init(&runtime->draining, false);
   atomic_init(&runtime->drained_signaled, false);
   runtime->worker_count = worker_count;
+  runtime->fork_generation =
+      atomic_load_explicit(&hal_async_fork_generation, memory_order_relaxed);
   pthread_mutex_init(&runtime->mutex, NULL);
 
   hal_status_t status =
@@ -389,7 +423,7 @@ error_threads:
 }
 
 HAL_ASYNC_API void hal_async_runtime_destroy(hal_async_runtime_t* runtime) {
-  if (!runtime)
+  if (!runtime || hal_async_runtime_is_the_parents(runtime))
     return;
   if (hal_async_thread_runtime == runtime) {
     hal_async_report_misuse(

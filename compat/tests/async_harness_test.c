@@ -103,8 +103,6 @@ static void noop_task(void* arg) {
 // The first execute with no runtime creates the default one from the
 // environment.
 static void bad_worker_threads_default_child(void) {
-  // Dropped, not destroyed: its workers did not survive the fork.
-  (void)hal_async_runtime_exchange_default(NULL);
   setenv("HAL_ASYNC_WORKER_THREADS", "abc", 1);
   spawn(noop_task, NULL);
 }
@@ -1228,8 +1226,6 @@ static void block_forever(void* arg) {
 // blocked and more are queued.
 static void exit_from_task_child(void) {
   alarm(60);  // a hang fails the test by SIGALRM
-  // Dropped, not destroyed: its workers did not survive the fork.
-  (void)hal_async_runtime_exchange_default(NULL);
   spawn(block_forever, NULL);
   for (int i = 0; i < 100; ++i)
     spawn(noop_task, NULL);
@@ -1258,6 +1254,87 @@ static void Async_ExitFromATaskEndsTheProcessWithItsStatus(void** state) {
   assert_null(strstr(text, "hal-async"));
 }
 
+static hal_async_runtime_t* fork_parent_runtime;
+static hal_semaphore_t* fork_started[2];  // 1: blocked; 2: done with both
+static hal_semaphore_t* fork_gate;
+
+static void block_until_the_gate(void* arg) {
+  hal_semaphore_t* started = arg;
+  HAL_ASSERT_OK(hal_semaphore_signal(started, 1));
+  HAL_ASSERT_OK(hal_semaphore_wait(fork_gate, 1, hal_infinite_timeout()));
+  HAL_ASSERT_OK(hal_semaphore_signal(started, 2));
+}
+
+#ifndef HAL_TSAN
+static void emplace_token(void* token) {
+  mlirAsyncRuntimeEmplaceToken(token);
+}
+#endif
+
+// The child of a fork made while the parent's default runtime has both its
+// workers in a task and more tasks queued.
+static void forked_child(void) {
+  alarm(60);  // a hang fails the test by SIGALRM
+  // The parent's runtime: its workers and tasks are the parent's, so a
+  // destroy here frees nothing and waits for nothing.
+  hal_async_runtime_destroy(fork_parent_runtime);
+#ifndef HAL_TSAN
+  // The child's first use makes a runtime of its own, which runs its task.
+  // (ThreadSanitizer does not support threads started after a fork of a
+  // process with threads: it ends such a child, so the TSan build checks
+  // the rest only.)
+  void* token = mlirAsyncRuntimeCreateToken();
+  spawn(emplace_token, token);
+  mlirAsyncRuntimeAwaitToken(token);
+  if (mlirAsyncRuntimeIsTokenError(token))
+    exit(1);
+  mlirAsyncRuntimeDropRef(token, 1);  // ours; the emplace took its
+  hal_async_runtime_t* own = hal_async_runtime_exchange_default(NULL);
+  if (!own || own == fork_parent_runtime)
+    exit(2);
+  hal_async_runtime_exchange_default(own);  // for the unload to destroy
+#endif
+  exit(9);  // the unload waits for no thread of the parent's
+}
+
+// A fork() child has none of the parent's pool threads. Its exit() and a
+// destroy there of the parent's runtime wait for none of the parent's
+// tasks (they used to wait for the running one forever), and the child's
+// own use of the runtime gets workers of its own.
+static void Async_AForkedChildWaitsForNoTaskOfItsParent(void** state) {
+  fork_parent_runtime = *state;
+  assert_int_equal(hal_async_runtime_worker_count(fork_parent_runtime), 2);
+  HAL_ASSERT_OK(
+      hal_semaphore_create_host(hal_allocator_system(), 0, &fork_gate));
+  // Both workers blocked at the fork (and so not inside the allocator,
+  // whose lock a sanitizer's exit-time leak check in the child takes).
+  for (int i = 0; i < 2; ++i) {
+    HAL_ASSERT_OK(
+        hal_semaphore_create_host(hal_allocator_system(), 0, &fork_started[i]));
+    spawn(block_until_the_gate, fork_started[i]);
+    HAL_ASSERT_OK(
+        hal_semaphore_wait(fork_started[i], 1, hal_infinite_timeout()));
+  }
+  for (int i = 0; i < 100; ++i)
+    spawn(noop_task, NULL);
+  char text[4096];
+  int wstatus = hal_test_run_in_child_status(forked_child, text, sizeof(text));
+  HAL_ASSERT_OK(hal_semaphore_signal(fork_gate, 1));
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 9) {
+    HAL_TEST_FAIL("the child ended %s %d, not by exit(9); its stderr: %s",
+                  WIFEXITED(wstatus) ? "with status" : "by signal",
+                  WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus),
+                  text);
+  }
+  assert_null(strstr(text, "hal-async"));
+  for (int i = 0; i < 2; ++i) {
+    HAL_ASSERT_OK(
+        hal_semaphore_wait(fork_started[i], 2, hal_infinite_timeout()));
+    hal_semaphore_release(fork_started[i]);
+  }
+  hal_semaphore_release(fork_gate);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
@@ -1267,6 +1344,7 @@ int main(void) {
       cmocka_unit_test(BadInput_WorkerThreadsSettingIsChecked),
       cmocka_unit_test(Async_ExitFromATaskEndsTheProcessWithItsStatus),
       CASE(Async_TokenLifecycle),
+      CASE(Async_AForkedChildWaitsForNoTaskOfItsParent),
       CASE(Async_ValueStorage),
       CASE(Async_AwaitAndExecuteChains),
       CASE(Async_ErrorsThroughAwaits),

@@ -202,11 +202,18 @@ hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
 // (tasks may start more tasks while it waits), joins its threads and drops
 // the caller's reference. Must not be called from one of its own threads.
 // Coroutines still suspended on tokens run later on the emplacing thread.
+// In a fork() child, a runtime made before the fork is the parent's (its
+// threads and tasks stayed there): destroying it there does nothing.
 HAL_ASYNC_API void hal_async_runtime_destroy(hal_async_runtime_t* runtime);
 
 // Makes |runtime| (may be NULL: the next use creates a fresh one) the
 // default and returns the previous default (may be NULL); ownership moves
-// both ways: the library destroys the default it holds at unload.
+// both ways: the library destroys the default it holds at unload. A fork()
+// child starts with none (the parent's stays the parent's): its first use
+// makes one of its own, so its tasks run and its exit() waits for none of
+// the parent's. Tokens, values and groups made before the fork are
+// copies: one that only a task of the parent was to resolve never is in
+// the child.
 HAL_ASYNC_API hal_async_runtime_t* hal_async_runtime_exchange_default(
     hal_async_runtime_t* runtime);
 

@@ -45,8 +45,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+
 #include <time.h>
 #include <unistd.h>
+#include "fork_child.h"
 
 #include "hal/api.h"
 
@@ -242,18 +244,6 @@ static inline size_t hal_test_stderr_capture_end(
   return kept;
 }
 
-// Set in the child of hal_test_run_in_child*. LeakSanitizer's exit-time
-// check in a fork() child of a process with threads takes what only the
-// parent's threads held for leaks (their stacks are not in the child), and
-// may wait forever for an allocator lock one of them held at the fork: a
-// child that calls exit() skips it, through LeakSanitizer's hook. Weak: a
-// program of several files includes this header in each.
-__attribute__((weak)) bool hal_test_in_forked_child;
-int __lsan_is_turned_off(void);
-__attribute__((weak, visibility("default"))) int __lsan_is_turned_off(void) {
-  return hal_test_in_forked_child;
-}
-
 // Runs |fn| in a child process (fork it before any thread that the child
 // would need exists); |text| gets the child's stderr. Returns the child's
 // wait status (waitpid); a child whose |fn| returns exits with 0.
@@ -262,10 +252,9 @@ static inline int hal_test_run_in_child_status(void (*fn)(void), char* text,
   int pipe_fds[2];
   assert_int_equal(pipe(pipe_fds), 0);
   fflush(NULL);
-  pid_t pid = fork();
+  pid_t pid = hal_test_fork();  // a child that exit()s skips LeakSanitizer
   assert_true(pid >= 0);
   if (pid == 0) {
-    hal_test_in_forked_child = true;
     dup2(pipe_fds[1], STDERR_FILENO);
     close(pipe_fds[0]);
     fn();

@@ -35,9 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "fork_child.h"
 #include "hal/api.h"
 #include "hal/trace.h"
 #include "probe.h"
@@ -52,14 +52,21 @@ typedef struct {
   atomic_bool registered;    // the end thread has its trace buffer
 } pair_t;
 
+// A registry and a device of |driver|.
+static hal_status_t create_device(const char* driver,
+                                  hal_driver_registry_t** out_registry,
+                                  hal_device_t** out_device) {
+  HAL_RETURN_IF_ERROR(
+      hal_driver_registry_create(NULL, hal_allocator_system(), out_registry));
+  return hal_driver_registry_create_device(*out_registry, driver,
+                                           hal_allocator_system(), out_device);
+}
+
 static int unreleased(const char* driver) {
   enum { kSubmissions = 8 };
   hal_driver_registry_t* registry = NULL;
   hal_device_t* device = NULL;
-  PROBE_CHECK(
-      hal_driver_registry_create(NULL, hal_allocator_system(), &registry));
-  PROBE_CHECK(hal_driver_registry_create_device(
-      registry, driver, hal_allocator_system(), &device));
+  PROBE_CHECK(create_device(driver, &registry, &device));
   hal_buffer_t* buffer = NULL;
   PROBE_CHECK(hal_device_allocate_buffer(
       device,
@@ -80,23 +87,10 @@ static int unreleased(const char* driver) {
   return 0;  // the device, its buffer and semaphore are never released
 }
 
-// LeakSanitizer's exit-time check in a fork() child of a process with
-// threads takes what only the parent's threads held for leaks (their
-// stacks are not in the child), and may wait forever for an allocator lock
-// one of them held at the fork: the forked mode's child skips it.
-static bool in_forked_child;
-int __lsan_is_turned_off(void);
-__attribute__((visibility("default"))) int __lsan_is_turned_off(void) {
-  return in_forked_child;
-}
-
 static int forked(const char* driver) {
   hal_driver_registry_t* registry = NULL;
   hal_device_t* device = NULL;
-  PROBE_CHECK(
-      hal_driver_registry_create(NULL, hal_allocator_system(), &registry));
-  PROBE_CHECK(hal_driver_registry_create_device(
-      registry, driver, hal_allocator_system(), &device));
+  PROBE_CHECK(create_device(driver, &registry, &device));
   hal_semaphore_t* gate = NULL;
   hal_semaphore_t* done = NULL;
   PROBE_CHECK(hal_semaphore_create_host(hal_allocator_system(), 0, &gate));
@@ -107,19 +101,15 @@ static int forked(const char* driver) {
   PROBE_CHECK(hal_device_queue_execute(device, 0, &waits, &signals, 0, NULL));
   hal_trace_instant(0, "probe", "before the fork", NULL);
   fflush(stdout);
-  pid_t pid = fork();
+  pid_t pid = hal_test_fork();
   if (pid < 0)
     return 1;
   if (pid == 0) {
-    in_forked_child = true;
     hal_trace_instant(0, "probe", "in the child", NULL);
     exit(3);
   }
-  int wstatus = 0;
-  if (waitpid(pid, &wstatus, 0) != pid)
+  if (hal_test_report_child(pid, "child") < 0)
     return 1;
-  printf("child: %s %d\n", WIFEXITED(wstatus) ? "exit" : "signal",
-         WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus));
   printf("file after the child: %s\n",
          access(getenv("HAL_TRACE"), F_OK) == 0 ? "yes" : "no");
   PROBE_CHECK(hal_semaphore_signal(gate, 1));

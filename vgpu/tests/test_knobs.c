@@ -23,6 +23,7 @@
 #include <hip/hip_runtime_api.h>
 #endif
 
+#include "fork_child.h"
 #include "testutil.h"
 
 #define OK(expr) assert_int_equal((expr), api.ok)
@@ -595,15 +596,6 @@ static void Knob_LeakReport(void** state) {
   free(out);
 }
 
-// LeakSanitizer's exit-time check in a fork() child of a process with
-// threads takes what only the parent's threads held for leaks (their
-// stacks are not in the child): the child of fork_child skips it.
-static bool in_forked_child;
-int __lsan_is_turned_off(void);
-__attribute__((visibility("default"))) int __lsan_is_turned_off(void) {
-  return in_forked_child;
-}
-
 static void fork_sleep_fn(void* arg) {
   (void)arg;
   testutil_sleep_ms(300);
@@ -623,20 +615,16 @@ static int fork_child(void) {
   }
   testutil_sleep_ms(50);  // the host function is running
   fflush(stdout);
-  pid_t pid = fork();
+  pid_t pid = hal_test_fork();
   if (pid < 0)
     return 1;
   if (pid == 0) {
-    in_forked_child = true;
     printf("the fork's child's query: %d\n", api.stream_query(s));
     fflush(stdout);
     exit(5);
   }
-  int wstatus = 0;
-  if (waitpid(pid, &wstatus, 0) != pid)
+  if (hal_test_report_child(pid, "the fork's child") < 0)
     return 1;
-  printf("the fork's child: %s %d\n", WIFEXITED(wstatus) ? "exit" : "signal",
-         WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus));
   uint32_t word = 0;
   if (api.stream_sync(s) != api.ok || api.dtoh(&word, p, 4) != api.ok)
     return 1;

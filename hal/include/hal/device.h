@@ -109,8 +109,13 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_create_command_buffer(
 // runs if the failure is known at its issue; work whose wait was kept as a
 // device event may have run when the failure comes only later (S2 in
 // hal/semaphore.h). On error nothing was submitted and no semaphore
-// changed. Lists are copied and
-// every object is retained for as long as the device needs it (rule Q3).
+// changed: a NULL command buffer or one of another device is refused
+// with INVALID_ARGUMENT naming it; one not ended since its creation or
+// last begin(), or a ONE_SHOT one submitted before or listed twice, with
+// FAILED_PRECONDITION (a command buffer that uses a buffer of another
+// device cannot have been recorded: hal/command_buffer.h). Lists are
+// copied and every object is retained for as long as the device needs it
+// (rule Q3).
 // The signals are made one at a time, in the order of the list (S5 in
 // docs/sync-contract.md): when this submission's signal of an entry ends
 // a wait, every entry before it is made, reached or failed alike, and
@@ -190,10 +195,11 @@ typedef hal_status_t (*hal_host_call_fn_t)(void* user_data,
 // |queue_index| would (ordered by its semaphores only, as every
 // submission). A failed wait decides it at once (S2). Returns at once; on
 // error |fn| is never called and no semaphore changed. Releasing the device
-// with host calls waiting cancels them (Q4): |fn| gets CANCELLED, their
-// signals fail with it; one running is waited for. A device loss fails
-// those not yet started with it, whatever they wait for, and refuses later
-// ones with a copy (Q5).
+// with host calls waiting, or ready and not started, cancels them (Q4):
+// |fn| gets CANCELLED, their signals fail with it (with the loss instead
+// when the device was lost before); one running is waited for. A device loss
+// fails those not yet started with it, whatever they wait for, and refuses
+// later ones with a copy (Q5).
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_device_queue_host_call(hal_device_t* device, uint32_t queue_index,
                            const hal_semaphore_list_t* wait_semaphores,

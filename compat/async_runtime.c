@@ -82,7 +82,8 @@ static hal_async_runtime_t* hal_async_default_runtime;  // guarded
 // stay the parent's. So the child forgets the default runtime (its first
 // use there makes one of its own), a destroy there of a runtime made
 // before frees nothing and waits for nothing, and the unload at the
-// child's exit waits for no thread of the parent's.
+// child's exit waits for no thread of the parent's. Its count of live
+// objects holds the parent's copies: the unload does not report it.
 static atomic_uint hal_async_fork_generation;
 
 static void hal_async_fork_child(void) {
@@ -336,16 +337,20 @@ static void hal_async_note_exit(void* unused) {
 extern void* __dso_handle;
 extern int __cxa_atexit(void (*fn)(void*), void* arg, void* dso_handle);
 
-static pthread_once_t hal_async_process_handlers_once = PTHREAD_ONCE_INIT;
+static pthread_once_t hal_async_exit_handler_once = PTHREAD_ONCE_INIT;
 
 // Registered with the first runtime, from a running program: a handler
 // registered before main (by a constructor of a library the program links)
 // would run after the loader's destructor pass, too late: the unload below
 // then cannot tell an exit() from a task from a dlclose() from one.
-// The fork handler needs no such care: the loader drops it with the
-// library.
-static void hal_async_register_process_handlers(void) {
+static void hal_async_register_exit_handler(void) {
   (void)__cxa_atexit(hal_async_note_exit, NULL, &__dso_handle);
+}
+
+// The fork handler needs no such care, and is there from the load: a
+// child forked with objects alive but no runtime made yet is a fork child
+// too. The loader drops it with the library.
+__attribute__((constructor)) static void hal_async_library_load(void) {
   (void)pthread_atfork(NULL, NULL, hal_async_fork_child);
 }
 
@@ -356,8 +361,7 @@ hal_async_runtime_create(hal_allocator_t allocator, int32_t worker_count,
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "out_runtime is NULL");
   }
   *out_runtime = NULL;
-  pthread_once(&hal_async_process_handlers_once,
-               hal_async_register_process_handlers);
+  pthread_once(&hal_async_exit_handler_once, hal_async_register_exit_handler);
   if (worker_count < 0 || worker_count > 1024) {
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "worker_count %d not in [0, 1024]", worker_count);
@@ -547,7 +551,8 @@ HAL_ASYNC_API void mlirAsyncRuntimePrintCurrentThreadId(void) {
 // workers): said on stderr first. The exit handler tells the two apart;
 // when it was registered before main (the first runtime made in a
 // constructor of a library the program links) it runs too late to, and
-// an exit() is then said to be either.
+// an exit() is then said to be either. A fork() child reports no live
+// objects: its count holds the parent's copies.
 __attribute__((destructor)) static void hal_async_library_unload(void) {
   if (hal_async_thread_runtime) {
     if (!atomic_load_explicit(&hal_async_process_exiting,
@@ -567,7 +572,8 @@ __attribute__((destructor)) static void hal_async_library_unload(void) {
   hal_async_runtime_destroy(runtime);
 #ifndef NDEBUG
   int64_t live = hal_async_live_object_count();
-  if (live != 0) {
+  if (live != 0 && atomic_load_explicit(&hal_async_fork_generation,
+                                        memory_order_relaxed) == 0) {
     fprintf(stderr,
             "hal-async: %lld token(s)/value(s)/group(s) still referenced "
             "when the library was unloaded\n",

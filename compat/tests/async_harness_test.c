@@ -1299,8 +1299,9 @@ static void forked_child(void) {
 
 // A fork() child has none of the parent's pool threads. Its exit() and a
 // destroy there of the parent's runtime wait for none of the parent's
-// tasks (they used to wait for the running one forever), and the child's
-// own use of the runtime gets workers of its own.
+// tasks (they used to wait for the running one forever), the child's own
+// use of the runtime gets workers of its own, and its exit reports no
+// copy of the parent's objects as still referenced.
 static void Async_AForkedChildWaitsForNoTaskOfItsParent(void** state) {
   fork_parent_runtime = *state;
   assert_int_equal(hal_async_runtime_worker_count(fork_parent_runtime), 2);
@@ -1317,8 +1318,13 @@ static void Async_AForkedChildWaitsForNoTaskOfItsParent(void** state) {
   }
   for (int i = 0; i < 100; ++i)
     spawn(noop_task, NULL);
+  // Alive at the fork: the child's copy is the parent's object, not one
+  // the child leaked.
+  void* parents_token = mlirAsyncRuntimeCreateToken();
   char text[4096];
   int wstatus = hal_test_run_in_child_status(forked_child, text, sizeof(text));
+  mlirAsyncRuntimeEmplaceToken(parents_token);
+  mlirAsyncRuntimeDropRef(parents_token, 1);  // ours; the emplace took its
   HAL_ASSERT_OK(hal_semaphore_signal(fork_gate, 1));
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 9) {
     HAL_TEST_FAIL("the child ended %s %d, not by exit(9); its stderr: %s",

@@ -223,7 +223,8 @@ hal_async_runtime_worker_count(const hal_async_runtime_t* runtime);
 
 // Tokens, values and groups currently alive in the process (tests: zero
 // once a program has dropped everything). Debug builds also report a
-// non-zero count when the library is unloaded.
+// non-zero count when the library is unloaded, but in a fork() child,
+// whose count holds its copies of the parent's objects.
 HAL_ASYNC_API int64_t hal_async_live_object_count(void);
 
 #ifdef __cplusplus

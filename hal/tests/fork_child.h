@@ -5,7 +5,11 @@
 // parent's threads held for leaks (their stacks are not in the child), and
 // may wait forever for an allocator lock one of them held at the fork: a
 // child made by hal_test_fork() skips it, through LeakSanitizer's hook.
-// Libc only: the virtual GPU's tests include it too.
+// GCC 12's AddressSanitizer does not lock its allocator around fork()
+// either: a child that allocates may wait forever for a lock another
+// thread of the parent held, so a test forks where the parent's other
+// threads are known to be blocked outside the allocator, or its child
+// does not allocate. Libc only: the virtual GPU's tests include it too.
 
 #ifndef HAL_TESTS_FORK_CHILD_H_
 #define HAL_TESTS_FORK_CHILD_H_

@@ -614,6 +614,9 @@ static int fork_child(void) {
     return 1;
   }
   testutil_sleep_ms(50);  // the host function is running
+  // The child's printf then finds stdout's buffer made: it allocates
+  // nothing (fork_child.h).
+  printf("the parent forks\n");
   fflush(stdout);
   pid_t pid = hal_test_fork();
   if (pid < 0)

@@ -420,6 +420,58 @@ CTS_CASE(Alloca_ReRecordedCommandBufferIsUpdatedInPlace) {
   hal_semaphore_release(s);
 }
 
+static void* open_the_gate(void* gate) {
+  HAL_ASSERT_OK(hal_semaphore_signal((hal_semaphore_t*)gate, 1));
+  return NULL;
+}
+
+// A recording over a queue-ordered buffer is built by its first issue
+// (graph drivers), on whichever thread issues it: queries of its info from
+// another thread meanwhile read the counts safely (ThreadSanitizer saw a
+// race on them), and see the one build once the work is done.
+CTS_CASE(Alloca_InfoQueriedWhileTheFirstIssueBuilds) {
+  fixture_t* f = *state;
+  enum { kSize = 512 };
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* gate = NULL;
+  HAL_ASSERT_OK(hal_semaphore_create_host(hal_allocator_system(), 0, &gate));
+  hal_buffer_t* x = NULL;
+  HAL_ASSERT_OK(alloca_on(f->device, f->q0, NULL, 0, s, 1, kSize, &x));
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
+  uint8_t pattern = 0x5A;
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, x, 0, kSize, &pattern, 1));
+  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, x, 0, f->b, 0, kSize));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  hal_semaphore_t* waits[2] = {s, gate};
+  uint64_t wait_values[2] = {1, 1}, done = 2;
+  hal_semaphore_list_t wait_list = {2, waits, wait_values};
+  hal_semaphore_list_t signal_list = {1, &s, &done};
+  HAL_ASSERT_OK(hal_device_queue_execute(f->device, f->q0, &wait_list,
+                                         &signal_list, 1, &cb));
+  pthread_t opener;
+  assert_int_equal(pthread_create(&opener, NULL, open_the_gate, gate), 0);
+  hal_time_t deadline = hal_time_now() + 20ll * 1000 * 1000 * 1000;
+  hal_command_buffer_info_t info;
+  do {
+    HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
+    assert_true(info.native_build_count <= 1);
+  } while (cts_query(s) < done && hal_time_now() < deadline);
+  assert_int_equal(pthread_join(opener, NULL), 0);
+  HAL_ASSERT_OK(cts_wait(s, done));
+  cts_expect_bytes(f->b, 0, kSize, pattern);
+  HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
+  assert_int_equal(info.native_update_count, 0);
+  if (info.native_build_count > 0)  // graph drivers; stream drivers build none
+    assert_int_equal(info.native_build_count, 1);
+  HAL_ASSERT_OK(dealloca_on(f->device, f->q0, s, 2, s, 3, x));
+  HAL_ASSERT_OK(cts_wait(s, 3));
+  hal_command_buffer_release(cb);
+  hal_buffer_release(x);
+  hal_semaphore_release(gate);
+  hal_semaphore_release(s);
+}
+
 CTS_CASE(Alloca_UseAfterDeallocaFailsAtIssue) {
   fixture_t* f = *state;
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
@@ -566,6 +618,7 @@ int main(void) {
       CASE(Alloca_ReuseLoopStaysWithinDeviceMemory),
       CASE(Alloca_FailedWaitFailsSignalsAndWorkUsingIt),
       CASE(Alloca_ReRecordedCommandBufferIsUpdatedInPlace),
+      CASE(Alloca_InfoQueriedWhileTheFirstIssueBuilds),
       CASE(Alloca_UseAfterDeallocaFailsAtIssue),
       CASE(Alloca_DeallocaBeforeAPendingUseFailsAndKeepsTheMemory),
       CASE(Alloca_ReleaseWithoutDeallocaFreesTheMemory),

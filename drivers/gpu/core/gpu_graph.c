@@ -64,8 +64,9 @@ typedef struct gpu_graph_state_t {
   bool build_pending;  // deferred, and the first issue has not built yet
   pthread_mutex_t build_mutex;
   // hal_command_buffer_query_info(): how end() produced |exec|, counted.
-  uint32_t instantiate_count;
-  uint32_t update_count;
+  // Atomic: a query from any thread may meet the build of a first issue.
+  _Atomic uint32_t instantiate_count;
+  _Atomic uint32_t update_count;
 } gpu_graph_state_t;
 
 // Nodes since the last join, and the join itself.
@@ -285,7 +286,8 @@ static hal_status_t gpu_graph_build_segments(gpu_graph_state_t* state,
     }
   }
   state->built = true;
-  state->instantiate_count += instantiated;
+  atomic_fetch_add_explicit(&state->instantiate_count, instantiated,
+                            memory_order_relaxed);
   return HAL_OK;
 }
 
@@ -324,7 +326,7 @@ static hal_status_t gpu_graph_build_exec(gpu_graph_state_t* state,
       gpu_device_note_release(
           device, adapter->ops->graph_destroy(adapter, state->graph));
       state->graph = graph;
-      ++state->update_count;
+      atomic_fetch_add_explicit(&state->update_count, 1, memory_order_relaxed);
       return HAL_OK;
     }
     gpu_graph_state_clear(state);  // refused: instantiate anew below
@@ -339,7 +341,7 @@ static hal_status_t gpu_graph_build_exec(gpu_graph_state_t* state,
   gpu_graph_state_clear(state);
   state->graph = graph;
   state->exec = exec;
-  ++state->instantiate_count;
+  atomic_fetch_add_explicit(&state->instantiate_count, 1, memory_order_relaxed);
   return HAL_OK;
 }
 
@@ -382,8 +384,10 @@ static void gpu_graph_query_info(void* user,
                                  const hal_command_buffer_t* command_buffer,
                                  hal_command_buffer_info_t* out_info) {
   const gpu_graph_state_t* state = user;
-  out_info->native_build_count = state->instantiate_count;
-  out_info->native_update_count = state->update_count;
+  out_info->native_build_count =
+      atomic_load_explicit(&state->instantiate_count, memory_order_relaxed);
+  out_info->native_update_count =
+      atomic_load_explicit(&state->update_count, memory_order_relaxed);
 }
 
 static hal_status_t gpu_graph_create_command_buffer(
@@ -393,6 +397,8 @@ static hal_status_t gpu_graph_create_command_buffer(
   HAL_RETURN_IF_ERROR(hal_allocator_malloc(device->base.host_allocator,
                                            sizeof(*state), (void**)&state));
   memset(state, 0, sizeof(*state));
+  atomic_init(&state->instantiate_count, 0);
+  atomic_init(&state->update_count, 0);
   state->queue_ordered.allocator = device->base.host_allocator;
   state->device = device;
   pthread_mutex_init(&state->build_mutex, NULL);

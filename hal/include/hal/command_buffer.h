@@ -30,7 +30,10 @@
 // range past the end of a buffer (offset + length overflowing included), an
 // update longer than HAL_MAX_UPDATE_LENGTH or whose host range wraps the
 // address space, workgroups beyond the device's limits, an entry point the
-// executable does not have. A length of 0 is accepted and moves no byte;
+// executable does not have. A length of 0 is accepted and records nothing:
+// it moves no byte, is no op of hal_command_buffer_info_t's op_count, and is
+// no use of its buffers (a queue-ordered buffer named only by such ops is
+// not checked against its dealloca at issue, docs/queue-ops.md);
 // HAL_WHOLE_BUFFER as a fill length fills to the end of the target, as a
 // copy length copies the rest of the source (update needs a length: there
 // it is INVALID_ARGUMENT).
@@ -96,8 +99,11 @@ hal_command_buffer_state(const hal_command_buffer_t* command_buffer);
 
 // What a command buffer's strategy made of the recording, for tests,
 // benchmarks and tools. Stream strategies report zero builds and updates.
+// Any thread may query it at any time; the counts of a recording over
+// queue-ordered buffers change at its first issue.
 typedef struct hal_command_buffer_info_t {
-  // Ops recorded by the last begin/end (barriers included).
+  // Ops recorded by the last begin/end (barriers included; an op of length
+  // 0 records nothing).
   uint32_t op_count;
   // Native executables built from scratch (graph instantiations), by end()
   // or, for a recording over queue-ordered buffers, by its first issue. A

@@ -99,8 +99,10 @@ hal_command_buffer_state(const hal_command_buffer_t* command_buffer);
 
 // What a command buffer's strategy made of the recording, for tests,
 // benchmarks and tools. Stream strategies report zero builds and updates.
-// Any thread may query it at any time; the counts of a recording over
-// queue-ordered buffers change at its first issue.
+// Any thread may query it outside a recording (begin() to end() belongs to
+// the recording thread), also while submissions of it are in flight: the
+// counts of a recording over queue-ordered buffers change at its first
+// issue.
 typedef struct hal_command_buffer_info_t {
   // Ops recorded by the last begin/end (barriers included; an op of length
   // 0 records nothing).

@@ -30,9 +30,9 @@
 // device was lost: the loss dispatches its waiting calls after it failed
 // the device's semaphores, so a release may come in between), the executor
 // runs the FIFO dry (calls never run then get CANCELLED too), and the
-// thread is joined. A host
-// call that releases the device's last reference from fn defers the
-// shutdown to libhal's release thread (the executor cannot join itself).
+// thread is joined. A host call that releases the device's last reference
+// from fn defers the shutdown to libhal's release thread (the executor
+// cannot join itself).
 //
 // Loss (Q5, K14): an executor is a member of its device's loss domain. The
 // loss refuses later calls with a copy of it, dispatches every call not

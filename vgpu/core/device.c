@@ -75,9 +75,15 @@ int vgpu_device_count(void) {
   return vgpu_device_total;
 }
 
+vgpu_status vgpu_device_check_ordinal(int ordinal) {
+  return ordinal < 0 || ordinal >= vgpu_device_total ? VGPU_ERR_INVALID_DEVICE
+                                                     : VGPU_OK;
+}
+
 vgpu_status vgpu_device_check(int ordinal) {
-  if (ordinal < 0 || ordinal >= vgpu_device_total)
-    return VGPU_ERR_INVALID_DEVICE;
+  vgpu_status st = vgpu_device_check_ordinal(ordinal);
+  if (st != VGPU_OK)
+    return st;
   if (atomic_load(&vgpu_devices[ordinal].lost))
     return VGPU_ERR_DEVICE_LOST;
   return VGPU_OK;
@@ -114,7 +120,7 @@ vgpu_status vgpu_device_memory_info(int ordinal, size_t* free_bytes,
 }
 
 vgpu_status vgpu_device_uuid(int ordinal, uint8_t out[VGPU_UUID_SIZE]) {
-  vgpu_status st = vgpu_device_check(ordinal);
+  vgpu_status st = vgpu_device_check_ordinal(ordinal);
   if (st != VGPU_OK)
     return st;
   // "vgpu-dev", four zero bytes, the ordinal big-endian: readable in a

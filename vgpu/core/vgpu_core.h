@@ -171,6 +171,11 @@ int vgpu_device_count(void);
 // VGPU_ERR_INVALID_DEVICE for a bad ordinal, VGPU_ERR_DEVICE_LOST for a lost
 // device.
 vgpu_status vgpu_device_check(int ordinal);
+// VGPU_ERR_INVALID_DEVICE for a bad ordinal only: the check of the queries
+// of a device's fixed properties (name, memory size, UUID, attributes),
+// which a lost device still answers, as CUDA answers them for a device
+// whose context met a sticky error, so a program can still list it.
+vgpu_status vgpu_device_check_ordinal(int ordinal);
 const vgpu_device_info* vgpu_device_info_get(int ordinal);
 vgpu_status vgpu_device_synchronize(int ordinal);
 vgpu_status vgpu_device_memory_info(int ordinal, size_t* free_bytes,
@@ -179,7 +184,7 @@ vgpu_status vgpu_device_memory_info(int ordinal, size_t* free_bytes,
 #define VGPU_UUID_SIZE 16
 // The device's UUID (cuDeviceGetUuid, hipDeviceGetUuid) into |out|: the
 // same for a device whichever facade asks, the same in every run, distinct
-// per device, never the nil UUID. Fails as vgpu_device_check().
+// per device, never the nil UUID. Fails as vgpu_device_check_ordinal().
 vgpu_status vgpu_device_uuid(int ordinal, uint8_t out[VGPU_UUID_SIZE]);
 
 // Primary contexts (one per device, reference counted by retain/release).

@@ -35,6 +35,11 @@ static CUresult check_device(CUdevice dev) {
   return vgpu_cu_result(vgpu_device_check((int)dev));
 }
 
+// A lost device still answers the queries of its fixed properties.
+static CUresult check_property_device(CUdevice dev) {
+  return vgpu_cu_result(vgpu_device_check_ordinal((int)dev));
+}
+
 VGPU_EXPORT CUresult CUDAAPI cuDeviceGetCount(int* count) {
   VGPU_CU_ENTER("cuDeviceGetCount");
   if (count == NULL)
@@ -58,7 +63,7 @@ VGPU_EXPORT CUresult CUDAAPI cuDeviceGetName(char* name, int len,
   VGPU_CU_ENTER("cuDeviceGetName");
   if (name == NULL || len <= 0)
     return CUDA_ERROR_INVALID_VALUE;
-  CUresult r = check_device(dev);
+  CUresult r = check_property_device(dev);
   if (r != CUDA_SUCCESS)
     return r;
   snprintf(name, (size_t)len, "%s", vgpu_device_info_get((int)dev)->name);
@@ -69,7 +74,7 @@ VGPU_EXPORT CUresult CUDAAPI cuDeviceTotalMem(size_t* bytes, CUdevice dev) {
   VGPU_CU_ENTER("cuDeviceTotalMem");
   if (bytes == NULL)
     return CUDA_ERROR_INVALID_VALUE;
-  CUresult r = check_device(dev);
+  CUresult r = check_property_device(dev);
   if (r != CUDA_SUCCESS)
     return r;
   *bytes = vgpu_device_info_get((int)dev)->total_memory;
@@ -81,7 +86,7 @@ VGPU_EXPORT CUresult CUDAAPI cuDeviceComputeCapability(int* major, int* minor,
   VGPU_CU_ENTER("cuDeviceComputeCapability");
   if (major == NULL || minor == NULL)
     return CUDA_ERROR_INVALID_VALUE;
-  CUresult r = check_device(dev);
+  CUresult r = check_property_device(dev);
   if (r != CUDA_SUCCESS)
     return r;
   *major = vgpu_device_info_get((int)dev)->compute_major;
@@ -172,7 +177,7 @@ VGPU_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* pi,
   VGPU_CU_ENTER("cuDeviceGetAttribute");
   if (pi == NULL)
     return CUDA_ERROR_INVALID_VALUE;
-  CUresult r = check_device(dev);
+  CUresult r = check_property_device(dev);
   if (r != CUDA_SUCCESS)
     return r;
   bool known = false;

@@ -22,8 +22,9 @@ vgpu_status vgpu_hip_stream_device(hipStream_t stream, int* ordinal) {
   return vgpu_stream_device(h, 0, ordinal);
 }
 
-static hipError_t check_device(int dev) {
-  return vgpu_hip_result(vgpu_device_check(dev));
+// A lost device still answers the queries of its fixed properties.
+static hipError_t check_property_device(int dev) {
+  return vgpu_hip_result(vgpu_device_check_ordinal(dev));
 }
 
 VGPU_EXPORT hipError_t hipGetDeviceCount(int* count) {
@@ -67,7 +68,7 @@ VGPU_EXPORT hipError_t hipDeviceGetName(char* name, int len,
   VGPU_HIP_ENTER("hipDeviceGetName");
   if (name == NULL || len <= 0)
     VGPU_HIP_RETURN(hipErrorInvalidValue);
-  hipError_t r = check_device(device);
+  hipError_t r = check_property_device(device);
   if (r != hipSuccess)
     VGPU_HIP_RETURN(r);
   snprintf(name, (size_t)len, "%s", vgpu_device_info_get(device)->name);
@@ -78,7 +79,7 @@ VGPU_EXPORT hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t device) {
   VGPU_HIP_ENTER("hipDeviceTotalMem");
   if (bytes == NULL)
     VGPU_HIP_RETURN(hipErrorInvalidValue);
-  hipError_t r = check_device(device);
+  hipError_t r = check_property_device(device);
   if (r != hipSuccess)
     VGPU_HIP_RETURN(r);
   *bytes = vgpu_device_info_get(device)->total_memory;
@@ -90,7 +91,7 @@ VGPU_EXPORT hipError_t hipDeviceComputeCapability(int* major, int* minor,
   VGPU_HIP_ENTER("hipDeviceComputeCapability");
   if (major == NULL || minor == NULL)
     VGPU_HIP_RETURN(hipErrorInvalidValue);
-  hipError_t r = check_device(device);
+  hipError_t r = check_property_device(device);
   if (r != hipSuccess)
     VGPU_HIP_RETURN(r);
   *major = vgpu_device_info_get(device)->compute_major;
@@ -200,7 +201,7 @@ VGPU_EXPORT hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr,
   VGPU_HIP_ENTER("hipDeviceGetAttribute");
   if (pi == NULL)
     VGPU_HIP_RETURN(hipErrorInvalidValue);
-  hipError_t r = check_device(deviceId);
+  hipError_t r = check_property_device(deviceId);
   if (r != hipSuccess)
     VGPU_HIP_RETURN(r);
   int v = 0;
@@ -215,7 +216,7 @@ VGPU_EXPORT hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop,
   VGPU_HIP_ENTER("hipGetDeviceProperties");
   if (prop == NULL)
     VGPU_HIP_RETURN(hipErrorInvalidValue);
-  hipError_t r = check_device(deviceId);
+  hipError_t r = check_property_device(deviceId);
   if (r != hipSuccess)
     VGPU_HIP_RETURN(r);
   const vgpu_device_info* in = vgpu_device_info_get(deviceId);

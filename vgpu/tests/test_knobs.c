@@ -132,10 +132,18 @@ static void Knob_SeedReproducible(void** state) {
 }
 
 // After a device-lost fault every call on that device fails with the
-// vendor's launch-failure code; other devices keep working.
+// vendor's launch-failure code, except the queries of its fixed properties,
+// which answer as before so that a program can still list the devices;
+// other devices keep working.
 static void Knob_FaultLost(void** state) {
   (void)state;
   void *s = NULL, *dev = NULL, *e = NULL;
+  char name_before[128], name_after[128];
+  size_t bytes_before = 0, bytes_after = 0;
+  uint8_t uuid_before[16], uuid_after[16];
+  OK(api.device_name(0, name_before, (int)sizeof(name_before)));
+  OK(api.device_total_mem(0, &bytes_before));
+  OK(api.device_uuid(0, uuid_before));
   OK(api.stream_create(&s, true));
   assert_int_equal(api.stream_sync(s), api.launch_failed);  // the fault
   assert_int_equal(api.stream_sync(s), api.launch_failed);
@@ -144,6 +152,12 @@ static void Knob_FaultLost(void** state) {
   assert_int_equal(api.event_create(&e), api.launch_failed);
   assert_int_equal(api.memset8(NULL, 0, 0), api.launch_failed);
   OK(api.stream_destroy(s));
+  OK(api.device_name(0, name_after, (int)sizeof(name_after)));
+  assert_string_equal(name_after, name_before);
+  OK(api.device_total_mem(0, &bytes_after));
+  assert_int_equal(bytes_after, bytes_before);
+  OK(api.device_uuid(0, uuid_after));
+  assert_memory_equal(uuid_after, uuid_before, sizeof(uuid_before));
   int count = 0;
   OK(api.device_count(&count));
   assert_true(count >= 2);

@@ -24,6 +24,8 @@ typedef struct vapi {
   int (*init)(int device);  // init + make |device| current
   int (*device_count)(int* n);
   int (*device_uuid)(int device, uint8_t out[16]);
+  int (*device_name)(int device, char* out, int len);
+  int (*device_total_mem)(int device, size_t* bytes);
   int (*malloc)(void** p, size_t n);
   int (*free)(void* p);
   int (*host_malloc)(void** p, size_t n);

@@ -16,6 +16,8 @@
   X(cuDeviceGet) \
   X(cuDeviceGetCount) \
   X(cuDeviceGetUuid) \
+  X(cuDeviceGetName) \
+  X(cuDeviceTotalMem) \
   X(cuDevicePrimaryCtxRetain) \
   X(cuDevicePrimaryCtxRelease) \
   X(cuCtxSetCurrent) \
@@ -101,6 +103,12 @@ static int c_device_uuid(int device, uint8_t out[16]) {
   if (r == CUDA_SUCCESS)
     memcpy(out, uuid.bytes, 16);
   return (int)r;
+}
+static int c_device_name(int device, char* out, int len) {
+  return (int)p_cuDeviceGetName(out, len, device);
+}
+static int c_device_total_mem(int device, size_t* bytes) {
+  return (int)p_cuDeviceTotalMem(bytes, device);
 }
 static int c_malloc(void** p, size_t n) {
   if (p == NULL)
@@ -368,6 +376,8 @@ bool vapi_open_cuda(vapi* api, const char* path) {
   api->pool_trim = c_pool_trim;
   api->device_count = c_device_count;
   api->device_uuid = c_device_uuid;
+  api->device_name = c_device_name;
+  api->device_total_mem = c_device_total_mem;
   api->malloc = c_malloc;
   api->free = c_free;
   api->host_malloc = c_host_malloc;

@@ -14,6 +14,8 @@
   X(hipSetDevice) \
   X(hipGetDeviceCount) \
   X(hipDeviceGetUuid) \
+  X(hipDeviceGetName) \
+  X(hipDeviceTotalMem) \
   X(hipMalloc) \
   X(hipFree) \
   X(hipHostMalloc) \
@@ -84,6 +86,12 @@ static int h_device_uuid(int device, uint8_t out[16]) {
   if (r == hipSuccess)
     memcpy(out, uuid.bytes, 16);
   return r;
+}
+static int h_device_name(int device, char* out, int len) {
+  return p_hipDeviceGetName(out, len, device);
+}
+static int h_device_total_mem(int device, size_t* bytes) {
+  return p_hipDeviceTotalMem(bytes, device);
 }
 static int h_malloc(void** p, size_t n) {
   return p_hipMalloc(p, n);
@@ -348,6 +356,8 @@ bool vapi_open_hip(vapi* api, const char* path) {
   api->pool_trim = h_pool_trim;
   api->device_count = h_device_count;
   api->device_uuid = h_device_uuid;
+  api->device_name = h_device_name;
+  api->device_total_mem = h_device_total_mem;
   api->malloc = h_malloc;
   api->free = h_free;
   api->host_malloc = h_host_malloc;

@@ -140,9 +140,10 @@ static hal_status_t gpu_driver_enumerate(gpu_driver_t* driver) {
     if (status == HAL_OK)
       status = gpu_driver_read_uuid(adapter, i, info);
     if (status != HAL_OK) {
-      // The driver lists every device or none: which one failed (a device
-      // lost, where the runtime then answers no query about it) is what
-      // the user acts on.
+      // The driver lists every device or none: which one failed is what
+      // the user acts on. A lost device is not such a failure: CUDA and
+      // the virtual GPU still answer the queries of its fixed properties,
+      // and creating a device on it fails with the loss.
       return hal_status_annotatef(status, "reading device %d of %d's info", i,
                                   count);
     }

@@ -1404,6 +1404,136 @@ static void graph_build_process_case(void) {
   process_group_close(&g);
 }
 
+// Records on |g|'s rank |r| an exchange with the other rank of 64 int32:
+// a send of |buffer|'s first half, a receive into its second (one group).
+static hal_command_buffer_t* record_exchange(process_group_t* g, int r,
+                                             hal_buffer_t* buffer) {
+  hal_command_buffer_t* cb =
+      cts_begin_command_buffer(g->devices[r], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  hal_collective_params_t params = {.kind = HAL_COLLECTIVE_SEND,
+                                    .element_type = HAL_ELEMENT_TYPE_INT32,
+                                    .root_or_peer = 1 - r,
+                                    .count = 64};
+  HAL_ASSERT_OK(hal_command_buffer_collective(cb, g->channels[r], &params,
+                                              buffer, 0, NULL, 0));
+  params.kind = HAL_COLLECTIVE_RECV;
+  HAL_ASSERT_OK(hal_command_buffer_collective(cb, g->channels[r], &params, NULL,
+                                              0, buffer, 256));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+  return cb;
+}
+
+// "group_fault": both ranks in this process, whose library fails its first
+// call of CTS_RANK_FAULT (ncclGroupStart or ncclGroupEnd: a driver issues
+// a send and a receive as one group). Rank 0's exchange, issued first,
+// fails naming the call, and aborts its channel, so rank 1's exchange,
+// whose peer's part never comes, fails saying so instead of waiting; a
+// later exchange on rank 0 fails with the abort; the devices still run
+// other work.
+static void group_fault_process_case(void) {
+  process_group_t g;
+  process_group_open(&g);
+  const char* call = getenv("CTS_RANK_FAULT");
+  hal_buffer_t* buffers[kRanks];
+  hal_command_buffer_t* cbs[kRanks];
+  hal_semaphore_t* done[kRanks];
+  char text[2048];
+  for (int r = 0; r < kRanks; ++r)
+    buffers[r] = device_buffer(g.devices[r], 512);
+  for (int r = 0; r < kRanks; ++r) {
+    cbs[r] = record_exchange(&g, r, buffers[r]);
+    done[r] = cts_create_semaphore(g.devices[r], 0);
+  }
+  submit(g.devices[0], cbs[0], done[0], 1);
+  hal_status_t status = cts_wait(done[0], 1);
+  hal_status_format(status, text, sizeof(text));
+  assert_int_not_equal(hal_status_consume_code(status), HAL_STATUS_OK);
+  if (!strstr(text, call) || !strstr(text, "injected fault"))
+    fail_msg("rank 0's exchange, whose %s failed, ended with: %s", call, text);
+  submit(g.devices[1], cbs[1], done[1], 1);
+  status = cts_wait(done[1], 1);
+  hal_status_format(status, text, sizeof(text));
+  assert_int_not_equal(hal_status_consume_code(status), HAL_STATUS_OK);
+  if (!strstr(text, "aborted by rank 0"))
+    fail_msg("rank 1's exchange, whose peer's %s failed, ended with: %s", call,
+             text);
+  hal_command_buffer_t* later = record_exchange(&g, 0, buffers[0]);
+  hal_semaphore_t* after = cts_create_semaphore(g.devices[0], 0);
+  submit(g.devices[0], later, after, 1);
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "aborted on this rank",
+                    cts_wait(after, 1));
+  for (int r = 0; r < kRanks; ++r) {
+    uint32_t pattern = 0x5A5A0000u + (uint32_t)r;
+    hal_command_buffer_t* fill = cts_begin_command_buffer(
+        g.devices[r], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    HAL_ASSERT_OK(hal_command_buffer_fill_buffer(fill, buffers[r], 0, 512,
+                                                 &pattern, sizeof(pattern)));
+    HAL_ASSERT_OK(hal_command_buffer_end(fill));
+    hal_semaphore_t* filled = cts_create_semaphore(g.devices[r], 0);
+    submit(g.devices[r], fill, filled, 1);
+    HAL_ASSERT_OK(cts_wait(filled, 1));
+    uint32_t words[128];
+    HAL_ASSERT_OK(hal_buffer_read(buffers[r], 0, words, sizeof(words)));
+    for (size_t i = 0; i < 128; ++i)
+      assert_int_equal(words[i], pattern);
+    hal_semaphore_release(filled);
+    hal_command_buffer_release(fill);
+  }
+  hal_semaphore_release(after);
+  hal_command_buffer_release(later);
+  for (int r = 0; r < kRanks; ++r) {
+    hal_semaphore_release(done[r]);
+    hal_command_buffer_release(cbs[r]);
+    hal_buffer_release(buffers[r]);
+  }
+  process_group_close(&g);
+}
+
+// "async_error_fault": both ranks in this process, whose library fails its
+// first ncclCommGetAsyncError: the channel's check fails naming it (the
+// check could not be made), the next check succeeds, and an all-reduce
+// still agrees on both ranks.
+static void async_error_fault_process_case(void) {
+  process_group_t g;
+  process_group_open(&g);
+  char text[2048];
+  hal_status_t check = hal_channel_check(g.channels[0]);
+  hal_status_format(check, text, sizeof(text));
+  assert_int_not_equal(hal_status_consume_code(check), HAL_STATUS_OK);
+  if (!strstr(text, "ncclCommGetAsyncError") || !strstr(text, "injected"))
+    fail_msg("a check whose ncclCommGetAsyncError failed said: %s", text);
+  HAL_ASSERT_OK(hal_channel_check(g.channels[0]));
+  HAL_ASSERT_OK(hal_channel_check(g.channels[1]));
+  hal_buffer_t* buffers[kRanks] = {g.buffer, device_buffer(g.devices[1], 256)};
+  hal_semaphore_t* done[kRanks];
+  hal_command_buffer_t* cbs[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    uint32_t value = (uint32_t)r + 1;
+    cbs[r] = r == 0 ? g.cb
+                    : cts_begin_command_buffer(
+                          g.devices[r], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cbs[r], buffers[r], 0, 256,
+                                                 &value, sizeof(value)));
+    HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cbs[r]));
+    record_small_all_reduce(cbs[r], g.channels[r], buffers[r]);
+    HAL_ASSERT_OK(hal_command_buffer_end(cbs[r]));
+    done[r] = cts_create_semaphore(g.devices[r], 0);
+    submit(g.devices[r], cbs[r], done[r], 1);
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    HAL_ASSERT_OK(cts_wait(done[r], 1));
+    int32_t words[64];
+    HAL_ASSERT_OK(hal_buffer_read(buffers[r], 0, words, sizeof(words)));
+    for (size_t i = 0; i < 64; ++i)
+      assert_int_equal(words[i], 3);
+    HAL_ASSERT_OK(hal_channel_check(g.channels[r]));
+    hal_semaphore_release(done[r]);
+  }
+  hal_command_buffer_release(cbs[1]);
+  hal_buffer_release(buffers[1]);
+  process_group_close(&g);
+}
+
 // The case a rank process runs (CTS_RANK_SCENARIO): "run", all-reduces
 // from one element to 64 MiB and every other collective; "kill", rank 1 dies
 // once its channel exists and rank 0's collective must fail naming the dead
@@ -1417,6 +1547,14 @@ static void rank_process_case(void** state) {
   }
   if (strcmp(scenario, "graph_build") == 0) {
     graph_build_process_case();
+    return;
+  }
+  if (strcmp(scenario, "group_fault") == 0) {
+    group_fault_process_case();
+    return;
+  }
+  if (strcmp(scenario, "async_error_fault") == 0) {
+    async_error_fault_process_case();
     return;
   }
   const char* hex = getenv("CTS_RANK_ID");
@@ -1574,6 +1712,41 @@ CTS_CASE(Collective_FailedGraphBuildAroundACollectiveNamesItsOps) {
   }
 }
 
+// The collective library's group calls and its error query fail (injected
+// by the virtual GPU, in a process of its own so that the fault meets this
+// case's calls only): a failed ncclGroupStart or ncclGroupEnd fails the
+// submission naming it and aborts the channel, so the peer fails instead of
+// waiting for calls that never came; a failed ncclCommGetAsyncError is the
+// check's failure only.
+CTS_CASE(Collective_FailedGroupCallsAbortTheChannel) {
+  (void)state;
+  if (!getenv("VGPU_CCL_TIMEOUT_MS")) {
+    print_message(
+        "[  SKIPPED ] faults are injected by the virtual GPU only, whose "
+        "runs set VGPU_CCL_TIMEOUT_MS\n");
+    skip();
+  }
+  const struct {
+    const char* scenario;
+    const char* call;
+  } faults[] = {
+      {"group_fault", "ncclGroupStart"},
+      {"group_fault", "ncclGroupEnd"},
+      {"async_error_fault", "ncclCommGetAsyncError"},
+  };
+  for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); ++i) {
+    char fault[96], named[64];
+    snprintf(fault, sizeof(fault), "VGPU_FAULTS=%s:nth=1", faults[i].call);
+    snprintf(named, sizeof(named), "CTS_RANK_FAULT=%s", faults[i].call);
+    const char* const extra[] = {fault, named};
+    int code = -1;
+    run_processes(faults[i].scenario, 1, NULL, extra, 2, &code);
+    if (code != 0)
+      fail_msg("the process whose %s fails ended with %d", faults[i].call,
+               code);
+  }
+}
+
 // A rank process killed mid-run: the other's collective fails (its signal
 // names the dead process), it does not hang, and it exits cleanly.
 CTS_CASE(Collective_RankKilledInAnotherProcessFailsThePeer) {
@@ -1617,6 +1790,7 @@ int main(void) {
       CASE(Collective_RankKilledInAnotherProcessFailsThePeer),
       CASE(Collective_StalledPeerIsAbortedAfterHalSyncMaxWait),
       CASE(Collective_FailedGraphBuildAroundACollectiveNamesItsOps),
+      CASE(Collective_FailedGroupCallsAbortTheChannel),
 #undef CASE
   };
   if (getenv("CTS_RANK_SCENARIO")) {  // a rank process of the cases above

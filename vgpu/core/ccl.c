@@ -1857,6 +1857,13 @@ static _Thread_local struct {
   size_t capacity;
 } ccl_group_tls;
 
+// Empties the calling thread's list of held calls.
+static void ccl_group_forget(void) {
+  free(ccl_group_tls.calls);
+  ccl_group_tls.calls = NULL;
+  ccl_group_tls.count = ccl_group_tls.capacity = 0;
+}
+
 void vgpu_ccl_group_start(void) {
   ++ccl_group_tls.depth;
 }
@@ -1891,10 +1898,20 @@ vgpu_status vgpu_ccl_group_end(void) {
     }
     vgpu_object_release(&call->stream->base);
   }
-  free(ccl_group_tls.calls);
-  ccl_group_tls.calls = NULL;
-  ccl_group_tls.count = ccl_group_tls.capacity = 0;
+  ccl_group_forget();
   return result;
+}
+
+void vgpu_ccl_group_drop(void) {
+  if (ccl_group_tls.depth == 0 || --ccl_group_tls.depth > 0)
+    return;
+  for (size_t i = 0; i < ccl_group_tls.count; ++i) {
+    ccl_held_call* call = &ccl_group_tls.calls[i];
+    vgpu_op_free(call->op);  // drops the work's reference to the mark
+    vgpu_mark_release(call->done);
+    vgpu_object_release(&call->stream->base);
+  }
+  ccl_group_forget();
 }
 
 // Holds |op| back to the group's end; false when out of memory.

@@ -469,12 +469,16 @@ vgpu_status vgpu_ccl_enqueue(vgpu_ccl_comm* comm, const vgpu_ccl_call* call,
                              uint64_t stream, char* error, size_t error_size);
 
 // ncclGroupStart / ncclGroupEnd on the calling thread (they nest). Inside a
-// group each call's arrival is enqueued at once, but its stream's wait for
-// it is held back to the outermost end, so every call of the group arrives
-// before any of its streams waits: a rank that sends, then receives, meets
-// a peer that does the same instead of waiting for it forever.
+// group each call is checked at once but held back to the outermost end,
+// which puts every call on its stream, then makes each stream wait for its
+// calls: every call of the group arrives before any of its streams waits,
+// so a rank that sends, then receives, meets a peer that does the same
+// instead of waiting for it forever.
 void vgpu_ccl_group_start(void);
 // VGPU_ERR_INVALID_VALUE: an end without a start (nothing done).
 vgpu_status vgpu_ccl_group_end(void);
+// An end that fails (an injected fault): the group ends all the same, and
+// at the outermost end its held calls are dropped, none put on a stream.
+void vgpu_ccl_group_drop(void);
 
 #endif  // VGPU_CORE_H_

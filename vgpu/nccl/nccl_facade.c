@@ -287,6 +287,7 @@ VGPU_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
 
 VGPU_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm,
                                                ncclResult_t* asyncError) {
+  VGPU_NCCL_ENTER("ncclCommGetAsyncError");
   vgpu_ccl_comm* c = nccl_comm_get(comm);
   if (c == NULL || asyncError == NULL)
     return nccl_fail(ncclInvalidArgument,
@@ -331,14 +332,32 @@ VGPU_EXPORT ncclResult_t ncclGroupEnd(void);
 // Enqueuing never waits for the other ranks; inside a group the streams'
 // waits for the calls are held back to the end (vgpu_ccl_group_start), so
 // a group's sends and receives all arrive before any of them is waited
-// for, as NCCL fuses them. An end without a start is refused.
+// for, as NCCL fuses them. An end without a start is refused. An injected
+// fault at a start opens no group; at an end it ends the group all the
+// same, as NCCL's end does when the launch fails, and the outermost end
+// drops the group's calls: none reaches its stream.
 VGPU_EXPORT ncclResult_t ncclGroupStart(void) {
+  VGPU_NCCL_ENTER("ncclGroupStart");
   ++nccl_group_depth;
   vgpu_ccl_group_start();
   return ncclSuccess;
 }
 
 VGPU_EXPORT ncclResult_t ncclGroupEnd(void) {
+  VGPU_CALL_GUARD(
+      nccl_fail(ncclInternalError, "ncclGroupEnd: the runtime is unloading"));
+  int fault = 0;
+  vgpu_status entered =
+      vgpu_api_enter("ncclGroupEnd", VGPU_NCCL_FAULT_DEVICE, &fault);
+  if (entered == VGPU_ERR_FAULT) {
+    if (nccl_group_depth > 0) {
+      --nccl_group_depth;
+      vgpu_ccl_group_drop();
+    }
+    return nccl_fail((ncclResult_t)fault, "ncclGroupEnd: injected fault");
+  }
+  if (entered != VGPU_OK)
+    return nccl_fail(nccl_result(entered), "ncclGroupEnd: not permitted here");
   if (nccl_group_depth == 0)
     return nccl_fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
   --nccl_group_depth;

@@ -284,7 +284,8 @@ static void hal_device_trace_submit(const hal_device_t* device,
                                     uint64_t start_ns, hal_status_t status) {
   char result[HAL_TRACE_STATUS_ARGS];
   hal_trace_status_args(status, result, sizeof(result));
-  uint64_t submission = hal_trace_take_last_submission();
+  uint64_t submitted_ns = 0;
+  uint64_t submission = hal_trace_take_last_submission(&submitted_ns);
   char device_name[HAL_DEVICE_NAME_MAX];
   hal_trace_json_text(device_name, sizeof(device_name), device->info.name);
   char wait_list[HAL_TRACE_LIST_ARGS];
@@ -301,8 +302,11 @@ static void hal_device_trace_submit(const hal_device_t* device,
            device_name, queue_index, waits ? waits->count : 0, wait_list,
            signals ? signals->count : 0, signal_list, command_buffer_count,
            status == HAL_OK ? submission : 0, result);
-  if (status == HAL_OK && submission)
-    hal_trace_flow_start(0, "submission", submission);
+  if (status == HAL_OK && submission) {
+    // At the submission's making, not now: it may have completed since.
+    hal_trace_flow_start_at(0, "submission", submission,
+                            submitted_ns > start_ns ? submitted_ns : start_ns);
+  }
   hal_trace_complete("host", name, start_ns, args);
 }
 

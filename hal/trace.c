@@ -83,6 +83,7 @@ static struct {
 
 static _Thread_local hal_trace_buffer_t* hal_trace_this_thread;
 static _Thread_local uint64_t hal_trace_last_submission;
+static _Thread_local uint64_t hal_trace_last_submission_ns;
 static _Thread_local uint64_t hal_trace_issuing;
 
 HAL_API void hal_trace_set_issuing_submission(uint64_t id) {
@@ -95,11 +96,14 @@ HAL_API uint64_t hal_trace_issuing_submission(void) {
 
 HAL_API void hal_trace_set_last_submission(uint64_t id) {
   hal_trace_last_submission = id;
+  hal_trace_last_submission_ns = id ? (uint64_t)hal_time_now() : 0;
 }
 
-HAL_API uint64_t hal_trace_take_last_submission(void) {
+HAL_API uint64_t hal_trace_take_last_submission(uint64_t* out_at_ns) {
   uint64_t id = hal_trace_last_submission;
+  *out_at_ns = hal_trace_last_submission_ns;
   hal_trace_last_submission = 0;
+  hal_trace_last_submission_ns = 0;
   return id;
 }
 
@@ -456,6 +460,12 @@ HAL_API void hal_trace_flow_start(uint32_t track, const char* category,
     hal_trace_append('s', track, category, "submission", hal_trace_now(), 0, id,
                      NULL);
   }
+}
+
+HAL_API void hal_trace_flow_start_at(uint32_t track, const char* category,
+                                     uint64_t id, uint64_t at_ns) {
+  if (hal_trace_enabled())
+    hal_trace_append('s', track, category, "submission", at_ns, 0, id, NULL);
 }
 
 HAL_API void hal_trace_flow_end(uint32_t track, const char* category,

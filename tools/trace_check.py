@@ -17,6 +17,10 @@ With --run, runs PROGRAM with HAL_TRACE set to a fresh file (it must exit
     completion ends a flow that started: exactly one submission record per
     submission the HAL accepted, one completion per completion;
   - every queue_execute that returned OK names a submission of the trace;
+    its flow starts inside its span, on its thread, no later than the
+    submission's begin, and ends no earlier than it starts (an arrow never
+    points back in time, not even for a submission that completes before
+    the call returns);
   - spans have non-negative durations, counters non-negative values;
     every thread and track is named;
   - device spans (each queue's "device" track): they nest (a span either
@@ -62,6 +66,8 @@ def check(path):
     submissions = {}                   # id -> [begins, ends, status]
     flow_starts = collections.Counter()
     flow_ends = collections.Counter()
+    flow_times = {}                    # id -> {"s": event, "f": event}
+    executions = {}                    # submission id -> its queue_execute
     executed_ok = []
     for e in events:
         ph = e.get("ph")
@@ -85,12 +91,15 @@ def check(path):
                     record[2] = e.get("args", {}).get("status")
         elif ph == "s":
             flow_starts[e["id"]] += 1
+            flow_times.setdefault(e["id"], {})["s"] = e
         elif ph == "f":
             flow_ends[e["id"]] += 1
+            flow_times.setdefault(e["id"], {})["f"] = e
         elif ph == "X" and e.get("name") == "queue_execute":
             args = e.get("args", {})
             if args.get("status") == "OK":
                 executed_ok.append(args.get("submission"))
+                executions[args.get("submission")] = e
 
     for key, marks in spans.items():
         begins = [ts for ph, ts in marks if ph == "b"]
@@ -113,6 +122,27 @@ def check(path):
         if fid not in submissions:
             fail("flow %s starts at a queue_execute whose submission is not "
                  "in the trace" % fid)
+    # Times are microseconds written with three decimals: a nanosecond of
+    # rounding either way.
+    slack = 0.002
+    for fid in flow_starts:
+        start, end = flow_times[fid]["s"], flow_times[fid]["f"]
+        if end["ts"] + slack < start["ts"]:
+            fail("flow %s ends at %.3f, before it starts at %.3f" %
+                 (fid, end["ts"], start["ts"]))
+        begin = min(ts for ph, ts in spans[("submission", fid)] if ph == "b")
+        if begin + slack < start["ts"]:
+            fail("flow %s starts at %.3f, after its submission's begin at "
+                 "%.3f" % (fid, start["ts"], begin))
+        call = executions.get(fid)
+        if call is not None and (
+                call["tid"] != start["tid"] or
+                start["ts"] + slack < call["ts"] or
+                start["ts"] > call["ts"] + call.get("dur", 0) + slack):
+            fail("flow %s starts at %.3f on thread %s, outside its "
+                 "queue_execute [%.3f, +%.3f] on thread %s" %
+                 (fid, start["ts"], start["tid"], call["ts"],
+                  call.get("dur", 0), call["tid"]))
     for fid, count in flow_ends.items():
         if count != 1:
             fail("flow %s ended %d times" % (fid, count))

@@ -7,7 +7,8 @@ Runs PROGRAM under HAL_TRACE (hal-run --driver=all: every driver, device
 spans on each), checks that the trace passes, then breaks one thing at a
 time in a copy (a lost submission end, a lost or doubled device span, a
 device span outside its submission's life or overlapping its parent, a
-dropped count, a torn file) and checks that the checker fails each with a
+flow arrow pointing back in time or starting outside its call, a dropped
+count, a torn file) and checks that the checker fails each with a
 message that names the fault. Exits 1 on the first mutation it lets pass.
 """
 import copy
@@ -106,7 +107,35 @@ def negative_counter(data):
     counter["args"]["pending"] = -1
 
 
+def flow(data, phase):
+    return next(e for e in data["traceEvents"] if e.get("ph") == phase)
+
+
+def flow_ends_before_it_starts(data):
+    start = flow(data, "s")
+    end = next(e for e in data["traceEvents"]
+               if e.get("ph") == "f" and e["id"] == start["id"])
+    start["ts"] = end["ts"] + 5.0
+
+
+def flow_starts_after_its_submission(data):
+    start = flow(data, "s")
+    begin = next(e for e in data["traceEvents"]
+                 if e.get("ph") == "b" and e.get("name") == "submission" and
+                 e["id"] == start["id"])
+    start["ts"] = begin["ts"] + 0.5
+
+
+def flow_starts_outside_its_call(data):
+    start = flow(data, "s")
+    start["tid"] = next(e["tid"] for e in data["traceEvents"]
+                        if e.get("ph") == "M" and e["tid"] != start["tid"])
+
+
 MUTATIONS = [
+    (flow_ends_before_it_starts, "before it starts"),
+    (flow_starts_after_its_submission, "after its submission's begin"),
+    (flow_starts_outside_its_call, "outside its queue_execute"),
     (drop_submission_end, "1 begin(s) and 0 end(s)"),
     (drop_device_span, "has 0 device span(s), expected 1"),
     (double_device_span, "has 2 device span(s)"),

@@ -62,6 +62,9 @@ HAL_API void hal_trace_end(uint32_t track, const char* category,
                            const char* name, uint64_t id, const char* args);
 HAL_API void hal_trace_flow_start(uint32_t track, const char* category,
                                   uint64_t id);
+// A flow's start at |at_ns| (host time, hal_time_now()) rather than now.
+HAL_API void hal_trace_flow_start_at(uint32_t track, const char* category,
+                                     uint64_t id, uint64_t at_ns);
 HAL_API void hal_trace_flow_end(uint32_t track, const char* category,
                                 uint64_t id);
 HAL_API void hal_trace_counter(uint32_t track, const char* name,
@@ -72,9 +75,12 @@ HAL_API uint64_t hal_trace_next_id(void);
 
 // The id of the last submission the calling thread handed to a queue (0:
 // none), for the flow from the call that made it (queue_execute) to its
-// completion. Set by the sync module's submit; read and cleared by libhal.
+// completion. Set by the sync module's submit, before it traces the
+// submission's begin; read and cleared by libhal, with the time it was set
+// in |*out_at_ns|: the flow starts then, so its arrow never ends before it
+// starts, even for a submission that completes before the call returns.
 HAL_API void hal_trace_set_last_submission(uint64_t id);
-HAL_API uint64_t hal_trace_take_last_submission(void);
+HAL_API uint64_t hal_trace_take_last_submission(uint64_t* out_at_ns);
 
 // The submission the calling thread (a queue's WORKER) is issuing now (0:
 // none), so a driver can name it in the device spans it records. Set and

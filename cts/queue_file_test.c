@@ -124,6 +124,64 @@ CTS_CASE(File_RoundTripFromMemory) {
   round_trip(*state, true);
 }
 
+// HAL_WHOLE_BUFFER moves the rest of the buffer from its offset, in both
+// directions; a length of 0 moves nothing but keeps the order: its signal
+// follows its wait.
+CTS_CASE(File_WholeBufferAndZeroLengths) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  int fd = temp_file(bytes, sizeof(bytes), 8);
+  hal_file_t* file = NULL;
+  HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ_WRITE, &file));
+  const uint64_t size = 2 * kChunk + 99, at = 21;
+  hal_buffer_t* buffer = device_buffer(f->device, size);
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  uint64_t v1 = 1, v2 = 2, v3 = 3, v4 = 4;
+  hal_semaphore_list_t signal1 = one(&s, &v1), wait1 = one(&s, &v1);
+  hal_semaphore_list_t signal2 = one(&s, &v2);
+  hal_semaphore_list_t signal3 = one(&s, &v3), wait3 = one(&s, &v3);
+  hal_semaphore_list_t signal4 = one(&s, &v4);
+  // Read the buffer's tail (size - at bytes) from file offset 3, then write
+  // the whole buffer from its offset 5 to file offset 1000.
+  HAL_ASSERT_OK(hal_device_queue_read(f->device, f->q0, NULL, &signal1, file, 3,
+                                      buffer, at, HAL_WHOLE_BUFFER));
+  HAL_ASSERT_OK(hal_device_queue_write(f->device, f->q1, &wait1, &signal2,
+                                       buffer, 5, file, 1000,
+                                       HAL_WHOLE_BUFFER));
+  HAL_ASSERT_OK(cts_wait(s, 2));
+  static uint8_t back[2 * kChunk + 99];
+  HAL_ASSERT_OK(hal_buffer_read(buffer, 0, back, size));
+  for (uint64_t i = 0; i < at; ++i)
+    assert_int_equal(back[i], 0);
+  assert_memory_equal(back + at, bytes + 3, size - at);
+  static uint8_t written[kFileBytes];
+  assert_int_equal(pread(fd, written, sizeof(written), 0),
+                   (ssize_t)sizeof(written));
+  assert_memory_equal(written, bytes, 1000);
+  assert_memory_equal(written + 1000, back + 5, size - 5);
+  assert_memory_equal(written + 1000 + size - 5, bytes + 1000 + size - 5,
+                      kFileBytes - 1000 - (size - 5));
+  // Length 0, past the end of the file too: a barrier each, parked behind
+  // its wait until the host signals it.
+  hal_semaphore_t* gate = cts_create_semaphore(f->device, 0);
+  hal_semaphore_list_t wait_gate = one(&gate, &v1);
+  HAL_ASSERT_OK(hal_device_queue_read(f->device, f->q0, &wait_gate, &signal3,
+                                      file, kFileBytes, buffer, size, 0));
+  HAL_ASSERT_OK(hal_device_queue_write(f->device, f->q1, &wait3, &signal4,
+                                       buffer, 0, file, 0, 0));
+  assert_int_equal(cts_query(s), 2);
+  HAL_ASSERT_OK(hal_semaphore_signal(gate, 1));
+  HAL_ASSERT_OK(cts_wait(s, 4));
+  static uint8_t after[kFileBytes];
+  assert_int_equal(pread(fd, after, sizeof(after), 0), (ssize_t)sizeof(after));
+  assert_memory_equal(after, written, sizeof(after));
+  hal_semaphore_release(gate);
+  hal_semaphore_release(s);
+  hal_buffer_release(buffer);
+  hal_file_release(file);
+  close(fd);
+}
+
 // Submitted back to front: a copy after the read waits for it, the read
 // waits for a fill of its buffer's tail it must not overwrite.
 CTS_CASE(File_ReadOrderedWithWork) {
@@ -388,10 +446,23 @@ CTS_CASE(File_BadArgumentsSubmitNothing) {
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "O_PATH",
                     hal_file_from_fd(path_only, HAL_FILE_ACCESS_READ, &file));
   close(path_only);
+  int null_device = open("/dev/null", O_RDWR);
+  assert_true(null_device >= 0);
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_INVALID_ARGUMENT, "regular file",
+      hal_file_from_fd(null_device, HAL_FILE_ACCESS_READ_WRITE, &file));
+  close(null_device);
   HAL_ASSERT_STATUS(
       HAL_STATUS_INVALID_ARGUMENT, "at NULL",
       hal_file_from_memory(NULL, 10, HAL_FILE_ACCESS_READ, &file));
   assert_null(file);
+  // A file of no bytes: reading one byte of it is out of range.
+  HAL_ASSERT_OK(hal_file_from_memory(bytes, 0, HAL_FILE_ACCESS_READ, &file));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, "past the end of the 0-byte file",
+      hal_device_queue_read(f->device, 0, NULL, NULL, file, 0, f->a, 0, 1));
+  hal_file_release(file);
+  file = NULL;
 
   HAL_ASSERT_OK(hal_file_from_fd(fd, HAL_FILE_ACCESS_READ, &file));
   hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
@@ -633,6 +704,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       CASE(File_RoundTripFromDescriptor),
       CASE(File_RoundTripFromMemory),
+      CASE(File_WholeBufferAndZeroLengths),
       CASE(File_ReadOrderedWithWork),
       CASE(File_ShortFileFails),
       CASE(File_FailedWaitFailsSignals),

@@ -34,16 +34,17 @@ enum hal_file_access_bits_e {
 
 // A file over descriptor |fd| (duplicated; the HAL closes its copy when the
 // file goes). INVALID_ARGUMENT for a descriptor that is not open, an access
-// it was not opened for (an O_PATH handle is opened for neither), or one
-// that cannot be read or written at offsets (a pipe, a socket; O_APPEND
-// with WRITE access, which queue_write also refuses if the flag was set
-// later).
+// it was not opened for (an O_PATH handle is opened for neither), one that
+// is neither a regular file nor a block device (a pipe, a socket, a
+// character device such as /dev/null, a directory), or O_APPEND with WRITE
+// access, which queue_write also refuses if the flag was set later.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_file_from_fd(int fd, hal_file_access_t access, hal_file_t** out_file);
 
 // A file over |length| bytes of host memory at |data| (borrowed; a range
-// that wraps the address space is INVALID_ARGUMENT). Reads and writes
-// beyond |length| are OUT_OF_RANGE at the call.
+// that wraps the address space, or a NULL |data| with a |length| above 0,
+// is INVALID_ARGUMENT; a |length| of 0 makes a file of no bytes). Reads and
+// writes beyond |length| are OUT_OF_RANGE at the call.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_file_from_memory(void* data, uint64_t length, hal_file_access_t access,
                      hal_file_t** out_file);
@@ -53,7 +54,10 @@ HAL_API void hal_file_release(hal_file_t* file);
 
 // Reads |length| bytes of |source| at |source_offset| into |target| at
 // |target_offset|, in chunks through pinned staging memory, the next
-// chunk's read overlapping the previous chunk's copy. Errors at the call
+// chunk's read overlapping the previous chunk's copy. |length| may be
+// HAL_WHOLE_BUFFER: the rest of |target| from |target_offset|. A length of
+// 0 moves nothing and is a barrier: the signals follow the waits. Errors at
+// the call
 // (nothing submitted, no semaphore moved): OUT_OF_RANGE for a range past
 // the buffer, or past the end of the file as it is now; INVALID_ARGUMENT
 // for a file not opened for reading, a buffer of another device; the
@@ -75,7 +79,11 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_queue_read(
 // Writes |length| bytes of |source| at |source_offset| into |target| at
 // |target_offset| (a descriptor's file grows as needed, up to the largest
 // off_t: a range ending past it is OUT_OF_RANGE; host memory must hold the
-// range), in chunks likewise. Errors as hal_device_queue_read's. A
+// range), in chunks likewise; |length| as hal_device_queue_read's
+// (HAL_WHOLE_BUFFER: the rest of |source|). Errors as
+// hal_device_queue_read's. The file system may hold less than the largest
+// off_t: a pwrite it refuses (EFBIG past its own limit, ENOSPC) fails the
+// signals with the errno's status, as a failed read does. A
 // descriptor that got O_APPEND after the call fails the signals when the
 // write runs: FAILED_PRECONDITION if the flag is found before a chunk's
 // pwrite (nothing of that chunk written), DATA_LOSS if it is found set

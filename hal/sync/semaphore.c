@@ -220,14 +220,18 @@ static void hal_sync_semaphore_pop_due_locked(
 }
 
 // Notifies a batch outside every lock (T2). Does not touch the semaphore:
-// a callback may have released its last reference (K12).
+// a callback may have released its last reference (K12). A signal's or a
+// failure's callbacks may wait past the nesting bound (timepoint.c); a
+// destroy's run before it returns, as its caller may free their user data
+// right after.
 static void hal_sync_resolved_batch_notify(hal_sync_resolved_batch_t* batch,
-                                           hal_status_t status) {
+                                           hal_status_t status,
+                                           bool may_defer) {
   hal_timepoint_t* timepoint = batch->head;
   while (timepoint) {
     // Read the link first: notifying drops our reference.
     hal_timepoint_t* next = timepoint->next_resolved;
-    hal_sync_timepoint_notify_and_release(timepoint, status);
+    hal_sync_timepoint_notify_and_release(timepoint, status, may_defer);
     timepoint = next;
   }
 }
@@ -298,7 +302,7 @@ static void hal_sync_semaphore_release_late(hal_sync_semaphore_t* semaphore) {
     if (is_releasing)
       ++semaphore->releasing_count;
     hal_sync_mutex_unlock(&semaphore->mutex);
-    hal_sync_resolved_batch_notify(&batch, HAL_OK);
+    hal_sync_resolved_batch_notify(&batch, HAL_OK, true);
   }
   // May destroy the semaphore: nothing above is pending on it any more.
   hal_semaphore_release(&semaphore->base);
@@ -343,7 +347,7 @@ static hal_status_t hal_sync_semaphore_set_value(
     hal_semaphore_retain(&semaphore->base);
   }
   hal_sync_mutex_unlock(&semaphore->mutex);
-  hal_sync_resolved_batch_notify(&batch, HAL_OK);
+  hal_sync_resolved_batch_notify(&batch, HAL_OK, true);
   if (is_releasing)
     hal_sync_semaphore_release_late(semaphore);
   return HAL_OK;
@@ -383,7 +387,7 @@ static void hal_sync_semaphore_fail(hal_semaphore_t* base_semaphore,
   // it |failure| (K12).
   hal_status_t copy = batch.head ? hal_status_clone(status) : HAL_OK;
   hal_sync_mutex_unlock(&semaphore->mutex);
-  hal_sync_resolved_batch_notify(&batch, copy);
+  hal_sync_resolved_batch_notify(&batch, copy, true);
   hal_status_free(copy);
 }
 
@@ -420,7 +424,7 @@ void hal_sync_failed_list_notify(hal_sync_failed_list_t* list,
   hal_status_t copy = hal_status_clone(status);
   hal_sync_resolved_batch_t batch = {list->head, list->tail, false, false};
   list->head = list->tail = NULL;
-  hal_sync_resolved_batch_notify(&batch, copy);
+  hal_sync_resolved_batch_notify(&batch, copy, true);
   hal_status_free(copy);
 }
 
@@ -483,7 +487,7 @@ static void hal_sync_semaphore_destroy(hal_semaphore_t* base_semaphore) {
                                    "semaphore destroyed with the timepoint "
                                    "pending")
                  : HAL_OK;
-  hal_sync_resolved_batch_notify(&batch, cancelled);
+  hal_sync_resolved_batch_notify(&batch, cancelled, false);
   hal_status_free(cancelled);
   hal_sync_timepoint_heap_deinitialize(&semaphore->timepoints);
   free(semaphore->device_timepoints);
@@ -615,7 +619,7 @@ hal_sync_timepoint_state_t hal_sync_timepoint_cancel(hal_timepoint_t* timepoint,
   if (timepoint->kind == HAL_SYNC_TIMEPOINT_KIND_CALLBACK) {
     hal_status_t cancelled =
         hal_make_status(HAL_STATUS_CANCELLED, "timepoint cancelled");
-    hal_sync_timepoint_notify_and_release(timepoint, cancelled);
+    hal_sync_timepoint_notify_and_release(timepoint, cancelled, false);
     hal_status_free(cancelled);
   } else {
     hal_sync_timepoint_release(timepoint);
@@ -688,7 +692,7 @@ hal_status_t hal_sync_semaphore_add_ordered_callback(
   hal_status_t failure = state == HAL_SYNC_TIMEPOINT_STATE_FAILED
                              ? hal_sync_semaphore_clone_failure(semaphore)
                              : HAL_OK;
-  hal_sync_timepoint_notify_and_release(timepoint, failure);
+  hal_sync_timepoint_notify_and_release(timepoint, failure, false);
   hal_status_free(failure);
   return HAL_OK;
 }

@@ -111,6 +111,7 @@ static hal_status_t hal_sync_timepoint_acquire(
   timepoint->order_key = NULL;
   timepoint->is_late = false;
   timepoint->next_resolved = NULL;
+  timepoint->deferred_status = HAL_OK;
   atomic_store_explicit(&timepoint->handle_count, 0, memory_order_relaxed);
   timepoint->pinned_semaphore = NULL;
   *out_timepoint = timepoint;
@@ -216,21 +217,95 @@ HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint) {
   hal_semaphore_release(unpinned);
 }
 
+// Nesting bound. A callback runs on the thread that resolved its
+// timepoint, and one that signals another semaphore runs that one's
+// callbacks nested in it (T2), so a chain of callbacks each signaling the
+// next would nest as deep as it is long, about 0.6 KB of stack a link: a
+// chain of some thousands overflows a thread's stack. So a thread runs at
+// most HAL_SYNC_CALLBACK_NEST_MAX callbacks nested in one another; a
+// callback resolved deeper is appended to the thread's list of deferred
+// ones instead (its status cloned), and the frame that runs the callback
+// at the bound runs that list, in order, once the callback returns, what
+// they defer in turn included. The stack then holds the bound's frames
+// however long the chain, and nothing changes for chains within it.
+//
+// Only the callbacks a signal or a failure resolves are deferred: a cancel
+// that returns true has run its callback (T5), and a destroy or a
+// registration that finds the value reached runs it before it returns. A
+// deferred callback is already resolved: a cancel returns false and it
+// still runs, with the outcome it had, on the resolving thread, as T5
+// says of callbacks still to run there. Callbacks that order queue work
+// (an |order_key|) never wait in the list: the queue-order scheme
+// (semaphore.c) counts on them being handed over before their signal's
+// batch ends; they are the HAL's own and nest no deeper than a queue's
+// hand-over. A host wait on this thread runs the list before it blocks
+// (hal_sync_timepoints_run_deferred), so a callback that waits for what a
+// callback it deferred would do does not wait forever.
+#define HAL_SYNC_CALLBACK_NEST_MAX 16
+
+static _Thread_local struct {
+  int depth;  // callbacks running on this thread, one inside the other
+  hal_timepoint_t* head;
+  hal_timepoint_t* tail;
+} hal_sync_nesting;
+
+// Runs |timepoint|'s callback with |status| and drops its reference.
+static void hal_sync_timepoint_run_callback(hal_timepoint_t* timepoint,
+                                            hal_status_t status) {
+  ++hal_sync_nesting.depth;
+  // T2: the callback may release the last reference to a device whose
+  // parked work the rest of this batch wakes; its shutdown must not wait
+  // for that here (K15).
+  hal_resource_defer_shutdown_enter();
+  timepoint->callback(timepoint->user_data, timepoint->value, status);
+  hal_resource_defer_shutdown_exit();
+  hal_sync_timepoint_release(timepoint);
+  --hal_sync_nesting.depth;
+}
+
+bool hal_sync_timepoints_run_deferred(void) {
+  if (!hal_sync_nesting.head)
+    return false;
+  while (hal_sync_nesting.head) {
+    hal_timepoint_t* timepoint = hal_sync_nesting.head;
+    hal_sync_nesting.head = timepoint->next_resolved;
+    if (!hal_sync_nesting.head)
+      hal_sync_nesting.tail = NULL;
+    timepoint->next_resolved = NULL;
+    hal_status_t status = timepoint->deferred_status;
+    timepoint->deferred_status = HAL_OK;
+    hal_sync_timepoint_run_callback(timepoint, status);
+    hal_status_free(status);
+  }
+  return true;
+}
+
 void hal_sync_timepoint_notify_and_release(hal_timepoint_t* timepoint,
-                                           hal_status_t status) {
+                                           hal_status_t status,
+                                           bool may_defer) {
   if (timepoint->kind == HAL_SYNC_TIMEPOINT_KIND_WAITER) {
     hal_sync_pool_block_check(&timepoint->waiter->block,
                               timepoint->waiter_generation);
     hal_sync_wake_post(&timepoint->waiter->wake, status != HAL_OK);
-  } else {
-    // T2: the callback may release the last reference to a device whose
-    // parked work the rest of this batch wakes; its shutdown must not wait
-    // for that here (K15).
-    hal_resource_defer_shutdown_enter();
-    timepoint->callback(timepoint->user_data, timepoint->value, status);
-    hal_resource_defer_shutdown_exit();
+    hal_sync_timepoint_release(timepoint);
+    return;
   }
-  hal_sync_timepoint_release(timepoint);
+  if (may_defer && hal_sync_nesting.depth >= HAL_SYNC_CALLBACK_NEST_MAX &&
+      !timepoint->order_key) {
+    // The resolver's batch has read its link to the next: it is free.
+    timepoint->next_resolved = NULL;
+    timepoint->deferred_status = hal_status_clone(status);
+    if (hal_sync_nesting.tail) {
+      hal_sync_nesting.tail->next_resolved = timepoint;
+    } else {
+      hal_sync_nesting.head = timepoint;
+    }
+    hal_sync_nesting.tail = timepoint;
+    return;
+  }
+  hal_sync_timepoint_run_callback(timepoint, status);
+  if (hal_sync_nesting.depth == HAL_SYNC_CALLBACK_NEST_MAX - 1)
+    hal_sync_timepoints_run_deferred();
 }
 
 //===----------------------------------------------------------------------===//

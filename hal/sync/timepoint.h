@@ -89,8 +89,11 @@ struct hal_timepoint_t {
   // wait with the same key on the same semaphore does not overtake it
   // (semaphore.c: "Queue order").
   const void* order_key;
-  // Links a resolver's private batch of popped timepoints.
+  // Links a resolver's private batch of popped timepoints, then, for a
+  // callback deferred past the nesting bound, its thread's list of them.
   hal_timepoint_t* next_resolved;
+  // A deferred callback's status (owned; timepoint.c: "Nesting bound").
+  hal_status_t deferred_status;
   // Handles: the references hal_semaphore_add_callback() hands out and
   // hal_timepoint_retain() copies (a subset of |ref_count|). While there is
   // one, |pinned_semaphore| holds a reference to |semaphore|, so cancel
@@ -125,14 +128,24 @@ static inline uint32_t hal_sync_timepoint_generation(
 // Assertion builds: aborts if |timepoint| was recycled since its holder
 // read |generation| (T3). Every use of a timepoint (or waiter) through a
 // kept pointer checks it; compiled out with NDEBUG.
+// Runs the callbacks the calling thread deferred past the nesting bound,
+// in order, with what they defer in turn; returns whether it ran any. A
+// host wait calls it before it blocks: a callback that waits for the
+// effect of a callback it deferred must not wait forever.
+bool hal_sync_timepoints_run_deferred(void);
+
 #define hal_sync_timepoint_check(timepoint, generation) \
   hal_sync_pool_block_check(&(timepoint)->block, (generation))
 
 // Runs the resolution of a popped timepoint (post the waiter, or run the
 // callback with |status|) and drops the reference the heap held. Never
-// called under a lock (T2).
+// called under a lock (T2). With |may_defer| (a signal's or a failure's
+// resolution), past the nesting bound a callback is deferred to its
+// thread's list instead, |status| cloned (timepoint.c: "Nesting bound");
+// a cancel, a destroy or a registration that finds the value reached runs
+// it now, as their callers count on.
 void hal_sync_timepoint_notify_and_release(hal_timepoint_t* timepoint,
-                                           hal_status_t status);
+                                           hal_status_t status, bool may_defer);
 
 // Pool statistics for tests: live and allocated timepoints and waiters.
 hal_sync_pool_stats_t hal_sync_timepoint_pool_stats(void);

@@ -17,8 +17,13 @@
 //    call any HAL function, including signal/fail/wait on the same semaphore
 //    and release of its last reference, but should be short: they hold up
 //    the signaling thread, and a signal made in a callback runs its own
-//    callbacks nested in it (a chain of callbacks each signaling the next
-//    semaphore nests as deep as it is long on the first signaler's stack).
+//    callbacks nested in it, up to 16 callbacks one inside another on a
+//    thread. Deeper, a callback resolved runs on the same thread once the
+//    16th returns, in order of resolution (so a chain of callbacks each
+//    signaling the next runs whole within the first signal, in bounded
+//    stack, however long); it is already resolved meanwhile (a cancel
+//    returns false), and a host wait on that thread runs such callbacks
+//    before it blocks.
 //    They must not block on GPU work (Q1). Releasing
 //    the last reference to a device from a callback returns at once: the
 //    device's shutdown runs on libhal's release thread, so it never waits

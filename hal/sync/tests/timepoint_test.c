@@ -473,6 +473,167 @@ static void K12_CallbackAndSignalerRaceLastRelease(void** state) {
   }
 }
 
+// T2's nesting bound (timepoint.c): a chain of callbacks, each signaling
+// the value the next one waits for, runs whole within the first signal, in
+// order, each once, with the stack bounded whatever the chain's length: on
+// a thread of a 256 KiB stack, where unbounded nesting (about 0.6 KB a
+// link, more under a sanitizer) overflows within a thousand links.
+enum { kChainLinks = 100000 };
+
+typedef struct chain_t {
+  hal_semaphore_t* semaphore;
+  uint64_t next;  // the value the next callback to run must have
+  uint64_t bad;   // callbacks out of order or not OK
+  uintptr_t first_frame;
+  uintptr_t deepest;  // the largest distance from the first frame
+} chain_t;
+
+static void chain_callback(void* user_data, uint64_t value,
+                           hal_status_t status) {
+  chain_t* chain = (chain_t*)user_data;
+  volatile char frame = 0;
+  uintptr_t here = (uintptr_t)&frame;
+  if (!chain->first_frame)
+    chain->first_frame = here;
+  uintptr_t distance = chain->first_frame > here ? chain->first_frame - here
+                                                 : here - chain->first_frame;
+  if (distance > chain->deepest)
+    chain->deepest = distance;
+  if (value != chain->next || status != HAL_OK)
+    ++chain->bad;
+  chain->next = value + 1;
+  if (value < kChainLinks)
+    hal_status_ignore(hal_semaphore_signal(chain->semaphore, value + 1));
+}
+
+static void* chain_main(void* arg) {
+  chain_t* chain = (chain_t*)arg;
+  HAL_ASSERT_OK(hal_semaphore_signal(chain->semaphore, 1));
+  return NULL;
+}
+
+static void T2_LongCallbackChainRunsInBoundedStack(void** state) {
+  chain_t chain = {hal_test_semaphore(0), 1, 0, 0, 0};
+  for (uint64_t value = 1; value <= kChainLinks; ++value) {
+    HAL_ASSERT_OK(hal_semaphore_add_callback(chain.semaphore, value,
+                                             chain_callback, &chain, NULL));
+  }
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  assert_int_equal(pthread_attr_setstacksize(&attributes, 256 * 1024), 0);
+  pthread_t thread;
+  assert_int_equal(pthread_create(&thread, &attributes, chain_main, &chain), 0);
+  pthread_attr_destroy(&attributes);
+  pthread_join(thread, NULL);
+  // Every link ran before the first signal returned, in order, once.
+  assert_int_equal(chain.next, kChainLinks + 1);
+  assert_int_equal(chain.bad, 0);
+  assert_int_equal(hal_test_query(chain.semaphore), kChainLinks);
+  fprintf(stderr, "  %d links, deepest frame %zu bytes below the first\n",
+          (int)kChainLinks, (size_t)chain.deepest);
+  if (chain.deepest > 128 * 1024)
+    fail_msg("the chain nested %zu bytes deep", (size_t)chain.deepest);
+  hal_semaphore_release(chain.semaphore);
+}
+
+// Past the bound: a callback that signals a semaphore and then waits for
+// what that semaphore's (deferred) callback does is not left waiting (the
+// wait runs the deferred callbacks first); cancelling a callback it
+// deferred returns false, the callback then running once with the signal's
+// outcome (T5); cancelling a pending one returns true and it has run, and
+// one added at a reached value has run when the add returns.
+typedef struct deep_t {
+  hal_semaphore_t* chain;  // links 1..kDeepLinks
+  hal_semaphore_t* relay;  // its callback signals |done|
+  hal_semaphore_t* done;
+  hal_semaphore_t* late;  // a callback deferred, then cancelled
+  callback_record_t late_record;
+  hal_timepoint_t* late_handle;
+  hal_status_t waited;
+  bool did_wait;
+  bool cancelled;
+  int depth_reached;
+  // Past the bound too: a pending callback cancelled (true, and it ran
+  // with CANCELLED before the cancel returned), one added at a reached
+  // value (it ran before the add returned).
+  hal_semaphore_t* pending;
+  callback_record_t pending_record;
+  bool pending_cancelled;
+  int pending_calls_at_return;
+  callback_record_t reached_record;
+  int reached_calls_at_return;
+} deep_t;
+
+enum { kDeepLinks = 40, kDeepWaiter = 30 };
+
+static void relay_callback(void* user_data, uint64_t value,
+                           hal_status_t status) {
+  deep_t* deep = (deep_t*)user_data;
+  hal_status_ignore(hal_semaphore_signal(deep->done, 1));
+}
+
+static void deep_callback(void* user_data, uint64_t value,
+                          hal_status_t status) {
+  deep_t* deep = (deep_t*)user_data;
+  deep->depth_reached = (int)value;
+  if (value == kDeepWaiter) {
+    HAL_ASSERT_OK(hal_semaphore_signal(deep->late, 1));
+    deep->cancelled = hal_timepoint_cancel(deep->late_handle);
+    HAL_ASSERT_OK(hal_semaphore_signal(deep->relay, 1));
+    deep->did_wait = true;
+    deep->waited = hal_semaphore_wait(
+        deep->done, 1, hal_make_timeout_ns(30ll * 1000 * 1000 * 1000));
+    hal_timepoint_t* handle = NULL;
+    HAL_ASSERT_OK(hal_semaphore_add_callback(deep->pending, 1, record_callback,
+                                             &deep->pending_record, &handle));
+    deep->pending_cancelled = hal_timepoint_cancel(handle);
+    deep->pending_calls_at_return = atomic_load(&deep->pending_record.calls);
+    hal_timepoint_release(handle);
+    HAL_ASSERT_OK(hal_semaphore_add_callback(deep->chain, 1, record_callback,
+                                             &deep->reached_record, NULL));
+    deep->reached_calls_at_return = atomic_load(&deep->reached_record.calls);
+  }
+  if (value < kDeepLinks)
+    hal_status_ignore(hal_semaphore_signal(deep->chain, value + 1));
+}
+
+static void T2_DeepCallbackWaitsForWhatItDeferred(void** state) {
+  deep_t deep = {0};
+  deep.chain = hal_test_semaphore(0);
+  deep.relay = hal_test_semaphore(0);
+  deep.done = hal_test_semaphore(0);
+  deep.late = hal_test_semaphore(0);
+  deep.pending = hal_test_semaphore(0);
+  for (uint64_t value = 1; value <= kDeepLinks; ++value) {
+    HAL_ASSERT_OK(hal_semaphore_add_callback(deep.chain, value, deep_callback,
+                                             &deep, NULL));
+  }
+  HAL_ASSERT_OK(
+      hal_semaphore_add_callback(deep.relay, 1, relay_callback, &deep, NULL));
+  HAL_ASSERT_OK(hal_semaphore_add_callback(
+      deep.late, 1, record_callback, &deep.late_record, &deep.late_handle));
+  HAL_ASSERT_OK(hal_semaphore_signal(deep.chain, 1));
+  assert_int_equal(deep.depth_reached, kDeepLinks);
+  assert_true(deep.did_wait);
+  HAL_ASSERT_OK(deep.waited);
+  // Deferred past the bound, so already resolved when cancelled: false,
+  // and it ran once with OK.
+  assert_false(deep.cancelled);
+  assert_int_equal(atomic_load(&deep.late_record.calls), 1);
+  assert_int_equal(atomic_load(&deep.late_record.last_code), HAL_STATUS_OK);
+  assert_true(deep.pending_cancelled);
+  assert_int_equal(deep.pending_calls_at_return, 1);
+  assert_int_equal(atomic_load(&deep.pending_record.last_code),
+                   HAL_STATUS_CANCELLED);
+  assert_int_equal(deep.reached_calls_at_return, 1);
+  hal_timepoint_release(deep.late_handle);
+  hal_semaphore_release(deep.pending);
+  hal_semaphore_release(deep.chain);
+  hal_semaphore_release(deep.relay);
+  hal_semaphore_release(deep.done);
+  hal_semaphore_release(deep.late);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
 
@@ -492,6 +653,8 @@ int main(void) {
       CASE(T5_CancelVsSignal),
       CASE(K12_CallbackReleasesLastReference),
       CASE(K12_CallbackAndSignalerRaceLastRelease),
+      CASE(T2_LongCallbackChainRunsInBoundedStack),
+      CASE(T2_DeepCallbackWaitsForWhatItDeferred),
   };
   return cmocka_run_group_tests_name("timepoint", tests, NULL, NULL);
 }

@@ -16,7 +16,8 @@
 // S2 Sticky failure. hal_semaphore_fail() moves the semaphore to a failed
 //    state that never clears; the first failure's status (code and message)
 //    is kept. Query returns a copy of it; every current and future wait
-//    returns a copy of it; queue work waiting on the semaphore fails its
+//    returns a copy of it, also one for a value reached before the
+//    failure (and a callback added then gets it); queue work waiting on the semaphore fails its
 //    own signal semaphores with a status that names the cause, and never
 //    runs if the failure is known when it is issued. Work already ordered
 //    behind the signaling work on the device (its wait kept as a device
@@ -132,9 +133,11 @@ hal_semaphore_query(hal_semaphore_t* semaphore, uint64_t* out_value);
 
 // Host signal to |new_value|, which must be greater than the current value
 // and <= HAL_SEMAPHORE_MAX_VALUE (else INVALID_ARGUMENT, nothing changed).
-// Signaling a failed semaphore returns a clone of its failure. Runs the
+// Signaling a failed semaphore returns a clone of its failure, whatever
+// the value (below the current one too), except a value past
+// HAL_SEMAPHORE_MAX_VALUE, which is INVALID_ARGUMENT first. Runs the
 // callbacks that became due on the calling thread, after the lock is
-// dropped.
+// dropped (nested in a callback, timepoint.h T2 bounds how deep).
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_semaphore_signal(hal_semaphore_t* semaphore, uint64_t new_value);
 

@@ -238,9 +238,13 @@ HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint) {
 // (an |order_key|) never wait in the list: the queue-order scheme
 // (semaphore.c) counts on them being handed over before their signal's
 // batch ends; they are the HAL's own and nest no deeper than a queue's
-// hand-over. A host wait on this thread runs the list before it blocks
-// (hal_sync_timepoints_run_deferred), so a callback that waits for what a
-// callback it deferred would do does not wait forever.
+// hand-over. A host wait on this thread runs the list, one callback at a
+// time until its values are reached, before it blocks
+// (hal_sync_timepoints_run_one_deferred), so a callback that waits for
+// what a callback it deferred would do does not wait forever. Those run
+// nested in the wait, in order, so the ones deferred before what it waits
+// for too: a chain whose links wait in their callbacks nests in those
+// waits, up to as deep as it is long, as it did without the bound.
 #define HAL_SYNC_CALLBACK_NEST_MAX 16
 
 static _Thread_local struct {
@@ -263,21 +267,24 @@ static void hal_sync_timepoint_run_callback(hal_timepoint_t* timepoint,
   --hal_sync_nesting.depth;
 }
 
-bool hal_sync_timepoints_run_deferred(void) {
-  if (!hal_sync_nesting.head)
+bool hal_sync_timepoints_run_one_deferred(void) {
+  hal_timepoint_t* timepoint = hal_sync_nesting.head;
+  if (!timepoint)
     return false;
-  while (hal_sync_nesting.head) {
-    hal_timepoint_t* timepoint = hal_sync_nesting.head;
-    hal_sync_nesting.head = timepoint->next_resolved;
-    if (!hal_sync_nesting.head)
-      hal_sync_nesting.tail = NULL;
-    timepoint->next_resolved = NULL;
-    hal_status_t status = timepoint->deferred_status;
-    timepoint->deferred_status = HAL_OK;
-    hal_sync_timepoint_run_callback(timepoint, status);
-    hal_status_free(status);
-  }
+  hal_sync_nesting.head = timepoint->next_resolved;
+  if (!hal_sync_nesting.head)
+    hal_sync_nesting.tail = NULL;
+  timepoint->next_resolved = NULL;
+  hal_status_t status = timepoint->deferred_status;
+  timepoint->deferred_status = HAL_OK;
+  hal_sync_timepoint_run_callback(timepoint, status);
+  hal_status_free(status);
   return true;
+}
+
+static void hal_sync_timepoints_run_deferred(void) {
+  while (hal_sync_timepoints_run_one_deferred()) {
+  }
 }
 
 void hal_sync_timepoint_notify_and_release(hal_timepoint_t* timepoint,

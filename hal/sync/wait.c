@@ -278,10 +278,10 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
   if (hal_sync_wait_fast_path(mode, count, semaphores, values))
     return HAL_OK;
   // In a callback past the nesting bound: what it deferred may be what
-  // this wait is for.
-  if (hal_sync_timepoints_run_deferred() &&
-      hal_sync_wait_fast_path(mode, count, semaphores, values)) {
-    return HAL_OK;
+  // this wait is for. Run no more of it than that takes.
+  while (hal_sync_timepoints_run_one_deferred()) {
+    if (hal_sync_wait_fast_path(mode, count, semaphores, values))
+      return HAL_OK;
   }
   bool clamped = false;
   HAL_RETURN_IF_ERROR(hal_sync_clamp_deadline(&deadline_ns, &clamped));

@@ -17,11 +17,11 @@
 //    state that never clears; the first failure's status (code and message)
 //    is kept. Query returns a copy of it; every current and future wait
 //    returns a copy of it, also one for a value reached before the
-//    failure (and a callback added then gets it); queue work waiting on the semaphore fails its
-//    own signal semaphores with a status that names the cause, and never
-//    runs if the failure is known when it is issued. Work already ordered
-//    behind the signaling work on the device (its wait kept as a device
-//    event) may have run when the signaling work's failure comes only
+//    failure (and a callback added then gets it); queue work waiting on the
+//    semaphore fails its own signal semaphores with a status that names the
+//    cause, and never runs if the failure is known when it is issued. Work
+//    already ordered behind the signaling work on the device (its wait kept as
+//    a device event) may have run when the signaling work's failure comes only
 //    later (a device error reported at completion, or a fail by the host
 //    after the signaling work was issued): its signals fail all the same.
 // S3 Waits. hal_semaphore_wait() and hal_semaphore_list_wait() (ALL or ANY;

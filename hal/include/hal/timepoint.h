@@ -22,8 +22,11 @@
 //    16th returns, in order of resolution (so a chain of callbacks each
 //    signaling the next runs whole within the first signal, in bounded
 //    stack, however long); it is already resolved meanwhile (a cancel
-//    returns false), and a host wait on that thread runs such callbacks
-//    before it blocks.
+//    returns false). A host wait on that thread, a poll too, first runs
+//    such callbacks, in order, until its values are reached. They run
+//    nested in the wait, those deferred before what it waits for too: a
+//    chain whose links wait in their callbacks nests in those waits, up
+//    to as deep as it is long, as a chain did before the bound.
 //    They must not block on GPU work (Q1). Releasing
 //    the last reference to a device from a callback returns at once: the
 //    device's shutdown runs on libhal's release thread, so it never waits

@@ -538,7 +538,8 @@ static void T2_LongCallbackChainRunsInBoundedStack(void** state) {
 
 // Past the bound: a callback that signals a semaphore and then waits for
 // what that semaphore's (deferred) callback does is not left waiting (the
-// wait runs the deferred callbacks first); cancelling a callback it
+// wait runs the deferred callbacks first, and no more of them than its
+// value takes); cancelling a callback it
 // deferred returns false, the callback then running once with the signal's
 // outcome (T5); cancelling a pending one returns true and it has run, and
 // one added at a reached value has run when the add returns.
@@ -562,6 +563,10 @@ typedef struct deep_t {
   int pending_calls_at_return;
   callback_record_t reached_record;
   int reached_calls_at_return;
+  // Deferred behind what the wait is for: the wait leaves it for later.
+  hal_semaphore_t* extra;
+  callback_record_t extra_record;
+  int extra_calls_at_wait_return;
 } deep_t;
 
 enum { kDeepLinks = 40, kDeepWaiter = 30 };
@@ -580,9 +585,11 @@ static void deep_callback(void* user_data, uint64_t value,
     HAL_ASSERT_OK(hal_semaphore_signal(deep->late, 1));
     deep->cancelled = hal_timepoint_cancel(deep->late_handle);
     HAL_ASSERT_OK(hal_semaphore_signal(deep->relay, 1));
+    HAL_ASSERT_OK(hal_semaphore_signal(deep->extra, 1));
     deep->did_wait = true;
     deep->waited = hal_semaphore_wait(
         deep->done, 1, hal_make_timeout_ns(30ll * 1000 * 1000 * 1000));
+    deep->extra_calls_at_wait_return = atomic_load(&deep->extra_record.calls);
     hal_timepoint_t* handle = NULL;
     HAL_ASSERT_OK(hal_semaphore_add_callback(deep->pending, 1, record_callback,
                                              &deep->pending_record, &handle));
@@ -604,6 +611,9 @@ static void T2_DeepCallbackWaitsForWhatItDeferred(void** state) {
   deep.done = hal_test_semaphore(0);
   deep.late = hal_test_semaphore(0);
   deep.pending = hal_test_semaphore(0);
+  deep.extra = hal_test_semaphore(0);
+  HAL_ASSERT_OK(hal_semaphore_add_callback(deep.extra, 1, record_callback,
+                                           &deep.extra_record, NULL));
   for (uint64_t value = 1; value <= kDeepLinks; ++value) {
     HAL_ASSERT_OK(hal_semaphore_add_callback(deep.chain, value, deep_callback,
                                              &deep, NULL));
@@ -616,6 +626,10 @@ static void T2_DeepCallbackWaitsForWhatItDeferred(void** state) {
   assert_int_equal(deep.depth_reached, kDeepLinks);
   assert_true(deep.did_wait);
   HAL_ASSERT_OK(deep.waited);
+  // The wait ran what it needed, not the callback deferred after it, which
+  // ran once the bound's frame returned.
+  assert_int_equal(deep.extra_calls_at_wait_return, 0);
+  assert_int_equal(atomic_load(&deep.extra_record.calls), 1);
   // Deferred past the bound, so already resolved when cancelled: false,
   // and it ran once with OK.
   assert_false(deep.cancelled);
@@ -628,6 +642,7 @@ static void T2_DeepCallbackWaitsForWhatItDeferred(void** state) {
   assert_int_equal(deep.reached_calls_at_return, 1);
   hal_timepoint_release(deep.late_handle);
   hal_semaphore_release(deep.pending);
+  hal_semaphore_release(deep.extra);
   hal_semaphore_release(deep.chain);
   hal_semaphore_release(deep.relay);
   hal_semaphore_release(deep.done);

@@ -374,6 +374,88 @@ CTS_CASE(Dispatch_LayoutItsKernelDoesNotTakeIsRejectedAtCreate) {
   hal_executable_release(executable);
 }
 
+// Where the layout is the caller's word (HIP), an entry point declared with
+// fewer arguments than its kernel takes has its launch refused by a runtime
+// that reads the kernel's own count, as the virtual GPU does: the driver
+// hands it NULL past the dispatch's arguments, never what an earlier
+// dispatch left there. A graph driver's end() fails, a stream driver's
+// submission fails at issue; the device goes on.
+CTS_CASE(Dispatch_EntryPointDeclaredWithFewerArgumentsIsRefusedAtLaunch) {
+  fixture_t* f = *state;
+  if (!getenv("VGPU_STRICT")) {
+    HAL_TEST_SKIP(
+        "a real runtime launching a kernel with fewer arguments than it "
+        "takes reads past them (undefined); the virtual GPU's runs, which "
+        "set VGPU_STRICT, refuse it");
+  }
+  const hal_kernel_image_t* image = hal_kernel_image_for(f->device, NULL);
+  assert_non_null(image);
+  // fill_u32 takes one binding and two constants; declared with one.
+  hal_entry_point_params_t short_entry = {"fill_u32", 1, 1};
+  hal_executable_params_t params = {
+      .format = image->format,
+      .data = image->data,
+      .data_size = image->size,
+      .entry_point_count = 1,
+      .entry_points = &short_entry,
+  };
+  hal_executable_t* short_executable = NULL;
+  hal_status_t created =
+      hal_device_create_executable(f->device, &params, &short_executable);
+  if (hal_status_code(created) == HAL_STATUS_INVALID_ARGUMENT) {
+    hal_status_free(created);
+    HAL_TEST_SKIP(
+        "this runtime checks a layout at creation "
+        "(Dispatch_LayoutItsKernelDoesNotTakeIsRejectedAtCreate)");
+  }
+  HAL_ASSERT_OK(created);
+  enum { kWords = 64 };
+  hal_buffer_t* data = storage(f, kWords * 4);
+  hal_dispatch_binding_t binding = {data, 0, HAL_WHOLE_BUFFER};
+  uint32_t count[3] = {1, 1, 1};
+  uint32_t size[3] = {kWords, 1, 1};
+  for (uint32_t round = 0; round < 3; ++round) {
+    // A right dispatch first, ended and issued just before the short one,
+    // so the short one's missing slot is where the right one's was.
+    uint32_t good_value = 0x600D0000u + round;
+    uint32_t constants[2] = {good_value, kWords};
+    hal_command_buffer_t* good =
+        cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    HAL_ASSERT_OK(hal_command_buffer_dispatch(good, f->executable,
+                                              HAL_KERNEL_FILL_U32, count, size,
+                                              constants, 2, &binding, 1));
+    HAL_ASSERT_OK(hal_command_buffer_end(good));
+    uint32_t short_constant = 0xBAD00000u + round;
+    hal_command_buffer_t* bad =
+        cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    HAL_ASSERT_OK(hal_command_buffer_dispatch(bad, short_executable, 0, count,
+                                              size, &short_constant, 1,
+                                              &binding, 1));
+    hal_status_t ended = hal_command_buffer_end(bad);
+    hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+    HAL_ASSERT_OK(cts_submit(f->device, 0, NULL, 0, good, done, 1));
+    if (ended == HAL_OK) {
+      HAL_ASSERT_OK(cts_submit(f->device, 0, done, 1, bad, done, 2));
+      hal_status_t launched = cts_wait(done, 2);
+      if (launched == HAL_OK)
+        fail_msg("round %u: a launch short of an argument ran", round);
+      hal_status_free(launched);
+    } else {
+      hal_status_free(ended);  // a graph driver's kernel node
+      HAL_ASSERT_OK(cts_wait(done, 1));
+    }
+    uint32_t words[kWords];
+    HAL_ASSERT_OK(hal_buffer_read(data, 0, words, sizeof(words)));
+    for (int i = 0; i < kWords; ++i)
+      assert_int_equal(words[i], good_value);
+    hal_semaphore_release(done);
+    hal_command_buffer_release(bad);
+    hal_command_buffer_release(good);
+  }
+  hal_executable_release(short_executable);
+  hal_buffer_release(data);
+}
+
 CTS_CASE(Dispatch_BadDispatchesAreRejectedAtRecord) {
   fixture_t* f = *state;
   hal_buffer_t* data = storage(f, 256);
@@ -506,6 +588,7 @@ int main(void) {
       CASE(Dispatch_ManyDispatchesWithBarriers),
       CASE(Dispatch_BadExecutablesAreRejectedAtCreate),
       CASE(Dispatch_LayoutItsKernelDoesNotTakeIsRejectedAtCreate),
+      CASE(Dispatch_EntryPointDeclaredWithFewerArgumentsIsRefusedAtLaunch),
       CASE(Dispatch_BadDispatchesAreRejectedAtRecord),
       CASE(Dispatch_ExecutableReleasedWhileInUse),
   };

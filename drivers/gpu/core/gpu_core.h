@@ -382,10 +382,14 @@ hal_status_t gpu_executable_create(gpu_device_t* device,
 
 // The vendor launch of a recorded dispatch. |args| point into this struct
 // and into the op, so it lives as long as the launch call (vendors copy
-// kernelParams at launch and at kernel-node creation).
+// kernelParams at launch and at kernel-node creation). The slots past the
+// dispatch's arguments are NULL, one at least: a runtime that reads as
+// many as the kernel takes, for an entry point declared with fewer (HIP
+// cannot check a layout at creation), reads NULL where it can refuse the
+// launch (the virtual GPU does), never what an earlier dispatch left.
 typedef struct gpu_dispatch_args_t {
   gpu_device_ptr_t addresses[HAL_MAX_DISPATCH_BINDINGS];
-  void* args[HAL_MAX_DISPATCH_BINDINGS + HAL_MAX_DISPATCH_CONSTANTS];
+  void* args[HAL_MAX_DISPATCH_BINDINGS + HAL_MAX_DISPATCH_CONSTANTS + 1];
   gpu_kernel_launch_t launch;
 } gpu_dispatch_args_t;
 // FAILED_PRECONDITION for a binding whose queue-ordered memory is not alive.

@@ -150,6 +150,7 @@ hal_status_t gpu_dispatch_prepare(const hal_op_t* op,
   for (uint32_t i = 0; i < op->dispatch.constant_count; ++i) {
     out->args[arg++] = (void*)&op->dispatch.constants[i];
   }
+  memset(&out->args[arg], 0, (HAL_ARRAYSIZE(out->args) - arg) * sizeof(void*));
   memset(&out->launch, 0, sizeof(out->launch));
   out->launch.function = executable->functions[op->dispatch.entry_point];
   for (int i = 0; i < 3; ++i) {

@@ -148,7 +148,8 @@ typedef struct hal_memory_stats_t {
 // Allocates a buffer of |byte_length| (> 0) bytes. A memory type with neither
 // DEVICE_LOCAL nor HOST_VISIBLE, an empty usage, unknown bits, MAPPING without
 // HOST_VISIBLE, or 0 bytes are INVALID_ARGUMENT; a size the device cannot hold
-// is RESOURCE_EXHAUSTED (OUT_OF_RANGE past the address space); each says why.
+// is RESOURCE_EXHAUSTED (OUT_OF_RANGE past the host's address space, a size
+// above SIZE_MAX, which only a 32-bit host has); each says why.
 // An allocation that runs out of memory while released buffers are still being
 // destroyed (see above) waits for those destroys (up to 10 s) and tries once
 // more, so memory whose last use was seen signaled is available to it; memory

@@ -71,8 +71,9 @@
 // memory. A chain of them (each resume emplacing the token the next one
 // awaits) runs there in order, nested no deeper than the bound on inline
 // resumes, however long the chain; so does a chain resolved by one call on
-// any thread, pool threads included (never on the pool: its workers may all
-// be blocked awaiting the chain).
+// any thread, a pool worker included: it runs on that thread (from a pool
+// task, once the task returns: Handoffs, below), never through the pool's
+// queue, whose workers may all be blocked awaiting the chain.
 //
 // Handoffs. Inside a pool task, what the task hands to other threads
 // (emplace, set-error, await-and-execute, add-to-group, execute) takes

@@ -1490,43 +1490,58 @@ static void group_fault_process_case(void) {
 }
 
 // "async_error_fault": both ranks in this process, whose library fails its
-// first ncclCommGetAsyncError: the channel's check fails naming it (the
-// check could not be made), the next check succeeds, and an all-reduce
-// still agrees on both ranks.
+// first ncclCommGetAsyncError. The communicator's state is then unknown, so
+// the channel's check fails naming the call and aborts the channel, as a
+// failure the library reported would: later checks report the same, the
+// peer's channel fails too, collectives on either fail instead of waiting,
+// and the devices still run other work.
 static void async_error_fault_process_case(void) {
   process_group_t g;
   process_group_open(&g);
-  char text[2048];
+  char first[2048], again[2048];
   hal_status_t check = hal_channel_check(g.channels[0]);
-  hal_status_format(check, text, sizeof(text));
+  hal_status_format(check, first, sizeof(first));
   assert_int_not_equal(hal_status_consume_code(check), HAL_STATUS_OK);
-  if (!strstr(text, "ncclCommGetAsyncError") || !strstr(text, "injected"))
-    fail_msg("a check whose ncclCommGetAsyncError failed said: %s", text);
-  HAL_ASSERT_OK(hal_channel_check(g.channels[0]));
-  HAL_ASSERT_OK(hal_channel_check(g.channels[1]));
+  if (!strstr(first, "ncclCommGetAsyncError") || !strstr(first, "injected") ||
+      !strstr(first, "aborted on this rank"))
+    fail_msg("a check whose ncclCommGetAsyncError failed said: %s", first);
+  check = hal_channel_check(g.channels[0]);
+  hal_status_format(check, again, sizeof(again));
+  assert_int_not_equal(hal_status_consume_code(check), HAL_STATUS_OK);
+  if (!strstr(again, "ncclCommGetAsyncError"))
+    fail_msg("the next check of the aborted channel said: %s", again);
+  check = hal_channel_check(g.channels[1]);
+  assert_int_not_equal(hal_status_consume_code(check), HAL_STATUS_OK);
   hal_buffer_t* buffers[kRanks] = {g.buffer, device_buffer(g.devices[1], 256)};
   hal_semaphore_t* done[kRanks];
   hal_command_buffer_t* cbs[kRanks];
   for (int r = 0; r < kRanks; ++r) {
-    uint32_t value = (uint32_t)r + 1;
     cbs[r] = r == 0 ? g.cb
                     : cts_begin_command_buffer(
                           g.devices[r], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-    HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cbs[r], buffers[r], 0, 256,
-                                                 &value, sizeof(value)));
-    HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cbs[r]));
     record_small_all_reduce(cbs[r], g.channels[r], buffers[r]);
     HAL_ASSERT_OK(hal_command_buffer_end(cbs[r]));
     done[r] = cts_create_semaphore(g.devices[r], 0);
     submit(g.devices[r], cbs[r], done[r], 1);
   }
   for (int r = 0; r < kRanks; ++r) {
-    HAL_ASSERT_OK(cts_wait(done[r], 1));
-    int32_t words[64];
+    hal_status_t status = cts_wait(done[r], 1);
+    assert_int_not_equal(hal_status_consume_code(status), HAL_STATUS_OK);
+    uint32_t pattern = 0x5A5A0000u + (uint32_t)r;
+    hal_command_buffer_t* fill = cts_begin_command_buffer(
+        g.devices[r], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    HAL_ASSERT_OK(hal_command_buffer_fill_buffer(fill, buffers[r], 0, 256,
+                                                 &pattern, sizeof(pattern)));
+    HAL_ASSERT_OK(hal_command_buffer_end(fill));
+    hal_semaphore_t* filled = cts_create_semaphore(g.devices[r], 0);
+    submit(g.devices[r], fill, filled, 1);
+    HAL_ASSERT_OK(cts_wait(filled, 1));
+    uint32_t words[64];
     HAL_ASSERT_OK(hal_buffer_read(buffers[r], 0, words, sizeof(words)));
     for (size_t i = 0; i < 64; ++i)
-      assert_int_equal(words[i], 3);
-    HAL_ASSERT_OK(hal_channel_check(g.channels[r]));
+      assert_int_equal(words[i], pattern);
+    hal_semaphore_release(filled);
+    hal_command_buffer_release(fill);
     hal_semaphore_release(done[r]);
   }
   hal_command_buffer_release(cbs[1]);
@@ -1716,8 +1731,8 @@ CTS_CASE(Collective_FailedGraphBuildAroundACollectiveNamesItsOps) {
 // by the virtual GPU, in a process of its own so that the fault meets this
 // case's calls only): a failed ncclGroupStart or ncclGroupEnd fails the
 // submission naming it and aborts the channel, so the peer fails instead of
-// waiting for calls that never came; a failed ncclCommGetAsyncError is the
-// check's failure only.
+// waiting for calls that never came; a failed ncclCommGetAsyncError fails
+// the check and aborts the channel, as a reported failure does.
 CTS_CASE(Collective_FailedGroupCallsAbortTheChannel) {
   (void)state;
   if (!getenv("VGPU_CCL_TIMEOUT_MS")) {

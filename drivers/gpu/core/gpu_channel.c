@@ -124,15 +124,32 @@ static void gpu_channel_destroy(hal_channel_t* base) {
   hal_allocator_free(device->base.host_allocator, channel);
 }
 
+static void gpu_channel_abort(gpu_channel_t* channel, hal_status_t reason);
+
+// A check that fails, the library's report of a failed communicator or the
+// failure of its query (the communicator's state then unknown), aborts the
+// channel as the watch does when it finds one (below), whichever finds it
+// first: the failure is what the channel reports from then on, and the
+// peers' collectives end instead of waiting.
 static hal_status_t gpu_channel_check(hal_channel_t* base) {
   gpu_channel_t* channel = gpu_channel_cast(base);
   pthread_mutex_lock(&channel->mutex);
-  hal_status_t status = channel->aborted
-                            ? hal_status_clone(channel->aborted)
-                            : gpu_ccl_comm_check(channel->ccl, channel->comm);
+  hal_status_t aborted = hal_status_clone(channel->aborted);
+  hal_status_t failure =
+      aborted ? HAL_OK : gpu_ccl_comm_check(channel->ccl, channel->comm);
   pthread_mutex_unlock(&channel->mutex);
+  if (failure != HAL_OK) {
+    gpu_channel_abort(
+        channel,
+        hal_status_annotatef(failure,
+                             "the communicator was aborted on this rank for "
+                             "this failure, found by a check"));
+    pthread_mutex_lock(&channel->mutex);
+    aborted = hal_status_clone(channel->aborted);
+    pthread_mutex_unlock(&channel->mutex);
+  }
   return hal_status_annotatef(
-      status, "channel rank %" PRId32 " of %" PRId32 " on device '%s'",
+      aborted, "channel rank %" PRId32 " of %" PRId32 " on device '%s'",
       base->rank, base->rank_count, base->device->info.name);
 }
 

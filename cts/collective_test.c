@@ -1404,6 +1404,29 @@ static void graph_build_process_case(void) {
   process_group_close(&g);
 }
 
+// After a channel's failure its device still runs other work: a fill of
+// |bytes| (at most 512) of |buffer| with a pattern of |salt|, read back.
+static void expect_device_still_fills(hal_device_t* device,
+                                      hal_buffer_t* buffer, uint64_t bytes,
+                                      uint32_t salt) {
+  uint32_t pattern = 0x5A5A0000u + salt;
+  hal_command_buffer_t* fill =
+      cts_begin_command_buffer(device, HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(fill, buffer, 0, bytes, &pattern,
+                                               sizeof(pattern)));
+  HAL_ASSERT_OK(hal_command_buffer_end(fill));
+  hal_semaphore_t* filled = cts_create_semaphore(device, 0);
+  submit(device, fill, filled, 1);
+  HAL_ASSERT_OK(cts_wait(filled, 1));
+  uint32_t words[128];
+  assert_true(bytes <= sizeof(words));
+  HAL_ASSERT_OK(hal_buffer_read(buffer, 0, words, bytes));
+  for (size_t i = 0; i < bytes / 4; ++i)
+    assert_int_equal(words[i], pattern);
+  hal_semaphore_release(filled);
+  hal_command_buffer_release(fill);
+}
+
 // Records on |g|'s rank |r| an exchange with the other rank of 64 int32:
 // a send of |buffer|'s first half, a receive into its second (one group).
 static hal_command_buffer_t* record_exchange(process_group_t* g, int r,
@@ -1462,23 +1485,8 @@ static void group_fault_process_case(void) {
   submit(g.devices[0], later, after, 1);
   HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "aborted on this rank",
                     cts_wait(after, 1));
-  for (int r = 0; r < kRanks; ++r) {
-    uint32_t pattern = 0x5A5A0000u + (uint32_t)r;
-    hal_command_buffer_t* fill = cts_begin_command_buffer(
-        g.devices[r], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-    HAL_ASSERT_OK(hal_command_buffer_fill_buffer(fill, buffers[r], 0, 512,
-                                                 &pattern, sizeof(pattern)));
-    HAL_ASSERT_OK(hal_command_buffer_end(fill));
-    hal_semaphore_t* filled = cts_create_semaphore(g.devices[r], 0);
-    submit(g.devices[r], fill, filled, 1);
-    HAL_ASSERT_OK(cts_wait(filled, 1));
-    uint32_t words[128];
-    HAL_ASSERT_OK(hal_buffer_read(buffers[r], 0, words, sizeof(words)));
-    for (size_t i = 0; i < 128; ++i)
-      assert_int_equal(words[i], pattern);
-    hal_semaphore_release(filled);
-    hal_command_buffer_release(fill);
-  }
+  for (int r = 0; r < kRanks; ++r)
+    expect_device_still_fills(g.devices[r], buffers[r], 512, (uint32_t)r);
   hal_semaphore_release(after);
   hal_command_buffer_release(later);
   for (int r = 0; r < kRanks; ++r) {
@@ -1527,21 +1535,7 @@ static void async_error_fault_process_case(void) {
   for (int r = 0; r < kRanks; ++r) {
     hal_status_t status = cts_wait(done[r], 1);
     assert_int_not_equal(hal_status_consume_code(status), HAL_STATUS_OK);
-    uint32_t pattern = 0x5A5A0000u + (uint32_t)r;
-    hal_command_buffer_t* fill = cts_begin_command_buffer(
-        g.devices[r], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
-    HAL_ASSERT_OK(hal_command_buffer_fill_buffer(fill, buffers[r], 0, 256,
-                                                 &pattern, sizeof(pattern)));
-    HAL_ASSERT_OK(hal_command_buffer_end(fill));
-    hal_semaphore_t* filled = cts_create_semaphore(g.devices[r], 0);
-    submit(g.devices[r], fill, filled, 1);
-    HAL_ASSERT_OK(cts_wait(filled, 1));
-    uint32_t words[64];
-    HAL_ASSERT_OK(hal_buffer_read(buffers[r], 0, words, sizeof(words)));
-    for (size_t i = 0; i < 64; ++i)
-      assert_int_equal(words[i], pattern);
-    hal_semaphore_release(filled);
-    hal_command_buffer_release(fill);
+    expect_device_still_fills(g.devices[r], buffers[r], 256, (uint32_t)r);
     hal_semaphore_release(done[r]);
   }
   hal_command_buffer_release(cbs[1]);

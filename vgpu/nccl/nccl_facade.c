@@ -329,10 +329,10 @@ VGPU_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
 VGPU_EXPORT ncclResult_t ncclGroupStart(void);
 VGPU_EXPORT ncclResult_t ncclGroupEnd(void);
 
-// Enqueuing never waits for the other ranks; inside a group the streams'
-// waits for the calls are held back to the end (vgpu_ccl_group_start), so
-// a group's sends and receives all arrive before any of them is waited
-// for, as NCCL fuses them. An end without a start is refused. An injected
+// Enqueuing never waits for the other ranks; inside a group the calls are
+// held back to the outermost end (vgpu_ccl_group_start), so a group's
+// sends and receives all arrive before any of them is waited for, as NCCL
+// fuses them. An end without a start is refused. An injected
 // fault at a start opens no group; at an end it ends the group all the
 // same, as NCCL's end does when the launch fails, and the outermost end
 // drops the group's calls: none reaches its stream.

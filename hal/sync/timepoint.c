@@ -244,7 +244,7 @@ HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint) {
 // what a callback it deferred would do does not wait forever. Those run
 // nested in the wait, in order, so the ones deferred before what it waits
 // for too: a chain whose links wait in their callbacks nests in those
-// waits, up to as deep as it is long, as it did without the bound.
+// waits, up to as deep as it is long.
 #define HAL_SYNC_CALLBACK_NEST_MAX 16
 
 static _Thread_local struct {

@@ -26,7 +26,7 @@
 //    such callbacks, in order, until its values are reached. They run
 //    nested in the wait, those deferred before what it waits for too: a
 //    chain whose links wait in their callbacks nests in those waits, up
-//    to as deep as it is long, as a chain did before the bound.
+//    to as deep as it is long.
 //    They must not block on GPU work (Q1). Releasing
 //    the last reference to a device from a callback returns at once: the
 //    device's shutdown runs on libhal's release thread, so it never waits

@@ -4,7 +4,8 @@
 usage: gen_call_table.py MACRO OUTPUT SOURCE...
 
 Every exported entry point of a facade starts with VGPU_CU_ENTER(NAME),
-VGPU_HIP_ENTER(NAME), their _SYNC forms, VGPU_NCCL_ENTER(NAME), or vgpu_api_enter(NAME, ...), NAME
+VGPU_HIP_ENTER(NAME), their _SYNC forms, VGPU_NCCL_ENTER(NAME) and its
+_ON_FAULT form, or vgpu_api_enter(NAME, ...), NAME
 a string literal. The sorted, unique list of those names is what VGPU_FAULTS
 rules may name and what VGPU_CALL_COUNTS counts (docs/vgpu.md). A call site
 whose name is not a literal would be missing from the list, so it is an
@@ -16,7 +17,7 @@ import re
 import sys
 
 ENTER = re.compile(
-    r"\b(VGPU_(?:CU|HIP|NCCL)_ENTER(?:_SYNC)?|vgpu_api_enter)\s*\(")
+    r"\b(VGPU_(?:CU|HIP|NCCL)_ENTER(?:_SYNC|_ON_FAULT)?|vgpu_api_enter)\s*\(")
 LITERAL = re.compile(r'\s*"([A-Za-z_][A-Za-z0-9_]*)"')
 
 

@@ -1868,6 +1868,10 @@ void vgpu_ccl_group_start(void) {
   ++ccl_group_tls.depth;
 }
 
+bool vgpu_ccl_group_is_open(void) {
+  return ccl_group_tls.depth > 0;
+}
+
 vgpu_status vgpu_ccl_group_end(void) {
   if (ccl_group_tls.depth == 0)
     return VGPU_ERR_INVALID_VALUE;

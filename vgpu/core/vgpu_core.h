@@ -479,6 +479,9 @@ void vgpu_ccl_group_start(void);
 vgpu_status vgpu_ccl_group_end(void);
 // An end that fails (an injected fault): the group ends all the same, and
 // at the outermost end its held calls are dropped, none put on a stream.
+// Without a group, nothing.
 void vgpu_ccl_group_drop(void);
+// Whether the calling thread is inside a group.
+bool vgpu_ccl_group_is_open(void);
 
 #endif  // VGPU_CORE_H_

@@ -41,7 +41,6 @@ static struct {
 } nccl_comms = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local char nccl_last_error[384];
-static _Thread_local int nccl_group_depth;
 
 static ncclResult_t nccl_fail(ncclResult_t result, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -76,8 +75,9 @@ static ncclResult_t nccl_result(vgpu_status status) {
 }
 
 // K1 and VGPU_FAULTS, as every entry point of the facade (an injected
-// fault is returned as the ncclResult_t it names).
-#define VGPU_NCCL_ENTER(name)                                                \
+// fault is returned as the ncclResult_t it names, after |on_fault|, what
+// the call still does when it fails that way).
+#define VGPU_NCCL_ENTER_ON_FAULT(name, on_fault)                             \
   VGPU_CALL_GUARD(nccl_fail(ncclInternalError,                               \
                             "%s: the runtime is "                            \
                             "unloading",                                     \
@@ -85,11 +85,14 @@ static ncclResult_t nccl_result(vgpu_status status) {
   do {                                                                       \
     int fault_ = 0;                                                          \
     vgpu_status st_ = vgpu_api_enter(name, VGPU_NCCL_FAULT_DEVICE, &fault_); \
-    if (st_ == VGPU_ERR_FAULT)                                               \
+    if (st_ == VGPU_ERR_FAULT) {                                             \
+      on_fault;                                                              \
       return nccl_fail((ncclResult_t)fault_, "%s: injected fault", name);    \
+    }                                                                        \
     if (st_ != VGPU_OK)                                                      \
       return nccl_fail(nccl_result(st_), "%s: not permitted here", name);    \
   } while (0)
+#define VGPU_NCCL_ENTER(name) VGPU_NCCL_ENTER_ON_FAULT(name, (void)0)
 
 static vgpu_ccl_comm* nccl_comm_get(ncclComm_t handle) {
   vgpu_ccl_comm* found = NULL;
@@ -338,29 +341,14 @@ VGPU_EXPORT ncclResult_t ncclGroupEnd(void);
 // drops the group's calls: none reaches its stream.
 VGPU_EXPORT ncclResult_t ncclGroupStart(void) {
   VGPU_NCCL_ENTER("ncclGroupStart");
-  ++nccl_group_depth;
   vgpu_ccl_group_start();
   return ncclSuccess;
 }
 
 VGPU_EXPORT ncclResult_t ncclGroupEnd(void) {
-  VGPU_CALL_GUARD(
-      nccl_fail(ncclInternalError, "ncclGroupEnd: the runtime is unloading"));
-  int fault = 0;
-  vgpu_status entered =
-      vgpu_api_enter("ncclGroupEnd", VGPU_NCCL_FAULT_DEVICE, &fault);
-  if (entered == VGPU_ERR_FAULT) {
-    if (nccl_group_depth > 0) {
-      --nccl_group_depth;
-      vgpu_ccl_group_drop();
-    }
-    return nccl_fail((ncclResult_t)fault, "ncclGroupEnd: injected fault");
-  }
-  if (entered != VGPU_OK)
-    return nccl_fail(nccl_result(entered), "ncclGroupEnd: not permitted here");
-  if (nccl_group_depth == 0)
+  VGPU_NCCL_ENTER_ON_FAULT("ncclGroupEnd", vgpu_ccl_group_drop());
+  if (!vgpu_ccl_group_is_open())
     return nccl_fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
-  --nccl_group_depth;
   vgpu_status st = vgpu_ccl_group_end();
   if (st != VGPU_OK)
     return nccl_fail(nccl_result(st),

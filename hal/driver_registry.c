@@ -505,6 +505,16 @@ static hal_status_t hal_registry_add_file(hal_driver_registry_t* registry,
     hal_registry_debug(registry, "%s: not loaded: its name holds ':'", path);
     return HAL_OK;
   }
+  if (strlen(name) >= HAL_DRIVER_NAME_MAX) {
+    // A driver keeps its name in HAL_DRIVER_NAME_MAX bytes: a longer one
+    // would be listed under one name and created under another.
+    entry->record.load_status = hal_make_status(
+        HAL_STATUS_INVALID_ARGUMENT,
+        "plugin %s: a driver name is at most %d bytes, this one is %zu", path,
+        HAL_DRIVER_NAME_MAX - 1, strlen(name));
+    hal_registry_debug(registry, "%s: not loaded: its name is too long", path);
+    return HAL_OK;
+  }
   char reason[1024];
   if (hal_registry_filtered(registry, name, reason, sizeof(reason))) {
     entry->record.load_status =

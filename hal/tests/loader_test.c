@@ -395,7 +395,7 @@ static void Loader_DuplicateNamesFirstOnPathWins(void** state) {
 // A plugin file whose name no device URI could carry (a ':', where a URI
 // ends the driver's name) is listed as refused, never loaded; a file named
 // "hal-driver-.so" has no driver name and is no plugin, which the loader's
-// debug output says.
+// debug output says. A name longer than a driver can hold is refused too.
 static void Loader_NamesNoUriCanHoldAreRefused(void** state) {
   char dir[1024], plugin[1024], odd[1024];
   make_plugin_dir(*state, "dir", dir, plugin, sizeof(dir));
@@ -403,6 +403,11 @@ static void Loader_NamesNoUriCanHoldAreRefused(void** state) {
   uint8_t* bytes = read_test_plugin(&plugin_size);
   write_plugin_file(dir, "test:x", bytes, plugin_size, odd, sizeof(odd));
   write_plugin_file(dir, "", bytes, plugin_size, odd, sizeof(odd));
+  // One byte past what a driver can hold with its NUL.
+  char long_name[HAL_DRIVER_NAME_MAX + 1];
+  memset(long_name, 'L', HAL_DRIVER_NAME_MAX);
+  long_name[HAL_DRIVER_NAME_MAX] = '\0';
+  write_plugin_file(dir, long_name, bytes, plugin_size, odd, sizeof(odd));
   free(bytes);
   hal_driver_registry_options_t options = {.search_path = dir,
                                            .skip_install_dir = true};
@@ -416,7 +421,13 @@ static void Loader_NamesNoUriCanHoldAreRefused(void** state) {
   char log[16384];
   hal_test_stderr_capture_end(&capture, log, sizeof(log));
   HAL_ASSERT_OK(status);
-  assert_int_equal(hal_driver_registry_plugin_count(registry), 2);
+  assert_int_equal(hal_driver_registry_plugin_count(registry), 3);
+  const hal_plugin_record_t* too_long = find_record(registry, long_name, 0);
+  assert_non_null(too_long);
+  assert_int_equal(hal_status_code(too_long->load_status),
+                   HAL_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(hal_status_message(too_long->load_status),
+                         "a driver name is at most 63 bytes, this one is 64"));
   const hal_plugin_record_t* refused = find_record(registry, "test:x", 0);
   assert_non_null(refused);
   assert_int_equal(hal_status_code(refused->load_status),

@@ -14,14 +14,15 @@
 // A plugin is a file named hal-driver-<name>.so, <name> not empty; the same
 // file reached twice (by realpath) is listed once. A <name> holding ':' is
 // listed as refused (INVALID_ARGUMENT), never loaded: a device URI ends the
-// driver's name there. Each one found is checked against its own
-// ELF headers (a truncated ELF file or one for another machine is listed as
-// broken, never dlopen()ed; a file that is no ELF at all is left to dlopen,
-// which refuses it from its first bytes before mapping anything, and is
-// listed as broken with dlopen's message), then loaded (dlopen,
-// RTLD_LOCAL) and its entry point queried
-// at registry creation, so a listing can say why a broken plugin is broken.
-// Plugin code other than the entry point runs only when a driver is created.
+// driver's name there. So is a <name> of HAL_DRIVER_NAME_MAX bytes or more:
+// a driver holds its name in HAL_DRIVER_NAME_MAX bytes with the NUL. Each one
+// found is checked against its own ELF headers (a truncated ELF file or one for
+// another machine is listed as broken, never dlopen()ed; a file that is no ELF
+// at all is left to dlopen, which refuses it from its first bytes before
+// mapping anything, and is listed as broken with dlopen's message), then loaded
+// (dlopen, RTLD_LOCAL) and its entry point queried at registry creation, so a
+// listing can say why a broken plugin is broken. Plugin code other than the
+// entry point runs only when a driver is created.
 //
 // Loader switches, read at registry creation: HAL_DRIVERS_SELECT and
 // HAL_DRIVERS_DISABLE (comma-separated fnmatch globs over driver names, each

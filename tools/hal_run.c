@@ -60,16 +60,57 @@ static bool hal_run_verbose;
 // Set by --json: listings as one JSON document on stdout.
 static bool hal_run_json;
 
-// |text| as a JSON string.
+// The length of the well-formed UTF-8 sequence at |c| (RFC 3629: no
+// overlong forms, no surrogates, nothing past U+10FFFF), or 0.
+static size_t hal_run_utf8_length(const unsigned char* c) {
+  size_t length;
+  unsigned char low = 0x80, high = 0xBF;  // the second byte's range
+  if (c[0] >= 0xC2 && c[0] <= 0xDF) {
+    length = 2;
+  } else if (c[0] >= 0xE0 && c[0] <= 0xEF) {
+    length = 3;
+    if (c[0] == 0xE0)
+      low = 0xA0;
+    if (c[0] == 0xED)
+      high = 0x9F;
+  } else if (c[0] >= 0xF0 && c[0] <= 0xF4) {
+    length = 4;
+    if (c[0] == 0xF0)
+      low = 0x90;
+    if (c[0] == 0xF4)
+      high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (c[1] < low || c[1] > high)
+    return 0;
+  for (size_t i = 2; i < length; ++i) {
+    if (c[i] < 0x80 || c[i] > 0xBF)
+      return 0;
+  }
+  return length;
+}
+
+// |text| as a JSON string. Paths and names are bytes, JSON text is UTF-8:
+// a byte that starts no well-formed UTF-8 sequence is written as U+FFFD.
 static void hal_run_json_string(const char* text) {
   putchar('"');
-  for (const unsigned char* c = (const unsigned char*)text; *c; ++c) {
+  for (const unsigned char* c = (const unsigned char*)text; *c;) {
     if (*c == '"' || *c == '\\') {
-      printf("\\%c", *c);
+      printf("\\%c", *c++);
     } else if (*c < 0x20) {
-      printf("\\u%04x", *c);
+      printf("\\u%04x", *c++);
+    } else if (*c < 0x80) {
+      putchar(*c++);
     } else {
-      putchar(*c);
+      size_t length = hal_run_utf8_length(c);
+      if (length == 0) {
+        fputs("\\ufffd", stdout);
+        ++c;
+      } else {
+        fwrite(c, 1, length, stdout);
+        c += length;
+      }
     }
   }
   putchar('"');
@@ -121,7 +162,9 @@ static void hal_run_print_usage(FILE* stream) {
       "                        runtime (its library, whether it\n"
       "                        is the virtual GPU, driver and runtime\n"
       "                        versions)\n"
-      "  --json                the listings above as JSON on stdout\n"
+      "  --json                the listings above as JSON on stdout (a\n"
+      "                        byte of a path or name that is not UTF-8\n"
+      "                        as U+FFFD)\n"
       "  --trace=FILE          write a trace of the run to FILE (Chrome\n"
       "                        Trace Event JSON: Perfetto UI, "
       "chrome://tracing;\n"
@@ -503,18 +546,24 @@ static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
 }
 
 // The drivers that loaded (neither shadowed nor broken), in search order,
-// into |names| (at most |capacity|); returns their count.
-static size_t hal_run_usable_drivers(const hal_driver_registry_t* registry,
-                                     const char** names, size_t capacity) {
-  size_t count = 0;
+// however many: their names into |*out_names| (free() it; the names are
+// the registry's), their count returned. NULL when out of memory (said).
+static const char** hal_run_usable_drivers(
+    const hal_driver_registry_t* registry, size_t* out_count) {
   size_t plugins = hal_driver_registry_plugin_count(registry);
-  for (size_t i = 0; i < plugins && count < capacity; ++i) {
+  const char** names = calloc(plugins + 1, sizeof(*names));
+  *out_count = 0;
+  if (!names) {
+    fprintf(stderr, "hal-run: out of memory listing %zu driver(s)\n", plugins);
+    return NULL;
+  }
+  for (size_t i = 0; i < plugins; ++i) {
     const hal_plugin_record_t* record =
         hal_driver_registry_plugin_at(registry, i);
     if (!record->shadowed_by && !record->load_status)
-      names[count++] = record->name;
+      names[(*out_count)++] = record->name;
   }
-  return count;
+  return names;
 }
 
 // Prints one device of |driver|: a line (and with |dump| its properties),
@@ -697,8 +746,12 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
         "",
         hal_run_list_driver_devices(paths, registry, driver_name, dump, true));
   } else {
-    const char* names[64];
-    size_t count = hal_run_usable_drivers(registry, names, 64);
+    size_t count = 0;
+    const char** names = hal_run_usable_drivers(registry, &count);
+    if (!names) {
+      hal_driver_registry_free(registry);
+      return HAL_RUN_EXIT_FAILURE;
+    }
     uint32_t listed = 0;
     for (size_t i = 0; i < count; ++i) {
       status =
@@ -714,6 +767,7 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
         ++listed;
       }
     }
+    free(names);
     // A listing of every driver succeeds when one of them lists devices;
     // the others were reported.
     if (listed == 0) {
@@ -729,17 +783,34 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
   return exit_code;
 }
 
+static hal_status_t hal_run_pipeline_on_driver(const hal_run_paths_t* paths,
+                                               hal_driver_registry_t* registry,
+                                               const char* uri,
+                                               const char* driver_name);
+
 // Runs the pipeline on the device |uri| names (a driver name alone: its
 // device 0); prints its summary line.
 static hal_status_t hal_run_pipeline_on(const hal_run_paths_t* paths,
                                         hal_driver_registry_t* registry,
                                         const char* uri) {
-  char driver_name[HAL_DRIVER_NAME_MAX];
+  // Whole, however long: a name no driver can hold is then not found as
+  // given, not as a prefix of it.
   size_t name_length = strcspn(uri, ":");
-  if (name_length >= sizeof(driver_name))
-    name_length = sizeof(driver_name) - 1;
+  char* driver_name = malloc(name_length + 1);
+  if (!driver_name)
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   memcpy(driver_name, uri, name_length);
   driver_name[name_length] = '\0';
+  hal_status_t status =
+      hal_run_pipeline_on_driver(paths, registry, uri, driver_name);
+  free(driver_name);
+  return status;
+}
+
+static hal_status_t hal_run_pipeline_on_driver(const hal_run_paths_t* paths,
+                                               hal_driver_registry_t* registry,
+                                               const char* uri,
+                                               const char* driver_name) {
   // The driver first, choosing its runtime; then the device by its URI
   // (the library parses it), on the runtime chosen.
   hal_driver_t* driver = NULL;
@@ -786,8 +857,12 @@ static int hal_run_pipeline(const hal_run_paths_t* paths,
     exit_code = hal_run_report(
         "pipeline failed: ", hal_run_pipeline_on(paths, registry, driver_name));
   } else {
-    const char* names[64];
-    size_t count = hal_run_usable_drivers(registry, names, 64);
+    size_t count = 0;
+    const char** names = hal_run_usable_drivers(registry, &count);
+    if (!names) {
+      hal_driver_registry_free(registry);
+      return HAL_RUN_EXIT_FAILURE;
+    }
     uint32_t ran = (uint32_t)count, failed = 0;
     for (size_t i = 0; i < count; ++i) {
       status = hal_run_pipeline_on(paths, registry, names[i]);
@@ -799,6 +874,7 @@ static int hal_run_pipeline(const hal_run_paths_t* paths,
         hal_status_free(status);
       }
     }
+    free(names);
     printf("pipeline: %u driver(s) passed, %u failed\n", ran - failed, failed);
     if (ran == 0) {
       fprintf(stderr, "hal-run: no usable driver found\n");
@@ -826,11 +902,17 @@ static int hal_run_ranks(const hal_run_paths_t* paths, const char* driver_name,
   hal_driver_registry_t* registry = hal_run_open_registry(paths);
   if (!registry)
     return HAL_RUN_EXIT_FAILURE;
-  const char* names[64];
   size_t count = 1;
-  names[0] = driver_name;
-  if (all)
-    count = hal_run_usable_drivers(registry, names, 64);
+  const char** names = all ? hal_run_usable_drivers(registry, &count)
+                           : calloc(1, sizeof(*names));
+  if (!names) {
+    if (!all)
+      fprintf(stderr, "hal-run: out of memory\n");
+    hal_driver_registry_free(registry);
+    return HAL_RUN_EXIT_FAILURE;
+  }
+  if (!all)
+    names[0] = driver_name;
   uint32_t passed = 0, failed = 0, skipped = 0;
   int exit_code = HAL_RUN_EXIT_OK;
   for (size_t i = 0; i < count; ++i) {
@@ -878,6 +960,7 @@ static int hal_run_ranks(const hal_run_paths_t* paths, const char* driver_name,
     if (failed || passed == 0)
       exit_code = HAL_RUN_EXIT_FAILURE;
   }
+  free(names);
   hal_driver_registry_free(registry);
   return exit_code;
 }

@@ -1,16 +1,19 @@
 #!/bin/sh
 # hal-run's command line: listings, exit codes, error messages.
 # usage: hal_run_test.sh HAL_RUN TEST_PLUGIN_DIR BUILT_DRIVER_COUNT HAVE_CCL
+#                        BY_FILE_PLUGIN
 set -u
 hal_run=$1
 plugin_dir=$2
 driver_count=${3:-0}
 have_ccl=${4:-0}
+by_file_plugin=${5:-}
 passed=0
 failed=0
 out=$(mktemp)
 err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+scratch=$(mktemp -d)
+trap 'rm -rf "$out" "$err" "$scratch"' EXIT
 
 # check NAME EXPECTED_EXIT PATTERN_STDOUT PATTERN_STDERR -- COMMAND...
 check() {
@@ -144,6 +147,39 @@ t = [x for x in d[\"drivers\"] if x[\"name\"] == \"test\"][0]
 assert [v[\"uri\"] for v in t[\"devices\"]] == [\"test://0\", \"test://1\"]
 assert [x for x in d[\"drivers\"] if x[\"name\"] == \"test_no_devices\"][0][\"error\"]
 print(\"ok\")'"
+# More usable drivers than any fixed table holds: 70 copies of a plugin
+# named by its file, each its own driver; every one is listed.
+if [ -n "$by_file_plugin" ]; then
+  many="$scratch/many"
+  mkdir "$many"
+  for i in $(seq -w 0 69); do
+    cp "$by_file_plugin" "$many/hal-driver-many$i.so"
+  done
+  check many_drivers_list_devices 0 "^ *many69://1 *test-device-1" "" -- \
+    env HAL_DRIVER_PATH="$many" "$hal_run" --list-devices
+  check many_drivers_json 0 "^70 drivers, 140 devices\$" "" -- sh -c "HAL_DRIVER_PATH='$many' \"$hal_run\" --list-devices --json |
+    python3 -c 'import json, sys
+d = [x for x in json.load(sys.stdin)[\"drivers\"] if x[\"name\"].startswith(\"many\")]
+print(len(d), \"drivers,\", sum(len(x[\"devices\"]) for x in d), \"devices\")'"
+  # Paths are bytes, JSON is UTF-8: a byte that is not UTF-8 is U+FFFD,
+  # well-formed UTF-8 stays as it is.
+  odd="$scratch/$(printf 'bad\351\300\257 good\303\251')"
+  mkdir "$odd"
+  cp "$by_file_plugin" "$odd/hal-driver-$(printf 'x\377').so"
+  check json_not_utf8 0 "^ok\$" "" -- sh -c "HAL_DRIVER_PATH='$odd' \"$hal_run\" --list-drivers --json |
+    python3 -c 'import json, sys
+d = json.loads(sys.stdin.buffer.read().decode(\"utf-8\"))
+assert any(p.endswith(\"bad\\ufffd\\ufffd\\ufffd good\\u00e9\") for p in d[\"directories\"]), d
+assert any(p[\"name\"] == \"x\\ufffd\" for p in d[\"drivers\"]), d
+print(\"ok\")'"
+else
+  echo "skip many_drivers, json_not_utf8: no plugin named by its file given"
+fi
+# A driver name longer than a driver can hold is not found as given.
+long_name=$(printf 'L%.0s' $(seq 70))
+check long_driver_name 1 "" "no driver named '$long_name'" -- \
+  "$hal_run" --device="$long_name://0"
+
 # Output that cannot be written is a failure, said on stderr.
 check list_devices_full 1 "" "writing to stdout failed: No space left on device" -- \
   sh -c "\"$hal_run\" --list-devices >/dev/full"

@@ -10,6 +10,9 @@
 //   TEST_PLUGIN_NAME         driver name (must match the file name)
 //   TEST_PLUGIN_ABI_VERSION  ABI version to report (default: the host's)
 //   TEST_PLUGIN_DEVICE_COUNT devices to report (default 2)
+//   TEST_PLUGIN_NAME_FROM_FILE  the name is the one of the file it is loaded
+//                            from (hal-driver-NAME.so), so that copies of
+//                            one build are as many drivers
 // and told at run time by HAL_TEST_PLUGIN_FAIL_CREATE (creating the driver
 // fails) and HAL_TEST_PLUGIN_NO_UUID (its devices have no UUID).
 
@@ -21,7 +24,11 @@
 #include "hal/impl/recording.h"
 #include "hal/plugin.h"
 
-#ifndef TEST_PLUGIN_NAME
+#if defined(TEST_PLUGIN_NAME_FROM_FILE)
+#include <dlfcn.h>
+static char test_plugin_name[HAL_DRIVER_NAME_MAX];
+#define TEST_PLUGIN_NAME test_plugin_name
+#elif !defined(TEST_PLUGIN_NAME)
 #define TEST_PLUGIN_NAME "test"
 #endif
 #ifndef TEST_PLUGIN_ABI_VERSION
@@ -318,7 +325,11 @@ static hal_status_t test_plugin_create_driver(hal_allocator_t host_allocator,
   return HAL_OK;
 }
 
+#if defined(TEST_PLUGIN_NAME_FROM_FILE)
+static hal_plugin_t test_plugin = {
+#else
 static const hal_plugin_t test_plugin = {
+#endif
     .abi_version = TEST_PLUGIN_ABI_VERSION,
     .struct_size = sizeof(hal_plugin_t),
     .driver_name = TEST_PLUGIN_NAME,
@@ -331,5 +342,19 @@ HAL_PLUGIN_EXPORT const hal_plugin_t* hal_plugin_query(
 
 HAL_PLUGIN_EXPORT const hal_plugin_t* hal_plugin_query(
     uint32_t host_abi_version) {
+#if defined(TEST_PLUGIN_NAME_FROM_FILE)
+  // Each copy of the file is its own load, with its own name.
+  Dl_info info;
+  if (!dladdr((void*)&test_plugin, &info) || !info.dli_fname)
+    return NULL;
+  const char* base = strrchr(info.dli_fname, '/');
+  base = base ? base + 1 : info.dli_fname;
+  const char* prefix = "hal-driver-";
+  size_t length = strlen(base);
+  if (strncmp(base, prefix, strlen(prefix)) != 0 || length < 15)
+    return NULL;
+  snprintf(test_plugin_name, sizeof(test_plugin_name), "%.*s",
+           (int)(length - strlen(prefix) - 3), base + strlen(prefix));
+#endif
   return &test_plugin;
 }

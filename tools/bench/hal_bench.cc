@@ -60,6 +60,7 @@ namespace {
 
 constexpr double kNoisySpread = 0.25;
 constexpr int kDefaultRepetitions = 15;
+constexpr int kMaxRepetitions = 1000000;
 constexpr uint32_t kParked = 100000;
 // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD (cuda.h is not included here).
 constexpr int kReleaseThresholdAttribute = 4;
@@ -1706,6 +1707,7 @@ benchmark::internal::Benchmark* Register(const char* name,
 
 int main(int argc, char** argv) {
   const char* json_path = nullptr;
+  bool list = false;
   int repetitions = kDefaultRepetitions;
   std::vector<char*> args = {argv[0]};
   std::string repetitions_flag, interleave_flag =
@@ -1716,37 +1718,21 @@ int main(int argc, char** argv) {
     if (arg.rfind("--json=", 0) == 0) {
       json_path = argv[i] + 7;
     } else if (arg == "--list") {
-      for (const Figure& figure : kFigures) {
-        if (std::isnan(figure.target)) {
-          std::printf("%-28s %s (reported)\n", figure.key, figure.what);
-        } else {
-          std::printf("%-28s %s (%s %g)\n", figure.key, figure.what,
-                      figure.higher_is_better ? ">=" : "<=", figure.target);
-        }
-      }
-      std::printf(
-          "%-28s heap allocations by libhal and its drivers per warm "
-          "submission (0)\n",
-          "warm_submit_allocations");
-      std::printf("%-28s heap bytes per parked submission (<= 512)\n",
-                  "bytes_per_parked_submission");
-      std::printf("%-28s heap bytes per further wait (reported)\n",
-                  "bytes_per_pending_wait");
-      std::printf("%-28s heap bytes per device semaphore (reported)\n",
-                  "bytes_per_semaphore");
-      std::printf("%-28s CPU time per wait, spinning and not (reported)\n",
-                  "spin_cpu_ns_per_wait");
-      std::printf("%-28s CPU time per 1 ms wait, spinning and not (reported)\n",
-                  "spin_cpu_ns_per_blocked_wait");
-      std::printf("%-28s CPU time per 1 ms wait, default spin (reported)\n",
-                  "default_cpu_ns_per_blocked_wait");
-      return 0;
+      list = true;
     } else if (arg.rfind("--repetitions=", 0) == 0) {
-      repetitions = std::atoi(argv[i] + 14);
-      if (repetitions < 1) {
-        std::fprintf(stderr, "hal-bench: --repetitions needs a count >= 1\n");
+      const char* text = argv[i] + 14;
+      char* end = nullptr;
+      errno = 0;
+      long count = std::strtol(text, &end, 10);
+      if (errno || end == text || *end || count < 1 ||
+          count > kMaxRepetitions) {
+        std::fprintf(stderr,
+                     "hal-bench: --repetitions='%s': expected a count in "
+                     "[1, %d]\n",
+                     text, kMaxRepetitions);
         return 2;
       }
+      repetitions = static_cast<int>(count);
     } else if (arg.rfind("--driver=", 0) == 0) {
       g_hal.stream_driver = argv[i] + 9;
     } else if (arg.rfind("--graph-driver=", 0) == 0) {
@@ -1761,6 +1747,34 @@ int main(int argc, char** argv) {
       Usage(stderr);
       return 2;
     }
+  }
+  if (list) {
+    // After every argument is read: a bad one is refused with it.
+    for (const Figure& figure : kFigures) {
+      if (std::isnan(figure.target)) {
+        std::printf("%-28s %s (reported)\n", figure.key, figure.what);
+      } else {
+        std::printf("%-28s %s (%s %g)\n", figure.key, figure.what,
+                    figure.higher_is_better ? ">=" : "<=", figure.target);
+      }
+    }
+    std::printf(
+        "%-28s heap allocations by libhal and its drivers per warm "
+        "submission (0)\n",
+        "warm_submit_allocations");
+    std::printf("%-28s heap bytes per parked submission (<= 512)\n",
+                "bytes_per_parked_submission");
+    std::printf("%-28s heap bytes per further wait (reported)\n",
+                "bytes_per_pending_wait");
+    std::printf("%-28s heap bytes per device semaphore (reported)\n",
+                "bytes_per_semaphore");
+    std::printf("%-28s CPU time per wait, spinning and not (reported)\n",
+                "spin_cpu_ns_per_wait");
+    std::printf("%-28s CPU time per 1 ms wait, spinning and not (reported)\n",
+                "spin_cpu_ns_per_blocked_wait");
+    std::printf("%-28s CPU time per 1 ms wait, default spin (reported)\n",
+                "default_cpu_ns_per_blocked_wait");
+    return 0;
   }
   if (json_path) {
     // Said now, not after minutes of measuring: a path that cannot be

@@ -5,7 +5,10 @@ For each target (a workload on a driver, on the virtual GPU), a clean run
 with VGPU_CALL_COUNTS says which entry points it calls and how often; then
 one process per (call, index, mode) runs it again with
 VGPU_FAULTS=CALL:nth=INDEX (mode `error`) or CALL:nth=INDEX:lost (mode
-`lost`) and its outcome is checked (docs/testing.md):
+`lost`) and its outcome is checked (docs/testing.md). Mode `oom` fails the
+HAL's own host allocations instead: the clean run counts them (call
+`host_alloc`, tools/alloc_fault.c preloaded), and each run fails the one at
+INDEX (HAL_ALLOC_FAULT_NTH):
 
   - it ends by itself (a per-run timeout; HAL_SYNC_MAX_WAIT_MS and
     VGPU_MAX_WAIT_MS turn a hang into a message, which is reported as one);
@@ -14,10 +17,12 @@ VGPU_FAULTS=CALL:nth=INDEX (mode `error`) or CALL:nth=INDEX:lost (mode
     destroy/free call could not destroy;
   - a failure is clean: hal-run exits 1, the workload program reports it;
     after a vendor error the status names the injected call, after a loss
-    it is DEVICE_LOST naming the vendor call that reported it;
-  - after a vendor error an independent submission on the same device
-    still works; after a loss it fails with DEVICE_LOST (the workload
-    program's "after" line).
+    it is DEVICE_LOST naming the vendor call that reported it, after a
+    failed allocation it is RESOURCE_EXHAUSTED (or, where the status's own
+    message could not be allocated, says "out of memory");
+  - after a vendor error or a failed allocation an independent submission
+    on the same device still works; after a loss it fails with DEVICE_LOST
+    (the workload program's "after" line).
 
 Targets: `hal-run` (build/tools/hal-run --driver=D), and the workload
 program build/tools/hal-fault-sweep-workload (tools/fault_sweep.c) with
@@ -52,7 +57,9 @@ TSAN_SUPPRESSIONS = os.path.join(
 DRIVERS = ["cuda_stream", "cuda_graph", "hip_stream", "hip_graph"]
 GRAPH_DRIVERS = ["cuda_graph", "hip_graph"]
 WORKLOADS = ["hal-run", "pipeline", "reuse", "dispatch"]
-MODES = ["error", "lost"]
+MODES = ["error", "lost", "oom"]
+# The pseudo-call whose index mode `oom` fails: the HAL's host allocations.
+HOST_ALLOC = "host_alloc"
 
 SANITIZER_PATTERNS = [
     "ERROR: AddressSanitizer",
@@ -141,7 +148,10 @@ def base_env(args):
         "VGPU_SEED": str(args.seed),
         "HAL_SYNC_MAX_WAIT_MS": str(args.hang_ms),
         "VGPU_MAX_WAIT_MS": str(args.hang_ms),
-        "ASAN_OPTIONS": "detect_leaks=1:halt_on_error=1:abort_on_error=1",
+        # verify_asan_link_order=0: mode oom preloads its allocator shim
+        # before the ASan runtime, which forwards to it.
+        "ASAN_OPTIONS": "detect_leaks=1:halt_on_error=1:abort_on_error=1:"
+                        "verify_asan_link_order=0",
         "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
         # As every test's (meson.build): scripts/tsan.supp says why.
         "TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1:"
@@ -180,12 +190,16 @@ def count_calls(target, args, env):
         os.close(fd)
         os.unlink(path)
         e = dict(env, VGPU_CALL_COUNTS=path)
+        if "oom" in args.modes:
+            e.update(LD_PRELOAD=args.alloc_fault,
+                     HAL_ALLOC_FAULT_COUNTS=path + ".host")
         rc, out, timed_out, _ = run(target.command, e, args.timeout)
         text = ""
-        if os.path.exists(path):
-            with open(path) as f:
-                text = f.read()
-            os.unlink(path)
+        for p in (path, path + ".host"):
+            if os.path.exists(p):
+                with open(p) as f:
+                    text += f.read()
+                os.unlink(p)
         if timed_out or not clean_ok(target, rc, out):
             raise SystemExit("fault_sweep: the clean run of %s failed "
                              "(exit %s):\n%s" % (target.name, rc, out))
@@ -216,12 +230,28 @@ def lost_status_ok(status):
         VENDOR_FAILURE.search(status))
 
 
+def fault_env(call, nth, mode, args):
+    """The environment that injects one fault."""
+    if mode == "oom":
+        return {"LD_PRELOAD": args.alloc_fault,
+                "HAL_ALLOC_FAULT_NTH": str(nth)}
+    return {"VGPU_FAULTS": spec_of(call, nth, mode)}
+
+
+def names_fault(call, mode, status):
+    """Whether a failure's status says what was injected."""
+    if mode == "oom":
+        return "RESOURCE_EXHAUSTED" in status or "out of memory" in status
+    return call in status
+
+
 def fault_phase(target, call, out):
     """Where the fault fired: 'workload' (driver and device creation
     included), 'after' (the independent submission) or 'teardown' (device
     and driver release, library unload). stdout is line-buffered and
     stderr unbuffered into one pipe, so lines keep their order."""
-    marker = "VGPU_FAULTS: injected fault in %s " % call
+    marker = ("HAL_ALLOC_FAULT: injected fault in %s " if call == HOST_ALLOC
+              else "VGPU_FAULTS: injected fault in %s ") % call
     phase = "workload"
     ends = (["pipeline ok:", "hal-run: pipeline failed: "]
             if target.workload == "hal-run" else ["workload: ", "after: "])
@@ -286,8 +316,12 @@ def classify(target, call, nth, mode, rc, out, timed_out, timeout):
             return "fail", "hal-run exited %s" % rc
         status = line_value(out, "hal-run: pipeline failed: ")
         if status is None:
+            # Before any pipeline: the registry (hal-run: CODE: message).
+            m = re.search(r"^hal-run: ([A-Z_]+: .*)$", out, re.M)
+            status = m.group(1) if m else None
+        if status is None:
             return "fail", "hal-run failed without a status line"
-        if mode == "error" and call not in status:
+        if mode != "lost" and not names_fault(call, mode, status):
             return "fail", "status does not name %s: %s" % (call, status)
         if mode == "lost" and not lost_status_ok(status):
             return "fail", ("status after a loss is not DEVICE_LOST naming "
@@ -308,24 +342,25 @@ def classify(target, call, nth, mode, rc, out, timed_out, timeout):
             return "fail", "workload failed before its fault: " + workload
         if after == "ok":
             return "ok", "absorbed by the independent submission" + suffix
-        if mode == "error" and call not in after:
+        if mode != "lost" and not names_fault(call, mode, after):
             return "fail", "status does not name %s: %s" % (call, after)
         if mode == "lost" and not lost_status_ok(after[len("failed: "):]):
             return "fail", ("status after a loss is not DEVICE_LOST naming "
                             "a vendor call: " + after)
         return "ok", "failed the independent submission cleanly" + suffix
-    if mode == "error":
+    if mode != "lost":
         if workload == "ok":
             if after == "ok":
                 return "ok", "absorbed by the workload" + suffix
             return "fail", ("workload absorbed the fault, then the "
                             "independent submission failed: " + after)
         status = workload[len("failed: "):]
-        if call not in status:
+        if not names_fault(call, mode, status):
             return "fail", "status does not name %s: %s" % (call, status)
         if after != "ok" and not after.startswith("skipped"):
-            return "fail", ("after a vendor error an independent submission "
-                            "failed: " + after)
+            return "fail", ("after a %s an independent submission failed: "
+                            "%s" % ("failed allocation" if mode == "oom" else
+                                    "vendor error", after))
         return "ok", ("failed cleanly, later submission ok"
                       if after == "ok" else "failed cleanly, no device") + \
             suffix
@@ -353,8 +388,11 @@ def reproduce(target, call, nth, mode, args):
     keys = ["HAL_DRIVER_PATH", "HAL_CUDA_LIBRARY", "HAL_HIP_LIBRARY",
             "VGPU_STRICT", "VGPU_FAIL_EXIT_CODE", "VGPU_SEED",
             "HAL_SYNC_MAX_WAIT_MS", "VGPU_MAX_WAIT_MS"]
+    if mode == "oom" and "ASAN_OPTIONS" in env:
+        keys.append("ASAN_OPTIONS")
     parts = ["%s=%s" % (k, shlex.quote(env[k])) for k in keys]
-    parts.append("VGPU_FAULTS=" + shlex.quote(spec_of(call, nth, mode)))
+    parts += ["%s=%s" % (k, shlex.quote(v))
+              for k, v in fault_env(call, nth, mode, args).items()]
     return " ".join(parts + [shlex.quote(c) for c in target.command])
 
 
@@ -370,15 +408,24 @@ def plan(targets, args):
     """The (target, call, nth, mode) runs of this sweep."""
     jobs = []
     for t in targets:
-        calls = sorted(t.counts)
+        calls = sorted(c for c in t.counts if c != HOST_ALLOC)
         if args.calls:
             calls = [c for c in calls if c in args.calls]
+        allocs = t.counts.get(HOST_ALLOC, 0) if "oom" in args.modes else 0
         if args.mode == "full":
             for c in calls:
                 for k in range(1, t.counts[c] + 1):
                     for m in args.modes:
-                        jobs.append((t, c, k, m))
+                        if m != "oom":
+                            jobs.append((t, c, k, m))
+            for k in range(1, allocs + 1):
+                jobs.append((t, HOST_ALLOC, k, "oom"))
             continue
+        # Host allocations: the first and seeded others.
+        picked = {1} if allocs else set()
+        for n in range(args.alloc_points if allocs else 0):
+            picked.add(1 + pick(args.seed, t.name, HOST_ALLOC, n) % allocs)
+        jobs += [(t, HOST_ALLOC, k, "oom") for k in sorted(picked)]
 
         def index(c, what):
             return 1 + pick(args.seed, t.name, c, what) % t.counts[c]
@@ -438,6 +485,12 @@ def parse_args():
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--loss-points", type=int, default=2,
                    help="loss faults per target in --short/--sample")
+    p.add_argument("--alloc-points", type=int,
+                   help="failed host allocations per target in "
+                   "--short/--sample besides the first (default 6; 2 with "
+                   "--sample)")
+    p.add_argument("--alloc-fault", help="the allocation shim mode oom "
+                   "preloads (default BUILD/tools/libhal-alloc-fault.so)")
     p.add_argument("--seed", type=int)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--timeout", type=int, default=60,
@@ -470,6 +523,8 @@ def parse_args():
         args.workloads = ",".join(WORKLOADS)
     if args.clean_runs is None:
         args.clean_runs = 1 if args.mode == "sample" else 2
+    if args.alloc_points is None:
+        args.alloc_points = 2 if args.mode == "sample" else 6
     if args.sanitizer not in ("", "none"):
         args.timeout *= 4
         args.hang_ms *= 3
@@ -480,6 +535,7 @@ def parse_args():
         "driver_dir": "drivers",
         "cuda_library": "vgpu/libvgpu-cuda.so",
         "hip_library": "vgpu/libvgpu-hip.so",
+        "alloc_fault": "tools/libhal-alloc-fault.so",
     }
     for key, rel in defaults.items():
         if getattr(args, key) is None:
@@ -520,7 +576,7 @@ def run_only(args):
         raise SystemExit("--only TARGET:DRIVER:CALL:NTH:MODE")
     t = Target(parts[0], parts[1], args)
     call, nth, mode = parts[2], int(parts[3]), parts[4]
-    env = dict(base_env(args), VGPU_FAULTS=spec_of(call, nth, mode))
+    env = dict(base_env(args), **fault_env(call, nth, mode, args))
     print("fault_sweep: " + reproduce(t, call, nth, mode, args))
     rc, out, timed_out, secs = run(t.command, env, args.timeout)
     sys.stdout.write(out)
@@ -547,7 +603,7 @@ def main():
 
     def one(job):
         t, c, k, m = job
-        e = dict(env, VGPU_FAULTS=spec_of(c, k, m))
+        e = dict(env, **fault_env(c, k, m, args))
         rc, out, timed_out, secs = run(t.command, e, args.timeout)
         verdict, detail = classify(t, c, k, m, rc, out, timed_out,
                                    args.timeout)

@@ -406,6 +406,43 @@ static void Async_GroupOfThousands(void** state) {
   }
 }
 
+// A continuation of a token (registered before the token joined a group)
+// that records whether the group reads as in error when it runs.
+typedef struct group_reader_t {
+  void* group;
+  int saw_group_error;  // -1: not run
+} group_reader_t;
+
+static void group_reader_resume(void* handle) {
+  group_reader_t* reader = (group_reader_t*)handle;
+  reader->saw_group_error = mlirAsyncRuntimeIsGroupError(reader->group);
+}
+
+// mlir_async.h: a group reads as in error once the set-error of one member
+// returns, though the group is not complete; the member's own awaiters run
+// first and may see it not yet in error.
+static void Async_GroupIsInErrorOnceAMembersSetErrorReturns(void** state) {
+  void* group = mlirAsyncRuntimeCreateGroup(2);
+  void* failing = mlirAsyncRuntimeCreateToken();
+  group_reader_t reader = {group, -1};
+  mlirAsyncRuntimeAwaitTokenAndExecute(failing, &reader, group_reader_resume);
+  assert_true(mlirAsyncRuntimeAddTokenToGroup(failing, group) >= 0);
+  assert_false(mlirAsyncRuntimeIsGroupError(group));
+  mlirAsyncRuntimeSetTokenError(failing);
+  assert_true(reader.saw_group_error == 0 || reader.saw_group_error == 1);
+  assert_true(mlirAsyncRuntimeIsTokenError(failing));
+  assert_true(mlirAsyncRuntimeIsGroupError(group));
+  // The group is still one member short: it completes with the second.
+  void* second = mlirAsyncRuntimeCreateToken();
+  assert_true(mlirAsyncRuntimeAddTokenToGroup(second, group) >= 0);
+  mlirAsyncRuntimeEmplaceToken(second);
+  mlirAsyncRuntimeAwaitAllInGroup(group);
+  assert_true(mlirAsyncRuntimeIsGroupError(group));
+  mlirAsyncRuntimeDropRef(second, 1);
+  mlirAsyncRuntimeDropRef(failing, 1);
+  mlirAsyncRuntimeDropRef(group, 1);
+}
+
 //===----------------------------------------------------------------------===//
 // Races of the original runtime
 //===----------------------------------------------------------------------===//
@@ -1356,6 +1393,7 @@ int main(void) {
       CASE(Async_AwaitAndExecuteChains),
       CASE(Async_ErrorsThroughAwaits),
       CASE(Async_GroupOfThousands),
+      CASE(Async_GroupIsInErrorOnceAMembersSetErrorReturns),
       CASE(Async_GroupAddVsTokenEmplace),
       CASE(Async_LastReferenceDroppedInsideEmplace),
       CASE(Async_RuntimeUnloadedWithTasksPending),

@@ -36,8 +36,13 @@
 //
 // Bad input: awaiting an errored token or value returns, and the error is
 // visible through the is-error entry points (MLIR's lowering checks them
-// after every await). A group reads as in error as soon as one member is,
-// and an await on it returns once every member is ready or in error (as in
+// after every await). A group reads as in error once one member's error
+// has reached it: by the time the call that put the member in error takes
+// effect (returns, or for a call made in a task, Handoffs below, is carried
+// out). Awaits of the member itself resolve first, so a continuation the
+// member's error resumes may still read the group as not in error (as in
+// MLIR, which counts the member's error in the group the same way). An
+// await on a group returns once every member is ready or in error (as in
 // MLIR), whether or not an earlier await of it was cut short. Emplacing an
 // object twice is reported like an over-release. A group with more tokens than
 // its size is reported; one with fewer is waited on until the rest arrive (as

@@ -132,8 +132,8 @@ static bool caller_is_hal(const void* caller) {
   if (caller_cache[slot].address == address)
     return caller_cache[slot].is_hal;
   Dl_info info;
-  bool is_hal = dladdr(caller, &info) && info.dli_fname &&
-                name_is_hal(info.dli_fname);
+  bool is_hal =
+      dladdr(caller, &info) && info.dli_fname && name_is_hal(info.dli_fname);
   caller_cache[slot].address = address;
   caller_cache[slot].is_hal = is_hal;
   return is_hal;
@@ -148,20 +148,19 @@ static void say_injected(uint64_t index, const char* function,
     const char* base = strrchr(info.dli_fname, '/');
     base = base ? base + 1 : info.dli_fname;
     if (info.dli_sname) {
-      n = snprintf(line, sizeof(line),
-                   "HAL_ALLOC_FAULT: injected fault in host_alloc #%llu "
-                   "(%s from %s+0x%lx in %s)\n",
-                   (unsigned long long)index, function, info.dli_sname,
-                   (unsigned long)((uintptr_t)caller -
-                                   (uintptr_t)info.dli_saddr),
-                   base);
+      n = snprintf(
+          line, sizeof(line),
+          "HAL_ALLOC_FAULT: injected fault in host_alloc #%llu "
+          "(%s from %s+0x%lx in %s)\n",
+          (unsigned long long)index, function, info.dli_sname,
+          (unsigned long)((uintptr_t)caller - (uintptr_t)info.dli_saddr), base);
     } else {
-      n = snprintf(line, sizeof(line),
-                   "HAL_ALLOC_FAULT: injected fault in host_alloc #%llu "
-                   "(%s from %s+0x%lx)\n",
-                   (unsigned long long)index, function, base,
-                   (unsigned long)((uintptr_t)caller -
-                                   (uintptr_t)info.dli_fbase));
+      n = snprintf(
+          line, sizeof(line),
+          "HAL_ALLOC_FAULT: injected fault in host_alloc #%llu "
+          "(%s from %s+0x%lx)\n",
+          (unsigned long long)index, function, base,
+          (unsigned long)((uintptr_t)caller - (uintptr_t)info.dli_fbase));
     }
   } else {
     n = snprintf(line, sizeof(line),

@@ -12,7 +12,11 @@
 //             wait-before-signal chain across the queues, re-recorded with
 //             the same topology (a graph driver updates its executable) and
 //             with another (it rebuilds), every result read back;
-//   dispatch  the SAXPY kernel, one dispatch, read back.
+//   dispatch  the SAXPY kernel, one dispatch, read back;
+//   file      a file in host memory read into a buffer and the buffer
+//             written to a descriptor's file, in 16 KiB chunks
+//             (HAL_FILE_CHUNK_BYTES), the second waiting for the first,
+//             the file's bytes read back.
 //
 // Then, whatever the workload did, an independent submission on the same
 // device (new buffers, new semaphore, each queue): after a vendor error it
@@ -30,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hal/api.h"
 #include "kernel_images.h"
@@ -261,6 +266,81 @@ static hal_status_t workload_dispatch(hal_device_t* device) {
   return status;
 }
 
+// ----------------------------------------------------------------- file
+
+#define FILE_BYTES (64u * 1024u)
+
+static hal_status_t workload_file(hal_device_t* device) {
+  hal_buffer_t* buffer = NULL;
+  hal_semaphore_t* done = NULL;
+  hal_file_t* source = NULL;
+  hal_file_t* target = NULL;
+  uint8_t* bytes = malloc(FILE_BYTES);
+  uint8_t* written = malloc(FILE_BYTES);
+  FILE* stream = tmpfile();
+  hal_status_t status =
+      bytes && written && stream
+          ? HAL_OK
+          : hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "file workload");
+  for (uint32_t i = 0; i < FILE_BYTES && !status; ++i)
+    bytes[i] = (uint8_t)(i * 7u + i / 251u);
+  if (!status) {
+    status =
+        hal_file_from_memory(bytes, FILE_BYTES, HAL_FILE_ACCESS_READ, &source);
+  }
+  if (!status) {
+    status =
+        hal_file_from_fd(fileno(stream), HAL_FILE_ACCESS_READ_WRITE, &target);
+  }
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  if (!status)
+    status = hal_device_allocate_buffer(device, params, FILE_BYTES, &buffer);
+  if (!status)
+    status = hal_device_create_semaphore(device, 0, &done);
+  uint32_t queues = status ? 1 : hal_device_info(device)->queue_count;
+  uint64_t one = 1, two = 2;
+  hal_semaphore_list_t first = {1, &done, &one};
+  hal_semaphore_list_t second = {1, &done, &two};
+  uint64_t submitted = 0;  // the value the last transfer submitted signals
+  if (!status) {
+    status = hal_device_queue_read(device, 0, NULL, &first, source, 0, buffer,
+                                   0, FILE_BYTES);
+    submitted = status ? 0 : 1;
+  }
+  if (!status) {
+    status = hal_device_queue_write(device, 1 % queues, &first, &second, buffer,
+                                    0, target, 0, FILE_BYTES);
+    submitted = status ? 1 : 2;
+  }
+  if (!status)
+    status = sweep_wait(done, 2);
+  // The host memory is borrowed: whatever failed, it is freed only once
+  // every transfer submitted is done with it (reached or failed).
+  if (status && submitted)
+    hal_status_ignore(sweep_wait(done, submitted));
+  if (!status &&
+      pread(fileno(stream), written, FILE_BYTES, 0) != (ssize_t)FILE_BYTES) {
+    status = hal_make_status(HAL_STATUS_DATA_LOSS, "the written file is short");
+  }
+  for (uint32_t i = 0; i < FILE_BYTES && !status; ++i) {
+    if (written[i] != bytes[i]) {
+      status = hal_make_status(HAL_STATUS_DATA_LOSS,
+                               "file byte %u holds 0x%02x, expected 0x%02x", i,
+                               written[i], bytes[i]);
+    }
+  }
+  hal_semaphore_release(done);
+  hal_buffer_release(buffer);
+  hal_file_release(target);
+  hal_file_release(source);
+  if (stream)
+    fclose(stream);
+  free(written);
+  free(bytes);
+  return status;
+}
+
 // ------------------------------------------------------------- pipeline
 
 static hal_status_t workload_pipeline(hal_device_t* device) {
@@ -309,7 +389,7 @@ static void print_status(const char* prefix, hal_status_t status) {
 static void usage(FILE* stream) {
   fprintf(stream,
           "usage: hal-fault-sweep-workload --driver=NAME "
-          "--workload=pipeline|reuse|dispatch\n"
+          "--workload=pipeline|reuse|dispatch|file\n"
           "  the driver is found through HAL_DRIVER_PATH and loads the "
           "runtime\n"
           "  HAL_CUDA_LIBRARY / HAL_HIP_LIBRARY name (see "
@@ -349,12 +429,17 @@ int main(int argc, char** argv) {
     run = workload_reuse;
   else if (workload && strcmp(workload, "dispatch") == 0)
     run = workload_dispatch;
+  else if (workload && strcmp(workload, "file") == 0)
+    run = workload_file;
   if (!driver_name || !run || optind < argc) {
     usage(stderr);
     return 2;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
   printf("fault-sweep: driver=%s workload=%s\n", driver_name, workload);
+  // Several chunks, so that a fault can land between them.
+  if (run == workload_file)
+    setenv("HAL_FILE_CHUNK_BYTES", "16384", 1);
 
   hal_driver_registry_t* registry = NULL;
   hal_driver_t* driver = NULL;

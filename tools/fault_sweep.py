@@ -27,7 +27,8 @@ INDEX (HAL_ALLOC_FAULT_NTH):
 Targets: `hal-run` (build/tools/hal-run --driver=D), and the workload
 program build/tools/hal-fault-sweep-workload (tools/fault_sweep.c) with
 `pipeline` (hal-run's pipeline), `reuse` (a REUSABLE command buffer submitted
-several times, re-recorded; graph drivers) and `dispatch` (SAXPY).
+several times, re-recorded; graph drivers), `dispatch` (SAXPY) and `file`
+(a file read into a buffer and written out again, in chunks).
 
   fault_sweep.py --build DIR --full          every call x every index x both
                                              modes (the documented sweep)
@@ -56,7 +57,7 @@ TSAN_SUPPRESSIONS = os.path.join(
 
 DRIVERS = ["cuda_stream", "cuda_graph", "hip_stream", "hip_graph"]
 GRAPH_DRIVERS = ["cuda_graph", "hip_graph"]
-WORKLOADS = ["hal-run", "pipeline", "reuse", "dispatch"]
+WORKLOADS = ["hal-run", "pipeline", "reuse", "dispatch", "file"]
 MODES = ["error", "lost", "oom"]
 # The pseudo-call whose index mode `oom` fails: the HAL's host allocations.
 HOST_ALLOC = "host_alloc"
@@ -86,8 +87,9 @@ DESTROY_LEAKS = [
     ("EventDestroy", "leak: event "),
     ("ModuleUnload", "leak: module "),
     ("PrimaryCtxRelease", "leak: primary context "),
-    ("HostFree", " of host memory "),
-    ("FreeHost", " of host memory "),
+    # "bytes of pinned host memory" (the file transfers' staging).
+    ("HostFree", " host memory "),
+    ("FreeHost", " host memory "),
     ("Free", " of device memory "),
 ]
 

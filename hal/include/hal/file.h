@@ -41,7 +41,9 @@ enum hal_file_access_bits_e {
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_file_from_fd(int fd, hal_file_access_t access, hal_file_t** out_file);
 
-// A file over |length| bytes of host memory at |data| (borrowed; a range
+// A file over |length| bytes of host memory at |data| (borrowed: it must
+// stay valid until every transfer given the file has reached or failed its
+// signals, whenever the file is released; a range
 // that wraps the address space, or a NULL |data| with a |length| above 0,
 // is INVALID_ARGUMENT; a |length| of 0 makes a file of no bytes). Reads and
 // writes beyond |length| are OUT_OF_RANGE at the call.

@@ -37,11 +37,15 @@
 // Bad input: awaiting an errored token or value returns, and the error is
 // visible through the is-error entry points (MLIR's lowering checks them
 // after every await). A group reads as in error once one member's error
-// has reached it: by the time the call that put the member in error takes
-// effect (returns, or for a call made in a task, Handoffs below, is carried
-// out). Awaits of the member itself resolve first, so a continuation the
-// member's error resumes may still read the group as not in error (as in
-// MLIR, which counts the member's error in the group the same way). An
+// has reached it: when the call that put the member in error returns; for
+// a call made in a task (Handoffs, below), once the task has carried it
+// out; for one made in a resume nested too deeply on the thread that made
+// an object ready (mlirAsyncRuntimeAwaitTokenAndExecute), once the resume
+// it would have nested in returns, at the latest when the outermost call
+// on that thread does. Awaits registered on the member before it joined the
+// group resolve before it, so a continuation the member's error resumes may
+// still read the group as not in error (as in MLIR, which counts the
+// member's error in the group the same way). An
 // await on a group returns once every member is ready or in error (as in
 // MLIR), whether or not an earlier await of it was cut short. Emplacing an
 // object twice is reported like an over-release. A group with more tokens than

@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -1723,8 +1724,11 @@ int main(int argc, char** argv) {
       const char* text = argv[i] + 14;
       char* end = nullptr;
       errno = 0;
-      long count = std::strtol(text, &end, 10);
-      if (errno || end == text || *end || count < 1 ||
+      // Digits only: strtol would take a sign and leading spaces.
+      long count = std::isdigit(static_cast<unsigned char>(text[0]))
+                       ? std::strtol(text, &end, 10)
+                       : 0;
+      if (errno || end == text || (end && *end) || count < 1 ||
           count > kMaxRepetitions) {
         std::fprintf(stderr,
                      "hal-bench: --repetitions='%s': expected a count in "
@@ -1747,34 +1751,6 @@ int main(int argc, char** argv) {
       Usage(stderr);
       return 2;
     }
-  }
-  if (list) {
-    // After every argument is read: a bad one is refused with it.
-    for (const Figure& figure : kFigures) {
-      if (std::isnan(figure.target)) {
-        std::printf("%-28s %s (reported)\n", figure.key, figure.what);
-      } else {
-        std::printf("%-28s %s (%s %g)\n", figure.key, figure.what,
-                    figure.higher_is_better ? ">=" : "<=", figure.target);
-      }
-    }
-    std::printf(
-        "%-28s heap allocations by libhal and its drivers per warm "
-        "submission (0)\n",
-        "warm_submit_allocations");
-    std::printf("%-28s heap bytes per parked submission (<= 512)\n",
-                "bytes_per_parked_submission");
-    std::printf("%-28s heap bytes per further wait (reported)\n",
-                "bytes_per_pending_wait");
-    std::printf("%-28s heap bytes per device semaphore (reported)\n",
-                "bytes_per_semaphore");
-    std::printf("%-28s CPU time per wait, spinning and not (reported)\n",
-                "spin_cpu_ns_per_wait");
-    std::printf("%-28s CPU time per 1 ms wait, spinning and not (reported)\n",
-                "spin_cpu_ns_per_blocked_wait");
-    std::printf("%-28s CPU time per 1 ms wait, default spin (reported)\n",
-                "default_cpu_ns_per_blocked_wait");
-    return 0;
   }
   if (json_path) {
     // Said now, not after minutes of measuring: a path that cannot be
@@ -1806,6 +1782,35 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&benchmark_argc, args.data());
   if (benchmark::ReportUnrecognizedArguments(benchmark_argc, args.data()))
     return 2;
+  if (list) {
+    // After every argument is checked (Google Benchmark's flags too): a
+    // bad one is refused with it.
+    for (const Figure& figure : kFigures) {
+      if (std::isnan(figure.target)) {
+        std::printf("%-28s %s (reported)\n", figure.key, figure.what);
+      } else {
+        std::printf("%-28s %s (%s %g)\n", figure.key, figure.what,
+                    figure.higher_is_better ? ">=" : "<=", figure.target);
+      }
+    }
+    std::printf(
+        "%-28s heap allocations by libhal and its drivers per warm "
+        "submission (0)\n",
+        "warm_submit_allocations");
+    std::printf("%-28s heap bytes per parked submission (<= 512)\n",
+                "bytes_per_parked_submission");
+    std::printf("%-28s heap bytes per further wait (reported)\n",
+                "bytes_per_pending_wait");
+    std::printf("%-28s heap bytes per device semaphore (reported)\n",
+                "bytes_per_semaphore");
+    std::printf("%-28s CPU time per wait, spinning and not (reported)\n",
+                "spin_cpu_ns_per_wait");
+    std::printf("%-28s CPU time per 1 ms wait, spinning and not (reported)\n",
+                "spin_cpu_ns_per_blocked_wait");
+    std::printf("%-28s CPU time per 1 ms wait, default spin (reported)\n",
+                "default_cpu_ns_per_blocked_wait");
+    return 0;
+  }
 
   Check(hal_driver_registry_create(nullptr, hal_allocator_system(),
                                    &g_hal.registry),

@@ -6,7 +6,10 @@
 // the allocations the HAL's own code makes: those whose caller lies in
 // libhal, a hal-driver-*.so plugin or libhal-async-runtime. The vendor
 // runtime, the C library and the program around the HAL are not counted,
-// so an index names the same kind of allocation from run to run.
+// so the count stays close from run to run; where threads allocate at the
+// same time, which allocation an index names may vary between runs.
+// Allocations the C library makes for the HAL (strndup, asprintf,
+// realpath(p, NULL)) are not seen, nor those after exit() begins.
 //
 //   HAL_ALLOC_FAULT_NTH=N      the Nth counted allocation (1-based) fails:
 //                              NULL, errno ENOMEM, once; the ones after it
@@ -50,7 +53,9 @@ static posix_memalign_fn real_posix_memalign;
 static aligned_alloc_fn real_aligned_alloc;
 
 // dlsym() may allocate before the real functions are known: those blocks
-// come from here and are never freed (free() recognizes them).
+// come from here, each after a 16-byte header holding its size, and are
+// never freed (free() recognizes them).
+#define BOOTSTRAP_HEADER 16
 static _Alignas(max_align_t) char bootstrap_arena[16384];
 static atomic_size_t bootstrap_used;
 
@@ -60,11 +65,20 @@ static bool in_bootstrap_arena(const void* pointer) {
 }
 
 static void* bootstrap_alloc(size_t size) {
-  size = (size + 15) & ~(size_t)15;
-  size_t offset = atomic_fetch_add(&bootstrap_used, size);
-  if (offset + size > sizeof(bootstrap_arena))
+  if (size > sizeof(bootstrap_arena))
     return NULL;
-  return bootstrap_arena + offset;  // static storage: zeroed
+  size_t rounded = BOOTSTRAP_HEADER + ((size + 15) & ~(size_t)15);
+  size_t offset = atomic_fetch_add(&bootstrap_used, rounded);
+  if (offset + rounded > sizeof(bootstrap_arena))
+    return NULL;
+  memcpy(bootstrap_arena + offset, &size, sizeof(size));
+  return bootstrap_arena + offset + BOOTSTRAP_HEADER;  // zeroed storage
+}
+
+static size_t bootstrap_size(const void* pointer) {
+  size_t size;
+  memcpy(&size, (const char*)pointer - BOOTSTRAP_HEADER, sizeof(size));
+  return size;
 }
 
 static HAL_ALLOC_FAULT_TLS int resolving;
@@ -211,8 +225,10 @@ __attribute__((constructor)) static void hal_alloc_fault_initialize(void) {
   if (nth && *nth) {
     char* end = NULL;
     errno = 0;
-    unsigned long long value = strtoull(nth, &end, 10);
-    if (errno || *end || nth[0] == '-') {
+    // Digits only: strtoull would take a sign and leading spaces.
+    unsigned long long value =
+        nth[0] >= '0' && nth[0] <= '9' ? strtoull(nth, &end, 10) : 0;
+    if (errno || !end || *end) {
       fprintf(stderr,
               "HAL_ALLOC_FAULT_NTH='%s': expected an index (1, 2, ...) or "
               "0\n",
@@ -269,8 +285,9 @@ HAL_ALLOC_FAULT_EXPORT void* realloc(void* pointer, size_t size) {
   if (in_bootstrap_arena(pointer)) {
     // Never grown in practice; a copy keeps the contract if it is.
     void* grown = malloc(size);
+    size_t old_size = bootstrap_size(pointer);
     if (grown)
-      memcpy(grown, pointer, size);
+      memcpy(grown, pointer, old_size < size ? old_size : size);
     return grown;
   }
   if (!atomic_load_explicit(&resolved, memory_order_acquire))

@@ -290,8 +290,7 @@ HAL_ALLOC_FAULT_EXPORT void* realloc(void* pointer, size_t size) {
       memcpy(grown, pointer, old_size < size ? old_size : size);
     return grown;
   }
-  if (!atomic_load_explicit(&resolved, memory_order_acquire))
-    resolve();
+  resolve();
   if (should_fail("realloc", __builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
@@ -302,23 +301,20 @@ HAL_ALLOC_FAULT_EXPORT void* realloc(void* pointer, size_t size) {
 HAL_ALLOC_FAULT_EXPORT void free(void* pointer) {
   if (!pointer || in_bootstrap_arena(pointer))
     return;
-  if (!atomic_load_explicit(&resolved, memory_order_acquire))
-    resolve();
+  resolve();
   real_free(pointer);
 }
 
 HAL_ALLOC_FAULT_EXPORT int posix_memalign(void** out, size_t alignment,
                                           size_t size) {
-  if (!atomic_load_explicit(&resolved, memory_order_acquire))
-    resolve();
+  resolve();
   if (should_fail("posix_memalign", __builtin_return_address(0)))
     return ENOMEM;
   return real_posix_memalign(out, alignment, size);
 }
 
 HAL_ALLOC_FAULT_EXPORT void* aligned_alloc(size_t alignment, size_t size) {
-  if (!atomic_load_explicit(&resolved, memory_order_acquire))
-    resolve();
+  resolve();
   if (should_fail("aligned_alloc", __builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;

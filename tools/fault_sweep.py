@@ -30,8 +30,8 @@ program build/tools/hal-fault-sweep-workload (tools/fault_sweep.c) with
 several times, re-recorded; graph drivers), `dispatch` (SAXPY) and `file`
 (a file read into a buffer and written out again, in chunks).
 
-  fault_sweep.py --build DIR --full          every call x every index x both
-                                             modes (the documented sweep)
+  fault_sweep.py --build DIR --full          every call x every index x
+                                             every mode (the documented sweep)
   fault_sweep.py --build DIR --short         the CI subset (suite `sweep`)
   fault_sweep.py --build DIR --only 'hal-run:cuda_graph:cuGraphLaunch:3:error'
                                              one run, its whole output
@@ -347,10 +347,10 @@ def classify(target, call, nth, mode, rc, out, timed_out, timeout):
             return "fail", "workload failed before its fault: " + workload
         if after == "ok":
             return "ok", "absorbed by the independent submission" + suffix
-        if mode != "lost" and not names_fault(call, mode,
-                                              after[len("failed: "):]):
+        after_status = after[len("failed: "):]
+        if mode != "lost" and not names_fault(call, mode, after_status):
             return "fail", "status does not name %s: %s" % (call, after)
-        if mode == "lost" and not lost_status_ok(after[len("failed: "):]):
+        if mode == "lost" and not lost_status_ok(after_status):
             return "fail", ("status after a loss is not DEVICE_LOST naming "
                             "a vendor call: " + after)
         return "ok", "failed the independent submission cleanly" + suffix

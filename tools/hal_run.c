@@ -783,30 +783,7 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
   return exit_code;
 }
 
-static hal_status_t hal_run_pipeline_on_driver(const hal_run_paths_t* paths,
-                                               hal_driver_registry_t* registry,
-                                               const char* uri,
-                                               const char* driver_name);
-
-// Runs the pipeline on the device |uri| names (a driver name alone: its
-// device 0); prints its summary line.
-static hal_status_t hal_run_pipeline_on(const hal_run_paths_t* paths,
-                                        hal_driver_registry_t* registry,
-                                        const char* uri) {
-  // Whole, however long: a name no driver can hold is then not found as
-  // given, not as a prefix of it.
-  size_t name_length = strcspn(uri, ":");
-  char* driver_name = malloc(name_length + 1);
-  if (!driver_name)
-    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  memcpy(driver_name, uri, name_length);
-  driver_name[name_length] = '\0';
-  hal_status_t status =
-      hal_run_pipeline_on_driver(paths, registry, uri, driver_name);
-  free(driver_name);
-  return status;
-}
-
+// The pipeline on the device |uri| names, of the driver |driver_name|.
 static hal_status_t hal_run_pipeline_on_driver(const hal_run_paths_t* paths,
                                                hal_driver_registry_t* registry,
                                                const char* uri,
@@ -843,6 +820,23 @@ static hal_status_t hal_run_pipeline_on_driver(const hal_run_paths_t* paths,
         (unsigned long long)result.bytes_verified, result.chain_ms,
         result.fan_ms, result.compute_ms, result.total_ms);
   }
+  return status;
+}
+
+// Runs the pipeline on the device |uri| names (a driver name alone: its
+// device 0); prints its summary line.
+static hal_status_t hal_run_pipeline_on(const hal_run_paths_t* paths,
+                                        hal_driver_registry_t* registry,
+                                        const char* uri) {
+  // Whole, however long: a name no driver can hold is then not found as
+  // given, not as a prefix of it.
+  size_t name_length = strcspn(uri, ":");
+  char* driver_name = strndup(uri, name_length);
+  if (!driver_name)
+    return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  hal_status_t status =
+      hal_run_pipeline_on_driver(paths, registry, uri, driver_name);
+  free(driver_name);
   return status;
 }
 
@@ -902,17 +896,13 @@ static int hal_run_ranks(const hal_run_paths_t* paths, const char* driver_name,
   hal_driver_registry_t* registry = hal_run_open_registry(paths);
   if (!registry)
     return HAL_RUN_EXIT_FAILURE;
+  const char* one[1] = {driver_name};
   size_t count = 1;
-  const char** names = all ? hal_run_usable_drivers(registry, &count)
-                           : calloc(1, sizeof(*names));
-  if (!names) {
-    if (!all)
-      fprintf(stderr, "hal-run: out of memory\n");
+  const char** names = one;
+  if (all && !(names = hal_run_usable_drivers(registry, &count))) {
     hal_driver_registry_free(registry);
     return HAL_RUN_EXIT_FAILURE;
   }
-  if (!all)
-    names[0] = driver_name;
   uint32_t passed = 0, failed = 0, skipped = 0;
   int exit_code = HAL_RUN_EXIT_OK;
   for (size_t i = 0; i < count; ++i) {
@@ -960,7 +950,8 @@ static int hal_run_ranks(const hal_run_paths_t* paths, const char* driver_name,
     if (failed || passed == 0)
       exit_code = HAL_RUN_EXIT_FAILURE;
   }
-  free(names);
+  if (names != one)
+    free(names);
   hal_driver_registry_free(registry);
   return exit_code;
 }

@@ -22,7 +22,6 @@
 #include "hal/api.h"
 
 static const uint32_t kOpCounts[] = {1, 16, 256};
-#define MAX_DRIVERS 8
 
 typedef struct bench_row_t {
   char driver[64];
@@ -110,17 +109,26 @@ int main(int argc, char** argv) {
     hal_status_free(status);
     return 1;
   }
-  bench_row_t rows[MAX_DRIVERS];
-  size_t row_count = 0;
-  char list[512];
-  snprintf(list, sizeof(list), "%s", drivers);
+  // A row per driver named, however many (one per comma, and one).
+  size_t row_capacity = 1;
+  for (const char* c = drivers; *c; ++c)
+    row_capacity += *c == ',';
+  bench_row_t* rows = calloc(row_capacity, sizeof(*rows));
+  char* list = strdup(drivers);
+  if (!rows || !list) {
+    fprintf(stderr, "hal-bench-submit: out of memory\n");
+    free(rows);
+    free(list);
+    hal_driver_registry_free(registry);
+    return 1;
+  }
   printf(
       "submit cost per command buffer of N 4-byte fills, %u submits, "
       "microseconds (lower is better)\n",
       submits);
   printf("%-14s %10s %10s %10s\n", "driver", "N=1", "N=16", "N=256");
-  for (char* name = strtok(list, ","); name && row_count < MAX_DRIVERS;
-       name = strtok(NULL, ",")) {
+  size_t row_count = 0;
+  for (char* name = strtok(list, ","); name; name = strtok(NULL, ",")) {
     bench_row_t* row = &rows[row_count++];
     memset(row, 0, sizeof(*row));
     snprintf(row->driver, sizeof(row->driver), "%s", name);
@@ -159,6 +167,8 @@ int main(int argc, char** argv) {
         ++failures;
     }
   }
+  free(rows);
+  free(list);
   hal_driver_registry_free(registry);
   return failures ? 1 : 0;
 }

@@ -1673,14 +1673,19 @@ int main(int argc, char** argv) {
     hal_status_free(status);
     return 1;
   }
-  const char* names[64];
+  // Every driver named or usable, however many: at most one name per
+  // plugin, or per comma of the list and one.
+  size_t name_capacity = hal_driver_registry_plugin_count(registry) + 1;
+  for (const char* c = driver; *c; ++c)
+    name_capacity += *c == ',';
+  const char** names = calloc(name_capacity, sizeof(*names));
   size_t name_count = 0;
   char* list = strdup(driver);
-  if (!list)
+  if (!list || !names)
     abort();
   if (!strcmp(driver, "all")) {
     size_t count = hal_driver_registry_plugin_count(registry);
-    for (size_t i = 0; i < count && name_count < 64; ++i) {
+    for (size_t i = 0; i < count; ++i) {
       const hal_plugin_record_t* record =
           hal_driver_registry_plugin_at(registry, i);
       if (record->load_status == HAL_OK && !record->shadowed_by)
@@ -1688,7 +1693,7 @@ int main(int argc, char** argv) {
     }
   } else {
     char* context = NULL;
-    for (char* name = strtok_r(list, ",", &context); name && name_count < 64;
+    for (char* name = strtok_r(list, ",", &context); name;
          name = strtok_r(NULL, ",", &context)) {
       names[name_count++] = name;
     }
@@ -1716,6 +1721,7 @@ int main(int argc, char** argv) {
   }
   hal_driver_registry_free(registry);
   free(list);
+  free(names);
   if (name_count == 0) {
     fprintf(stderr, "soak: no driver to run\n");
     ++totals.mismatches;

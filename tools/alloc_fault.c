@@ -35,6 +35,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_args.h"
+
 #define HAL_ALLOC_FAULT_EXPORT __attribute__((visibility("default")))
 #define HAL_ALLOC_FAULT_TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -223,12 +225,8 @@ __attribute__((constructor)) static void hal_alloc_fault_initialize(void) {
   resolve();
   const char* nth = getenv("HAL_ALLOC_FAULT_NTH");
   if (nth && *nth) {
-    char* end = NULL;
-    errno = 0;
-    // Digits only: strtoull would take a sign and leading spaces.
-    unsigned long long value =
-        nth[0] >= '0' && nth[0] <= '9' ? strtoull(nth, &end, 10) : 0;
-    if (errno || !end || *end) {
+    uint64_t value = 0;
+    if (!hal_cli_parse_uint(nth, 0, UINT64_MAX, &value)) {
       fprintf(stderr,
               "HAL_ALLOC_FAULT_NTH='%s': expected an index (1, 2, ...) or "
               "0\n",

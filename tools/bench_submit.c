@@ -10,6 +10,9 @@
 //
 //   hal-bench-submit [--drivers=cuda_stream,cuda_graph,...] [--submits=M]
 //
+// M is a count from 1 to 1 000 000 (default 200); an argument that is not
+// one of these, or a list with an empty name, is refused with exit status 2.
+//
 // Drivers come from HAL_DRIVER_PATH; runtimes from HAL_CUDA_LIBRARY /
 // HAL_HIP_LIBRARY (meson's benchmark registration points them at the
 // virtual GPU). Prints one line per (driver, N) and the graph/stream ratios.
@@ -19,9 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_args.h"
 #include "hal/api.h"
 
 static const uint32_t kOpCounts[] = {1, 16, 256};
+
+// --submits: a figure submits this many at most (each N, each driver).
+static const uint32_t kMaxSubmits = 1000000;
 
 typedef struct bench_row_t {
   char driver[64];
@@ -88,16 +95,22 @@ static hal_status_t bench_driver(hal_driver_registry_t* registry,
 
 int main(int argc, char** argv) {
   const char* drivers = "cuda_stream,cuda_graph,hip_stream,hip_graph";
-  uint32_t submits = 200;
+  uint64_t submits = 200;
   for (int i = 1; i < argc; ++i) {
-    if (strncmp(argv[i], "--drivers=", 10) == 0) {
+    if (strncmp(argv[i], "--drivers=", 10) == 0 &&
+        hal_cli_list_is_complete(argv[i] + 10)) {
       drivers = argv[i] + 10;
-    } else if (strncmp(argv[i], "--submits=", 10) == 0) {
-      submits = (uint32_t)strtoul(argv[i] + 10, NULL, 10);
-      if (submits == 0)
-        submits = 1;
+    } else if (strncmp(argv[i], "--submits=", 10) == 0 &&
+               hal_cli_parse_uint(argv[i] + 10, 1, kMaxSubmits, &submits)) {
     } else {
-      fprintf(stderr, "usage: %s [--drivers=a,b,...] [--submits=M]\n", argv[0]);
+      fprintf(stderr,
+              "hal-bench-submit: bad argument '%s'\n"
+              "usage: hal-bench-submit [--drivers=NAME,NAME,...] "
+              "[--submits=M]\n"
+              "  --drivers  a driver between every two commas (default "
+              "cuda_stream,cuda_graph,hip_stream,hip_graph)\n"
+              "  --submits  submissions per figure, 1 to %u (default 200)\n",
+              argv[i], kMaxSubmits);
       return 2;
     }
   }
@@ -125,14 +138,14 @@ int main(int argc, char** argv) {
   printf(
       "submit cost per command buffer of N 4-byte fills, %u submits, "
       "microseconds (lower is better)\n",
-      submits);
+      (uint32_t)submits);
   printf("%-14s %10s %10s %10s\n", "driver", "N=1", "N=16", "N=256");
   size_t row_count = 0;
   for (char* name = strtok(list, ","); name; name = strtok(NULL, ",")) {
     bench_row_t* row = &rows[row_count++];
     memset(row, 0, sizeof(*row));
     snprintf(row->driver, sizeof(row->driver), "%s", name);
-    status = bench_driver(registry, name, submits, row);
+    status = bench_driver(registry, name, (uint32_t)submits, row);
     if (status) {
       printf("%-14s skipped: ", name);
       hal_status_fprint(stdout, status);

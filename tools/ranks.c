@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "collectives.h"
 
 // The launcher's bound on its workers when HAL_SYNC_MAX_WAIT_MS is unset.
@@ -121,21 +122,6 @@ static void ranks_print_ok(const char* driver_name,
          hal_collectives_busbw(bytes, all_reduce_ms, global_ranks));
 }
 
-// |text| as a decimal integer in [min, max] (digits only: no sign, no
-// space) into |*out_value|.
-static bool ranks_parse_uint(const char* text, uint64_t min, uint64_t max,
-                             uint64_t* out_value) {
-  if (!text || *text < '0' || *text > '9')
-    return false;
-  errno = 0;
-  char* end = NULL;
-  unsigned long long value = strtoull(text, &end, 10);
-  if (errno || *end || value < min || value > max)
-    return false;
-  *out_value = value;
-  return true;
-}
-
 bool hal_ranks_parse_options(const char* ranks, const char* devices_per_rank,
                              const char* elements,
                              hal_ranks_options_t* out_options) {
@@ -143,15 +129,15 @@ bool hal_ranks_parse_options(const char* ranks, const char* devices_per_rank,
   out_options->devices_per_rank = 1;
   out_options->elements = 1u << 20;
   uint64_t value = 0;
-  if (!ranks_parse_uint(ranks, 1, HAL_COLLECTIVES_MAX_RANKS, &value)) {
+  if (!hal_cli_parse_uint(ranks, 1, HAL_COLLECTIVES_MAX_RANKS, &value)) {
     fprintf(stderr, "hal-run: --ranks=%s: expected an integer in [1, %d]\n",
             ranks, HAL_COLLECTIVES_MAX_RANKS);
     return false;
   }
   out_options->ranks = (int32_t)value;
   if (devices_per_rank) {
-    if (!ranks_parse_uint(devices_per_rank, 1, HAL_COLLECTIVES_MAX_RANKS,
-                          &value)) {
+    if (!hal_cli_parse_uint(devices_per_rank, 1, HAL_COLLECTIVES_MAX_RANKS,
+                            &value)) {
       fprintf(stderr,
               "hal-run: --devices-per-rank=%s: expected an integer in [1, "
               "%d]\n",
@@ -161,7 +147,7 @@ bool hal_ranks_parse_options(const char* ranks, const char* devices_per_rank,
     out_options->devices_per_rank = (int32_t)value;
   }
   if (elements &&
-      !ranks_parse_uint(elements, 1, 1u << 30, &out_options->elements)) {
+      !hal_cli_parse_uint(elements, 1, 1u << 30, &out_options->elements)) {
     fprintf(stderr,
             "hal-run: --elements=%s: expected an integer in [1, 1073741824]\n",
             elements);

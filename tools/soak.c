@@ -67,6 +67,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "hal/api.h"
 #include "hal/channel.h"
 #include "kernel_images.h"
@@ -1579,24 +1580,6 @@ static void soak_usage(FILE* stream) {
           "replays it.\nExit status: 0 no mismatch, 1 mismatches, 2 usage.\n");
 }
 
-// A decimal count: digits only (no sign, no space, no base prefix: "-1"
-// is no huge count, "010" is ten), within 64 bits.
-static bool soak_parse_u64(const char* text, uint64_t* out) {
-  if (*text < '0' || *text > '9')
-    return false;
-  for (const char* c = text; *c; ++c) {
-    if (*c < '0' || *c > '9')
-      return false;
-  }
-  errno = 0;
-  char* end = NULL;
-  unsigned long long value = strtoull(text, &end, 10);
-  if (errno == ERANGE || *end)
-    return false;
-  *out = value;
-  return true;
-}
-
 int main(int argc, char** argv) {
   const char* driver = NULL;
   uint64_t seconds = 0, iterations = 0, loss_percent = 3;
@@ -1607,14 +1590,15 @@ int main(int argc, char** argv) {
     if (!strncmp(arg, "--driver=", 9)) {
       driver = arg + 9;
     } else if (!strncmp(arg, "--seconds=", 10) &&
-               soak_parse_u64(arg + 10, &seconds) && seconds > 0) {
+               hal_cli_parse_uint(arg + 10, 1, UINT64_MAX, &seconds)) {
     } else if (!strncmp(arg, "--iterations=", 13) &&
-               soak_parse_u64(arg + 13, &iterations) && iterations > 0) {
-    } else if (!strncmp(arg, "--seed=", 7) && soak_parse_u64(arg + 7, &seed)) {
+               hal_cli_parse_uint(arg + 13, 1, UINT64_MAX, &iterations)) {
+    } else if (!strncmp(arg, "--seed=", 7) &&
+               hal_cli_parse_uint(arg + 7, 0, UINT64_MAX, &seed)) {
     } else if (!strncmp(arg, "--loss-percent=", 15) &&
-               soak_parse_u64(arg + 15, &loss_percent) && loss_percent <= 100) {
+               hal_cli_parse_uint(arg + 15, 0, 100, &loss_percent)) {
     } else if (!strncmp(arg, "--round=", 8) &&
-               soak_parse_u64(arg + 8, &config.round_seed)) {
+               hal_cli_parse_uint(arg + 8, 0, UINT64_MAX, &config.round_seed)) {
       config.have_round = true;
     } else if (!strcmp(arg, "--loss")) {
       config.loss_child = true;
@@ -1627,13 +1611,19 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // A driver list names a driver between every two commas.
-  bool driver_list_ok = driver && *driver && driver[0] != ',' &&
-                        driver[strlen(driver) - 1] != ',' &&
-                        !strstr(driver, ",,");
-  if (!driver_list_ok || (seconds && iterations) ||
-      (config.have_round && (seconds || iterations)) ||
-      (config.loss_child && !config.have_round)) {
+  const char* misuse = NULL;
+  if (!driver)
+    misuse = "--driver is required";
+  else if (!hal_cli_list_is_complete(driver))
+    misuse = "--driver names a driver between every two commas";
+  else if (seconds && iterations)
+    misuse = "--seconds and --iterations exclude each other";
+  else if (config.have_round && (seconds || iterations))
+    misuse = "--round replays one round: no --seconds or --iterations";
+  else if (config.loss_child && !config.have_round)
+    misuse = "--loss goes with --round";
+  if (misuse) {
+    fprintf(stderr, "hal-soak: %s\n", misuse);
     soak_usage(stderr);
     return 2;
   }

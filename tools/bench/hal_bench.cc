@@ -54,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli_args.h"
 #include "hal/api.h"
 #include "hal/channel.h"
 
@@ -1722,14 +1723,8 @@ int main(int argc, char** argv) {
       list = true;
     } else if (arg.rfind("--repetitions=", 0) == 0) {
       const char* text = argv[i] + 14;
-      char* end = nullptr;
-      errno = 0;
-      // Digits only: strtol would take a sign and leading spaces.
-      long count = std::isdigit(static_cast<unsigned char>(text[0]))
-                       ? std::strtol(text, &end, 10)
-                       : 0;
-      if (errno || end == text || (end && *end) || count < 1 ||
-          count > kMaxRepetitions) {
+      uint64_t count = 0;
+      if (!hal_cli_parse_uint(text, 1, kMaxRepetitions, &count)) {
         std::fprintf(stderr,
                      "hal-bench: --repetitions='%s': expected a count in "
                      "[1, %d]\n",

@@ -1,0 +1,45 @@
+// Copyright 2026 The HAL Authors.
+//
+// Argument parsing the command-line tools share (C and C++).
+
+#ifndef HAL_TOOLS_CLI_ARGS_H_
+#define HAL_TOOLS_CLI_ARGS_H_
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+// |text| as a decimal count in [min, max] into |*out_value| (untouched on
+// failure). Digits only: no sign, no space, no base prefix ("-1" is no huge
+// count, "010" is ten, "5x" is no count), within 64 bits.
+static inline bool hal_cli_parse_uint(const char* text, uint64_t min,
+                                      uint64_t max, uint64_t* out_value) {
+  if (!text || !*text)
+    return false;
+  for (const char* c = text; *c; ++c) {
+    if (*c < '0' || *c > '9')
+      return false;
+  }
+  errno = 0;
+  unsigned long long value = strtoull(text, NULL, 10);
+  if (errno == ERANGE || value < min || value > max)
+    return false;
+  *out_value = value;
+  return true;
+}
+
+// Whether |list| names something between every two commas: not empty, no
+// leading or trailing comma, no ",,".
+static inline bool hal_cli_list_is_complete(const char* list) {
+  if (!list || !*list || *list == ',')
+    return false;
+  const char* c = list;
+  for (; c[1]; ++c) {
+    if (c[0] == ',' && c[1] == ',')
+      return false;
+  }
+  return *c != ',';
+}
+
+#endif  // HAL_TOOLS_CLI_ARGS_H_

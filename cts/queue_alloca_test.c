@@ -325,6 +325,63 @@ CTS_CASE(Memory_AllocaOrderedAfterAReleasedBuffersWorkGetsItsMemory) {
   hal_semaphore_release(s);
 }
 
+// An alloca ordered after a dealloca of another queue: 60 % of the device
+// alloca'd, then given back by a dealloca queued behind 16 fills of
+// another buffer (its wait is reached, so it issues at once and its free
+// runs once the fills are done), and an alloca of as much on the other
+// queue ordered after the dealloca's signal, submitted a moment later.
+// That alloca issues, device-side wait and all, before the free ran, and
+// the vendor's pool reuses a free of another stream only once it ran: the
+// alloca must wait for its waits and try again rather than fail
+// RESOURCE_EXHAUSTED. Both pairings of queues (one queue: the pool reuses
+// a free of its own stream at once).
+CTS_CASE(Memory_AllocaOrderedAfterADeallocaGetsItsMemory) {
+  fixture_t* f = *state;
+  const uint64_t size = sixty_percent_of_a_small_device(f, "8 times");
+  const uint64_t busy_size = size / 2;
+  hal_buffer_t* busy = NULL;
+  HAL_ASSERT_OK(
+      hal_device_allocate_buffer(f->device, kDeviceLocal, busy_size, &busy));
+  // One reusable command buffer, kept here: nothing the device finishes in
+  // the round is destroyed on libhal's release thread, whose destroys send
+  // a failed alloca to its second try on their own.
+  hal_command_buffer_t* fills =
+      cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
+  for (int k = 0; k < 16; ++k) {
+    uint8_t pattern = (uint8_t)k;
+    HAL_ASSERT_OK(
+        hal_command_buffer_fill_buffer(fills, busy, 0, busy_size, &pattern, 1));
+  }
+  HAL_ASSERT_OK(hal_command_buffer_end(fills));
+  hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+  const uint32_t rounds = cts_iterations(8);
+  for (uint32_t i = 0; i < rounds; ++i) {
+    uint32_t dealloca_queue = f->q0;
+    uint32_t alloca_queue = (i & 1) ? f->q0 : f->q1;
+    uint64_t v = 4 * (uint64_t)i;
+    hal_buffer_t* x = NULL;
+    HAL_ASSERT_OK(alloca_on(f->device, f->q0, NULL, 0, s, v + 1, size, &x));
+    HAL_ASSERT_OK(cts_wait(s, v + 1));
+    HAL_ASSERT_OK(
+        cts_submit(f->device, dealloca_queue, NULL, 0, fills, NULL, 0));
+    HAL_ASSERT_OK(
+        dealloca_on(f->device, dealloca_queue, s, v + 1, s, v + 2, x));
+    // Time for the queue to issue the dealloca; the fills outlast it.
+    struct timespec moment = {0, 2 * 1000 * 1000};
+    nanosleep(&moment, NULL);
+    hal_buffer_t* y = NULL;
+    HAL_ASSERT_OK(
+        alloca_on(f->device, alloca_queue, s, v + 2, s, v + 3, size, &y));
+    HAL_ASSERT_OK(dealloca_on(f->device, alloca_queue, s, v + 3, s, v + 4, y));
+    HAL_ASSERT_OK(cts_wait(s, v + 4));
+    hal_buffer_release(x);
+    hal_buffer_release(y);
+  }
+  hal_semaphore_release(s);
+  hal_command_buffer_release(fills);
+  hal_buffer_release(busy);
+}
+
 // And the other way round: 60 % of the device alloca'd, filled, then given
 // back by a dealloca, or by the handle's release without one; once that is
 // seen signaled, hal_device_allocate_buffer gets as much. The vendor's pool
@@ -625,6 +682,7 @@ int main(void) {
       CASE(Alloca_BadArgumentsSubmitNothing),
       CASE(Memory_ReleasedBufferIsReusableOnceItsWorkIsSignaled),
       CASE(Memory_AllocaOrderedAfterAReleasedBuffersWorkGetsItsMemory),
+      CASE(Memory_AllocaOrderedAfterADeallocaGetsItsMemory),
       CASE(Memory_DeallocatedMemoryIsAllocatableOnceSignaled),
       cmocka_unit_test(Q4_AllocaParkedAtReleaseIsCancelled),
   };

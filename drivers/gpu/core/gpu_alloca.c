@@ -242,12 +242,14 @@ hal_status_t gpu_queue_issue_alloca(gpu_queue_t* queue, gpu_buffer_t* buffer) {
   if (hal_status_code(status) == HAL_STATUS_RESOURCE_EXHAUSTED) {
     // The allocation happens here, on the host, as the alloca issues, and
     // work it is ordered after on the device may not be done yet. Memory
-    // that work gives back comes back once it is: fallback deallocas free
-    // at completion, and a buffer released while that work used it is
-    // destroyed on libhal's release thread a moment after the work's
-    // signals (as for hal_device_allocate_buffer). So wait for those
-    // signals, then for the frees and destroys on their way, and try once
-    // more.
+    // that work gives back comes back once it is: a pooled dealloca's free
+    // on another queue's stream is reused by this stream once it ran (the
+    // pool does not follow the device-side wait that orders us after it),
+    // fallback deallocas free at completion, and a buffer released while
+    // that work used it is destroyed on libhal's release thread a moment
+    // after the work's signals (as for hal_device_allocate_buffer). So
+    // wait for those signals, then for the frees and destroys on their
+    // way, and try once more: a pooled free leaves no count to look at.
     hal_status_t waited = hal_sync_queue_await_issuing_waits(queue->sync_queue);
     if (waited != HAL_OK) {
       hal_status_free(status);
@@ -256,7 +258,7 @@ hal_status_t gpu_queue_issue_alloca(gpu_queue_t* queue, gpu_buffer_t* buffer) {
           buffer->base.byte_length, queue->index);
     }
     bool freed =
-        !buffer->pooled && gpu_alloca_wait_for_frees(device, frees_done);
+        buffer->pooled || gpu_alloca_wait_for_frees(device, frees_done);
     bool destroyed = hal_resource_wait_deferred_destroys(
         destroys_done,
         hal_time_now() + (hal_time_t)GPU_ALLOCA_FREE_WAIT_SECONDS * 1000000000);

@@ -441,6 +441,74 @@ CTS_CASE(Collective_SendAndReceiveExchange) {
   }
 }
 
+// The ops of one group of sends and receives run in no order among
+// themselves; an execution barrier ends the group and orders them. Each
+// rank exchanges its words with its peer into |relay| (first group), then,
+// after a barrier, sends |relay| back while receiving into |back| (second
+// group): |back| holds the rank's own words only if the second send read
+// |relay| after the first receive wrote it. Reusable, submitted twice.
+CTS_CASE(Collective_BarrierOrdersAReceiveBeforeASend) {
+  collective_fixture_t* f = *state;
+  enum { kCount = 4099 };
+  hal_buffer_t* send[kRanks];
+  hal_buffer_t* relay[kRanks];
+  hal_buffer_t* back[kRanks];
+  hal_command_buffer_t* cbs[kRanks];
+  hal_semaphore_t* done[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    send[r] = device_buffer(f->devices[r], kCount * 4);
+    relay[r] = device_buffer(f->devices[r], kCount * 4);
+    back[r] = device_buffer(f->devices[r], kCount * 4);
+    uint32_t words[kCount];
+    for (int i = 0; i < kCount; ++i)
+      words[i] = (uint32_t)(r * 100000 + i + 1);
+    write_bytes(send[r], words, sizeof(words));
+    cbs[r] = cts_begin_command_buffer(f->devices[r],
+                                      HAL_COMMAND_BUFFER_MODE_REUSABLE);
+    hal_collective_params_t to = {.kind = HAL_COLLECTIVE_SEND,
+                                  .element_type = HAL_ELEMENT_TYPE_UINT32,
+                                  .root_or_peer = 1 - r,
+                                  .count = kCount};
+    hal_collective_params_t from = to;
+    from.kind = HAL_COLLECTIVE_RECV;
+    HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &to,
+                                                send[r], 0, NULL, 0));
+    HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &from,
+                                                NULL, 0, relay[r], 0));
+    HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cbs[r]));
+    HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &to,
+                                                relay[r], 0, NULL, 0));
+    HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], f->channels[r], &from,
+                                                NULL, 0, back[r], 0));
+    HAL_ASSERT_OK(hal_command_buffer_end(cbs[r]));
+    done[r] = cts_create_semaphore(f->devices[r], 0);
+  }
+  for (uint64_t run = 1; run <= 2; ++run) {
+    for (int r = 0; r < kRanks; ++r)
+      submit(f->devices[r], cbs[r], done[r], run);
+    for (int r = 0; r < kRanks; ++r) {
+      HAL_ASSERT_OK(cts_wait(done[r], run));
+      uint32_t words[kCount];
+      HAL_ASSERT_OK(hal_buffer_read(back[r], 0, words, sizeof(words)));
+      for (int i = 0; i < kCount; ++i) {
+        uint32_t expected = (uint32_t)(r * 100000 + i + 1);
+        if (words[i] != expected)
+          fail_msg("run %d rank %d word %d is %u, expected %u", (int)run, r, i,
+                   words[i], expected);
+      }
+      static const uint32_t zeros[kCount];
+      write_bytes(back[r], zeros, sizeof(zeros));
+    }
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    hal_semaphore_release(done[r]);
+    hal_command_buffer_release(cbs[r]);
+    hal_buffer_release(back[r]);
+    hal_buffer_release(relay[r]);
+    hal_buffer_release(send[r]);
+  }
+}
+
 // A one-shot all-reduce (sum) of |count| elements of |type| over
 // |channels| (rank r's on the fixture's device r), between a fill and a
 // copy, every element checked; the fixture's own channels are kept.
@@ -731,6 +799,12 @@ CTS_CASE(Collective_BadArgumentsAreRefusedAtRecord) {
   hal_channel_t* pair[2];
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "the same device",
                     hal_channel_create_group(2, twice, pair));
+  // A second device object of the same GPU is the same device to a group.
+  twice[1] = cts_create_device(hal_device_info(device)->index);
+  HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT,
+                    "two device objects of one GPU",
+                    hal_channel_create_group(2, twice, pair));
+  hal_device_release(twice[1]);
   HAL_ASSERT_STATUS(HAL_STATUS_INVALID_ARGUMENT, "no devices",
                     hal_channel_create_group(0, twice, pair));
   hal_command_buffer_release(cb);
@@ -1785,6 +1859,7 @@ int main(void) {
       CASE(Collective_AllReduceInAReusedCommandBuffer),
       CASE(Collective_RootedAndGatheringCollectives),
       CASE(Collective_SendAndReceiveExchange),
+      CASE(Collective_BarrierOrdersAReceiveBeforeASend),
       CASE(Collective_RanksJoinedFromThreadsWithOneId),
       CASE(Collective_RanksThatDisagreeFailTheSignals),
       CASE(Collective_BadArgumentsAreRefusedAtRecord),

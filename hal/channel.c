@@ -116,6 +116,17 @@ HAL_API hal_status_t hal_channel_create_group(size_t count,
                                "devices[%zu] are the same device ('%s')",
                                j, i, devices[i]->info.name);
       }
+      // Two device objects of one GPU (made through two instances of the
+      // driver): the library does not support two ranks on one GPU (NCCL
+      // may hang), so they count as the same device.
+      if (devices[j]->info.index == devices[i]->info.index) {
+        return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
+                               "channel_create_group: devices[%zu] and "
+                               "devices[%zu] are two device objects of one "
+                               "GPU (index %" PRIu32 ", '%s')",
+                               j, i, devices[i]->info.index,
+                               devices[i]->info.name);
+      }
     }
   }
   HAL_RETURN_IF_ERROR(hal_channel_require(devices[0], "channel_create_group"));

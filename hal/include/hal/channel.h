@@ -58,14 +58,19 @@ hal_channel_id_generate(hal_device_t* device, hal_channel_id_t* out_id);
 // This process's rank |rank| of |rank_count| (>= 1) in the communicator of
 // |id|, on |device| (ncclCommInitRank). Blocks until every rank joined, or
 // fails (the library's status; a rank that never joins is its error after
-// its own bound). INVALID_ARGUMENT: a rank outside [0, rank_count).
+// its own bound). INVALID_ARGUMENT: a rank outside [0, rank_count). Each
+// rank needs a GPU of its own: two ranks of one communicator on one GPU
+// are not supported by the library (NCCL may hang; their collectives fail
+// after the library's bound on the virtual GPU).
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_channel_create(
     hal_device_t* device, const hal_channel_id_t* id, int32_t rank,
     int32_t rank_count, hal_channel_t** out_channel);
 
 // One channel per device of |devices| (|count| >= 1 of them, of one driver,
-// each once): out_channels[i] is rank i of |count|, on devices[i]
-// (ncclCommInitAll), all made from this thread.
+// each GPU once: two device objects of one GPU, made through two instances
+// of the driver, are INVALID_ARGUMENT like the same object twice):
+// out_channels[i] is rank i of |count|, on devices[i] (ncclCommInitAll),
+// all made from this thread.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_channel_create_group(
     size_t count, hal_device_t* const* devices, hal_channel_t** out_channels);
 
@@ -117,8 +122,12 @@ typedef enum hal_collective_kind_e {
   // |count| elements of send to rank |peer| (no recv buffer).
   HAL_COLLECTIVE_SEND = 5,
   // |count| elements from rank |peer| into recv (no send buffer).
-  // Consecutive sends and receives in a command buffer are issued as one
-  // group, so a ring of exchanges does not deadlock.
+  // Consecutive sends and receives in a command buffer (no other op, nor
+  // an execution barrier, between them) are issued as one group, so a
+  // ring of exchanges does not deadlock. The ops of one group run
+  // concurrently, in no order among themselves (as in an NCCL group): a
+  // receive must not write bytes another op of its group reads or writes,
+  // or what they hold is undefined; a barrier between them orders them.
   HAL_COLLECTIVE_RECV = 6,
 } hal_collective_kind_t;
 

@@ -162,8 +162,18 @@ HAL_API void hal_trace_status_args(hal_status_t status, char* args,
   args[length + 1] = '\0';
 }
 
+// Set once the exit's flush began: a flush of another thread then does
+// nothing (the exit's holds every event it would), so a thread flushing in
+// a loop cannot keep the exit waiting for the lock forever (glibc's mutex
+// is not fair: the looping thread takes it back as it lets go).
+static atomic_bool hal_trace_exiting;
+
+static void hal_trace_write(void);
+
 static void hal_trace_at_exit(void) {
-  hal_trace_flush();
+  atomic_store_explicit(&hal_trace_exiting, true, memory_order_relaxed);
+  if (hal_trace_enabled())
+    hal_trace_write();
 }
 
 // A fork() child neither records nor writes: the trace is the process's
@@ -536,8 +546,14 @@ static void hal_trace_write_event(FILE* file, const hal_trace_buffer_t* buffer,
 }
 
 HAL_API void hal_trace_flush(void) {
-  if (!hal_trace_enabled())
+  if (!hal_trace_enabled() ||
+      atomic_load_explicit(&hal_trace_exiting, memory_order_relaxed)) {
     return;
+  }
+  hal_trace_write();
+}
+
+static void hal_trace_write(void) {
   pthread_mutex_lock(&hal_trace.mutex);
   // Written beside the file and renamed over it: a reader never sees half
   // a file, and a crash during the write keeps the last complete one.

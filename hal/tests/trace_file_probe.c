@@ -22,6 +22,11 @@
 //     runs SUBMISSIONS fills on a device, waits for the last, and returns
 //     without releasing the device: the file written at exit must count
 //     the device spans the driver could not write.
+//   trace_file_probe exit_flushing
+//     three threads signal host semaphores without end (events all the
+//     while), a fourth calls hal_trace_flush in a loop, and main exit()s
+//     after 7 ms: the exit must end, its file whole, however often the
+//     looping thread takes the writer's lock back.
 //   trace_file_probe forked DRIVER
 //     records "before the fork", parks a submission on a device of DRIVER
 //     behind a host semaphore, then forks: the child records "in the
@@ -35,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fork_child.h"
@@ -215,6 +221,39 @@ static void* end_main(void* arg) {
   return NULL;
 }
 
+static void* signal_forever(void* arg) {
+  (void)arg;
+  for (;;) {
+    hal_semaphore_t* semaphore = NULL;
+    if (hal_semaphore_create_host(hal_allocator_system(), 0, &semaphore))
+      abort();
+    for (uint64_t value = 1; value <= 64; ++value)
+      hal_status_ignore(hal_semaphore_signal(semaphore, value));
+    hal_semaphore_release(semaphore);
+  }
+  return NULL;
+}
+
+static void* flush_forever(void* arg) {
+  (void)arg;
+  for (;;)
+    hal_trace_flush();
+  return NULL;
+}
+
+static int exit_flushing(void) {
+  pthread_t thread;
+  for (int i = 0; i < 3; ++i) {
+    if (pthread_create(&thread, NULL, signal_forever, NULL) != 0)
+      return 1;
+  }
+  if (pthread_create(&thread, NULL, flush_forever, NULL) != 0)
+    return 1;
+  struct timespec moment = {0, 7 * 1000 * 1000};
+  nanosleep(&moment, NULL);
+  exit(0);
+}
+
 int main(int argc, char** argv) {
   if (!hal_trace_enabled()) {
     fprintf(stderr, "trace_file_probe: HAL_TRACE is not on\n");
@@ -235,10 +274,12 @@ int main(int argc, char** argv) {
     return forked(argv[2]);
   if (argc == 2 && strcmp(argv[1], "capped") == 0)
     return capped();
+  if (argc == 2 && strcmp(argv[1], "exit_flushing") == 0)
+    return exit_flushing();
   if (argc != 4 || strcmp(argv[1], "snapshots") != 0) {
     fprintf(stderr,
             "usage: trace_file_probe tracks | chdir DIR | snapshots DIR N | "
-            "capped | unreleased DRIVER | forked DRIVER\n");
+            "capped | exit_flushing | unreleased DRIVER | forked DRIVER\n");
     return 2;
   }
   const char* path = getenv("HAL_TRACE");

@@ -74,6 +74,21 @@ def main():
                "each of %d flushes under load is a consistent cut %s" %
                (len(os.listdir(snapshots)), torn or ""))
 
+        # A thread flushing in a loop while others record: the exit still
+        # ends, its file whole (it waited forever for the writer's lock,
+        # which the looping thread kept taking back). Eight runs.
+        trace = os.path.join(directory, "exit_flushing.json")
+        ended = 0
+        for _ in range(8):
+            try:
+                result = run([probe, "exit_flushing"], trace, timeout=30)
+                ended += result.returncode == 0 and loads(trace) is not None
+            except subprocess.TimeoutExpired:
+                print("  exit_flushing: still in exit() after 30 s")
+                break
+        expect(ended == 8, "exit ends, its file whole, while a thread "
+               "flushes in a loop (%d of 8 runs)" % ended)
+
         # HAL_TRACE_MAX_MB keeps the cut: once an event is dropped, every
         # later one is, so an end whose begin was dropped is not written,
         # even by a thread whose buffer has room.

@@ -109,7 +109,10 @@ HAL_API void hal_trace_append_more(char* out, size_t capacity, size_t* length,
 // |text| made safe inside a JSON string of args (as above), cut to fit.
 HAL_API void hal_trace_json_text(char* out, size_t capacity, const char* text);
 
-// Writes the file now (whole: every event so far). Any thread.
+// Writes the file now (whole: every event so far). Any thread. Once the
+// process's exit has begun writing it, a flush does nothing (the exit's
+// file holds every event the flush would have): a thread flushing in a
+// loop never keeps the exit waiting.
 HAL_API void hal_trace_flush(void);
 
 // Events dropped so far: the first that did not fit under

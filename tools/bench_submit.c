@@ -122,11 +122,8 @@ int main(int argc, char** argv) {
     hal_status_free(status);
     return 1;
   }
-  // A row per driver named, however many (one per comma, and one).
-  size_t row_capacity = 1;
-  for (const char* c = drivers; *c; ++c)
-    row_capacity += *c == ',';
-  bench_row_t* rows = calloc(row_capacity, sizeof(*rows));
+  // A row per driver named, however many.
+  bench_row_t* rows = calloc(hal_cli_list_count(drivers), sizeof(*rows));
   char* list = strdup(drivers);
   if (!rows || !list) {
     fprintf(stderr, "hal-bench-submit: out of memory\n");

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -40,6 +41,15 @@ static inline bool hal_cli_list_is_complete(const char* list) {
       return false;
   }
   return *c != ',';
+}
+
+// How many names a comma-separated |list| holds at most: one per comma,
+// and one (a table sized by it fits every name strtok finds).
+static inline size_t hal_cli_list_count(const char* list) {
+  size_t count = 1;
+  for (const char* c = list; *c; ++c)
+    count += *c == ',';
+  return count;
 }
 
 #endif  // HAL_TOOLS_CLI_ARGS_H_

@@ -1664,10 +1664,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Every driver named or usable, however many: at most one name per
-  // plugin, or per comma of the list and one.
-  size_t name_capacity = hal_driver_registry_plugin_count(registry) + 1;
-  for (const char* c = driver; *c; ++c)
-    name_capacity += *c == ',';
+  // plugin, or per name of the list.
+  size_t name_capacity =
+      hal_driver_registry_plugin_count(registry) + hal_cli_list_count(driver);
   const char** names = calloc(name_capacity, sizeof(*names));
   size_t name_count = 0;
   char* list = strdup(driver);

@@ -8,7 +8,9 @@
 // otherwise). Buffers are registered once in a global list and outlive
 // their threads: a thread's events stay until the process ends. Tracks
 // (queues) are numbered from kTrackBase, threads by their order of first
-// event, so the two never collide.
+// event, so the two never collide. Both lists only grow, at their head,
+// by a compare-and-swap: registering a thread or naming a track never
+// waits for a flush, however often some thread flushes.
 
 #include "hal/trace.h"
 
@@ -58,17 +60,24 @@ typedef struct hal_trace_buffer_t {
   char* text;  // every event's args, back to back
   size_t text_length;
   size_t text_capacity;
-  struct hal_trace_buffer_t* next;  // the global list (under its mutex)
+  struct hal_trace_buffer_t* next;  // the global list; set before it is in
 } hal_trace_buffer_t;
+
+typedef struct hal_trace_track_t {
+  uint32_t id;
+  char name[64];
+  struct hal_trace_track_t* next;  // set before it is in the list
+} hal_trace_track_t;
 
 static struct {
   char path[4096];
-  uint64_t max_bytes;     // 0: unbounded
-  pthread_mutex_t mutex;  // buffers, tracks, the file
-  hal_trace_buffer_t* buffers;
-  uint32_t next_thread_id;
-  char (*track_names)[64];
-  uint32_t track_count;
+  uint64_t max_bytes;  // 0: unbounded
+  // Pushed with release, read with acquire: a flush that saw an event's
+  // number (next_seq) sees the buffer it is in and the track it names.
+  _Atomic(hal_trace_buffer_t*) buffers;
+  _Atomic(hal_trace_track_t*) tracks;
+  _Atomic uint32_t next_thread_id;
+  _Atomic uint32_t track_count;
   _Atomic uint64_t next_id;
   _Atomic uint64_t next_seq;  // hal_trace_event_t.seq
   _Atomic uint64_t bytes;     // event storage of every buffer
@@ -79,7 +88,22 @@ static struct {
   // buffer still has room).
   atomic_bool full;
   _Atomic uint64_t dropped_spans;  // device spans drivers could not write
-} hal_trace = {.mutex = PTHREAD_MUTEX_INITIALIZER};
+} hal_trace;
+
+// Flushes are served in order of request, one write at a time: a write
+// holds every event numbered before it began, so it answers every request
+// made before then. A caller waits for at most the write under way when it
+// asked and the next one, whoever makes it, and waits on a condition
+// variable, not on the writer's lock: however often another thread
+// flushes, it is not passed over (glibc's mutex is not fair).
+static struct {
+  pthread_mutex_t mutex;  // the fields below, never held while writing
+  pthread_cond_t written;
+  uint64_t requested;  // the last request's ticket
+  uint64_t answered;   // every ticket up to this one has its file
+  bool writing;
+} hal_trace_flushes = {.mutex = PTHREAD_MUTEX_INITIALIZER,
+                       .written = PTHREAD_COND_INITIALIZER};
 
 static _Thread_local hal_trace_buffer_t* hal_trace_this_thread;
 static _Thread_local uint64_t hal_trace_last_submission;
@@ -162,18 +186,16 @@ HAL_API void hal_trace_status_args(hal_status_t status, char* args,
   args[length + 1] = '\0';
 }
 
-// Set once the exit's flush began: a flush of another thread then does
-// nothing (the exit's holds every event it would), so a thread flushing in
-// a loop cannot keep the exit waiting for the lock forever (glibc's mutex
-// is not fair: the looping thread takes it back as it lets go).
+// Set once the exit's flush was asked for: a flush of another thread then
+// does nothing (the exit's holds every event it would).
 static atomic_bool hal_trace_exiting;
 
-static void hal_trace_write(void);
+static void hal_trace_write_in_turn(void);
 
 static void hal_trace_at_exit(void) {
   atomic_store_explicit(&hal_trace_exiting, true, memory_order_relaxed);
   if (hal_trace_enabled())
-    hal_trace_write();
+    hal_trace_write_in_turn();
 }
 
 // A fork() child neither records nor writes: the trace is the process's
@@ -316,11 +338,14 @@ static hal_trace_buffer_t* hal_trace_buffer(void) {
                          sizeof(buffer->thread_name)) != 0) {
     buffer->thread_name[0] = '\0';
   }
-  pthread_mutex_lock(&hal_trace.mutex);
-  buffer->thread_id = ++hal_trace.next_thread_id;
-  buffer->next = hal_trace.buffers;
-  hal_trace.buffers = buffer;
-  pthread_mutex_unlock(&hal_trace.mutex);
+  buffer->thread_id = atomic_fetch_add_explicit(&hal_trace.next_thread_id, 1,
+                                                memory_order_relaxed) +
+                      1;
+  buffer->next = atomic_load_explicit(&hal_trace.buffers, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(
+      &hal_trace.buffers, &buffer->next, buffer, memory_order_release,
+      memory_order_relaxed)) {
+  }
   hal_trace_this_thread = buffer;
   return buffer;
 }
@@ -385,9 +410,10 @@ static void hal_trace_append(char phase, uint32_t track, const char* category,
   hal_trace_event_t* event = &buffer->events[buffer->count++];
   // Taken under the buffer's lock, so a buffer's events are in this order;
   // one counter for all, so an event that happened before another has the
-  // smaller number (hal_trace_flush).
+  // smaller number (hal_trace_flush). Release: a flush that reads a number
+  // past this one sees this buffer in the list.
   event->seq =
-      atomic_fetch_add_explicit(&hal_trace.next_seq, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(&hal_trace.next_seq, 1, memory_order_release);
   snprintf(event->category, sizeof(event->category), "%s", category);
   snprintf(event->name, sizeof(event->name), "%s", name);
   event->ts_ns = ts_ns;
@@ -410,17 +436,20 @@ static uint64_t hal_trace_now(void) {
 HAL_API uint32_t hal_trace_track(const char* name) {
   if (!hal_trace_enabled())
     return 0;
-  pthread_mutex_lock(&hal_trace.mutex);
-  char(*names)[64] = realloc(hal_trace.track_names,
-                             (hal_trace.track_count + 1) * sizeof(*names));
-  uint32_t track = 0;
-  if (names) {
-    hal_trace.track_names = names;
-    snprintf(names[hal_trace.track_count], sizeof(names[0]), "%s", name);
-    track = HAL_TRACE_TRACK_BASE + hal_trace.track_count++;
+  // Kept until the process ends, like the buffers: events name it.
+  hal_trace_track_t* track = malloc(sizeof(*track));
+  if (!track)
+    return 0;  // its events go to the calling thread's track
+  track->id =
+      HAL_TRACE_TRACK_BASE + atomic_fetch_add_explicit(&hal_trace.track_count,
+                                                       1, memory_order_relaxed);
+  snprintf(track->name, sizeof(track->name), "%s", name);
+  track->next = atomic_load_explicit(&hal_trace.tracks, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(&hal_trace.tracks, &track->next,
+                                                track, memory_order_release,
+                                                memory_order_relaxed)) {
   }
-  pthread_mutex_unlock(&hal_trace.mutex);
-  return track;
+  return track->id;
 }
 
 HAL_API uint64_t hal_trace_next_id(void) {
@@ -545,23 +574,45 @@ static void hal_trace_write_event(FILE* file, const hal_trace_buffer_t* buffer,
   *first = false;
 }
 
+static void hal_trace_write(void);
+
 HAL_API void hal_trace_flush(void) {
   if (!hal_trace_enabled() ||
       atomic_load_explicit(&hal_trace_exiting, memory_order_relaxed)) {
     return;
   }
-  hal_trace_write();
+  hal_trace_write_in_turn();
 }
 
+static void hal_trace_write_in_turn(void) {
+  pthread_mutex_lock(&hal_trace_flushes.mutex);
+  uint64_t ticket = ++hal_trace_flushes.requested;
+  while (hal_trace_flushes.answered < ticket) {
+    if (hal_trace_flushes.writing) {
+      pthread_cond_wait(&hal_trace_flushes.written, &hal_trace_flushes.mutex);
+      continue;
+    }
+    // This write begins after every request made so far: it answers them.
+    uint64_t answers = hal_trace_flushes.requested;
+    hal_trace_flushes.writing = true;
+    pthread_mutex_unlock(&hal_trace_flushes.mutex);
+    hal_trace_write();
+    pthread_mutex_lock(&hal_trace_flushes.mutex);
+    hal_trace_flushes.writing = false;
+    hal_trace_flushes.answered = answers;
+    pthread_cond_broadcast(&hal_trace_flushes.written);
+  }
+  pthread_mutex_unlock(&hal_trace_flushes.mutex);
+}
+
+// One write at a time (hal_trace_write_in_turn).
 static void hal_trace_write(void) {
-  pthread_mutex_lock(&hal_trace.mutex);
   // Written beside the file and renamed over it: a reader never sees half
   // a file, and a crash during the write keeps the last complete one.
   char temporary[sizeof(hal_trace.path) + 8];
   FILE* file =
       hal_trace_open_temporary(hal_trace.path, temporary, sizeof(temporary));
   if (!file) {
-    pthread_mutex_unlock(&hal_trace.mutex);
     fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);
     return;
   }
@@ -572,10 +623,11 @@ static void hal_trace_write(void) {
   // before one written has the smaller number: an end is never written
   // without its begin, whichever threads appended them.
   uint64_t cut =
-      atomic_load_explicit(&hal_trace.next_seq, memory_order_relaxed);
+      atomic_load_explicit(&hal_trace.next_seq, memory_order_acquire);
   bool first = true;
-  for (hal_trace_buffer_t* buffer = hal_trace.buffers; buffer;
-       buffer = buffer->next) {
+  for (hal_trace_buffer_t* buffer =
+           atomic_load_explicit(&hal_trace.buffers, memory_order_acquire);
+       buffer; buffer = buffer->next) {
     fprintf(file,
             "%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
             "\"tid\":%" PRIu32 ",\"args\":{\"name\":\"",
@@ -589,13 +641,15 @@ static void hal_trace_write(void) {
       hal_trace_write_event(file, buffer, &buffer->events[i], &first);
     pthread_mutex_unlock(&buffer->mutex);
   }
-  for (uint32_t t = 0; t < hal_trace.track_count; ++t) {
+  for (hal_trace_track_t* track =
+           atomic_load_explicit(&hal_trace.tracks, memory_order_acquire);
+       track; track = track->next) {
     fprintf(file,
             "%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
             "\"tid\":%" PRIu32 ",\"args\":{\"name\":\"",
-            first ? "" : ",", HAL_TRACE_TRACK_BASE + t);
+            first ? "" : ",", track->id);
     first = false;
-    hal_trace_write_string(file, hal_trace.track_names[t]);
+    hal_trace_write_string(file, track->name);
     fprintf(file, "\"}}");
   }
   fprintf(file,
@@ -608,7 +662,6 @@ static void hal_trace_write(void) {
     ok = rename(temporary, hal_trace.path) == 0;
   if (!ok)
     unlink(temporary);
-  pthread_mutex_unlock(&hal_trace.mutex);
   if (!ok)
     fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);
 }

@@ -27,6 +27,11 @@
 //     while), a fourth calls hal_trace_flush in a loop, and main exit()s
 //     after 7 ms: the exit must end, its file whole, however often the
 //     looping thread takes the writer's lock back.
+//   trace_file_probe register_flushing
+//     three threads signal host semaphores, a fourth calls hal_trace_flush
+//     in a loop, and main starts 16 threads, one at a time, each recording
+//     its first event (which registers its buffer) and naming a track:
+//     neither may wait for the looping thread's writes.
 //   trace_file_probe forked DRIVER
 //     records "before the fork", parks a submission on a device of DRIVER
 //     behind a host semaphore, then forks: the child records "in the
@@ -254,6 +259,56 @@ static int exit_flushing(void) {
   exit(0);
 }
 
+static atomic_bool stop_signaling;
+
+// Events all the while, until stop_signaling: the looping flusher's writes
+// grow, and the exit's write is of what was there when they stopped.
+static void* signal_until_stopped(void* arg) {
+  (void)arg;
+  while (!atomic_load_explicit(&stop_signaling, memory_order_relaxed)) {
+    hal_semaphore_t* semaphore = NULL;
+    if (hal_semaphore_create_host(hal_allocator_system(), 0, &semaphore))
+      abort();
+    for (uint64_t value = 1; value <= 64; ++value)
+      hal_status_ignore(hal_semaphore_signal(semaphore, value));
+    hal_semaphore_release(semaphore);
+  }
+  return NULL;
+}
+
+static void* register_once(void* arg) {
+  hal_trace_instant(0, "probe", "first event", NULL);
+  hal_trace_track(arg);
+  return NULL;
+}
+
+static int register_flushing(void) {
+  pthread_t signalers[3];
+  for (int i = 0; i < 3; ++i) {
+    if (pthread_create(&signalers[i], NULL, signal_until_stopped, NULL) != 0)
+      return 1;
+  }
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, flush_forever, NULL) != 0)
+    return 1;
+  for (int i = 0; i < 16; ++i) {
+    char name[16];
+    snprintf(name, sizeof(name), "track %d", i);
+    if (pthread_create(&thread, NULL, register_once, name) != 0 ||
+        pthread_join(thread, NULL) != 0) {
+      return 1;
+    }
+  }
+  atomic_store_explicit(&stop_signaling, true, memory_order_relaxed);
+  for (int i = 0; i < 3; ++i) {
+    if (pthread_join(signalers[i], NULL) != 0)
+      return 1;
+  }
+  printf("registered\n");
+  fflush(stdout);
+  exit(0);
+}
+
 int main(int argc, char** argv) {
   if (!hal_trace_enabled()) {
     fprintf(stderr, "trace_file_probe: HAL_TRACE is not on\n");
@@ -276,10 +331,13 @@ int main(int argc, char** argv) {
     return capped();
   if (argc == 2 && strcmp(argv[1], "exit_flushing") == 0)
     return exit_flushing();
+  if (argc == 2 && strcmp(argv[1], "register_flushing") == 0)
+    return register_flushing();
   if (argc != 4 || strcmp(argv[1], "snapshots") != 0) {
     fprintf(stderr,
             "usage: trace_file_probe tracks | chdir DIR | snapshots DIR N | "
-            "capped | exit_flushing | unreleased DRIVER | forked DRIVER\n");
+            "capped | exit_flushing | register_flushing | unreleased DRIVER | "
+            "forked DRIVER\n");
     return 2;
   }
   const char* path = getenv("HAL_TRACE");

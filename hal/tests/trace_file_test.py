@@ -89,6 +89,26 @@ def main():
         expect(ended == 8, "exit ends, its file whole, while a thread "
                "flushes in a loop (%d of 8 runs)" % ended)
 
+        # The same looping flusher while threads record their first event
+        # (which registers their buffer) and name tracks: neither waits for
+        # a write (both waited for the writer's lock, which the looping
+        # thread kept taking back). Eight runs.
+        trace = os.path.join(directory, "register_flushing.json")
+        ended = 0
+        for _ in range(8):
+            try:
+                result = run([probe, "register_flushing"], trace, timeout=30)
+                ended += (result.returncode == 0
+                          and "registered" in result.stdout
+                          and loads(trace) is not None)
+            except subprocess.TimeoutExpired:
+                print("  register_flushing: threads still registering after "
+                      "30 s")
+                break
+        expect(ended == 8, "a thread's first event and a new track never "
+               "wait behind a thread that flushes in a loop (%d of 8 runs)" %
+               ended)
+
         # HAL_TRACE_MAX_MB keeps the cut: once an event is dropped, every
         # later one is, so an end whose begin was dropped is not written,
         # even by a thread whose buffer has room.

@@ -109,10 +109,13 @@ HAL_API void hal_trace_append_more(char* out, size_t capacity, size_t* length,
 // |text| made safe inside a JSON string of args (as above), cut to fit.
 HAL_API void hal_trace_json_text(char* out, size_t capacity, const char* text);
 
-// Writes the file now (whole: every event so far). Any thread. Once the
-// process's exit has begun writing it, a flush does nothing (the exit's
-// file holds every event the flush would have): a thread flushing in a
-// loop never keeps the exit waiting.
+// Writes the file now (whole: every event so far). Any thread. Flushes are
+// served in turn: a caller waits for at most the write under way when it
+// asked and the next one, so a thread flushing in a loop keeps no other
+// flush waiting longer, and recording (a thread's first event included)
+// and hal_trace_track() never wait for a write. Once the process's exit
+// has asked for its write, a flush does nothing (the exit's file holds
+// every event the flush would have).
 HAL_API void hal_trace_flush(void);
 
 // Events dropped so far: the first that did not fit under

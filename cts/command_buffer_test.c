@@ -613,6 +613,154 @@ CTS_CASE(CommandBuffer_OneShotResubmittedFromItsOwnCallbackIsRefused) {
   hal_command_buffer_release(one_shot);
 }
 
+// Q3's other side: once a wait for a submission's signal returned, its
+// recording is free, and begin() succeeds at once, also while the call
+// that submitted it has not yet returned on another thread (the call's
+// own hold on the buffer passes to the driver, whose release comes before
+// the signals). A submitter thread submits the buffer, signaling round i,
+// and waits for the main thread to have re-recorded it: the main thread
+// waits for round i and begins at once, and each submission must have
+// written the recording made before it.
+enum { kRightAfterRounds = 400, kRightAfterBytes = 64 };
+
+typedef struct {
+  hal_device_t* device;
+  hal_command_buffer_t* cb;
+  hal_semaphore_t* done;        // round i submitted and completed
+  hal_semaphore_t* rerecorded;  // round i's recording replaced
+  int errors;
+} right_after_t;
+
+static void* right_after_submitter_main(void* arg) {
+  right_after_t* job = arg;
+  for (uint64_t round = 1; round <= kRightAfterRounds; ++round) {
+    hal_status_t status =
+        cts_submit(job->device, 0, NULL, 0, job->cb, job->done, round);
+    if (status == HAL_OK)
+      status = cts_wait(job->rerecorded, round);
+    if (status != HAL_OK) {
+      hal_status_free(status);
+      ++job->errors;
+      hal_semaphore_fail(
+          job->done, hal_make_status(HAL_STATUS_ABORTED, "submitter gave up"));
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+static void record_round(hal_command_buffer_t* cb, hal_buffer_t* target,
+                         uint8_t round) {
+  uint8_t data[kRightAfterBytes];
+  memset(data, round, sizeof(data));
+  HAL_ASSERT_OK(hal_command_buffer_update_buffer(cb, data, 0, target, 0,
+                                                 kRightAfterBytes));
+  HAL_ASSERT_OK(hal_command_buffer_end(cb));
+}
+
+CTS_CASE(Q3_ReRecordRightAfterTheWaitReturns) {
+  fixture_t* f = *state;
+  hal_buffer_t* target = cts_zeroed_buffer(f->device, kRightAfterBytes);
+  hal_command_buffer_t* cb = NULL;
+  HAL_ASSERT_OK(hal_device_create_command_buffer(
+      f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  record_round(cb, target, 1);
+  right_after_t job = {f->device, cb, cts_create_semaphore(f->device, 0),
+                       cts_create_semaphore(f->device, 0), 0};
+  pthread_t thread;
+  assert_int_equal(
+      pthread_create(&thread, NULL, right_after_submitter_main, &job), 0);
+  int refused = 0, wrong = 0;
+  for (uint64_t round = 1; round <= kRightAfterRounds; ++round) {
+    HAL_ASSERT_OK(cts_wait(job.done, round));
+    hal_status_t status = hal_command_buffer_begin(cb);
+    if (status != HAL_OK) {
+      if (!refused++)
+        hal_status_fprint(stderr, status);
+      hal_status_free(status);
+      // Wait for the submitter's call to return, then begin.
+      struct timespec pause = {0, 20 * 1000 * 1000};
+      nanosleep(&pause, NULL);
+      HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+    }
+    uint8_t bytes[kRightAfterBytes];
+    HAL_ASSERT_OK(hal_buffer_read(target, 0, bytes, sizeof(bytes)));
+    wrong += bytes[0] != (uint8_t)round ||
+             bytes[kRightAfterBytes - 1] != (uint8_t)round;
+    record_round(cb, target, (uint8_t)(round + 1));
+    HAL_ASSERT_OK(hal_semaphore_signal(job.rerecorded, round));
+  }
+  pthread_join(thread, NULL);
+  printf("%d of %d begin() calls right after the wait refused\n", refused,
+         kRightAfterRounds);
+  assert_int_equal(job.errors, 0);
+  assert_int_equal(refused, 0);
+  assert_int_equal(wrong, 0);
+  hal_semaphore_release(job.done);
+  hal_semaphore_release(job.rerecorded);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(target);
+}
+
+// The same from a callback of the submission's signal that the failure of
+// its wait runs inline, inside the queue_execute call: the submission will
+// never run, its hold is gone before the callback, and the callback may
+// re-record the buffer (the buffer is REUSABLE; a ONE_SHOT one submitted
+// there is refused, above).
+typedef struct {
+  hal_command_buffer_t* cb;
+  hal_buffer_t* target;
+  int calls;
+  hal_status_code_t begun;
+} rerecord_t;
+
+static void rerecord_from_callback(void* user_data, uint64_t value,
+                                   hal_status_t status) {
+  (void)value;
+  (void)status;
+  rerecord_t* job = user_data;
+  ++job->calls;
+  hal_status_t begun = hal_command_buffer_begin(job->cb);
+  if (begun != HAL_OK) {
+    hal_status_fprint(stderr, begun);
+    job->begun = hal_status_consume_code(begun);
+    return;
+  }
+  job->begun = HAL_STATUS_OK;
+  record_round(job->cb, job->target, 2);
+}
+
+CTS_CASE(Q3_ReRecordFromACallbackOfItsFailedSubmission) {
+  fixture_t* f = *state;
+  hal_buffer_t* target = cts_zeroed_buffer(f->device, kRightAfterBytes);
+  hal_command_buffer_t* cb = NULL;
+  HAL_ASSERT_OK(hal_device_create_command_buffer(
+      f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  record_round(cb, target, 1);
+  hal_semaphore_t* failed = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* signaled = cts_create_semaphore(f->device, 0);
+  hal_semaphore_fail(failed, hal_make_status(HAL_STATUS_ABORTED, "upstream"));
+  rerecord_t job = {cb, target, 0, HAL_STATUS_UNKNOWN};
+  HAL_ASSERT_OK(hal_semaphore_add_callback(signaled, 1, rerecord_from_callback,
+                                           &job, NULL));
+  HAL_ASSERT_OK(cts_submit(f->device, 0, failed, 1, cb, signaled, 1));
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream", cts_wait(signaled, 1));
+  assert_int_equal(job.calls, 1);
+  assert_int_equal(job.begun, HAL_STATUS_OK);
+  // The failed submission wrote nothing; the new recording runs.
+  cts_fixture_run(f, 0, cb);
+  uint8_t bytes[kRightAfterBytes];
+  HAL_ASSERT_OK(hal_buffer_read(target, 0, bytes, sizeof(bytes)));
+  assert_int_equal(bytes[0], 2);
+  assert_int_equal(bytes[kRightAfterBytes - 1], 2);
+  hal_semaphore_release(signaled);
+  hal_semaphore_release(failed);
+  hal_command_buffer_release(cb);
+  hal_buffer_release(target);
+}
+
 CTS_CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation) {
   fixture_t* f = *state;
   const char* symbol = getenv("CTS_KERNEL_NODE_CALL");
@@ -660,6 +808,8 @@ int main(void) {
       CASE(Q3_ReRecordRacingSubmissionsFromAnotherThread),
       CASE(CommandBuffer_OneShotUsedUpOnlyByASubmissionThatWentThrough),
       CASE(CommandBuffer_OneShotResubmittedFromItsOwnCallbackIsRefused),
+      CASE(Q3_ReRecordRightAfterTheWaitReturns),
+      CASE(Q3_ReRecordFromACallbackOfItsFailedSubmission),
       CASE(CommandBuffer_GraphDriverWithoutKernelNodesRefusedAtCreation),
   };
   return cts_main("command_buffer", tests, HAL_ARRAYSIZE(tests));

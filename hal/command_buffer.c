@@ -677,9 +677,14 @@ HAL_API hal_status_t hal_command_buffer_collective(
   return HAL_OK;
 }
 
+static bool hal_command_buffer_take_over_hold(
+    hal_command_buffer_t* command_buffer);
+
 HAL_API void hal_command_buffer_retain_for_submission(
     hal_command_buffer_t* command_buffer) {
   hal_command_buffer_retain(command_buffer);
+  if (hal_command_buffer_take_over_hold(command_buffer))
+    return;
   // Relaxed: the submission holds the buffer through the gate until after
   // this (hal_command_buffer_validate_submit), so no begin() can come
   // between.
@@ -711,6 +716,33 @@ HAL_API void hal_command_buffer_submit_frame_push(
 HAL_API void hal_command_buffer_submit_frame_pop(
     hal_command_buffer_submit_frame_t* frame) {
   hal_command_buffer_submit_frames = frame->outer;
+}
+
+// Whether the queue_execute running on this thread (the innermost frame)
+// holds REUSABLE |command_buffer| in a slot not yet handed over; if so that
+// slot's hold is now the driver's (hal_command_buffer_submit_frame_t).
+// Drivers retain in the submission's order, so the search starts at the
+// first slot still held and usually stops there.
+static bool hal_command_buffer_take_over_hold(
+    hal_command_buffer_t* command_buffer) {
+  hal_command_buffer_submit_frame_t* frame = hal_command_buffer_submit_frames;
+  if (!frame || command_buffer->mode != HAL_COMMAND_BUFFER_MODE_REUSABLE)
+    return false;
+  for (size_t i = frame->first_held; i < frame->count; ++i) {
+    uint64_t bit = UINT64_C(1) << (i % 64);
+    if (frame->command_buffers[i] != command_buffer ||
+        (frame->handed_over[i / 64] & bit)) {
+      continue;
+    }
+    frame->handed_over[i / 64] |= bit;
+    while (frame->first_held < frame->count &&
+           (frame->handed_over[frame->first_held / 64] &
+            (UINT64_C(1) << (frame->first_held % 64)))) {
+      ++frame->first_held;
+    }
+    return true;
+  }
+  return false;
 }
 
 static bool hal_command_buffer_held_by_this_thread(

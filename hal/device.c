@@ -234,13 +234,16 @@ static hal_status_t hal_device_validate_submission(
 }
 
 // Ends the hold this call took on command buffers [0, count) (each passed
-// hal_command_buffer_validate_submit); |submitted| says whether the
-// submission went through.
-static void hal_device_end_submit(size_t count,
-                                  hal_command_buffer_t* const* buffers,
-                                  bool submitted) {
-  for (size_t i = 0; i < count; ++i)
-    hal_command_buffer_end_submit(buffers[i], submitted);
+// hal_command_buffer_validate_submit) and still has (the driver took over
+// those in |frame|'s handed_over); |submitted| says whether the submission
+// went through.
+static void hal_device_end_submit(
+    size_t count, const hal_command_buffer_submit_frame_t* frame,
+    bool submitted) {
+  for (size_t i = 0; i < count; ++i) {
+    if (!(frame->handed_over[i / 64] & (UINT64_C(1) << (i % 64))))
+      hal_command_buffer_end_submit(frame->command_buffers[i], submitted);
+  }
 }
 
 // Whether ONE_SHOT |buffer| is also one of [0, count): it would wait for
@@ -310,7 +313,7 @@ static void hal_device_trace_submit(const hal_device_t* device,
   hal_trace_complete("host", name, start_ns, args);
 }
 
-#define HAL_MAX_COMMAND_BUFFERS_PER_SUBMIT 1024
+#define HAL_MAX_COMMAND_BUFFERS_PER_SUBMIT HAL_COMMAND_BUFFER_SUBMIT_MAX
 
 HAL_API hal_status_t hal_device_queue_execute(
     hal_device_t* device, uint32_t queue_index,
@@ -332,6 +335,8 @@ HAL_API hal_status_t hal_device_queue_execute(
   }
   // Validate (and hold) in order: buffers [0, claimed) passed, so a failure
   // anywhere lets go of exactly those.
+  hal_command_buffer_submit_frame_t frame = {
+      .count = command_buffer_count, .command_buffers = command_buffers};
   hal_status_t status = HAL_OK;
   size_t claimed = 0;
   for (; claimed < command_buffer_count; ++claimed) {
@@ -371,15 +376,13 @@ HAL_API hal_status_t hal_device_queue_execute(
   }
   uint64_t trace_start = hal_trace_enabled() ? (uint64_t)hal_time_now() : 0;
   if (status == HAL_OK) {
-    hal_command_buffer_submit_frame_t frame = {command_buffer_count,
-                                               command_buffers, NULL};
     hal_command_buffer_submit_frame_push(&frame);
     status = hal_device_vtable(device)->queue_execute(
         device, queue_index, wait_semaphores, signal_semaphores,
         command_buffer_count, command_buffers);
     hal_command_buffer_submit_frame_pop(&frame);
   }
-  hal_device_end_submit(claimed, command_buffers, status == HAL_OK);
+  hal_device_end_submit(claimed, &frame, status == HAL_OK);
   if (trace_start)
     hal_device_trace_submit(device, "queue_execute", queue_index,
                             wait_semaphores, signal_semaphores,

@@ -14,9 +14,12 @@
 // second submission is FAILED_PRECONDITION. Re-recording frees what the
 // device reads (inline update data, a graph executable), so begin() on a
 // buffer with a submission in flight (submitted, not yet completed or
-// cancelled) is FAILED_PRECONDITION naming how many, and changes nothing. Any
-// op that fails validation returns its error and leaves the recording as it was
-// (the bad op is not recorded; the caller may go on or give up).
+// cancelled) is FAILED_PRECONDITION naming how many, and changes nothing.
+// Once a wait for a submission's signal returned, or in a callback of that
+// signal, the submission no longer holds the buffer (even if the call that
+// submitted it has not returned yet on another thread). Any op that fails
+// validation returns its error and leaves the recording as it was (the bad
+// op is not recorded; the caller may go on or give up).
 //
 // Host data passed to update_buffer is copied at record time: the caller may
 // free it as soon as the call returns.

@@ -46,6 +46,7 @@ hal_command_buffer_validate_submit(hal_command_buffer_t* command_buffer);
 
 // Ends what hal_command_buffer_validate_submit began: |submitted| says
 // whether the submission went through (a ONE_SHOT buffer is then used up).
+// Not called for a hold the driver took over (|handed_over| below).
 HAL_API void hal_command_buffer_end_submit(hal_command_buffer_t* command_buffer,
                                            bool submitted);
 
@@ -55,10 +56,22 @@ HAL_API void hal_command_buffer_end_submit(hal_command_buffer_t* command_buffer,
 // buffer the outer call holds is refused rather than waited for, since the
 // wait would be for the very call it runs inside. Frames nest; pop in
 // reverse order of push.
+//
+// A REUSABLE buffer's hold passes to the driver: its
+// hal_command_buffer_retain_for_submission() inside the call takes over
+// the call's hold instead of counting another (|handed_over|), so the
+// count drops to 0 when the driver releases the payload, before the
+// signals are published, not when the call returns: a waiter woken by
+// them may begin() at once, even while the call has not yet returned. A
+// ONE_SHOT buffer's hold stays the call's: other submitters of it wait
+// for the call to decide.
+#define HAL_COMMAND_BUFFER_SUBMIT_MAX 1024
 typedef struct hal_command_buffer_submit_frame_t {
   size_t count;
   hal_command_buffer_t* const* command_buffers;
   struct hal_command_buffer_submit_frame_t* outer;
+  size_t first_held;  // no slot below it is still the call's
+  uint64_t handed_over[HAL_COMMAND_BUFFER_SUBMIT_MAX / 64];  // bit per slot
 } hal_command_buffer_submit_frame_t;
 HAL_API void hal_command_buffer_submit_frame_push(
     hal_command_buffer_submit_frame_t* frame);
@@ -66,7 +79,9 @@ HAL_API void hal_command_buffer_submit_frame_pop(
     hal_command_buffer_submit_frame_t* frame);
 
 // Called by queue_execute implementations for each command buffer a
-// submission takes: retains it and counts one more submission in flight.
+// submission takes: retains it and counts one more submission in flight
+// (or, called inside the queue_execute for a REUSABLE buffer the call
+// holds, takes that hold over: see hal_command_buffer_submit_frame_t).
 // The driver calls hal_command_buffer_release_for_submission() exactly once
 // for each, after the device's last use of the command buffer's recording
 // (the submission completed, failed and was quiesced, or will never run).

@@ -335,16 +335,27 @@ static void cts_held_signal_callback(void* user_data, uint64_t value,
                                      hal_status_t status) {
   cts_held_signal_t* held = user_data;
   hal_status_ignore(hal_semaphore_signal(held->entered, 1));
-  hal_status_ignore(hal_semaphore_wait(held->go, 1, hal_infinite_timeout()));
+  hal_status_ignore(hal_semaphore_wait(
+      held->go, 1,
+      held->bound_ms ? hal_make_timeout_ns(held->bound_ms * 1000 * 1000)
+                     : hal_infinite_timeout()));
 }
 
 static void* cts_held_signal_main(void* arg) {
-  hal_status_ignore(hal_semaphore_signal(((cts_held_signal_t*)arg)->gate, 1));
+  cts_held_signal_t* held = arg;
+  if (held->failure) {
+    hal_semaphore_fail(held->gate, held->failure);
+    held->failure = NULL;
+  } else {
+    hal_status_ignore(hal_semaphore_signal(held->gate, 1));
+  }
   return NULL;
 }
 
 void cts_held_signal_begin(cts_held_signal_t* held, hal_semaphore_t* gate) {
   held->gate = gate;
+  held->failure = NULL;
+  held->bound_ms = 0;
   held->entered = cts_create_semaphore(NULL, 0);
   held->go = cts_create_semaphore(NULL, 0);
   HAL_ASSERT_OK(hal_semaphore_add_callback(gate, 1, cts_held_signal_callback,

@@ -161,12 +161,17 @@ void cts_check_excluded(const char* case_name);
 // signal but not yet notified. Begin registers the callback; start
 // signals the gate to 1 on another thread and returns once the callback
 // runs; finish lets it return, joins the thread and releases everything
-// but the gate (the caller's).
+// but the gate (the caller's). Set between begin and start: |failure|
+// (owned; NULL: signal) fails the gate with it instead, and |bound_ms|
+// (0: until finish) lets the callback return by itself after that long,
+// for a test whose next step waits for what the batch wakes.
 typedef struct cts_held_signal_t {
   hal_semaphore_t* gate;
   hal_semaphore_t* entered;
   hal_semaphore_t* go;
   pthread_t thread;
+  hal_status_t failure;
+  int64_t bound_ms;
 } cts_held_signal_t;
 void cts_held_signal_begin(cts_held_signal_t* held, hal_semaphore_t* gate);
 void cts_held_signal_start(cts_held_signal_t* held);

@@ -229,6 +229,40 @@ CTS_CASE(Q4_HostCallsWaitingAreCancelledAtRelease) {
   hal_semaphore_release(never);
 }
 
+// S2 against Q4: a host call waiting on a semaphore that has failed was
+// decided by that failure when it was published, even though the wait's
+// callback, run by the failing thread after it, has not run yet (a
+// callback registered first holds that thread in its batch). A release of
+// the device right after the failure was seen must give the call, and its
+// signals, the failure that names the cause, not CANCELLED.
+CTS_CASE(S2_HostCallWithAFailedWaitIsNotCancelledAtRelease) {
+  hal_device_t* device = cts_create_device(0);
+  hal_semaphore_t* broken = cts_create_semaphore(device, 0);
+  hal_semaphore_t* never = cts_create_semaphore(device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(device, 0);
+  cts_held_signal_t held;
+  cts_held_signal_begin(&held, broken);
+  held.failure = hal_make_status(HAL_STATUS_ABORTED, "upstream broke");
+  held.bound_ms = 2000;  // a release that waited for the batch: slow, no hang
+  record_t record = {0};
+  hal_semaphore_t* waits[2] = {broken, never};
+  uint64_t wait_values[2] = {1, 1};
+  hal_semaphore_list_t wait_list = {2, waits, wait_values};
+  uint64_t one = 1;
+  hal_semaphore_list_t signal_list = {1, &done, &one};
+  HAL_ASSERT_OK(hal_device_queue_host_call(device, 0, &wait_list, &signal_list,
+                                           record_fn, &record));
+  cts_held_signal_start(&held);  // |broken| has failed: the callback runs
+  hal_device_release(device);
+  cts_held_signal_finish(&held);
+  assert_int_equal(atomic_load(&record.calls), 1);
+  assert_int_equal(record.status, HAL_STATUS_ABORTED);
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream broke", cts_wait(done, 1));
+  hal_semaphore_release(broken);
+  hal_semaphore_release(never);
+  hal_semaphore_release(done);
+}
+
 // A host call may drop the device's last reference from inside: no
 // deadlock (the shutdown runs on libhal's release thread).
 static hal_status_t release_device_fn(void* user_data, hal_status_t status) {
@@ -554,6 +588,7 @@ int main(void) {
       CASE(S2_HostCallFailedWaitNeverRuns),
       CASE(HostCall_ReEntersTheHal),
       CASE(Q4_HostCallsWaitingAreCancelledAtRelease),
+      CASE(S2_HostCallWithAFailedWaitIsNotCancelledAtRelease),
       CASE(HostCall_ReleasesTheLastDeviceReference),
       CASE(HostCall_ReleasesTheDeviceWhileItsSubmitterRegisters),
       CASE(HostCall_ReleasedFromACallCancelsTheReadyCalls),

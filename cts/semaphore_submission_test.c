@@ -737,6 +737,38 @@ CTS_CASE(K15_DeviceReleasedFromCallbackInSameBatch) {
   }
 }
 
+// S2 against Q4: work parked on a semaphore that has failed was decided by
+// that failure when it was published, even though the wait's callback,
+// run by the failing thread after it, has not run yet (a callback
+// registered first holds that thread in its batch, for a while: the
+// release waits for the parked work to retire, which needs that
+// callback). A release of the device right after the failure was seen must
+// fail the work's signals with the failure that names the cause, not
+// CANCELLED.
+CTS_CASE(S2_ParkedWorkWithAFailedWaitIsNotCancelledAtRelease) {
+  hal_device_t* device = cts_create_device(0);
+  hal_semaphore_t* broken = cts_create_semaphore(device, 0);
+  hal_semaphore_t* never = cts_create_semaphore(device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(device, 0);
+  cts_held_signal_t held;
+  cts_held_signal_begin(&held, broken);
+  held.failure = hal_make_status(HAL_STATUS_ABORTED, "upstream broke");
+  held.bound_ms = 300;
+  hal_semaphore_t* waits[2] = {broken, never};
+  uint64_t wait_values[2] = {1, 1};
+  hal_semaphore_list_t wait_list = {2, waits, wait_values};
+  uint64_t one = 1;
+  hal_semaphore_list_t signal_list = {1, &done, &one};
+  HAL_ASSERT_OK(hal_device_queue_barrier(device, 0, &wait_list, &signal_list));
+  cts_held_signal_start(&held);  // |broken| has failed: the callback runs
+  hal_device_release(device);
+  cts_held_signal_finish(&held);
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream broke", cts_wait(done, 1));
+  hal_semaphore_release(broken);
+  hal_semaphore_release(never);
+  hal_semaphore_release(done);
+}
+
 // K7: submissions with empty signal lists, then release the device.
 CTS_CASE(Submit_WithoutSignalsThenRelease) {
   for (int i = 0; i < 8; ++i) {
@@ -1257,6 +1289,7 @@ int main(void) {
       CASE(Submit_DeviceReleasedFromItsOwnCallback),
       CASE(K15_DeviceReleasedFromCallbackInSameBatch),
       CASE(Submit_WithoutSignalsThenRelease),
+      CASE(S2_ParkedWorkWithAFailedWaitIsNotCancelledAtRelease),
       CASE(Submit_CrossDeviceWait),
       CASE(Submit_WaitsWithoutDeadlineSeeTheirWork),
       CASE(Submit_WorkObservedWithoutHelpingCompletesAfterHelpedWaits),

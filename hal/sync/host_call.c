@@ -26,7 +26,9 @@
 //     executor's memory (not its thread) until then.
 //
 // Shutdown (Q4), from the device's last release: every call not yet
-// dispatched is dispatched with CANCELLED (with the loss instead when the
+// dispatched is dispatched with CANCELLED (with the failure of a wait that
+// failed already, whose callback may not have run yet: S2; with the loss
+// instead when the
 // device was lost: the loss dispatches its waiting calls after it failed
 // the device's semaphores, so a release may come in between), the executor
 // runs the FIFO dry (calls never run then get CANCELLED too), and the
@@ -429,11 +431,28 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
   return HAL_OK;
 }
 
+// The failure of the first wait of |call| whose semaphore has failed (a
+// clone), or HAL_OK. That failure decided the call when it was published
+// (S2), even if the wait's callback, which runs on the failing thread after
+// the failure is visible, has not run yet: a thread that saw the failure
+// and then released the device must not find the call cancelled instead.
+static hal_status_t hal_sync_host_call_failed_wait(hal_sync_host_call_t* call) {
+  for (size_t i = 0; i < call->wait_count; ++i) {
+    hal_status_t failure = hal_sync_semaphore_clone_failure(
+        hal_sync_semaphore_cast(call->semaphores[i]));
+    if (failure != HAL_OK)
+      return failure;
+  }
+  return HAL_OK;
+}
+
 // Dispatches every call of |executor| not dispatched yet with |status|
-// (borrowed). Dispatch takes the mutex, so each is found with it held, kept
-// alive by a reference, and failed with it dropped (not a hot path).
+// (borrowed), or, when |cancelled| (the shutdown's CANCELLED), with the
+// failure of a wait of the call that failed already. Dispatch takes the
+// mutex, so each is found with it held, kept alive by a reference, and
+// failed with it dropped (not a hot path).
 static void hal_sync_host_executor_fail_undispatched(
-    hal_sync_host_executor_t* executor, hal_status_t status) {
+    hal_sync_host_executor_t* executor, hal_status_t status, bool cancelled) {
   for (;;) {
     hal_sync_mutex_lock(&executor->mutex);
     hal_sync_host_call_t* call = executor->live;
@@ -446,7 +465,10 @@ static void hal_sync_host_executor_fail_undispatched(
     hal_sync_mutex_unlock(&executor->mutex);
     if (!call)
       break;
-    hal_sync_host_call_note_failure(call, status);
+    hal_status_t failed_wait =
+        cancelled ? hal_sync_host_call_failed_wait(call) : HAL_OK;
+    hal_sync_host_call_note_failure(call, failed_wait ? failed_wait : status);
+    hal_status_free(failed_wait);
     hal_sync_host_call_dispatch(call);
     hal_sync_host_call_unref(call);
   }
@@ -456,10 +478,11 @@ static void hal_sync_host_executor_fail_undispatched(
 // executor took it (Q5), whichever dispatches it, the loss or a shutdown
 // that comes between the loss and its dispatch (the device's semaphores
 // failed already, so its last release may); else CANCELLED by the
-// shutdown (Q4).
+// shutdown (Q4), |*out_cancelled| set.
 static hal_status_t hal_sync_host_executor_waiting_failure(
-    hal_sync_host_executor_t* executor) {
+    hal_sync_host_executor_t* executor, bool* out_cancelled) {
   hal_sync_mutex_lock(&executor->mutex);
+  *out_cancelled = !executor->loss;
   hal_status_t status =
       executor->loss
           ? hal_status_annotatef(
@@ -473,8 +496,10 @@ static hal_status_t hal_sync_host_executor_waiting_failure(
 }
 
 void hal_sync_host_executor_fail_waiting(hal_sync_host_executor_t* executor) {
-  hal_status_t loss = hal_sync_host_executor_waiting_failure(executor);
-  hal_sync_host_executor_fail_undispatched(executor, loss);
+  bool cancelled = false;
+  hal_status_t loss =
+      hal_sync_host_executor_waiting_failure(executor, &cancelled);
+  hal_sync_host_executor_fail_undispatched(executor, loss, cancelled);
   hal_status_free(loss);
   hal_sync_host_executor_unref(executor);
 }
@@ -499,8 +524,10 @@ HAL_API void hal_sync_host_executor_shutdown(
     hal_sync_loss_domain_remove_executor(executor->domain,
                                          &executor->domain_link);
   hal_sync_host_executor_stop(executor);
-  hal_status_t failure = hal_sync_host_executor_waiting_failure(executor);
-  hal_sync_host_executor_fail_undispatched(executor, failure);
+  bool cancelled = false;
+  hal_status_t failure =
+      hal_sync_host_executor_waiting_failure(executor, &cancelled);
+  hal_sync_host_executor_fail_undispatched(executor, failure, cancelled);
   hal_status_free(failure);
   pthread_join(executor->thread, NULL);
   hal_sync_host_executor_unref(executor);

@@ -644,7 +644,10 @@ void hal_sync_submission_list_fail(hal_sync_submission_list_t* list,
   list->count = list->capacity = 0;
 }
 
-// Fails every parked submission with CANCELLED (Q4).
+// Fails every parked submission with CANCELLED (Q4), or with the failure of
+// a wait that failed already: that failure decided it when it was published
+// (S2), even if the wait's callback, which runs on the failing thread after
+// the failure is visible, has not run yet.
 static void hal_sync_queue_cancel_parked(hal_sync_queue_t* queue) {
   hal_sync_submission_list_t parked = {0};
   hal_sync_queue_take_parked(queue, HAL_OK, &parked);
@@ -653,7 +656,15 @@ static void hal_sync_queue_cancel_parked(hal_sync_queue_t* queue) {
   hal_status_t cancelled = hal_make_status(
       HAL_STATUS_CANCELLED, "queue '%s' destroyed with the submission parked",
       queue->name);
-  hal_sync_submission_list_fail(&parked, cancelled);
+  for (size_t i = 0; i < parked.count; ++i) {
+    hal_status_t failed_wait =
+        hal_sync_submission_waits_failed(parked.items[i]);
+    hal_sync_submission_fail(
+        parked.items[i],
+        failed_wait ? failed_wait : hal_status_clone(cancelled));
+    hal_sync_submission_release(parked.items[i]);
+  }
+  free(parked.items);
   hal_status_free(cancelled);
 }
 

@@ -264,6 +264,13 @@ void hal_sync_submission_fail(hal_sync_submission_t* submission,
 void hal_sync_submission_retain(hal_sync_submission_t* submission);
 void hal_sync_submission_release(hal_sync_submission_t* submission);
 
+// OK while no semaphore the submission waits on has failed, else a clone of
+// the first such failure naming the wait (S2: the work must never run, and
+// its signals fail with that cause). Any thread that keeps the submission
+// alive; one acquire load per wait.
+hal_status_t hal_sync_submission_waits_failed(
+    hal_sync_submission_t* submission);
+
 // The issuing thread (the worker, or a submitter: |is_issuing| set by it):
 // waits, issue, record, attach; then hands to completion. Every path ends
 // the issuing turn (hal_sync_queue_end_issue_locked) once the submission

@@ -452,12 +452,13 @@ HAL_API hal_status_t hal_sync_queue_submit(hal_sync_queue_t* queue,
 // semaphore does (K10, K13). These two checks make a device wait fail the
 // submission exactly as a parked one would.
 
-// ISSUING thread, before issue: a semaphore waited on that has failed
+// ISSUING thread, before issue (and the queue's destruction, for parked
+// work: queue.c): a semaphore waited on that has failed
 // already means the work must never run (S2), whether the wait took a
 // device event or was resolved on the host before the failure (a value
 // reached, then the semaphore failed while other waits kept the
 // submission parked: every current wait returns the failure).
-static hal_status_t hal_sync_submission_waits_failed(
+hal_status_t hal_sync_submission_waits_failed(
     hal_sync_submission_t* submission) {
   for (size_t i = 0; i < submission->wait_count; ++i) {
     const hal_sync_submission_wait_t* wait = &submission->waits[i];

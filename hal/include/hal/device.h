@@ -10,7 +10,8 @@
 // signaled yet (wait-before-signal, rule S4 of docs/sync-contract.md).
 //
 // Releasing a device with work in flight is legal (rule Q4): the caller's
-// last release waits for issued work, fails parked work with CANCELLED and
+// last release waits for issued work, fails parked work with CANCELLED (or
+// with the failure of a wait that failed already: S2 decided it) and
 // joins the device's threads (the device "shuts down"). Parked work is
 // failed first, and a semaphore's first failure sticks (S2): a value that
 // issued work would have reached on a semaphore that parked work also
@@ -196,8 +197,10 @@ typedef hal_status_t (*hal_host_call_fn_t)(void* user_data,
 // submission). A failed wait decides it at once (S2). Returns at once; on
 // error |fn| is never called and no semaphore changed. Releasing the device
 // with host calls waiting, or ready and not started, cancels them (Q4):
-// |fn| gets CANCELLED, their signals fail with it (with the loss instead
-// when the device was lost before); one running is waited for. A device loss
+// |fn| gets CANCELLED, their signals fail with it (with the failure of a
+// wait that had failed already instead, which decided the call (S2) even if
+// the call had not learnt of it yet; with the loss instead when the device
+// was lost before); one running is waited for. A device loss
 // fails those not yet started with it, whatever they wait for, and refuses
 // later ones with a copy (Q5).
 HAL_API HAL_MUST_USE_RESULT hal_status_t

@@ -263,6 +263,50 @@ CTS_CASE(S2_HostCallWithAFailedWaitIsNotCancelledAtRelease) {
   hal_semaphore_release(done);
 }
 
+// The same for a call ready but not started (the device's host-call
+// thread busy with another) whose wait, reached, failed afterwards: S2
+// keeps it from running, and the shutdown must give it that failure, not
+// CANCELLED. The busy call returns by itself after a while: a release
+// waits for the call running.
+typedef struct busy_t {
+  hal_semaphore_t* started;
+  hal_semaphore_t* go;
+} busy_t;
+
+static hal_status_t busy_fn(void* user_data, hal_status_t status) {
+  busy_t* busy = user_data;
+  if (status != HAL_OK)
+    return HAL_OK;
+  hal_status_ignore(hal_semaphore_signal(busy->started, 1));
+  hal_status_ignore(
+      hal_semaphore_wait(busy->go, 1, hal_make_timeout_ns(300 * 1000 * 1000)));
+  return HAL_OK;
+}
+
+CTS_CASE(S2_ReadyHostCallWithAFailedWaitIsNotCancelledAtRelease) {
+  hal_device_t* device = cts_create_device(0);
+  busy_t busy = {cts_create_semaphore(NULL, 0), cts_create_semaphore(NULL, 0)};
+  hal_semaphore_t* reached = cts_create_semaphore(device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(device, 0);
+  HAL_ASSERT_OK(
+      hal_device_queue_host_call(device, 0, NULL, NULL, busy_fn, &busy));
+  HAL_ASSERT_OK(cts_wait(busy.started, 1));
+  record_t record = {0};
+  HAL_ASSERT_OK(host_call(device, 0, reached, 1, done, 1, &record));
+  HAL_ASSERT_OK(hal_semaphore_signal(reached, 1));  // ready, not started
+  hal_semaphore_fail(reached, hal_make_status(HAL_STATUS_ABORTED,
+                                              "failed after it was reached"));
+  hal_device_release(device);
+  assert_int_equal(atomic_load(&record.calls), 1);
+  assert_int_equal(record.status, HAL_STATUS_ABORTED);
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "failed after it was reached",
+                    cts_wait(done, 1));
+  hal_semaphore_release(busy.started);
+  hal_semaphore_release(busy.go);
+  hal_semaphore_release(reached);
+  hal_semaphore_release(done);
+}
+
 // A host call may drop the device's last reference from inside: no
 // deadlock (the shutdown runs on libhal's release thread).
 static hal_status_t release_device_fn(void* user_data, hal_status_t status) {
@@ -589,6 +633,7 @@ int main(void) {
       CASE(HostCall_ReEntersTheHal),
       CASE(Q4_HostCallsWaitingAreCancelledAtRelease),
       CASE(S2_HostCallWithAFailedWaitIsNotCancelledAtRelease),
+      CASE(S2_ReadyHostCallWithAFailedWaitIsNotCancelledAtRelease),
       CASE(HostCall_ReleasesTheLastDeviceReference),
       CASE(HostCall_ReleasesTheDeviceWhileItsSubmitterRegisters),
       CASE(HostCall_ReleasedFromACallCancelsTheReadyCalls),

@@ -200,13 +200,23 @@ static void hal_sync_host_call_finish_side(hal_sync_host_call_t* call,
 }
 
 // Executor thread: runs (or cancels) |call| and settles its signals.
-static void hal_sync_host_call_execute(hal_sync_host_call_t* call) {
+// Runs |call| (or tells fn why not) and decides its signals. |cancelled|:
+// the device shut down before it started (Q4), which decides it only when
+// no wait of it has failed.
+static void hal_sync_host_call_execute(hal_sync_host_call_t* call,
+                                       bool cancelled) {
   uint64_t trace_start = hal_trace_enabled() ? (uint64_t)hal_time_now() : 0;
   // A wait reached, then failed while others kept the call waiting: as a
   // submission at issue, it never runs (S2).
   for (size_t i = 0; call->failure == HAL_OK && i < call->wait_count; ++i) {
     call->failure =
         hal_sync_semaphore_wait_failure(call->semaphores[i], call->values[i]);
+  }
+  if (cancelled && call->failure == HAL_OK) {
+    // Ready but not started when the device shut down: parked work (Q4).
+    call->failure = hal_make_status(HAL_STATUS_CANCELLED,
+                                    "host call cancelled: the device shut "
+                                    "down before it ran");
   }
   hal_status_t result;
   if (call->failure != HAL_OK) {
@@ -262,14 +272,10 @@ static void* hal_sync_host_executor_main(void* arg) {
       call->failure = hal_status_annotatef(
           hal_status_clone(executor->loss),
           "host call not run: its device was lost before it started");
-    } else if (executor->stopping && call->failure == HAL_OK) {
-      // Ready but not started when the device shut down: parked work (Q4).
-      call->failure = hal_make_status(HAL_STATUS_CANCELLED,
-                                      "host call cancelled: the device shut "
-                                      "down before it ran");
     }
+    bool cancelled = executor->stopping && call->failure == HAL_OK;
     hal_sync_mutex_unlock(&executor->mutex);
-    hal_sync_host_call_execute(call);
+    hal_sync_host_call_execute(call, cancelled);
     hal_sync_mutex_lock(&executor->mutex);
     // Off the live list; the executor's reference goes.
     if (call->live_prev)
@@ -438,8 +444,8 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
 // and then released the device must not find the call cancelled instead.
 static hal_status_t hal_sync_host_call_failed_wait(hal_sync_host_call_t* call) {
   for (size_t i = 0; i < call->wait_count; ++i) {
-    hal_status_t failure = hal_sync_semaphore_clone_failure(
-        hal_sync_semaphore_cast(call->semaphores[i]));
+    hal_status_t failure =
+        hal_sync_semaphore_wait_failure(call->semaphores[i], call->values[i]);
     if (failure != HAL_OK)
       return failure;
   }

@@ -28,10 +28,10 @@
 // Shutdown (Q4), from the device's last release: every call not yet
 // dispatched is dispatched with CANCELLED (with the failure of a wait that
 // failed already, whose callback may not have run yet: S2; with the loss
-// instead when the
-// device was lost: the loss dispatches its waiting calls after it failed
-// the device's semaphores, so a release may come in between), the executor
-// runs the FIFO dry (calls never run then get CANCELLED too), and the
+// instead when the device was lost: the loss dispatches its waiting calls
+// after it failed the device's semaphores, so a release may come in
+// between), the executor runs the FIFO dry (calls never run then get
+// CANCELLED too, unless a wait of theirs failed), and the
 // thread is joined. A host call that releases the device's last reference
 // from fn defers the shutdown to libhal's release thread (the executor
 // cannot join itself).
@@ -199,10 +199,9 @@ static void hal_sync_host_call_finish_side(hal_sync_host_call_t* call,
     hal_sync_host_call_cancel_waits(call);
 }
 
-// Executor thread: runs (or cancels) |call| and settles its signals.
-// Runs |call| (or tells fn why not) and decides its signals. |cancelled|:
-// the device shut down before it started (Q4), which decides it only when
-// no wait of it has failed.
+// Executor thread: runs |call| (or tells fn why not) and settles its
+// signals. |cancelled|: the device shut down before it started (Q4), which
+// decides it only when no wait of it has failed (S2 decided it then).
 static void hal_sync_host_call_execute(hal_sync_host_call_t* call,
                                        bool cancelled) {
   uint64_t trace_start = hal_trace_enabled() ? (uint64_t)hal_time_now() : 0;

@@ -47,7 +47,8 @@
 // still read the group as not in error (as in MLIR, which counts the
 // member's error in the group the same way). An
 // await on a group returns once every member is ready or in error (as in
-// MLIR), whether or not an earlier await of it was cut short. Emplacing an
+// MLIR), whether or not an earlier await of it was cut short (each await
+// is bounded on its own by HAL_SYNC_MAX_WAIT_MS, below, when set). Emplacing an
 // object twice is reported like an over-release. A group with more tokens than
 // its size is reported; one with fewer is waited on until the rest arrive (as
 // in MLIR). A token that loses its last reference before it is ready or in

@@ -643,6 +643,44 @@ CTS_CASE(Q4_FileReadWaitingAtReleaseIsCancelled) {
   hal_file_release(file);
 }
 
+// S2 against Q4 for a transfer: its first step waits on the caller's
+// semaphore, its later steps on the transfer's own. Released right after
+// the caller's wait failed (the failing thread held in its batch before the
+// transfer's callback), the steps are cancelled in no particular order, but
+// the signals must fail with the wait's failure, not CANCELLED.
+CTS_CASE(S2_FileTransferWithAFailedWaitIsNotCancelledAtRelease) {
+  (void)state;
+  static uint8_t bytes[kFileBytes];
+  for (int write = 0; write < 2; ++write) {
+    hal_file_t* file =
+        temp_hal_file(bytes, sizeof(bytes), 8,
+                      write ? HAL_FILE_ACCESS_WRITE : HAL_FILE_ACCESS_READ);
+    hal_device_t* device = cts_create_device(0);
+    hal_buffer_t* buffer = device_buffer(device, kFileBytes);
+    hal_semaphore_t* broken = cts_create_semaphore(device, 0);
+    hal_semaphore_t* s = cts_create_semaphore(device, 0);
+    cts_held_signal_t held;
+    cts_held_signal_begin(&held, broken);
+    held.failure = hal_make_status(HAL_STATUS_ABORTED, "upstream broke");
+    held.bound_ms = 300;  // the release waits for the queues' parked copies
+    uint64_t v1 = 1;
+    hal_semaphore_list_t waits = one(&broken, &v1), signals = one(&s, &v1);
+    HAL_ASSERT_OK(write
+                      ? hal_device_queue_write(device, 0, &waits, &signals,
+                                               buffer, 0, file, 0, kFileBytes)
+                      : hal_device_queue_read(device, 0, &waits, &signals, file,
+                                              0, buffer, 0, kFileBytes));
+    cts_held_signal_start(&held);  // |broken| has failed
+    hal_device_release(device);
+    cts_held_signal_finish(&held);
+    HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream broke", cts_wait(s, 1));
+    hal_buffer_release(buffer);
+    hal_semaphore_release(s);
+    hal_semaphore_release(broken);
+    hal_file_release(file);
+  }
+}
+
 // Released while a host call waits for a transfer of the device that waits
 // itself (on a semaphore nobody signals): the transfer is cancelled, so the
 // host call's wait returns and the release does not wait for ever.
@@ -716,6 +754,7 @@ int main(void) {
       CASE(File_TransfersWaitedForInsideAHostCall),
       CASE(File_ReadRunsWhileAHostCallBlocks),
       cmocka_unit_test(Q4_FileReadWaitingAtReleaseIsCancelled),
+      cmocka_unit_test(S2_FileTransferWithAFailedWaitIsNotCancelledAtRelease),
       cmocka_unit_test(Q4_ReleaseWhileAHostCallWaitsForAPendingTransfer),
   };
   return cts_main("queue_file", tests, HAL_ARRAYSIZE(tests));

@@ -23,9 +23,12 @@
 // copy_i (buffer -> staging) waits for write_{i-2}, write_i (pwrite) waits
 // for copy_i and write_{i-1}. Any failure fails the semaphore the step
 // signals, so every later step is decided at once (S2) and the caller's
-// signals fail with the first cause. Every host call is called exactly once
-// (also when its wait failed or the device shut down), and each holds a
-// reference on the transfer, so the last of them frees it.
+// signals fail with the first cause. A device's release cancels the steps
+// still waiting in no particular order: a step the caller's failed wait
+// decided may get that failure while a later step, whose own wait has not
+// failed yet, gets CANCELLED. The cause wins over CANCELLED. Every host call is
+// called exactly once (also when its wait failed or the device shut down), and
+// each holds a reference on the transfer, so the last of them frees it.
 
 #include "hal/file.h"
 
@@ -239,9 +242,13 @@ struct hal_transfer_t {
   // whether to publish at all: a failed chain decides its
   // steps in no particular order, and a copy holds its buffer (a pending
   // use a dealloca must not see) until it retired. |unfinished| counts
-  // those parts; |failure| is the first failure among them.
+  // those parts; |failure| is the first failure among them other than
+  // CANCELLED, |cancelled| the first CANCELLED (published only when no
+  // part failed otherwise: the shutdown is no cause when a wait's failure
+  // decided the transfer before it).
   atomic_int unfinished;
   _Atomic(hal_status_t) failure;
+  _Atomic(hal_status_t) cancelled;
   bool publish;  // false: the call was refused, the signals stay as they are
   size_t signal_count;
   hal_semaphore_t** signals;  // retained, with |signal_values|
@@ -282,6 +289,7 @@ static void hal_transfer_release(hal_transfer_t* transfer) {
   hal_allocator_free(hal_allocator_system(), transfer->retired);
   hal_allocator_free(hal_allocator_system(), transfer->signals);
   hal_status_free(atomic_load(&transfer->failure));
+  hal_status_free(atomic_load(&transfer->cancelled));
   hal_file_release(transfer->file);
   hal_allocator_free(hal_allocator_system(), transfer);
 }
@@ -387,9 +395,12 @@ static hal_status_t hal_transfer_io(hal_transfer_t* transfer, uint64_t i) {
 static void hal_transfer_finish_part(hal_transfer_t* transfer,
                                      hal_status_t status) {
   if (status != HAL_OK) {
+    _Atomic(hal_status_t)* first = hal_status_is(status, HAL_STATUS_CANCELLED)
+                                       ? &transfer->cancelled
+                                       : &transfer->failure;
     hal_status_t expected = HAL_OK;
     hal_status_t mine = hal_status_clone(status);
-    if (!atomic_compare_exchange_strong(&transfer->failure, &expected, mine))
+    if (!atomic_compare_exchange_strong(first, &expected, mine))
       hal_status_free(mine);
   }
   if (atomic_fetch_sub_explicit(&transfer->unfinished, 1,
@@ -399,6 +410,8 @@ static void hal_transfer_finish_part(hal_transfer_t* transfer,
   if (!transfer->publish)
     return;
   hal_status_t failure = atomic_load(&transfer->failure);
+  if (failure == HAL_OK)
+    failure = atomic_load(&transfer->cancelled);
   for (size_t i = 0; i < transfer->signal_count; ++i) {
     if (failure == HAL_OK) {
       // At least the value, as a queue's signal: a semaphore already past
@@ -725,6 +738,7 @@ static hal_status_t hal_device_queue_transfer(
   atomic_init(&t->ref_count, (int)(chunk_count + 2));
   atomic_init(&t->unfinished, (int)(chunk_count + 2));
   atomic_init(&t->failure, HAL_OK);
+  atomic_init(&t->cancelled, HAL_OK);
   t->is_read = is_read;
   t->file = file;
   hal_file_retain(file);

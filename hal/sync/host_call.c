@@ -71,9 +71,10 @@ struct hal_sync_host_executor_t {
   pthread_cond_t cond;  // the FIFO gained a call, or stopping
   pthread_t thread;
   bool stopping;  // guarded by mutex
-  // Calls submitted and not yet finished (guarded by mutex): shutdown
-  // cancels those not dispatched.
+  // Calls submitted and not yet finished, oldest first (guarded by mutex):
+  // shutdown cancels those not dispatched, in that order.
   hal_sync_host_call_t* live;
+  hal_sync_host_call_t* live_tail;
   // Calls dispatched and not yet run, oldest first (guarded by mutex).
   hal_sync_host_call_t* ready_head;
   hal_sync_host_call_t* ready_tail;
@@ -283,6 +284,8 @@ static void* hal_sync_host_executor_main(void* arg) {
       executor->live = call->live_next;
     if (call->live_next)
       call->live_next->live_prev = call->live_prev;
+    else
+      executor->live_tail = call->live_prev;
     hal_sync_mutex_unlock(&executor->mutex);
     hal_sync_host_call_unref(call);
     hal_sync_mutex_lock(&executor->mutex);
@@ -408,10 +411,16 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
     hal_sync_host_call_unref(call);
     return refusal;
   }
-  call->live_next = executor->live;
-  if (executor->live)
-    executor->live->live_prev = call;
-  executor->live = call;
+  // Appended: the list runs in submission order, the order a shutdown
+  // dispatches the calls still waiting in, so a call's failure, failing a
+  // semaphore that later calls wait on, comes before theirs.
+  call->live_prev = executor->live_tail;
+  call->live_next = NULL;
+  if (executor->live_tail)
+    executor->live_tail->live_next = call;
+  else
+    executor->live = call;
+  executor->live_tail = call;
   hal_sync_mutex_unlock(&executor->mutex);
 
   for (size_t i = 0; i < waits.count; ++i) {

@@ -4,7 +4,8 @@
 // (hal/trace.h has the contract).
 //
 // Each thread appends to its own buffer, under the buffer's own mutex (the
-// writer takes it too, so a flush never reads half an event; uncontended
+// writer takes it too, for a few hundred events at a time, so a flush never
+// reads half an event and an append waits for at most that; uncontended
 // otherwise). Buffers are registered once in a global list and outlive
 // their threads: a thread's events stay until the process ends. Tracks
 // (queues) are numbered from kTrackBase, threads by their order of first
@@ -32,6 +33,8 @@ HAL_API bool hal_trace_on;
 // Longer args are replaced whole by a marker (cut JSON is not JSON).
 #define HAL_TRACE_ARGS_MAX 1024
 #define HAL_TRACE_TRACK_BASE 1000000u
+// Events a flush writes per hold of a buffer's lock (hal_trace_write).
+#define HAL_TRACE_WRITE_BATCH 256
 
 // Names are copied: an event may outlive the plugin whose literal named it.
 typedef struct hal_trace_event_t {
@@ -636,10 +639,19 @@ static void hal_trace_write(void) {
         file, buffer->thread_name[0] ? buffer->thread_name : "thread");
     fprintf(file, "\"}}");
     first = false;
-    pthread_mutex_lock(&buffer->mutex);
-    for (size_t i = 0; i < buffer->count && buffer->events[i].seq < cut; ++i)
-      hal_trace_write_event(file, buffer, &buffer->events[i], &first);
-    pthread_mutex_unlock(&buffer->mutex);
+    // A few hundred events per hold of the buffer's lock: its thread, which
+    // appends under it, waits for at most that much of the write. Between
+    // holds the arrays may move (re-read under the lock) but the events
+    // below the cut stay as they are: only events numbered later come.
+    size_t i = 0;
+    for (bool more = true; more;) {
+      pthread_mutex_lock(&buffer->mutex);
+      size_t end = i + HAL_TRACE_WRITE_BATCH;
+      for (; i < buffer->count && i < end && buffer->events[i].seq < cut; ++i)
+        hal_trace_write_event(file, buffer, &buffer->events[i], &first);
+      more = i < buffer->count && buffer->events[i].seq < cut;
+      pthread_mutex_unlock(&buffer->mutex);
+    }
   }
   for (hal_trace_track_t* track =
            atomic_load_explicit(&hal_trace.tracks, memory_order_acquire);

@@ -112,8 +112,9 @@ HAL_API void hal_trace_json_text(char* out, size_t capacity, const char* text);
 // Writes the file now (whole: every event so far). Any thread. Flushes are
 // served in turn: a caller waits for at most the write under way when it
 // asked and the next one, so a thread flushing in a loop keeps no other
-// flush waiting longer, and recording (a thread's first event included)
-// and hal_trace_track() never wait for a write. Once the process's exit
+// flush waiting longer; a thread's first event and hal_trace_track() never
+// wait for a write, and recording an event waits at most for the write of
+// a few hundred events of the thread's own buffer. Once the process's exit
 // has asked for its write, a flush does nothing (the exit's file holds
 // every event the flush would have).
 HAL_API void hal_trace_flush(void);

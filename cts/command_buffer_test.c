@@ -658,14 +658,21 @@ static void record_round(hal_command_buffer_t* cb, hal_buffer_t* target,
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
 }
 
+// A REUSABLE buffer with round 1's recording.
+static hal_command_buffer_t* recorded_round_one(hal_device_t* device,
+                                                hal_buffer_t* target) {
+  hal_command_buffer_t* cb = NULL;
+  HAL_ASSERT_OK(hal_device_create_command_buffer(
+      device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
+  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
+  record_round(cb, target, 1);
+  return cb;
+}
+
 CTS_CASE(Q3_ReRecordRightAfterTheWaitReturns) {
   fixture_t* f = *state;
   hal_buffer_t* target = cts_zeroed_buffer(f->device, kRightAfterBytes);
-  hal_command_buffer_t* cb = NULL;
-  HAL_ASSERT_OK(hal_device_create_command_buffer(
-      f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
-  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
-  record_round(cb, target, 1);
+  hal_command_buffer_t* cb = recorded_round_one(f->device, target);
   right_after_t job = {f->device, cb, cts_create_semaphore(f->device, 0),
                        cts_create_semaphore(f->device, 0), 0};
   pthread_t thread;
@@ -734,11 +741,7 @@ static void rerecord_from_callback(void* user_data, uint64_t value,
 CTS_CASE(Q3_ReRecordFromACallbackOfItsFailedSubmission) {
   fixture_t* f = *state;
   hal_buffer_t* target = cts_zeroed_buffer(f->device, kRightAfterBytes);
-  hal_command_buffer_t* cb = NULL;
-  HAL_ASSERT_OK(hal_device_create_command_buffer(
-      f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE, &cb));
-  HAL_ASSERT_OK(hal_command_buffer_begin(cb));
-  record_round(cb, target, 1);
+  hal_command_buffer_t* cb = recorded_round_one(f->device, target);
   hal_semaphore_t* failed = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* signaled = cts_create_semaphore(f->device, 0);
   hal_semaphore_fail(failed, hal_make_status(HAL_STATUS_ABORTED, "upstream"));

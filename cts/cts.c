@@ -368,6 +368,35 @@ void cts_held_signal_start(cts_held_signal_t* held) {
   HAL_ASSERT_OK(cts_wait(held->entered, 1));
 }
 
+void cts_failed_wait_begin(cts_failed_wait_t* scene, size_t wait_count,
+                           int64_t bound_ms) {
+  scene->device = cts_create_device(0);
+  for (int i = 0; i < 3; ++i) {
+    scene->semaphores[i] = cts_create_semaphore(scene->device, 0);
+    scene->values[i] = 1;
+  }
+  scene->waits =
+      (hal_semaphore_list_t){wait_count, scene->semaphores, scene->values};
+  scene->signals =
+      (hal_semaphore_list_t){1, &scene->semaphores[2], &scene->values[2]};
+  cts_held_signal_begin(&scene->held, scene->semaphores[0]);
+  scene->held.failure = hal_make_status(HAL_STATUS_ABORTED, "upstream broke");
+  scene->held.bound_ms = bound_ms;
+}
+
+void cts_failed_wait_release(cts_failed_wait_t* scene) {
+  cts_held_signal_start(&scene->held);  // broken has failed: the callback runs
+  hal_device_release(scene->device);
+  cts_held_signal_finish(&scene->held);
+}
+
+void cts_failed_wait_end(cts_failed_wait_t* scene) {
+  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream broke",
+                    cts_wait(scene->semaphores[2], 1));
+  for (int i = 0; i < 3; ++i)
+    hal_semaphore_release(scene->semaphores[i]);
+}
+
 void cts_held_signal_finish(cts_held_signal_t* held) {
   HAL_ASSERT_OK(hal_semaphore_signal(held->go, 1));
   pthread_join(held->thread, NULL);

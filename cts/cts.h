@@ -177,6 +177,29 @@ void cts_held_signal_begin(cts_held_signal_t* held, hal_semaphore_t* gate);
 void cts_held_signal_start(cts_held_signal_t* held);
 void cts_held_signal_finish(cts_held_signal_t* held);
 
+// S2 against Q4: work waits on |broken|, whose failure (ABORTED "upstream
+// broke") its failing thread publishes and then is held in its batch,
+// before the work's callback, for up to |bound_ms| (the release may wait
+// for what the batch wakes); the device is released right after. Begin
+// makes a device of its own and the semaphores, and the lists the work
+// takes: |waits| (broken, then |never|, which nobody signals; |wait_count|
+// 1 names |broken| alone) and |signals| (|done| at 1). Release fails
+// |broken|, releases the device and lets the batch go; end releases the
+// semaphores.
+typedef struct cts_failed_wait_t {
+  hal_device_t* device;
+  hal_semaphore_t* semaphores[3];  // broken, never, done
+  uint64_t values[3];
+  hal_semaphore_list_t waits;
+  hal_semaphore_list_t signals;
+  cts_held_signal_t held;
+} cts_failed_wait_t;
+void cts_failed_wait_begin(cts_failed_wait_t* scene, size_t wait_count,
+                           int64_t bound_ms);
+void cts_failed_wait_release(cts_failed_wait_t* scene);
+// The status |done| failed with must be ABORTED "upstream broke".
+void cts_failed_wait_end(cts_failed_wait_t* scene);
+
 // Starts |count| threads running |fn(arg_i)| and joins them.
 typedef void* (*cts_thread_fn_t)(void* arg);
 void cts_run_threads(size_t count, cts_thread_fn_t fn, void* args,

@@ -655,28 +655,19 @@ CTS_CASE(S2_FileTransferWithAFailedWaitIsNotCancelledAtRelease) {
     hal_file_t* file =
         temp_hal_file(bytes, sizeof(bytes), 8,
                       write ? HAL_FILE_ACCESS_WRITE : HAL_FILE_ACCESS_READ);
-    hal_device_t* device = cts_create_device(0);
-    hal_buffer_t* buffer = device_buffer(device, kFileBytes);
-    hal_semaphore_t* broken = cts_create_semaphore(device, 0);
-    hal_semaphore_t* s = cts_create_semaphore(device, 0);
-    cts_held_signal_t held;
-    cts_held_signal_begin(&held, broken);
-    held.failure = hal_make_status(HAL_STATUS_ABORTED, "upstream broke");
-    held.bound_ms = 300;  // the release waits for the queues' parked copies
-    uint64_t v1 = 1;
-    hal_semaphore_list_t waits = one(&broken, &v1), signals = one(&s, &v1);
-    HAL_ASSERT_OK(write
-                      ? hal_device_queue_write(device, 0, &waits, &signals,
-                                               buffer, 0, file, 0, kFileBytes)
-                      : hal_device_queue_read(device, 0, &waits, &signals, file,
-                                              0, buffer, 0, kFileBytes));
-    cts_held_signal_start(&held);  // |broken| has failed
-    hal_device_release(device);
-    cts_held_signal_finish(&held);
-    HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream broke", cts_wait(s, 1));
+    cts_failed_wait_t scene;
+    // Held up to 300 ms: the release waits for the queues' parked copies.
+    cts_failed_wait_begin(&scene, 1, 300);
+    hal_buffer_t* buffer = device_buffer(scene.device, kFileBytes);
+    HAL_ASSERT_OK(write ? hal_device_queue_write(scene.device, 0, &scene.waits,
+                                                 &scene.signals, buffer, 0,
+                                                 file, 0, kFileBytes)
+                        : hal_device_queue_read(scene.device, 0, &scene.waits,
+                                                &scene.signals, file, 0, buffer,
+                                                0, kFileBytes));
+    cts_failed_wait_release(&scene);
+    cts_failed_wait_end(&scene);
     hal_buffer_release(buffer);
-    hal_semaphore_release(s);
-    hal_semaphore_release(broken);
     hal_file_release(file);
   }
 }

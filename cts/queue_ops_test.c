@@ -236,31 +236,16 @@ CTS_CASE(Q4_HostCallsWaitingAreCancelledAtRelease) {
 // the device right after the failure was seen must give the call, and its
 // signals, the failure that names the cause, not CANCELLED.
 CTS_CASE(S2_HostCallWithAFailedWaitIsNotCancelledAtRelease) {
-  hal_device_t* device = cts_create_device(0);
-  hal_semaphore_t* broken = cts_create_semaphore(device, 0);
-  hal_semaphore_t* never = cts_create_semaphore(device, 0);
-  hal_semaphore_t* done = cts_create_semaphore(device, 0);
-  cts_held_signal_t held;
-  cts_held_signal_begin(&held, broken);
-  held.failure = hal_make_status(HAL_STATUS_ABORTED, "upstream broke");
-  held.bound_ms = 2000;  // a release that waited for the batch: slow, no hang
+  cts_failed_wait_t scene;
+  // Held up to 2 s: a release that waited for the batch is slow, no hang.
+  cts_failed_wait_begin(&scene, 2, 2000);
   record_t record = {0};
-  hal_semaphore_t* waits[2] = {broken, never};
-  uint64_t wait_values[2] = {1, 1};
-  hal_semaphore_list_t wait_list = {2, waits, wait_values};
-  uint64_t one = 1;
-  hal_semaphore_list_t signal_list = {1, &done, &one};
-  HAL_ASSERT_OK(hal_device_queue_host_call(device, 0, &wait_list, &signal_list,
-                                           record_fn, &record));
-  cts_held_signal_start(&held);  // |broken| has failed: the callback runs
-  hal_device_release(device);
-  cts_held_signal_finish(&held);
+  HAL_ASSERT_OK(hal_device_queue_host_call(scene.device, 0, &scene.waits,
+                                           &scene.signals, record_fn, &record));
+  cts_failed_wait_release(&scene);
   assert_int_equal(atomic_load(&record.calls), 1);
   assert_int_equal(record.status, HAL_STATUS_ABORTED);
-  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream broke", cts_wait(done, 1));
-  hal_semaphore_release(broken);
-  hal_semaphore_release(never);
-  hal_semaphore_release(done);
+  cts_failed_wait_end(&scene);
 }
 
 // The same for a call ready but not started (the device's host-call

@@ -746,27 +746,12 @@ CTS_CASE(K15_DeviceReleasedFromCallbackInSameBatch) {
 // fail the work's signals with the failure that names the cause, not
 // CANCELLED.
 CTS_CASE(S2_ParkedWorkWithAFailedWaitIsNotCancelledAtRelease) {
-  hal_device_t* device = cts_create_device(0);
-  hal_semaphore_t* broken = cts_create_semaphore(device, 0);
-  hal_semaphore_t* never = cts_create_semaphore(device, 0);
-  hal_semaphore_t* done = cts_create_semaphore(device, 0);
-  cts_held_signal_t held;
-  cts_held_signal_begin(&held, broken);
-  held.failure = hal_make_status(HAL_STATUS_ABORTED, "upstream broke");
-  held.bound_ms = 300;
-  hal_semaphore_t* waits[2] = {broken, never};
-  uint64_t wait_values[2] = {1, 1};
-  hal_semaphore_list_t wait_list = {2, waits, wait_values};
-  uint64_t one = 1;
-  hal_semaphore_list_t signal_list = {1, &done, &one};
-  HAL_ASSERT_OK(hal_device_queue_barrier(device, 0, &wait_list, &signal_list));
-  cts_held_signal_start(&held);  // |broken| has failed: the callback runs
-  hal_device_release(device);
-  cts_held_signal_finish(&held);
-  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream broke", cts_wait(done, 1));
-  hal_semaphore_release(broken);
-  hal_semaphore_release(never);
-  hal_semaphore_release(done);
+  cts_failed_wait_t scene;
+  cts_failed_wait_begin(&scene, 2, 300);
+  HAL_ASSERT_OK(
+      hal_device_queue_barrier(scene.device, 0, &scene.waits, &scene.signals));
+  cts_failed_wait_release(&scene);
+  cts_failed_wait_end(&scene);
 }
 
 // K7: submissions with empty signal lists, then release the device.

@@ -226,9 +226,14 @@ static void* end_main(void* arg) {
   return NULL;
 }
 
-static void* signal_forever(void* arg) {
+static atomic_bool stop_signaling;
+
+// Events all the while, until stop_signaling (exit_flushing never sets
+// it): the looping flusher's writes grow, and the exit's write is of what
+// was there when they stopped.
+static void* signal_until_stopped(void* arg) {
   (void)arg;
-  for (;;) {
+  while (!atomic_load_explicit(&stop_signaling, memory_order_relaxed)) {
     hal_semaphore_t* semaphore = NULL;
     if (hal_semaphore_create_host(hal_allocator_system(), 0, &semaphore))
       abort();
@@ -249,7 +254,7 @@ static void* flush_forever(void* arg) {
 static int exit_flushing(void) {
   pthread_t thread;
   for (int i = 0; i < 3; ++i) {
-    if (pthread_create(&thread, NULL, signal_forever, NULL) != 0)
+    if (pthread_create(&thread, NULL, signal_until_stopped, NULL) != 0)
       return 1;
   }
   if (pthread_create(&thread, NULL, flush_forever, NULL) != 0)
@@ -257,23 +262,6 @@ static int exit_flushing(void) {
   struct timespec moment = {0, 7 * 1000 * 1000};
   nanosleep(&moment, NULL);
   exit(0);
-}
-
-static atomic_bool stop_signaling;
-
-// Events all the while, until stop_signaling: the looping flusher's writes
-// grow, and the exit's write is of what was there when they stopped.
-static void* signal_until_stopped(void* arg) {
-  (void)arg;
-  while (!atomic_load_explicit(&stop_signaling, memory_order_relaxed)) {
-    hal_semaphore_t* semaphore = NULL;
-    if (hal_semaphore_create_host(hal_allocator_system(), 0, &semaphore))
-      abort();
-    for (uint64_t value = 1; value <= 64; ++value)
-      hal_status_ignore(hal_semaphore_signal(semaphore, value));
-    hal_semaphore_release(semaphore);
-  }
-  return NULL;
 }
 
 static void* register_once(void* arg) {

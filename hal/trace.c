@@ -672,8 +672,8 @@ static void hal_trace_write(void) {
   bool ok = fclose(file) == 0;
   if (ok)
     ok = rename(temporary, hal_trace.path) == 0;
-  if (!ok)
+  if (!ok) {
     unlink(temporary);
-  if (!ok)
     fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);
+  }
 }

@@ -200,6 +200,21 @@ static void hal_sync_host_call_finish_side(hal_sync_host_call_t* call,
     hal_sync_host_call_cancel_waits(call);
 }
 
+// The failure of the first wait of |call| whose semaphore has failed (a
+// clone), or HAL_OK. That failure decided the call when it was published
+// (S2), even if the wait's callback, which runs on the failing thread after
+// the failure is visible, has not run yet: a thread that saw the failure
+// and then released the device must not find the call cancelled instead.
+static hal_status_t hal_sync_host_call_failed_wait(hal_sync_host_call_t* call) {
+  for (size_t i = 0; i < call->wait_count; ++i) {
+    hal_status_t failure =
+        hal_sync_semaphore_wait_failure(call->semaphores[i], call->values[i]);
+    if (failure != HAL_OK)
+      return failure;
+  }
+  return HAL_OK;
+}
+
 // Executor thread: runs |call| (or tells fn why not) and settles its
 // signals. |cancelled|: the device shut down before it started (Q4), which
 // decides it only when no wait of it has failed (S2 decided it then).
@@ -208,10 +223,8 @@ static void hal_sync_host_call_execute(hal_sync_host_call_t* call,
   uint64_t trace_start = hal_trace_enabled() ? (uint64_t)hal_time_now() : 0;
   // A wait reached, then failed while others kept the call waiting: as a
   // submission at issue, it never runs (S2).
-  for (size_t i = 0; call->failure == HAL_OK && i < call->wait_count; ++i) {
-    call->failure =
-        hal_sync_semaphore_wait_failure(call->semaphores[i], call->values[i]);
-  }
+  if (call->failure == HAL_OK)
+    call->failure = hal_sync_host_call_failed_wait(call);
   if (cancelled && call->failure == HAL_OK) {
     // Ready but not started when the device shut down: parked work (Q4).
     call->failure = hal_make_status(HAL_STATUS_CANCELLED,
@@ -442,21 +455,6 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
   hal_sync_host_call_resolve(call);
   hal_sync_host_call_finish_side(call, &call->registered);
   hal_sync_host_call_unref(call);
-  return HAL_OK;
-}
-
-// The failure of the first wait of |call| whose semaphore has failed (a
-// clone), or HAL_OK. That failure decided the call when it was published
-// (S2), even if the wait's callback, which runs on the failing thread after
-// the failure is visible, has not run yet: a thread that saw the failure
-// and then released the device must not find the call cancelled instead.
-static hal_status_t hal_sync_host_call_failed_wait(hal_sync_host_call_t* call) {
-  for (size_t i = 0; i < call->wait_count; ++i) {
-    hal_status_t failure =
-        hal_sync_semaphore_wait_failure(call->semaphores[i], call->values[i]);
-    if (failure != HAL_OK)
-      return failure;
-  }
   return HAL_OK;
 }
 

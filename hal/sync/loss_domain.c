@@ -249,7 +249,8 @@ HAL_API bool hal_sync_loss_domain_fail(hal_sync_loss_domain_t* domain,
   for (size_t i = 0; i < taken; ++i)
     hal_semaphore_release(&snapshot[i]->base);
   free(snapshot);
-  hal_sync_submission_list_fail(&parked, status);
+  // The loss, whatever they wait for (Q5): a failed wait does not come first.
+  hal_sync_submission_list_fail(&parked, status, false);
   for (size_t i = 0; i < executors_taken; ++i)
     hal_sync_host_executor_fail_waiting(executors[i]);
   free(executors);

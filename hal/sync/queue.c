@@ -634,9 +634,14 @@ void hal_sync_queue_take_parked(hal_sync_queue_t* queue, hal_status_t loss,
 }
 
 void hal_sync_submission_list_fail(hal_sync_submission_list_t* list,
-                                   hal_status_t status) {
+                                   hal_status_t status,
+                                   bool failed_waits_first) {
   for (size_t i = 0; i < list->count; ++i) {
-    hal_sync_submission_fail(list->items[i], hal_status_clone(status));
+    hal_status_t failed_wait =
+        failed_waits_first ? hal_sync_submission_waits_failed(list->items[i])
+                           : HAL_OK;
+    hal_sync_submission_fail(
+        list->items[i], failed_wait ? failed_wait : hal_status_clone(status));
     hal_sync_submission_release(list->items[i]);
   }
   free(list->items);
@@ -656,15 +661,7 @@ static void hal_sync_queue_cancel_parked(hal_sync_queue_t* queue) {
   hal_status_t cancelled = hal_make_status(
       HAL_STATUS_CANCELLED, "queue '%s' destroyed with the submission parked",
       queue->name);
-  for (size_t i = 0; i < parked.count; ++i) {
-    hal_status_t failed_wait =
-        hal_sync_submission_waits_failed(parked.items[i]);
-    hal_sync_submission_fail(
-        parked.items[i],
-        failed_wait ? failed_wait : hal_status_clone(cancelled));
-    hal_sync_submission_release(parked.items[i]);
-  }
-  free(parked.items);
+  hal_sync_submission_list_fail(&parked, cancelled, true);
   hal_status_free(cancelled);
 }
 

@@ -229,11 +229,14 @@ typedef struct hal_sync_submission_list_t {
 void hal_sync_queue_take_parked(hal_sync_queue_t* queue, hal_status_t loss,
                                 hal_sync_submission_list_t* list);
 
-// Fails each submission of |list| with a copy of |status| (borrowed),
-// releases them and empties the list. No lock held: failing runs the
-// submissions' wait callbacks, and a release may destroy semaphores.
+// Fails each submission of |list| with a copy of |status| (borrowed), or,
+// when |failed_waits_first|, with the failure of a wait of it that failed
+// already (hal_sync_submission_waits_failed), releases them and empties
+// the list. No lock held: failing runs the submissions' wait callbacks,
+// and a release may destroy semaphores.
 void hal_sync_submission_list_fail(hal_sync_submission_list_t* list,
-                                   hal_status_t status);
+                                   hal_status_t status,
+                                   bool failed_waits_first);
 
 // Loss-domain membership of a queue (loss_domain.c; semaphores: see
 // semaphore_impl.h).

@@ -74,6 +74,9 @@ typedef struct hal_trace_track_t {
 
 static struct {
   char path[4096];
+  // The file's permissions: those of the file HAL_TRACE named when it was
+  // there at load, else a new file's under the process's umask.
+  mode_t mode;
   uint64_t max_bytes;  // 0: unbounded
   // Pushed with release, read with acquire: a flush that saw an event's
   // number (next_seq) sees the buffer it is in and the track it names.
@@ -170,16 +173,18 @@ HAL_API void hal_trace_json_text(char* out, size_t capacity, const char* text) {
 
 HAL_API void hal_trace_status_args(hal_status_t status, char* args,
                                    size_t capacity) {
-  if (status == HAL_OK) {
-    snprintf(args, capacity, "\"status\": \"OK\"");
-    return;
-  }
+  const char* code = hal_status_code_string(hal_status_code(status));
   // The message gets what room is left, so the args always close.
-  int prefix = snprintf(args, capacity, "\"status\": \"%s\", \"message\": \"",
-                        hal_status_code_string(hal_status_code(status)));
+  int prefix = status == HAL_OK
+                   ? -1
+                   : snprintf(args, capacity,
+                              "\"status\": \"%s\", \"message\": \"", code);
   if (prefix < 0 || (size_t)prefix + 2 >= capacity) {
-    snprintf(args, capacity, "\"status\": \"%s\"",
-             hal_status_code_string(hal_status_code(status)));
+    // No message; and no args at all where the code alone does not fit,
+    // rather than half a member.
+    int length = snprintf(args, capacity, "\"status\": \"%s\"", code);
+    if (capacity && (length < 0 || (size_t)length >= capacity))
+      args[0] = '\0';
     return;
   }
   hal_trace_json_text(args + prefix, capacity - (size_t)prefix - 1,
@@ -210,11 +215,11 @@ static void hal_trace_fork_child(void) {
 }
 
 // A new temporary file beside |path| (PATH.XXXXXX, its name in
-// |temporary|), made exclusively: never a file, FIFO, device or link that
-// was there before, whatever waits or points behind such a name. NULL with
-// errno set when it cannot be made.
-static FILE* hal_trace_open_temporary(const char* path, char* temporary,
-                                      size_t capacity) {
+// |temporary|) with permissions |mode|, made exclusively: never a file,
+// FIFO, device or link that was there before, whatever waits or points
+// behind such a name. NULL with errno set when it cannot be made.
+static FILE* hal_trace_open_temporary(const char* path, mode_t mode,
+                                      char* temporary, size_t capacity) {
   if (snprintf(temporary, capacity, "%s.XXXXXX", path) >= (int)capacity) {
     errno = ENAMETOOLONG;
     return NULL;
@@ -222,8 +227,9 @@ static FILE* hal_trace_open_temporary(const char* path, char* temporary,
   int fd = mkstemp(temporary);
   if (fd < 0)
     return NULL;
-  // mkstemp makes it private; a trace is as readable as any file made here.
-  if (fchmod(fd, 0644) != 0 && errno != EPERM) {
+  // mkstemp makes it private; the trace replaces FILE, so it takes FILE's
+  // permissions (or a new file's).
+  if (fchmod(fd, mode) != 0 && errno != EPERM) {
     int error = errno;
     close(fd);
     unlink(temporary);
@@ -238,6 +244,26 @@ static FILE* hal_trace_open_temporary(const char* path, char* temporary,
     errno = error;
   }
   return file;
+}
+
+// The process's umask, read without changing it (umask() would, for a
+// moment, under threads a dlopen may find running); 022 where the kernel
+// does not say.
+static mode_t hal_trace_umask(void) {
+  mode_t mask = 022;
+  FILE* status = fopen("/proc/self/status", "re");
+  if (!status)
+    return mask;
+  char line[256];
+  unsigned value;
+  while (fgets(line, sizeof(line), status)) {
+    if (sscanf(line, "Umask: %o", &value) == 1) {
+      mask = (mode_t)(value & 0777);
+      break;
+    }
+  }
+  fclose(status);
+  return mask;
 }
 
 __attribute__((constructor)) static void hal_trace_load(void) {
@@ -279,6 +305,7 @@ __attribute__((constructor)) static void hal_trace_load(void) {
   // so it is refused; a link is followed, so its target gets the trace.
   char* resolved = NULL;
   struct stat info;
+  mode_t mode = 0666 & ~hal_trace_umask();
   if (lstat(path, &info) == 0) {
     if (S_ISLNK(info.st_mode)) {
       resolved = realpath(path, NULL);
@@ -306,11 +333,20 @@ __attribute__((constructor)) static void hal_trace_load(void) {
       free(resolved);
       return;
     }
+    // The rename would replace a file this process may not write: one
+    // kept read-only is refused and left as it was.
+    if (access(path, W_OK) != 0) {
+      fprintf(stderr, "hal: HAL_TRACE=%s is not writable (%s): not tracing\n",
+              path, strerror(errno));
+      free(resolved);
+      return;
+    }
+    mode = info.st_mode & 07777;
   }
   // Found out now, not at the first flush: a trace that cannot be written
   // is said at the start and the program runs untraced.
   char probe[sizeof(hal_trace.path) + 8];
-  FILE* file = hal_trace_open_temporary(path, probe, sizeof(probe));
+  FILE* file = hal_trace_open_temporary(path, mode, probe, sizeof(probe));
   if (!file) {
     fprintf(stderr, "hal: HAL_TRACE=%s cannot be written (%s): not tracing\n",
             path, strerror(errno));
@@ -320,6 +356,7 @@ __attribute__((constructor)) static void hal_trace_load(void) {
   fclose(file);
   remove(probe);
   memcpy(hal_trace.path, path, strlen(path) + 1);
+  hal_trace.mode = mode;
   free(resolved);
   hal_trace.max_bytes = max_mb * 1024 * 1024;
   hal_trace_on = true;
@@ -540,15 +577,56 @@ HAL_API uint64_t hal_trace_dropped_spans(void) {
 // Writes |text| as a JSON string body: quotes and backslashes escaped,
 // control characters and bytes past ASCII as \u escapes (a name need not
 // be UTF-8; the file must be).
+// The length of the well-formed UTF-8 sequence at |text| (RFC 3629: no
+// overlong form, no surrogate, nothing past U+10FFFF), or 0.
+static size_t hal_trace_utf8_length(const unsigned char* text) {
+  unsigned char lead = text[0];
+  size_t length;
+  uint32_t low;  // the smallest code point of that length
+  uint32_t code;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2, low = 0x80, code = lead & 0x1f;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3, low = 0x800, code = lead & 0x0f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4, low = 0x10000, code = lead & 0x07;
+  } else {
+    return 0;
+  }
+  for (size_t i = 1; i < length; ++i) {
+    if ((text[i] & 0xc0) != 0x80)
+      return 0;  // also the terminating NUL
+    code = code << 6 | (text[i] & 0x3f);
+  }
+  if (code < low || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff))
+    return 0;
+  return length;
+}
+
+// |text| as the inside of a JSON string: UTF-8 kept as it is, quotes,
+// backslashes and control characters escaped, and each byte that is not
+// part of well-formed UTF-8 written as U+FFFD, so the file stays UTF-8.
 static void hal_trace_write_string(FILE* file, const char* text) {
-  for (const char* c = text; *c; ++c) {
-    unsigned char byte = (unsigned char)*c;
-    if (byte == '"' || byte == '\\')
+  for (const unsigned char* c = (const unsigned char*)text; *c;) {
+    if (*c == '"' || *c == '\\') {
       fprintf(file, "\\%c", *c);
-    else if (byte < 0x20 || byte >= 0x80)
-      fprintf(file, "\\u%04x", byte);
-    else
+      ++c;
+    } else if (*c < 0x20) {
+      fprintf(file, "\\u%04x", *c);
+      ++c;
+    } else if (*c < 0x80) {
       fputc(*c, file);
+      ++c;
+    } else {
+      size_t length = hal_trace_utf8_length(c);
+      if (length) {
+        fwrite(c, 1, length, file);
+        c += length;
+      } else {
+        fputs("\\ufffd", file);
+        ++c;
+      }
+    }
   }
 }
 
@@ -613,8 +691,8 @@ static void hal_trace_write(void) {
   // Written beside the file and renamed over it: a reader never sees half
   // a file, and a crash during the write keeps the last complete one.
   char temporary[sizeof(hal_trace.path) + 8];
-  FILE* file =
-      hal_trace_open_temporary(hal_trace.path, temporary, sizeof(temporary));
+  FILE* file = hal_trace_open_temporary(hal_trace.path, hal_trace.mode,
+                                        temporary, sizeof(temporary));
   if (!file) {
     fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);
     return;

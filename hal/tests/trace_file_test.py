@@ -150,6 +150,38 @@ def main():
         expect(result.returncode == 0 and os.path.islink(link)
                and loads(target) is not None,
                "a link stays a link, its target holds the trace")
+        # The trace replaces FILE with FILE's permissions; a new FILE gets
+        # a new file's, under the umask.
+        for mode in (0o600, 0o640, 0o444):
+            trace = os.path.join(directory, "mode%o.json" % mode)
+            with open(trace, "w") as f:
+                f.write("precious")
+            os.chmod(trace, mode)
+            writable = os.access(trace, os.W_OK)
+            result = run([probe, "tracks"], trace)
+            kept = stat.S_IMODE(os.stat(trace).st_mode)
+            if writable:
+                expect(result.returncode == 0 and loads(trace) is not None
+                       and kept == mode,
+                       "a %o file gets the trace and stays %o (now %o)" %
+                       (mode, mode, kept))
+            else:
+                with open(trace) as f:
+                    untouched = f.read() == "precious"
+                expect(result.returncode == 0 and untouched and kept == mode
+                       and "not writable" in result.stderr,
+                       "a %o file this user cannot write is refused and "
+                       "left as it was: %s" % (mode, result.stderr.strip()))
+        for umask in (0o077, 0o022):
+            trace = os.path.join(directory, "umask%o.json" % umask)
+            result = run([probe, "tracks"], trace,
+                         preexec_fn=lambda: os.umask(umask))
+            made = (stat.S_IMODE(os.stat(trace).st_mode)
+                    if os.path.exists(trace) else None)
+            expect(result.returncode == 0 and made == 0o666 & ~umask,
+                   "a new trace under umask %03o is %o (got %s)" %
+                   (umask, 0o666 & ~umask, made if made is None else
+                    "%o" % made))
         dangling = os.path.join(directory, "dangling.json")
         os.symlink(os.path.join(directory, "nowhere", "x.json"), dangling)
         result = run([probe, "tracks"], dangling)

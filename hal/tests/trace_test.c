@@ -41,17 +41,72 @@ static bool value_ends_with_more(const char* text, const char* key) {
   return false;
 }
 
-static bool trace_has_long_lists(void) {
+// The trace as flushed now, NUL-terminated (empty when it cannot be read).
+static const char* trace_text(void) {
   hal_trace_flush();
+  static char text[1 << 20];
+  text[0] = '\0';
   FILE* file = fopen(getenv("HAL_TRACE"), "r");
   if (!file)
-    return false;
-  static char text[1 << 20];
+    return text;
   size_t length = fread(text, 1, sizeof(text) - 1, file);
   fclose(file);
   text[length] = '\0';
+  return text;
+}
+
+static bool trace_has_long_lists(void) {
+  const char* text = trace_text();
   return value_ends_with_more(text, "\"signal_list\": \"") &&
          value_ends_with_more(text, "\"waiting_on\": \"");
+}
+
+// Whether |args| is nothing or whole members: "status": "CODE", then
+// perhaps , "message": "TEXT" with no quote or backslash inside.
+static bool status_args_whole(const char* args) {
+  if (!*args)
+    return true;
+  const char* prefix = "\"status\": \"";
+  if (strncmp(args, prefix, strlen(prefix)) != 0)
+    return false;
+  const char* c = args + strlen(prefix);
+  while ((*c >= 'A' && *c <= 'Z') || *c == '_')
+    ++c;
+  if (*c++ != '"')
+    return false;
+  if (!*c)
+    return true;
+  const char* message = ", \"message\": \"";
+  if (strncmp(c, message, strlen(message)) != 0)
+    return false;
+  c += strlen(message);
+  size_t length = strlen(c);
+  if (!length || c[length - 1] != '"')
+    return false;
+  return strcspn(c, "\"\\") == length - 1;
+}
+
+// Every capacity, from none to the default, gives whole args or none: a
+// caller's small buffer never holds half a member.
+static bool status_args_always_whole(const char* text) {
+  hal_status_t failure =
+      hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED, "%s", text);
+  hal_status_t statuses[2] = {HAL_OK, failure};
+  bool whole = true;
+  for (int s = 0; s < 2; ++s) {
+    for (size_t capacity = 1; capacity <= HAL_TRACE_STATUS_ARGS; ++capacity) {
+      char args[HAL_TRACE_STATUS_ARGS + 8];
+      memset(args, 'x', sizeof(args));
+      hal_trace_status_args(statuses[s], args, capacity);
+      if (strnlen(args, capacity) == capacity || !status_args_whole(args)) {
+        fprintf(stderr, "trace_test: status args in %zu bytes: [%.*s]\n",
+                capacity, (int)capacity, args);
+        whole = false;
+      }
+    }
+  }
+  hal_status_free(failure);
+  return whole;
 }
 
 static hal_status_t failing_call(void* user_data, hal_status_t status) {
@@ -67,6 +122,21 @@ int main(void) {
   pthread_setname_np(pthread_self(), "\xff\xfe-trace");
   char text[400];
   nasty(text, sizeof(text));
+  if (!status_args_always_whole(text))
+    return 1;
+  // A name in UTF-8 is written as it is; a byte that is not UTF-8 (a lone
+  // lead, a continuation, an overlong form, a surrogate) as U+FFFD.
+  hal_trace_instant(
+      hal_trace_track("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80"), "hal",
+      "a\xc3 b\x80 c\xc0\xaf d\xed\xa0\x80 e", NULL);
+  const char* written = trace_text();
+  if (!strstr(written, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80") ||
+      !strstr(written,
+              "a\\ufffd b\\ufffd c\\ufffd\\ufffd "
+              "d\\ufffd\\ufffd\\ufffd e")) {
+    fprintf(stderr, "trace_test: UTF-8 names are not written as they are\n");
+    return 1;
+  }
   for (int cut = 0; cut < 3; ++cut) {
     hal_semaphore_t* semaphore = hal_test_semaphore(0);
     // Three lengths: the cut falls on each byte of a euro once.

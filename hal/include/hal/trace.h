@@ -90,7 +90,8 @@ HAL_API uint64_t hal_trace_issuing_submission(void);
 
 // |status| as args: "\"status\": \"OK\"", or its code and as much of its
 // message as fits, always closed (quotes, backslashes, control characters
-// and bytes past ASCII become '?').
+// and bytes past ASCII become '?'); an empty string where |capacity| does
+// not hold even the code.
 #define HAL_TRACE_STATUS_ARGS 160
 HAL_API void hal_trace_status_args(hal_status_t status, char* args,
                                    size_t capacity);

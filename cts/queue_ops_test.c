@@ -145,6 +145,43 @@ CTS_CASE(S2_HostCallFailedWaitNeverRuns) {
   hal_semaphore_release(done);
 }
 
+// A wait reached, then failed, while another wait is never reached: the
+// failure decides the call at once (S2: a value reached before the failure
+// is failed for every current wait), whichever place the wait has in the
+// list; fn learns of it and never runs.
+CTS_CASE(S2_HostCallReachedWaitThatFailsDecidesItAtOnce) {
+  fixture_t* f = *state;
+  for (int reached_first = 0; reached_first < 2; ++reached_first) {
+    hal_semaphore_t* never = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* broken = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+    record_t record = {0};
+    hal_semaphore_t* waits[2] = {reached_first ? broken : never,
+                                 reached_first ? never : broken};
+    uint64_t wait_values[2] = {1, 1};
+    hal_semaphore_list_t wait_list = {2, waits, wait_values};
+    uint64_t one = 1;
+    hal_semaphore_list_t signal_list = {1, &done, &one};
+    HAL_ASSERT_OK(hal_device_queue_host_call(f->device, f->q0, &wait_list,
+                                             &signal_list, record_fn, &record));
+    // Reached: its callback ran in this signal (T2), the call waits on.
+    HAL_ASSERT_OK(hal_semaphore_signal(broken, 1));
+    HAL_ASSERT_STATUS(
+        HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+        hal_semaphore_wait(done, 1, hal_make_timeout_ns(20000000)));
+    assert_int_equal(atomic_load(&record.calls), 0);
+    hal_semaphore_fail(
+        broken, hal_make_status(HAL_STATUS_ABORTED, "failed once reached"));
+    HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "failed once reached",
+                      cts_wait(done, 1));
+    assert_int_equal(atomic_load(&record.calls), 1);
+    assert_int_equal(record.status, HAL_STATUS_ABORTED);
+    hal_semaphore_release(never);
+    hal_semaphore_release(broken);
+    hal_semaphore_release(done);
+  }
+}
+
 // Re-entrant: a host call that submits device work and another host call,
 // and waits for the device work.
 typedef struct reentrant_t {
@@ -615,6 +652,7 @@ int main(void) {
       CASE(HostCall_OrderedWithDeviceWork),
       CASE(HostCall_FailureFailsSignalsAndDownstream),
       CASE(S2_HostCallFailedWaitNeverRuns),
+      CASE(S2_HostCallReachedWaitThatFailsDecidesItAtOnce),
       CASE(HostCall_ReEntersTheHal),
       CASE(Q4_HostCallsWaitingAreCancelledAtRelease),
       CASE(S2_HostCallWithAFailedWaitIsNotCancelledAtRelease),

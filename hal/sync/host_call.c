@@ -12,7 +12,11 @@
 //     not yet resolved plus a registration token held by the submitter.
 //  2. a wait resolves (on its signaler's thread, T2): a failure is noted
 //     and dispatches the call at once (S2: a failed wait decides it);
-//     otherwise the last resolution dispatches it. Dispatch happens once
+//     otherwise the last resolution dispatches it. A call with several
+//     waits also keeps a failure watch on each wait's semaphore, so that a
+//     wait reached and then failed while another keeps the call waiting
+//     decides it too, at once (S2: a value reached before the failure is
+//     failed for every current wait). Dispatch happens once
 //     (|dispatched| exchange) and only appends to the FIFO: callbacks stay
 //     short.
 //  3. the executor thread runs fn with OK, or calls it with the failure
@@ -94,6 +98,8 @@ struct hal_sync_host_call_t {
   hal_semaphore_t** semaphores;  // waits, then signals (retained)
   uint64_t* values;
   hal_timepoint_t** timepoints;  // one handle per wait (NULL: none)
+  // One failure watch per wait (NULL: none), where there are several.
+  hal_timepoint_t** watches;
   atomic_int refs;
   atomic_int unresolved;
   atomic_bool dispatched;
@@ -123,8 +129,11 @@ static void hal_sync_host_executor_unref(hal_sync_host_executor_t* executor) {
 static void hal_sync_host_call_unref(hal_sync_host_call_t* call) {
   if (atomic_fetch_sub_explicit(&call->refs, 1, memory_order_acq_rel) != 1)
     return;
-  for (size_t i = 0; i < call->wait_count; ++i)
+  for (size_t i = 0; i < call->wait_count; ++i) {
     hal_timepoint_release(call->timepoints[i]);
+    if (call->watches)
+      hal_timepoint_release(call->watches[i]);
+  }
   for (size_t i = 0; i < call->wait_count + call->signal_count; ++i)
     hal_semaphore_release(call->semaphores[i]);
   hal_status_free(call->failure);
@@ -149,13 +158,20 @@ static void hal_sync_host_call_dispatch(hal_sync_host_call_t* call) {
   hal_sync_mutex_unlock(&executor->mutex);
 }
 
-// Records |status| (borrowed) as the call's failure unless one is noted.
+// Records |status| (borrowed) as the call's failure unless one is noted or
+// the call was dispatched: from then on the failure is the executor's
+// (it looks at the waits again before it runs the call). The dispatcher
+// sets |dispatched| before it takes the mutex to append, and the executor
+// takes the call under it, so a note made under it either comes before
+// the executor reads the failure or sees |dispatched|.
 static void hal_sync_host_call_note_failure(hal_sync_host_call_t* call,
                                             hal_status_t status) {
   hal_sync_host_executor_t* executor = call->executor;
   hal_sync_mutex_lock(&executor->mutex);
-  if (call->failure == HAL_OK)
+  if (call->failure == HAL_OK &&
+      !atomic_load_explicit(&call->dispatched, memory_order_acquire)) {
     call->failure = hal_status_clone(status);
+  }
   hal_sync_mutex_unlock(&executor->mutex);
 }
 
@@ -180,10 +196,46 @@ static void hal_sync_host_call_on_wait(void* user_data, uint64_t value,
   hal_sync_host_call_unref(call);
 }
 
+// The failure of the first wait of |call| whose semaphore has failed (a
+// clone), or HAL_OK. That failure decided the call when it was published
+// (S2), even if the wait's callback, which runs on the failing thread after
+// the failure is visible, has not run yet: a thread that saw the failure
+// and then released the device must not find the call cancelled instead.
+static hal_status_t hal_sync_host_call_failed_wait(hal_sync_host_call_t* call) {
+  for (size_t i = 0; i < call->wait_count; ++i) {
+    hal_status_t failure =
+        hal_sync_semaphore_wait_failure(call->semaphores[i], call->values[i]);
+    if (failure != HAL_OK)
+      return failure;
+  }
+  return HAL_OK;
+}
+
+// Failure watch of one wait (T2): a failure of its semaphore decides the
+// call, even after the wait was reached. CANCELLED comes only from the
+// cancel once the call finished; a semaphore failed with CANCELLED is told
+// apart by its state.
+static void hal_sync_host_call_on_watch(void* user_data, uint64_t value,
+                                        hal_status_t status) {
+  (void)value;
+  hal_sync_host_call_t* call = user_data;
+  if (status != HAL_OK) {
+    hal_status_t failure = hal_sync_host_call_failed_wait(call);
+    if (failure != HAL_OK) {
+      hal_sync_host_call_note_failure(call, failure);
+      hal_status_free(failure);
+      hal_sync_host_call_dispatch(call);
+    }
+  }
+  hal_sync_host_call_unref(call);
+}
+
 static void hal_sync_host_call_cancel_waits(hal_sync_host_call_t* call) {
   for (size_t i = 0; i < call->wait_count; ++i) {
     if (call->timepoints[i])
       (void)hal_timepoint_cancel(call->timepoints[i]);
+    if (call->watches && call->watches[i])
+      (void)hal_timepoint_cancel(call->watches[i]);
   }
 }
 
@@ -198,21 +250,6 @@ static void hal_sync_host_call_finish_side(hal_sync_host_call_t* call,
   hal_sync_mutex_unlock(&executor->mutex);
   if (both)
     hal_sync_host_call_cancel_waits(call);
-}
-
-// The failure of the first wait of |call| whose semaphore has failed (a
-// clone), or HAL_OK. That failure decided the call when it was published
-// (S2), even if the wait's callback, which runs on the failing thread after
-// the failure is visible, has not run yet: a thread that saw the failure
-// and then released the device must not find the call cancelled instead.
-static hal_status_t hal_sync_host_call_failed_wait(hal_sync_host_call_t* call) {
-  for (size_t i = 0; i < call->wait_count; ++i) {
-    hal_status_t failure =
-        hal_sync_semaphore_wait_failure(call->semaphores[i], call->values[i]);
-    if (failure != HAL_OK)
-      return failure;
-  }
-  return HAL_OK;
 }
 
 // Executor thread: runs |call| (or tells fn why not) and settles its
@@ -373,9 +410,10 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
     hal_sync_host_executor_t* executor, hal_semaphore_list_t waits,
     hal_semaphore_list_t signals, hal_host_call_fn_t fn, void* user_data) {
   size_t count = waits.count + signals.count;
+  size_t watch_count = waits.count > 1 ? waits.count : 0;
   size_t size = sizeof(hal_sync_host_call_t) +
                 count * (sizeof(hal_semaphore_t*) + sizeof(uint64_t)) +
-                waits.count * sizeof(hal_timepoint_t*);
+                (waits.count + watch_count) * sizeof(hal_timepoint_t*);
   hal_sync_host_call_t* call = calloc(1, size);
   if (!call) {
     return hal_make_status(HAL_STATUS_RESOURCE_EXHAUSTED,
@@ -390,6 +428,7 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
   call->semaphores = (hal_semaphore_t**)(call + 1);
   call->values = (uint64_t*)(call->semaphores + count);
   call->timepoints = (hal_timepoint_t**)(call->values + count);
+  call->watches = watch_count ? call->timepoints + waits.count : NULL;
   for (size_t i = 0; i < waits.count; ++i) {
     call->semaphores[i] = waits.semaphores[i];
     call->values[i] = waits.payload_values[i];
@@ -400,8 +439,9 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
   }
   for (size_t i = 0; i < count; ++i)
     hal_semaphore_retain(call->semaphores[i]);
-  // One reference per wait's callback, the submitter's, the executor's.
-  atomic_init(&call->refs, (int)waits.count + 2);
+  // One reference per wait's callback and watch, the submitter's, the
+  // executor's.
+  atomic_init(&call->refs, (int)(waits.count + watch_count) + 2);
   atomic_init(&call->unresolved, (int)waits.count + 1);
   atomic_init(&call->dispatched, false);
 
@@ -418,6 +458,7 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
     // retained above go back here (all of them, waits and signals).
     for (size_t i = 0; i < count; ++i)
       hal_semaphore_release(call->semaphores[i]);
+    call->watches = NULL;
     call->wait_count = 0;
     call->signal_count = 0;
     atomic_store_explicit(&call->refs, 1, memory_order_relaxed);
@@ -449,6 +490,20 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
       hal_status_free(status);
       hal_sync_host_call_dispatch(call);
       hal_sync_host_call_resolve(call);
+      hal_sync_host_call_unref(call);
+    }
+  }
+  for (size_t i = 0; i < watch_count; ++i) {
+    // After the waits: a watch that fires at once finds the call's waits
+    // registered. One that cannot be registered (resources ran out) fails
+    // the call, as a wait that cannot be.
+    hal_status_t status = hal_sync_semaphore_add_failure_watch(
+        call->semaphores[i], hal_sync_host_call_on_watch, call,
+        &call->watches[i]);
+    if (status != HAL_OK) {
+      hal_sync_host_call_note_failure(call, status);
+      hal_status_free(status);
+      hal_sync_host_call_dispatch(call);
       hal_sync_host_call_unref(call);
     }
   }

@@ -635,6 +635,11 @@ HAL_API bool hal_timepoint_cancel(hal_timepoint_t* timepoint) {
   return removed;
 }
 
+static hal_status_t hal_sync_semaphore_add_callback_at(
+    hal_semaphore_t* base_semaphore, uint64_t value,
+    hal_timepoint_callback_fn_t callback, void* user_data,
+    const void* order_key, hal_timepoint_t** out_timepoint);
+
 HAL_API hal_status_t
 hal_semaphore_add_callback(hal_semaphore_t* base_semaphore, uint64_t value,
                            hal_timepoint_callback_fn_t callback,
@@ -662,6 +667,27 @@ hal_status_t hal_sync_semaphore_add_ordered_callback(
     return hal_make_status(HAL_STATUS_INVALID_ARGUMENT,
                            "timepoint target is not a semaphore");
   }
+  return hal_sync_semaphore_add_callback_at(
+      base_semaphore, value, callback, user_data, order_key, out_timepoint);
+}
+
+hal_status_t hal_sync_semaphore_add_failure_watch(
+    hal_semaphore_t* semaphore, hal_timepoint_callback_fn_t callback,
+    void* user_data, hal_timepoint_t** out_timepoint) {
+  if (out_timepoint)
+    *out_timepoint = NULL;
+  // A value no signal reaches: only the failure (or a cancel) resolves it.
+  return hal_sync_semaphore_add_callback_at(
+      semaphore, HAL_SEMAPHORE_FAILURE_VALUE, callback, user_data, NULL,
+      out_timepoint);
+}
+
+// hal_sync_semaphore_add_ordered_callback once its arguments are checked;
+// |value| may be HAL_SEMAPHORE_FAILURE_VALUE (a failure watch).
+static hal_status_t hal_sync_semaphore_add_callback_at(
+    hal_semaphore_t* base_semaphore, uint64_t value,
+    hal_timepoint_callback_fn_t callback, void* user_data,
+    const void* order_key, hal_timepoint_t** out_timepoint) {
   hal_sync_semaphore_t* semaphore = hal_sync_semaphore_cast(base_semaphore);
   // Acquired before the lock: the pool is not touched under it here.
   hal_timepoint_t* timepoint = NULL;

@@ -127,6 +127,14 @@ HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_add_ordered_callback(
     hal_timepoint_callback_fn_t callback, void* user_data,
     const void* order_key, hal_timepoint_t** out_timepoint);
 
+// A callback run only when |semaphore| fails (with the failure), or with
+// CANCELLED when cancelled or when the semaphore is destroyed first: what
+// keeps a wait that was reached from missing a failure that comes after
+// (S2), where other waits keep the work waiting.
+HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_add_failure_watch(
+    hal_semaphore_t* semaphore, hal_timepoint_callback_fn_t callback,
+    void* user_data, hal_timepoint_t** out_timepoint);
+
 // Removes |timepoint| if it is still pending and returns its final state.
 // |*out_removed| (optional) is true only for the call that removed it: the
 // heap's reference was dropped and a CALLBACK timepoint's callback ran with

@@ -194,7 +194,9 @@ typedef hal_status_t (*hal_host_call_fn_t)(void* user_data,
 // Runs |fn| after every wait of |wait_semaphores| is reached and before any
 // signal of |signal_semaphores| is made, like a command buffer submitted to
 // |queue_index| would (ordered by its semaphores only, as every
-// submission). A failed wait decides it at once (S2). Returns at once; on
+// submission). A failed wait decides it at once (S2), one whose value was
+// reached before it failed too, while another wait keeps the call waiting
+// (queue work learns of that one only at its issue). Returns at once; on
 // error |fn| is never called and no semaphore changed. Releasing the device
 // with host calls waiting, or ready and not started, cancels them (Q4):
 // |fn| gets CANCELLED, their signals fail with it (with the failure of a

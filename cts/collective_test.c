@@ -1133,6 +1133,16 @@ CTS_CASE(Collective_SubmissionThatNeverRunsAbortsTheChannel) {
   hal_status_t check = hal_channel_check(f->channels[1]);
   assert_int_not_equal(hal_status_code(check), HAL_STATUS_OK);
   hal_status_free(check);
+  // Both channels are aborted now, the peer's by the failure its check
+  // found: a split of either is ABORTED (channel.h), naming the cause,
+  // and makes no channel.
+  for (int r = 0; r < kRanks; ++r) {
+    hal_channel_t* part = NULL;
+    HAL_ASSERT_STATUS(HAL_STATUS_ABORTED,
+                      r == 0 ? "never ran" : "aborted by rank 0",
+                      hal_channel_split(f->channels[r], 0, 0, &part));
+    assert_null(part);
+  }
   // Later collectives on the aborted rank fail, naming the abort.
   hal_command_buffer_t* later =
       cts_begin_command_buffer(f->devices[0], HAL_COMMAND_BUFFER_MODE_ONE_SHOT);

@@ -179,8 +179,18 @@ static hal_status_t gpu_channel_split(hal_channel_t* base, int32_t color,
   gpu_device_t* device = gpu_device_cast(base->device);
   gpu_ccl_comm_t made = NULL;
   pthread_mutex_lock(&channel->mutex);
-  hal_status_t status = channel->aborted ? hal_status_clone(channel->aborted)
-                                         : gpu_device_make_current(device);
+  hal_status_t status = HAL_OK;
+  if (channel->aborted) {
+    // ABORTED whatever aborted it (channel.h): this rank's own stopped
+    // work, or a failure a check found, a peer's abort included, whose
+    // code and message follow.
+    char cause[1024];
+    hal_status_format(channel->aborted, cause, sizeof(cause));
+    status = hal_make_status(HAL_STATUS_ABORTED, "the channel was aborted: %s",
+                             cause);
+  } else {
+    status = gpu_device_make_current(device);
+  }
   if (status == HAL_OK) {
     status = gpu_ccl_comm_split(channel->ccl, channel->comm, (int)color,
                                 (int)key, &made);

@@ -97,7 +97,9 @@ hal_channel_check(hal_channel_t* channel);
 // new channel on the same device, ranked by |key|, ties by their rank in
 // |channel|; HAL_CHANNEL_SPLIT_NO_COLOR makes none (*out_channel NULL).
 // UNIMPLEMENTED when the library has no split (NCCL before 2.18);
-// INVALID_ARGUMENT for a color below -1; ABORTED for an aborted channel.
+// INVALID_ARGUMENT for a color below -1; ABORTED for an aborted channel,
+// whatever aborted it (work of its own that never ran, a failure a check
+// found, a peer's abort), the cause in its message.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_channel_split(hal_channel_t* channel, int32_t color, int32_t key,
                   hal_channel_t** out_channel);

@@ -163,6 +163,25 @@ HAL_API hal_status_t hal_status_allocatev(hal_status_code_t code,
   storage->message = (char*)(storage + 1);
   hal_status_part_write(storage->message, "", file, line, format, args,
                         lengths);
+  if (length > HAL_STATUS_MESSAGE_MAX) {
+    // Within the bound from the start (a message quoting a long input):
+    // its head is kept, the rest said in a marker, as an elision does.
+    char marker[HAL_STATUS_MARKER_MAX];
+    int marker_length =
+        snprintf(marker, sizeof(marker), " [... %zu more bytes elided ...]",
+                 length - (HAL_STATUS_MESSAGE_MAX - HAL_STATUS_MARKER_MAX));
+    if (marker_length > 0 && marker_length < (int)sizeof(marker)) {
+      size_t kept = HAL_STATUS_MESSAGE_MAX - HAL_STATUS_MARKER_MAX;
+      memcpy(storage->message + kept, marker, (size_t)marker_length + 1);
+      storage->length = kept + (size_t)marker_length;
+      struct hal_status_storage_t* shrunk =
+          realloc(storage, sizeof(*storage) + storage->length + 1);
+      if (shrunk) {
+        storage = shrunk;
+        storage->message = (char*)(storage + 1);
+      }
+    }
+  }
   return storage;
 }
 

@@ -112,6 +112,35 @@ static void Status_OversizedPartsAreCutToTheBound(void** state) {
   hal_status_free(status);
 }
 
+// A message made longer than the bound (one quoting a long input) is cut
+// as it is made: its beginning kept, how much followed said; a clone and
+// the formatted text are bounded too.
+static void Status_OversizedMessageIsBoundedWhenMade(void** state) {
+  enum { kLength = 50 * HAL_STATUS_MESSAGE_MAX };
+  char* big = malloc(kLength + 1);
+  assert_non_null(big);
+  memset(big, 'y', kLength);
+  memcpy(big, "BEGIN", 5);
+  big[kLength] = '\0';
+  hal_status_t status =
+      hal_make_status(HAL_STATUS_INVALID_ARGUMENT, "bad input '%s'", big);
+  free(big);
+  const char* message = hal_status_message(status);
+  assert_true(strlen(message) <= HAL_STATUS_MESSAGE_MAX);
+  assert_non_null(strstr(message, "bad input 'BEGINyyy"));
+  assert_non_null(strstr(message, "more bytes elided ...]"));
+  assert_int_equal(hal_status_code(status), HAL_STATUS_INVALID_ARGUMENT);
+  hal_status_t clone = hal_status_clone(status);
+  assert_string_equal(hal_status_message(clone), message);
+  hal_status_free(clone);
+  status = hal_status_annotatef(status, "while checking it");
+  message = hal_status_message(status);
+  assert_true(strlen(message) <= HAL_STATUS_MESSAGE_MAX);
+  assert_non_null(strstr(message, "bad input 'BEGIN"));
+  assert_non_null(strstr(message, "while checking it"));
+  hal_status_free(status);
+}
+
 static void Status_AnnotateOkStaysOk(void** state) {
   assert_null(hal_status_annotatef(HAL_OK, "never formatted %s", "x"));
 }
@@ -186,6 +215,7 @@ int main(void) {
       CASE(Status_AnnotationsAppendInOrder),
       CASE(Status_AnnotationsStayBoundedKeepingCauseAndNewest),
       CASE(Status_OversizedPartsAreCutToTheBound),
+      CASE(Status_OversizedMessageIsBoundedWhenMade),
       CASE(Status_AnnotateOkStaysOk),
       CASE(Status_CloneIsIndependent),
       CASE(Status_CodeStringsCoverEveryCode),

@@ -12,7 +12,10 @@
 //      location (<libdir>/hal/drivers), so relocated and DESTDIR-staged
 //      installs work; unless |skip_install_dir| is set.
 // A plugin is a file named hal-driver-<name>.so, <name> not empty; the same
-// file reached twice (by realpath) is listed once. A <name> holding ':' is
+// file reached twice under one name (by realpath) is listed once. Reached
+// under another name (a link hal-driver-b.so to hal-driver-a.so), it is
+// listed under each, and refused (INCOMPATIBLE) under a name that is not
+// the one its driver reports. A <name> holding ':' is
 // listed as refused (INVALID_ARGUMENT), never loaded: a device URI ends the
 // driver's name there. So is a <name> of HAL_DRIVER_NAME_MAX bytes or more:
 // a driver holds its name in HAL_DRIVER_NAME_MAX bytes with the NUL. Each one

@@ -15,9 +15,11 @@
 // immutable once returned and may be read from any thread; annotating
 // consumes the status it is given and returns the (possibly reallocated) one.
 //
-// A message is at most HAL_STATUS_MESSAGE_MAX bytes once annotated, so a
-// failure handed down a chain of any length (each semaphore, submission or
-// token it fails annotates its own copy) costs a bounded amount per copy.
+// A message is at most HAL_STATUS_MESSAGE_MAX bytes, as made (a longer one
+// keeps its beginning and says how many bytes followed) and once annotated,
+// so a failure handed down a chain of any length (each semaphore,
+// submission or token it fails annotates its own copy) costs a bounded
+// amount per copy.
 // An annotation that would pass the bound elides the middle: the message
 // keeps its head (the failure itself and its first annotations, up to 1 KiB)
 // and its newest annotations, with "[... N bytes of annotations elided ...]"

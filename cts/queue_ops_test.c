@@ -118,6 +118,19 @@ CTS_CASE(HostCall_FailureFailsSignalsAndDownstream) {
   hal_semaphore_release(after);
 }
 
+// A host call on queue 0 of |f| waiting for |a| and |b| at 1 and
+// signaling |done| to 1.
+static void two_wait_host_call(fixture_t* f, hal_semaphore_t* a,
+                               hal_semaphore_t* b, hal_semaphore_t* done,
+                               hal_host_call_fn_t fn, void* user_data) {
+  hal_semaphore_t* waits[2] = {a, b};
+  uint64_t wait_values[2] = {1, 1}, one = 1;
+  hal_semaphore_list_t wait_list = {2, waits, wait_values};
+  hal_semaphore_list_t signal_list = {1, &done, &one};
+  HAL_ASSERT_OK(hal_device_queue_host_call(f->device, f->q0, &wait_list,
+                                           &signal_list, fn, user_data));
+}
+
 // A failed wait decides it at once, even with another wait never reached:
 // fn is called once with the failure (and does no work), the signals fail
 // with it.
@@ -127,13 +140,7 @@ CTS_CASE(S2_HostCallFailedWaitNeverRuns) {
   hal_semaphore_t* broken = cts_create_semaphore(f->device, 0);
   hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
   record_t record = {0};
-  hal_semaphore_t* waits[2] = {never, broken};
-  uint64_t wait_values[2] = {1, 1};
-  hal_semaphore_list_t wait_list = {2, waits, wait_values};
-  uint64_t one = 1;
-  hal_semaphore_list_t signal_list = {1, &done, &one};
-  HAL_ASSERT_OK(hal_device_queue_host_call(f->device, f->q0, &wait_list,
-                                           &signal_list, record_fn, &record));
+  two_wait_host_call(f, never, broken, done, record_fn, &record);
   hal_semaphore_fail(broken,
                      hal_make_status(HAL_STATUS_ABORTED, "upstream broke"));
   HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream broke", cts_wait(done, 1));
@@ -156,14 +163,9 @@ CTS_CASE(S2_HostCallReachedWaitThatFailsDecidesItAtOnce) {
     hal_semaphore_t* broken = cts_create_semaphore(f->device, 0);
     hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
     record_t record = {0};
-    hal_semaphore_t* waits[2] = {reached_first ? broken : never,
-                                 reached_first ? never : broken};
-    uint64_t wait_values[2] = {1, 1};
-    hal_semaphore_list_t wait_list = {2, waits, wait_values};
-    uint64_t one = 1;
-    hal_semaphore_list_t signal_list = {1, &done, &one};
-    HAL_ASSERT_OK(hal_device_queue_host_call(f->device, f->q0, &wait_list,
-                                             &signal_list, record_fn, &record));
+    two_wait_host_call(f, reached_first ? broken : never,
+                       reached_first ? never : broken, done, record_fn,
+                       &record);
     // Reached: its callback ran in this signal (T2), the call waits on.
     HAL_ASSERT_OK(hal_semaphore_signal(broken, 1));
     HAL_ASSERT_STATUS(
@@ -180,6 +182,106 @@ CTS_CASE(S2_HostCallReachedWaitThatFailsDecidesItAtOnce) {
     hal_semaphore_release(broken);
     hal_semaphore_release(done);
   }
+}
+
+// A wait's semaphore failing while the call's last wait is reached on
+// another thread: the call is decided once, by whichever came first (fn
+// with OK and the signal reached, or fn with the failure and the signal
+// failed with it), never both, and nothing is left undecided. Under TSan
+// this races the failure watch against the call's start.
+typedef struct race_signal_t {
+  hal_semaphore_t* semaphore;
+  hal_semaphore_t* go;
+} race_signal_t;
+
+static void* race_signal_main(void* arg) {
+  race_signal_t* race = arg;
+  hal_status_ignore(cts_wait(race->go, 1));
+  hal_status_ignore(hal_semaphore_signal(race->semaphore, 1));
+  return NULL;
+}
+
+CTS_CASE(S2_HostCallWaitFailingAsItsLastWaitIsReachedDecidesItOnce) {
+  fixture_t* f = *state;
+  for (int round = 0; round < 200; ++round) {
+    hal_semaphore_t* first = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* last = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* go = cts_create_semaphore(NULL, 0);
+    record_t record = {0};
+    two_wait_host_call(f, first, last, done, record_fn, &record);
+    HAL_ASSERT_OK(hal_semaphore_signal(first, 1));
+    race_signal_t race = {last, go};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, race_signal_main, &race), 0);
+    HAL_ASSERT_OK(hal_semaphore_signal(go, 1));
+    hal_semaphore_fail(first, hal_make_status(HAL_STATUS_ABORTED, "raced"));
+    pthread_join(thread, NULL);
+    hal_status_t status = cts_wait(done, 1);
+    hal_status_code_t code = hal_status_code(status);
+    hal_status_free(status);
+    assert_int_equal(atomic_load(&record.calls), 1);
+    assert_int_equal(record.status, code);
+    assert_true(code == HAL_STATUS_OK || code == HAL_STATUS_ABORTED);
+    hal_semaphore_release(first);
+    hal_semaphore_release(last);
+    hal_semaphore_release(done);
+    hal_semaphore_release(go);
+  }
+}
+
+// A wait's semaphore failing while the call runs: the call is past its
+// waits, so nothing changes (fn ran with OK, its return decides the
+// signal). The hand-over between fn and this thread uses relaxed atomics
+// only, so that under TSan nothing orders the failure's callback after
+// the call's start but the library's own synchronization.
+typedef struct held_call_t {
+  atomic_int entered;  // relaxed: fn runs
+  atomic_int go;       // relaxed: fn may return
+  hal_status_code_t status;
+  atomic_int calls;
+} held_call_t;
+
+// Polls |flag| (relaxed) until set, up to 10 s.
+static bool poll_relaxed(atomic_int* flag) {
+  for (int i = 0; i < 10 * 1000 * 10; ++i) {
+    if (atomic_load_explicit(flag, memory_order_relaxed))
+      return true;
+    usleep(100);
+  }
+  return false;
+}
+
+static hal_status_t held_fn(void* user_data, hal_status_t status) {
+  held_call_t* held = user_data;
+  held->status = hal_status_code(status);
+  atomic_fetch_add(&held->calls, 1);
+  if (status == HAL_OK) {
+    atomic_store_explicit(&held->entered, 1, memory_order_relaxed);
+    (void)poll_relaxed(&held->go);
+  }
+  return HAL_OK;
+}
+
+CTS_CASE(S2_WaitFailingWhileTheHostCallRunsChangesNothing) {
+  fixture_t* f = *state;
+  hal_semaphore_t* first = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* last = cts_create_semaphore(f->device, 0);
+  hal_semaphore_t* done = cts_create_semaphore(f->device, 0);
+  held_call_t held = {0, 0, HAL_STATUS_UNKNOWN, 0};
+  two_wait_host_call(f, first, last, done, held_fn, &held);
+  HAL_ASSERT_OK(hal_semaphore_signal(first, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(last, 1));
+  bool entered = poll_relaxed(&held.entered);
+  hal_semaphore_fail(first, hal_make_status(HAL_STATUS_ABORTED, "too late"));
+  atomic_store_explicit(&held.go, 1, memory_order_relaxed);
+  assert_true(entered);
+  HAL_ASSERT_OK(cts_wait(done, 1));
+  assert_int_equal(atomic_load(&held.calls), 1);
+  assert_int_equal(held.status, HAL_STATUS_OK);
+  hal_semaphore_release(first);
+  hal_semaphore_release(last);
+  hal_semaphore_release(done);
 }
 
 // Re-entrant: a host call that submits device work and another host call,
@@ -275,7 +377,7 @@ CTS_CASE(Q4_HostCallsWaitingAreCancelledAtRelease) {
 CTS_CASE(S2_HostCallWithAFailedWaitIsNotCancelledAtRelease) {
   cts_failed_wait_t scene;
   // Held up to 2 s: a release that waited for the batch is slow, no hang.
-  cts_failed_wait_begin(&scene, 2, 2000);
+  cts_failed_wait_begin(&scene, 2, 2000, HAL_STATUS_ABORTED);
   record_t record = {0};
   HAL_ASSERT_OK(hal_device_queue_host_call(scene.device, 0, &scene.waits,
                                            &scene.signals, record_fn, &record));
@@ -653,6 +755,8 @@ int main(void) {
       CASE(HostCall_FailureFailsSignalsAndDownstream),
       CASE(S2_HostCallFailedWaitNeverRuns),
       CASE(S2_HostCallReachedWaitThatFailsDecidesItAtOnce),
+      CASE(S2_HostCallWaitFailingAsItsLastWaitIsReachedDecidesItOnce),
+      CASE(S2_WaitFailingWhileTheHostCallRunsChangesNothing),
       CASE(HostCall_ReEntersTheHal),
       CASE(Q4_HostCallsWaitingAreCancelledAtRelease),
       CASE(S2_HostCallWithAFailedWaitIsNotCancelledAtRelease),

@@ -168,8 +168,9 @@ static void hal_sync_host_call_note_failure(hal_sync_host_call_t* call,
                                             hal_status_t status) {
   hal_sync_host_executor_t* executor = call->executor;
   hal_sync_mutex_lock(&executor->mutex);
-  if (call->failure == HAL_OK &&
-      !atomic_load_explicit(&call->dispatched, memory_order_acquire)) {
+  // |dispatched| first: once it is set, |failure| is not ours to read.
+  if (!atomic_load_explicit(&call->dispatched, memory_order_acquire) &&
+      call->failure == HAL_OK) {
     call->failure = hal_status_clone(status);
   }
   hal_sync_mutex_unlock(&executor->mutex);
@@ -183,15 +184,21 @@ static void hal_sync_host_call_resolve(hal_sync_host_call_t* call) {
   }
 }
 
+// A failure (|status| not OK, borrowed) decides |call| at once (S2).
+static void hal_sync_host_call_decide_on_failure(hal_sync_host_call_t* call,
+                                                 hal_status_t status) {
+  if (status != HAL_OK) {
+    hal_sync_host_call_note_failure(call, status);
+    hal_sync_host_call_dispatch(call);
+  }
+}
+
 // Timepoint callback of one wait (T2: the signaler's thread, no lock held).
 static void hal_sync_host_call_on_wait(void* user_data, uint64_t value,
                                        hal_status_t status) {
   (void)value;
   hal_sync_host_call_t* call = user_data;
-  if (status != HAL_OK) {
-    hal_sync_host_call_note_failure(call, status);
-    hal_sync_host_call_dispatch(call);
-  }
+  hal_sync_host_call_decide_on_failure(call, status);
   hal_sync_host_call_resolve(call);
   hal_sync_host_call_unref(call);
 }
@@ -212,21 +219,15 @@ static hal_status_t hal_sync_host_call_failed_wait(hal_sync_host_call_t* call) {
 }
 
 // Failure watch of one wait (T2): a failure of its semaphore decides the
-// call, even after the wait was reached. CANCELLED comes only from the
-// cancel once the call finished; a semaphore failed with CANCELLED is told
-// apart by its state.
+// call, even after the wait was reached; |status| is that failure (the
+// first one, when several waits fail). The only other status a watch gets
+// is the CANCELLED of the cancel once the call ran, when the call was
+// dispatched long since and the note is no more than a look.
 static void hal_sync_host_call_on_watch(void* user_data, uint64_t value,
                                         hal_status_t status) {
   (void)value;
   hal_sync_host_call_t* call = user_data;
-  if (status != HAL_OK) {
-    hal_status_t failure = hal_sync_host_call_failed_wait(call);
-    if (failure != HAL_OK) {
-      hal_sync_host_call_note_failure(call, failure);
-      hal_status_free(failure);
-      hal_sync_host_call_dispatch(call);
-    }
-  }
+  hal_sync_host_call_decide_on_failure(call, status);
   hal_sync_host_call_unref(call);
 }
 

@@ -369,7 +369,7 @@ void cts_held_signal_start(cts_held_signal_t* held) {
 }
 
 void cts_failed_wait_begin(cts_failed_wait_t* scene, size_t wait_count,
-                           int64_t bound_ms) {
+                           int64_t bound_ms, hal_status_code_t code) {
   scene->device = cts_create_device(0);
   for (int i = 0; i < 3; ++i) {
     scene->semaphores[i] = cts_create_semaphore(scene->device, 0);
@@ -380,7 +380,8 @@ void cts_failed_wait_begin(cts_failed_wait_t* scene, size_t wait_count,
   scene->signals =
       (hal_semaphore_list_t){1, &scene->semaphores[2], &scene->values[2]};
   cts_held_signal_begin(&scene->held, scene->semaphores[0]);
-  scene->held.failure = hal_make_status(HAL_STATUS_ABORTED, "upstream broke");
+  scene->code = code;
+  scene->held.failure = hal_make_status(code, "upstream broke");
   scene->held.bound_ms = bound_ms;
 }
 
@@ -391,7 +392,7 @@ void cts_failed_wait_release(cts_failed_wait_t* scene) {
 }
 
 void cts_failed_wait_end(cts_failed_wait_t* scene) {
-  HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "upstream broke",
+  HAL_ASSERT_STATUS(scene->code, "upstream broke",
                     cts_wait(scene->semaphores[2], 1));
   for (int i = 0; i < 3; ++i)
     hal_semaphore_release(scene->semaphores[i]);

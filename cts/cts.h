@@ -193,11 +193,14 @@ typedef struct cts_failed_wait_t {
   hal_semaphore_list_t waits;
   hal_semaphore_list_t signals;
   cts_held_signal_t held;
+  hal_status_code_t code;  // what broken fails with
 } cts_failed_wait_t;
+// |code|: the failure's (ABORTED in most cases; CANCELLED, the code a
+// shutdown gives too, checks that the cause is told apart by more than it).
 void cts_failed_wait_begin(cts_failed_wait_t* scene, size_t wait_count,
-                           int64_t bound_ms);
+                           int64_t bound_ms, hal_status_code_t code);
 void cts_failed_wait_release(cts_failed_wait_t* scene);
-// The status |done| failed with must be ABORTED "upstream broke".
+// The status |done| failed with must be |code| "upstream broke".
 void cts_failed_wait_end(cts_failed_wait_t* scene);
 
 // Starts |count| threads running |fn(arg_i)| and joins them.

@@ -272,6 +272,54 @@ CTS_CASE(File_FailedWaitFailsSignals) {
   hal_file_release(file);
 }
 
+// A wait reached, then failed, while another wait is never reached: S2
+// makes that a failed wait, which decides a transfer at once, read and
+// write alike; nothing of the file or the buffer moves.
+CTS_CASE(File_ReachedWaitThatFailsDecidesTheTransfer) {
+  fixture_t* f = *state;
+  static uint8_t bytes[kFileBytes];
+  for (int write = 0; write < 2; ++write) {
+    hal_file_t* file =
+        temp_hal_file(bytes, sizeof(bytes), 9, HAL_FILE_ACCESS_READ_WRITE);
+    hal_semaphore_t* never = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* broken = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* waits[2] = {never, broken};
+    uint64_t values[2] = {1, 1}, v1 = 1;
+    hal_semaphore_list_t wait_list = {2, waits, values};
+    hal_semaphore_list_t s1 = one(&s, &v1);
+    hal_buffer_t* big = device_buffer(f->device, 2 * kChunk);
+    HAL_ASSERT_OK(write
+                      ? hal_device_queue_write(f->device, f->q1, &wait_list,
+                                               &s1, big, 0, file, 0, 2 * kChunk)
+                      : hal_device_queue_read(f->device, f->q1, &wait_list, &s1,
+                                              file, 0, big, 0, 2 * kChunk));
+    HAL_ASSERT_OK(hal_semaphore_signal(broken, 1));
+    HAL_ASSERT_STATUS(HAL_STATUS_DEADLINE_EXCEEDED, NULL,
+                      hal_semaphore_wait(s, 1, hal_make_timeout_ns(20000000)));
+    hal_semaphore_fail(
+        broken, hal_make_status(HAL_STATUS_ABORTED, "failed once reached"));
+    HAL_ASSERT_STATUS(HAL_STATUS_ABORTED, "failed once reached",
+                      cts_wait(s, 1));
+    cts_expect_bytes(big, 0, 2 * kChunk, 0);
+    // The file as it was: read back whole.
+    hal_semaphore_t* back = cts_create_semaphore(f->device, 0);
+    hal_semaphore_list_t back1 = one(&back, &v1);
+    HAL_ASSERT_OK(hal_device_queue_read(f->device, f->q0, NULL, &back1, file, 0,
+                                        big, 0, 2 * kChunk));
+    HAL_ASSERT_OK(cts_wait(back, 1));
+    static uint8_t read_back[2 * kChunk];
+    HAL_ASSERT_OK(hal_buffer_read(big, 0, read_back, sizeof(read_back)));
+    assert_memory_equal(read_back, bytes, sizeof(read_back));
+    hal_semaphore_release(back);
+    hal_buffer_release(big);
+    hal_semaphore_release(never);
+    hal_semaphore_release(broken);
+    hal_semaphore_release(s);
+    hal_file_release(file);
+  }
+}
+
 // A wait that failed before the call: the transfer is accepted and fails
 // its signals with that failure; every step is decided at once, on other
 // threads, while the call is still making the chain (50 times: the call
@@ -647,17 +695,20 @@ CTS_CASE(Q4_FileReadWaitingAtReleaseIsCancelled) {
 // semaphore, its later steps on the transfer's own. Released right after
 // the caller's wait failed (the failing thread held in its batch before the
 // transfer's callback), the steps are cancelled in no particular order, but
-// the signals must fail with the wait's failure, not CANCELLED.
+// the signals must fail with the wait's failure, not the shutdown's
+// CANCELLED: also when the caller failed it with a CANCELLED of its own.
 CTS_CASE(S2_FileTransferWithAFailedWaitIsNotCancelledAtRelease) {
   (void)state;
   static uint8_t bytes[kFileBytes];
-  for (int write = 0; write < 2; ++write) {
+  for (int round = 0; round < 4; ++round) {
+    bool write = round % 2;
     hal_file_t* file =
         temp_hal_file(bytes, sizeof(bytes), 8,
                       write ? HAL_FILE_ACCESS_WRITE : HAL_FILE_ACCESS_READ);
     cts_failed_wait_t scene;
     // Held up to 300 ms: the release waits for the queues' parked copies.
-    cts_failed_wait_begin(&scene, 1, 300);
+    cts_failed_wait_begin(
+        &scene, 1, 300, round < 2 ? HAL_STATUS_ABORTED : HAL_STATUS_CANCELLED);
     hal_buffer_t* buffer = device_buffer(scene.device, kFileBytes);
     HAL_ASSERT_OK(write ? hal_device_queue_write(scene.device, 0, &scene.waits,
                                                  &scene.signals, buffer, 0,
@@ -737,6 +788,7 @@ int main(void) {
       CASE(File_ReadOrderedWithWork),
       CASE(File_ShortFileFails),
       CASE(File_FailedWaitFailsSignals),
+      CASE(File_ReachedWaitThatFailsDecidesTheTransfer),
       CASE(File_WaitFailedBeforeTheCall),
       CASE(File_BadArgumentsSubmitNothing),
       CASE(File_RefusedOrFailedTransferLeavesNoPendingUse),

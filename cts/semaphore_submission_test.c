@@ -747,7 +747,7 @@ CTS_CASE(K15_DeviceReleasedFromCallbackInSameBatch) {
 // CANCELLED.
 CTS_CASE(S2_ParkedWorkWithAFailedWaitIsNotCancelledAtRelease) {
   cts_failed_wait_t scene;
-  cts_failed_wait_begin(&scene, 2, 300);
+  cts_failed_wait_begin(&scene, 2, 300, HAL_STATUS_ABORTED);
   HAL_ASSERT_OK(
       hal_device_queue_barrier(scene.device, 0, &scene.waits, &scene.signals));
   cts_failed_wait_release(&scene);

@@ -21,7 +21,10 @@
 // so io_{i+1} (the file) overlaps copy_i (the device), and io_i reuses a
 // staging buffer only after copy_{i-2} is done with it. A write mirrors it:
 // copy_i (buffer -> staging) waits for write_{i-2}, write_i (pwrite) waits
-// for copy_i and write_{i-1}. Any failure fails the semaphore the step
+// for copy_i and write_{i-1}; its first step is a host call that only
+// waits for the caller's waits (so that a failure of one decides the
+// transfer at once, as a read's first step does: S2), and copy_0 waits for
+// it. Any failure fails the semaphore the step
 // signals, so every later step is decided at once (S2) and the caller's
 // signals fail with the first cause. A device's release cancels the steps
 // still waiting in no particular order: a step the caller's failed wait
@@ -228,8 +231,12 @@ typedef struct hal_transfer_t hal_transfer_t;
 // One host call's record: which chunk, and its transfer.
 typedef struct hal_transfer_step_t {
   hal_transfer_t* transfer;
-  uint64_t chunk;  // UINT64_MAX: the final call
+  uint64_t chunk;  // HAL_TRANSFER_FINAL, HAL_TRANSFER_START, or a chunk
 } hal_transfer_step_t;
+
+// The final host call, which publishes; a write's first, which only waits.
+#define HAL_TRANSFER_FINAL UINT64_MAX
+#define HAL_TRANSFER_START (UINT64_MAX - 1)
 
 struct hal_transfer_t {
   // One per host call still to be called, one per copy whose retirement
@@ -246,9 +253,15 @@ struct hal_transfer_t {
   // CANCELLED, |cancelled| the first CANCELLED (published only when no
   // part failed otherwise: the shutdown is no cause when a wait's failure
   // decided the transfer before it).
+  // A failed wait of the caller's comes between them: S2 decided the
+  // transfer, whatever its code (a caller's own CANCELLED included), before
+  // the shutdown could.
   atomic_int unfinished;
   _Atomic(hal_status_t) failure;
   _Atomic(hal_status_t) cancelled;
+  size_t wait_count;
+  hal_semaphore_t** waits;  // the caller's (retained), with |wait_values|
+  uint64_t* wait_values;
   bool publish;  // false: the call was refused, the signals stay as they are
   size_t signal_count;
   hal_semaphore_t** signals;  // retained, with |signal_values|
@@ -262,12 +275,15 @@ struct hal_transfer_t {
   uint64_t chunk_count;
   hal_buffer_t* staging[2];  // host-visible, mapped below
   hal_buffer_mapping_t mappings[2];
-  hal_semaphore_t* io;      // file steps done
-  hal_semaphore_t* copied;  // queue copies done
+  hal_semaphore_t* io;       // file steps done
+  hal_semaphore_t* copied;   // queue copies done
+  hal_semaphore_t* started;  // a write's first step done (NULL: a read)
   // Opened (1) once every step was submitted, so that no step runs for a
   // transfer the call then refuses; failed instead when one could not be.
   hal_semaphore_t* gate;
-  hal_transfer_step_t steps[];  // [chunk_count + 1]
+  // [chunk_count + 2]: chunk i's at i, the final call's at chunk_count, a
+  // write's first at chunk_count + 1.
+  hal_transfer_step_t steps[];
 };
 
 static void hal_transfer_release(hal_transfer_t* transfer) {
@@ -281,13 +297,17 @@ static void hal_transfer_release(hal_transfer_t* transfer) {
   }
   hal_semaphore_release(transfer->io);
   hal_semaphore_release(transfer->copied);
+  hal_semaphore_release(transfer->started);
   hal_semaphore_release(transfer->gate);
   for (uint64_t i = 0; transfer->retired && i < transfer->chunk_count; ++i)
     hal_semaphore_release(transfer->retired[i]);
   for (size_t i = 0; i < transfer->signal_count; ++i)
     hal_semaphore_release(transfer->signals[i]);
+  for (size_t i = 0; i < transfer->wait_count; ++i)
+    hal_semaphore_release(transfer->waits[i]);
   hal_allocator_free(hal_allocator_system(), transfer->retired);
   hal_allocator_free(hal_allocator_system(), transfer->signals);
+  hal_allocator_free(hal_allocator_system(), transfer->waits);
   hal_status_free(atomic_load(&transfer->failure));
   hal_status_free(atomic_load(&transfer->cancelled));
   hal_file_release(transfer->file);
@@ -410,6 +430,13 @@ static void hal_transfer_finish_part(hal_transfer_t* transfer,
   if (!transfer->publish)
     return;
   hal_status_t failure = atomic_load(&transfer->failure);
+  hal_status_t failed_wait = HAL_OK;
+  for (size_t i = 0; failure == HAL_OK && i < transfer->wait_count; ++i) {
+    failed_wait = hal_sync_semaphore_wait_failure(transfer->waits[i],
+                                                  transfer->wait_values[i]);
+    if (failed_wait != HAL_OK)
+      failure = failed_wait;
+  }
   if (failure == HAL_OK)
     failure = atomic_load(&transfer->cancelled);
   for (size_t i = 0; i < transfer->signal_count; ++i) {
@@ -422,6 +449,7 @@ static void hal_transfer_finish_part(hal_transfer_t* transfer,
       hal_semaphore_fail(transfer->signals[i], hal_status_clone(failure));
     }
   }
+  hal_status_free(failed_wait);
 }
 
 // A copy's retirement semaphore was reached or failed: its submission has
@@ -438,8 +466,10 @@ static hal_status_t hal_transfer_step(void* user_data, hal_status_t status) {
   hal_transfer_step_t* step = user_data;
   hal_transfer_t* transfer = step->transfer;
   hal_status_t result = HAL_OK;
-  if (step->chunk == UINT64_MAX) {
+  if (step->chunk == HAL_TRANSFER_FINAL) {
     hal_transfer_finish_part(transfer, status);
+  } else if (step->chunk == HAL_TRANSFER_START) {
+    // Only its waits: a failed one fails its signal (the gate) for it.
   } else if (status == HAL_OK) {
     result = hal_transfer_io(transfer, step->chunk);
   }
@@ -454,12 +484,20 @@ static hal_semaphore_list_t hal_transfer_list(hal_semaphore_t** semaphore,
   return list;
 }
 
-// Submits step |i|'s host call (the final one for i == chunk_count).
+// The host calls of |t|: one per chunk, the final one, and a write's first.
+static uint64_t hal_transfer_host_call_count(const hal_transfer_t* t) {
+  return t->chunk_count + (t->is_read ? 1 : 2);
+}
+
+// Submits step |i|'s host call (the final one for i == chunk_count, a
+// write's first for chunk_count + 1).
 static hal_status_t hal_transfer_submit_io(
     hal_device_t* device, uint32_t queue, hal_transfer_t* t, uint64_t i,
     const hal_semaphore_list_t* waits, const hal_semaphore_list_t* signals) {
   t->steps[i].transfer = t;
-  t->steps[i].chunk = i == t->chunk_count ? UINT64_MAX : i;
+  t->steps[i].chunk = i == t->chunk_count       ? HAL_TRANSFER_FINAL
+                      : i == t->chunk_count + 1 ? HAL_TRANSFER_START
+                                                : i;
   return hal_device_queue_file_host_call(device, queue, waits, signals,
                                          hal_transfer_step, &t->steps[i]);
 }
@@ -497,7 +535,10 @@ static hal_status_t hal_transfer_submit(
     hal_buffer_t* buffer, uint64_t buffer_offset,
     const hal_semaphore_list_t* wait_semaphores,
     const hal_semaphore_list_t* signal_semaphores) {
-  // The first step waits for the caller's waits and the gate.
+  // The first step, a host call (a read's first chunk's I/O, a write's
+  // start), waits for the caller's waits and the gate: a host call learns
+  // at once of a failure of a wait, one reached before it failed included
+  // (S2), where a queue copy would learn of the latter only at its issue.
   size_t wait_count = wait_semaphores ? wait_semaphores->count : 0;
   hal_semaphore_t** first_semaphores = NULL;
   uint64_t* first_values = NULL;
@@ -508,7 +549,7 @@ static hal_status_t hal_transfer_submit(
   if (status != HAL_OK) {
     // Nothing submitted: every reference is still ours (count first: the
     // last release frees |t|).
-    uint64_t references = t->chunk_count + 2;
+    uint64_t references = hal_transfer_host_call_count(t) + 1;
     for (uint64_t i = 0; i < references; ++i)
       hal_transfer_release(t);
     return status;
@@ -517,13 +558,27 @@ static hal_status_t hal_transfer_submit(
   for (size_t i = 0; i < wait_count; ++i) {
     first_semaphores[i] = wait_semaphores->semaphores[i];
     first_values[i] = wait_semaphores->payload_values[i];
+    hal_semaphore_retain(first_semaphores[i]);
   }
   first_semaphores[wait_count] = t->gate;
   first_values[wait_count] = 1;
+  // The caller's waits stay with |t| (the list's head), for publishing.
+  t->waits = first_semaphores;
+  t->wait_values = first_values;
+  t->wait_count = wait_count;
   hal_semaphore_list_t first_waits = {wait_count + 1, first_semaphores,
                                       first_values};
   uint64_t submitted = 0;  // host calls submitted
   uint64_t copies = 0;     // copies submitted, each watched
+  // A write's copy 0 waits for its start.
+  uint64_t started = 1;
+  hal_semaphore_list_t start_wait = hal_transfer_list(&t->started, &started);
+  if (!t->is_read) {
+    status = hal_transfer_submit_io(device, queue, t, t->chunk_count + 1,
+                                    &first_waits, &start_wait);
+    if (status == HAL_OK)
+      ++submitted;
+  }
   for (uint64_t i = 0; i < t->chunk_count && status == HAL_OK; ++i) {
     uint64_t length = hal_transfer_chunk_length(t, i);
     uint64_t at = buffer_offset + i * t->chunk_bytes;
@@ -557,7 +612,7 @@ static hal_status_t hal_transfer_submit(
         copy_waits.count = 1;
       }
       status = hal_transfer_submit_copy(
-          device, queue, t, i, i == 0 ? &first_waits : &copy_waits, copy_done,
+          device, queue, t, i, i == 0 ? &start_wait : &copy_waits, copy_done,
           buffer, at, staging, 0, length, &copies);
       if (status != HAL_OK)
         break;
@@ -582,7 +637,6 @@ static hal_status_t hal_transfer_submit(
     if (status == HAL_OK)
       ++submitted;
   }
-  hal_allocator_free(hal_allocator_system(), first_semaphores);
   if (status == HAL_OK) {
     // Steps may already be decided (a wait that had failed before the
     // call): the submitter's own part keeps the publication until now.
@@ -604,6 +658,8 @@ static hal_status_t hal_transfer_submit(
   hal_semaphore_fail(t->gate, hal_status_clone(status));
   hal_semaphore_fail(t->io, hal_status_clone(status));
   hal_semaphore_fail(t->copied, hal_status_clone(status));
+  if (t->started)
+    hal_semaphore_fail(t->started, hal_status_clone(status));
   // Nothing is published, but a copy refused with the call must have let
   // its buffer go before the call returns: a dealloca right after must not
   // see it pending. Each retires soon (its wait failed with the gate).
@@ -623,7 +679,7 @@ static hal_status_t hal_transfer_submit(
   uint64_t unsubmitted_parts = (t->chunk_count - copies) + 2;
   for (uint64_t i = 0; i < unsubmitted_parts; ++i)
     hal_transfer_finish_part(t, HAL_OK);
-  uint64_t references = t->chunk_count + 2 - submitted;
+  uint64_t references = hal_transfer_host_call_count(t) + 1 - submitted;
   for (uint64_t i = 0; i < references; ++i)
     hal_transfer_release(t);
   return status;
@@ -732,10 +788,11 @@ static hal_status_t hal_device_queue_transfer(
   hal_transfer_t* t = NULL;
   HAL_RETURN_IF_ERROR(hal_allocator_malloc(
       hal_allocator_system(),
-      sizeof(*t) + (chunk_count + 1) * sizeof(hal_transfer_step_t),
+      sizeof(*t) + (chunk_count + 2) * sizeof(hal_transfer_step_t),
       (void**)&t));
   memset(t, 0, sizeof(*t));
-  atomic_init(&t->ref_count, (int)(chunk_count + 2));
+  // A reference per host call and the submitter's (the copies add theirs).
+  atomic_init(&t->ref_count, (int)(chunk_count + (is_read ? 1 : 2) + 1));
   atomic_init(&t->unfinished, (int)(chunk_count + 2));
   atomic_init(&t->failure, HAL_OK);
   atomic_init(&t->cancelled, HAL_OK);
@@ -766,6 +823,8 @@ static hal_status_t hal_device_queue_transfer(
     status = hal_device_create_semaphore(device, 0, &t->copied);
   if (status == HAL_OK)
     status = hal_device_create_semaphore(device, 0, &t->gate);
+  if (status == HAL_OK && !is_read)
+    status = hal_device_create_semaphore(device, 0, &t->started);
   if (status == HAL_OK) {
     status = hal_allocator_malloc_array(hal_allocator_system(), chunk_count,
                                         sizeof(hal_semaphore_t*),

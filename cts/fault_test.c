@@ -16,6 +16,8 @@
 //                             (a free), which has no caller to tell
 //                    "lost_trace": the same, for a call only tracing makes
 //                             after the work completed (HAL_TRACE set)
+//                    "lost_learned": the same, with a thread learning of
+//                             the loss from a refusal as it is published
 
 #include "cts.h"
 
@@ -559,6 +561,84 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   hal_buffer_release(a);
 }
 
+// Q5: nothing that learns of the loss finds one of the device's
+// semaphores not failed yet. A thread allocating in a loop learns of it
+// from the allocation's refusal (no vendor call of its own fails) while the
+// loss is being published; at that moment every one of many semaphores
+// must have failed.
+typedef struct loss_learner_t {
+  hal_device_t* device;
+  hal_semaphore_t** semaphores;
+  size_t count;
+  atomic_int started;
+  size_t not_failed;  // when the refusal came
+  hal_status_code_t refusal;
+} loss_learner_t;
+
+static void* learn_the_loss(void* arg) {
+  loss_learner_t* learner = arg;
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_time_t deadline = hal_time_now() + 20ll * 1000 * 1000 * 1000;
+  atomic_store(&learner->started, 1);
+  learner->refusal = HAL_STATUS_DEADLINE_EXCEEDED;
+  while (hal_time_now() < deadline) {
+    hal_buffer_t* buffer = NULL;
+    hal_status_t status =
+        hal_device_allocate_buffer(learner->device, params, 256, &buffer);
+    if (status == HAL_OK) {
+      hal_buffer_release(buffer);
+      continue;
+    }
+    learner->refusal = hal_status_consume_code(status);
+    for (size_t i = 0; i < learner->count; ++i) {
+      uint64_t value = 0;
+      hal_status_t query = hal_semaphore_query(learner->semaphores[i], &value);
+      if (query == HAL_OK)
+        ++learner->not_failed;
+      hal_status_free(query);
+    }
+    break;
+  }
+  return NULL;
+}
+
+CTS_CASE(Q5_NothingLearnsOfTheLossBeforeTheSemaphoresFail) {
+  skip_unless_mode("lost_learned");
+  hal_device_t* device = case_device(state);
+  enum { kSemaphores = 4000 };
+  hal_semaphore_t** semaphores = calloc(kSemaphores, sizeof(*semaphores));
+  assert_non_null(semaphores);
+  for (size_t i = 0; i < kSemaphores; ++i)
+    semaphores[i] = cts_create_semaphore(device, 0);
+  hal_buffer_t* a =
+      cts_allocate_buffer(device, HAL_MEMORY_TYPE_DEVICE_LOCAL, SIZE);
+  hal_semaphore_t* s1 = cts_create_semaphore(device, 0);
+  hal_command_buffer_t* first = fill_cb(device, a, 0x55555555u);
+  loss_learner_t learner = {device, semaphores, kSemaphores,
+                            0,      0,          HAL_STATUS_OK};
+  pthread_t thread;
+  assert_int_equal(pthread_create(&thread, NULL, learn_the_loss, &learner), 0);
+  while (!atomic_load(&learner.started))
+    sched_yield();
+  HAL_ASSERT_OK(cts_submit(device, 0, NULL, 0, first, s1, 1));
+  expect_failure_naming_call(cts_wait(s1, 1));
+  pthread_join(thread, NULL);
+  assert_int_equal(learner.refusal, HAL_STATUS_DEVICE_LOST);
+  if (learner.not_failed) {
+    fail_msg(
+        "a thread refused with the loss found %zu of the device's %d "
+        "semaphores not failed yet",
+        learner.not_failed, kSemaphores);
+  }
+  hal_command_buffer_release(first);
+  hal_semaphore_release(s1);
+  hal_buffer_release(a);
+  for (size_t i = 0; i < kSemaphores; ++i)
+    hal_semaphore_release(semaphores[i]);
+  free(semaphores);
+}
+
 // A loss reported by a release (the free of a buffer's memory), which has
 // no caller to tell: the device is lost all the same (Q5), so every
 // semaphore it made fails, later ones are born failed and later work is
@@ -623,6 +703,7 @@ int main(void) {
       CASE(K14_DeviceLossFailsEverySemaphoreAndWait),
       CASE(K14_LossFailsACallsDeviceSignalsAtOnceItsOthersAfterItsFunction),
       CASE(K14_ACallWaitingAtALossGetsItThoughTheDeviceIsReleasedFirst),
+      CASE(Q5_NothingLearnsOfTheLossBeforeTheSemaphoresFail),
       CASE(K14_LossReportedByAReleaseLosesTheDevice),
       CASE(K14_LossReportedToTheTracerLosesTheDevice),
   };

@@ -131,8 +131,9 @@ struct gpu_device_t {
   hal_sync_event_pool_t* event_pool;
   // The loss domain of the device's queues and semaphores (and libhal's
   // host-call executors) is |base.loss_domain|: all fail together (Q5).
-  // Device loss (Q5): set by the first vendor call reporting it; every
-  // later issue and submission fails with a copy of |lost_status|.
+  // Device loss (Q5): set once the loss domain failed, by the first vendor
+  // call reporting it; every later issue and submission fails with a copy
+  // of |lost_status|.
   _Atomic bool lost;
   // Set by shutdown (the caller's last release): no more submissions.
   _Atomic bool shut_down;

@@ -170,26 +170,29 @@ static hal_status_t gpu_payload_order_uses(gpu_queue_t* queue,
 // Device loss (Q5)
 //===----------------------------------------------------------------------===//
 
-// Records |status| as the device's loss if it is one (the first wins) and
-// then fails the device's loss domain: parked work and every semaphore the
-// device created fail with it, so no wait on them outlasts the loss (K14).
-// Returns |status|.
+// Records |status| as the device's loss if it is one (the first wins),
+// after failing the device's loss domain: parked work and every semaphore
+// the device created fail with it, so no wait on them outlasts the loss
+// (K14). Every caller that meets the loss fails the domain before it
+// returns the loss or makes it known (|lost|): the first to take the
+// domain's lock fails every semaphore under it, the others wait there, so
+// nothing that learns of the loss, from this call or from
+// gpu_device_check_lost, finds one of the device's semaphores not failed
+// yet (Q5). Returns |status|.
 hal_status_t gpu_device_note(gpu_device_t* device, hal_status_t status) {
   if (!gpu_adapter_status_is_device_lost(status))
     return status;
+  // Outside |lost_mutex|: failing semaphores runs their callbacks (T2),
+  // which may call into the device.
+  hal_sync_loss_domain_fail(
+      device->base.loss_domain,
+      hal_status_annotatef(hal_status_clone(status), "device '%s' was lost",
+                           device->base.info.name));
   pthread_mutex_lock(&device->lost_mutex);
-  bool first = !device->lost_status;
-  if (first)
+  if (!device->lost_status)
     device->lost_status = hal_status_clone(status);
   atomic_store_explicit(&device->lost, true, memory_order_release);
   pthread_mutex_unlock(&device->lost_mutex);
-  if (first) {
-    // Outside the lock: failing semaphores runs their callbacks (T2).
-    hal_sync_loss_domain_fail(
-        device->base.loss_domain,
-        hal_status_annotatef(hal_status_clone(status), "device '%s' was lost",
-                             device->base.info.name));
-  }
   return status;
 }
 

@@ -18,6 +18,8 @@
 //                             after the work completed (HAL_TRACE set)
 //                    "lost_learned": the same, with a thread learning of
 //                             the loss from a refusal as it is published
+//                    "alloca_record": an alloca's completion record fails
+//                    "fallback_free": a fallback dealloca's free fails
 
 #include "cts.h"
 
@@ -561,6 +563,58 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   hal_buffer_release(a);
 }
 
+// An alloca whose completion event could not be recorded: its signals
+// fail while the device may still run the allocation, so its buffer never
+// becomes usable: a host read or write is refused (device.h), and the
+// buffer's memory goes with it.
+CTS_CASE(Alloca_CompletionNotRecordedLeavesTheBufferUnusable) {
+  skip_unless_mode("alloca_record");
+  hal_device_t* device = case_device(state);
+  hal_semaphore_t* ready = cts_create_semaphore(device, 0);
+  uint64_t one = 1;
+  hal_semaphore_list_t signals = {1, &ready, &one};
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_buffer_t* buffer = NULL;
+  HAL_ASSERT_OK(hal_device_queue_alloca(device, 0, NULL, &signals, params, SIZE,
+                                        &buffer));
+  expect_failure_naming_call(cts_wait(ready, 1));
+  uint32_t word = 0xDEADBEEFu;
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "alloca",
+                    hal_buffer_read(buffer, 0, &word, sizeof(word)));
+  assert_int_equal(word, 0xDEADBEEFu);
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "alloca",
+                    hal_buffer_write(buffer, 0, &word, sizeof(word)));
+  hal_buffer_release(buffer);
+  hal_semaphore_release(ready);
+}
+
+// Without stream-ordered frees, a dealloca frees at its completion, after
+// its signals were decided: a free the vendor refuses leaves the memory
+// with the buffer, freed when it goes (nothing leaked: the virtual GPU
+// reports device memory left at exit), and the buffer stays deallocated.
+CTS_CASE(Dealloca_RefusedFallbackFreeLeaksNothing) {
+  skip_unless_mode("fallback_free");
+  hal_device_t* device = case_device(state);
+  hal_semaphore_t* s = cts_create_semaphore(device, 0);
+  uint64_t one = 1, two = 2;
+  hal_semaphore_list_t allocated = {1, &s, &one};
+  hal_semaphore_list_t freed = {1, &s, &two};
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_buffer_t* buffer = NULL;
+  HAL_ASSERT_OK(hal_device_queue_alloca(device, 0, NULL, &allocated, params,
+                                        SIZE, &buffer));
+  HAL_ASSERT_OK(
+      hal_device_queue_dealloca(device, 0, &allocated, &freed, buffer));
+  HAL_ASSERT_OK(cts_wait(s, 2));
+  uint32_t word = 0;
+  HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, NULL,
+                    hal_buffer_read(buffer, 0, &word, sizeof(word)));
+  hal_buffer_release(buffer);
+  hal_semaphore_release(s);
+}
+
 // Q5: nothing that learns of the loss finds one of the device's
 // semaphores not failed yet. A thread allocating in a loop learns of it
 // from the allocation's refusal (no vendor call of its own fails) while the
@@ -704,6 +758,8 @@ int main(void) {
       CASE(K14_LossFailsACallsDeviceSignalsAtOnceItsOthersAfterItsFunction),
       CASE(K14_ACallWaitingAtALossGetsItThoughTheDeviceIsReleasedFirst),
       CASE(Q5_NothingLearnsOfTheLossBeforeTheSemaphoresFail),
+      CASE(Alloca_CompletionNotRecordedLeavesTheBufferUnusable),
+      CASE(Dealloca_RefusedFallbackFreeLeaksNothing),
       CASE(K14_LossReportedByAReleaseLosesTheDevice),
       CASE(K14_LossReportedToTheTracerLosesTheDevice),
   };

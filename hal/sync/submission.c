@@ -580,6 +580,8 @@ void hal_sync_submission_issue(hal_sync_submission_t* submission) {
         "submission on queue '%s' issued but its completion event "
         "could not be recorded",
         queue->name);
+    if (submission->payload && interface->orphan_payload)
+      interface->orphan_payload(interface->self, submission->payload);
     hal_sync_submission_fail_signals(submission, failure);
     if (submission->trace_id) {
       char args[HAL_TRACE_STATUS_ARGS];

@@ -286,6 +286,12 @@ typedef struct hal_sync_queue_interface_t {
   // thread submits in turn), or for hooks that must run on one thread.
   // Optional: without it every submission is issued by the worker.
   bool (*may_issue_on_submitter)(void* self, void* payload);
+  // ISSUING thread, for a payload orphaned by a failed record_event, before
+  // its signals fail: the submission failed, though the device may still
+  // use the payload (released at destroy). What the payload promised to
+  // make usable once its signals were reached must not become usable now.
+  // Optional.
+  void (*orphan_payload)(void* self, void* payload);
 } hal_sync_queue_interface_t;
 
 typedef struct hal_sync_queue_t hal_sync_queue_t;

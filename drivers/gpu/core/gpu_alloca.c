@@ -328,12 +328,22 @@ hal_status_t gpu_queue_issue_dealloca(gpu_queue_t* queue,
   return HAL_OK;
 }
 
-void gpu_alloca_released(gpu_buffer_t* buffer, bool issued) {
-  if (!issued) {
-    // Its waits failed, or the allocation did: it never gets memory.
-    uint32_t pending = GPU_BUFFER_LIFE_PENDING;
+void gpu_alloca_released(gpu_buffer_t* buffer, bool completed) {
+  if (completed)
+    return;
+  // Its waits failed, or the allocation did: it never gets memory (from
+  // PENDING). Or it was issued, and then its signals failed (its
+  // completion event could not be recorded or synchronized: from LIVE): no
+  // work is ordered after them and the allocation may not have run on the
+  // device yet, so nothing may use the buffer, not even a host read; its
+  // memory goes with it (gpu_buffer_queue_ordered_free).
+  uint32_t life = GPU_BUFFER_LIFE_PENDING;
+  if (!atomic_compare_exchange_strong_explicit(
+          &buffer->life, &life, GPU_BUFFER_LIFE_FAILED, memory_order_acq_rel,
+          memory_order_acquire) &&
+      life == GPU_BUFFER_LIFE_LIVE) {
     atomic_compare_exchange_strong_explicit(
-        &buffer->life, &pending, GPU_BUFFER_LIFE_FAILED, memory_order_acq_rel,
+        &buffer->life, &life, GPU_BUFFER_LIFE_FAILED, memory_order_acq_rel,
         memory_order_acquire);
   }
 }
@@ -347,8 +357,13 @@ void gpu_dealloca_released(gpu_device_t* device, gpu_buffer_t* buffer,
     return;
   gpu_adapter_t* adapter = device->adapter;
   hal_status_ignore(gpu_device_make_current(device));
-  gpu_device_note_release(device,
-                          adapter->ops->device_free(adapter, buffer->address));
+  // The signals are decided by now (the payload goes before them); a free
+  // the vendor refuses leaves the memory with the buffer, freed when it
+  // goes, as a dealloca that failed does, rather than leaked.
+  hal_status_t status = gpu_device_note(
+      device, adapter->ops->device_free(adapter, buffer->address));
+  buffer->free_refused = status != HAL_OK;
+  hal_status_free(status);
   pthread_mutex_lock(&device->alloca_mutex);
   --device->alloca_frees_pending;
   ++device->alloca_frees_done;
@@ -362,9 +377,12 @@ void gpu_buffer_queue_ordered_free(gpu_device_t* device, gpu_buffer_t* buffer) {
   // free takes stream-ordered memory too.
   // FAILED with an address: allocated, then its allocation event could not
   // be recorded (gpu_queue_issue_alloca).
+  // FREED with its free refused: the fallback's free at the dealloca's
+  // completion failed (gpu_dealloca_released).
   uint32_t life = atomic_load_explicit(&buffer->life, memory_order_acquire);
   if (life == GPU_BUFFER_LIFE_LIVE ||
-      (life == GPU_BUFFER_LIFE_FAILED && buffer->address != 0)) {
+      (life == GPU_BUFFER_LIFE_FAILED && buffer->address != 0) ||
+      (life == GPU_BUFFER_LIFE_FREED && buffer->free_refused)) {
     gpu_device_note_release(device, device->adapter->ops->device_free(
                                         device->adapter, buffer->address));
   }

@@ -169,7 +169,10 @@ typedef enum gpu_buffer_life_e {
   GPU_BUFFER_LIFE_PENDING = 0,  // the alloca was not reached: no memory
   GPU_BUFFER_LIFE_LIVE = 1,     // reached: |address| is set
   GPU_BUFFER_LIFE_FREED = 2,    // the dealloca was reached: memory gone
-  GPU_BUFFER_LIFE_FAILED = 3,   // the alloca never ran: never has memory
+  // The alloca never ran, or ran and its signals failed (its completion
+  // could not be recorded or synchronized): no work may use it; memory it
+  // got (|address| set) goes with the buffer.
+  GPU_BUFFER_LIFE_FAILED = 3,
 } gpu_buffer_life_t;
 
 typedef struct gpu_buffer_t {
@@ -196,6 +199,9 @@ typedef struct gpu_buffer_t {
   // LIVE; released when the buffer is destroyed.
   hal_sync_native_event_t* alloc_event;
   uint32_t alloc_queue_index;
+  // The fallback's free at the dealloca's completion was refused: the
+  // memory stays with the buffer, freed (tried again) when it goes.
+  bool free_refused;
 } gpu_buffer_t;
 
 // Creates a driver: loads the vendor runtime and lists its devices. A
@@ -350,7 +356,7 @@ hal_status_t gpu_device_submit_memory_op(
 hal_status_t gpu_queue_issue_alloca(gpu_queue_t* queue, gpu_buffer_t* buffer);
 hal_status_t gpu_queue_issue_dealloca(gpu_queue_t* queue, gpu_buffer_t* buffer);
 // The payload is released; |issued| whether its issue succeeded.
-void gpu_alloca_released(gpu_buffer_t* buffer, bool issued);
+void gpu_alloca_released(gpu_buffer_t* buffer, bool completed);
 void gpu_dealloca_released(gpu_device_t* device, gpu_buffer_t* buffer,
                            bool issued);
 // At device creation (context current) and destruction.

@@ -420,6 +420,16 @@ static void gpu_queue_quiesce(void* self) {
 
 // Any thread the sync module releases payloads on (sync_queue.h), before
 // the queue's destroy returns: the device is done with the payload.
+// ISSUING thread: the submission's completion could not be recorded, so
+// its signals fail while the device may still run it. An alloca's buffer
+// must not become usable (gpu_alloca_released, as if released now).
+static void gpu_queue_orphan_payload(void* self, void* payload_ptr) {
+  (void)self;
+  gpu_payload_t* payload = payload_ptr;
+  if (payload->kind == GPU_PAYLOAD_ALLOCA)
+    gpu_alloca_released(payload->buffer, false);
+}
+
 static void gpu_queue_release_payload(void* self, void* payload_ptr,
                                       bool completed) {
   gpu_queue_t* queue = self;
@@ -453,7 +463,7 @@ static void gpu_queue_release_payload(void* self, void* payload_ptr,
     hal_command_buffer_release_for_submission(payload->command_buffers[i]);
   }
   if (payload->kind == GPU_PAYLOAD_ALLOCA) {
-    gpu_alloca_released(payload->buffer, payload->issued);
+    gpu_alloca_released(payload->buffer, completed);
   } else if (payload->kind == GPU_PAYLOAD_DEALLOCA) {
     gpu_dealloca_released(queue->device, payload->buffer, payload->issued);
   }
@@ -687,6 +697,7 @@ static hal_status_t gpu_queue_initialize(gpu_device_t* device, uint32_t index) {
       .synchronize_event = gpu_queue_synchronize_event,
       .may_issue_on_submitter = gpu_queue_may_issue_on_submitter,
       .release_payload = gpu_queue_release_payload,
+      .orphan_payload = gpu_queue_orphan_payload,
       .quiesce = gpu_queue_quiesce,
   };
   char name[HAL_DRIVER_NAME_MAX + 32];

@@ -277,8 +277,10 @@ static void hal_device_trace_list(const hal_semaphore_list_t* list, char* out,
   hal_trace_append_more(out, capacity, &length, count - i);
 }
 
-// HAL_TRACE: the call as a span on the caller's thread, with its lists and
-// result, and the start of the flow to the submission it made.
+// HAL_TRACE: the call (queue_execute, queue_alloca, queue_dealloca) as a
+// span on the caller's thread, with its lists and result, and the start of
+// the flow to the submission it made: every submission's completion ends
+// a flow that one of them started.
 static void hal_device_trace_submit(const hal_device_t* device,
                                     const char* name, uint32_t queue_index,
                                     const hal_semaphore_list_t* waits,
@@ -648,9 +650,15 @@ HAL_API hal_status_t hal_device_queue_alloca(
         " bytes of device '%s'",
         byte_length, device->info.total_memory, device->info.name);
   }
-  return hal_device_vtable(device)->queue_alloca(
+  uint64_t trace_start = hal_trace_enabled() ? (uint64_t)hal_time_now() : 0;
+  hal_status_t status = hal_device_vtable(device)->queue_alloca(
       device, queue_index, wait_semaphores, signal_semaphores, params,
       byte_length, out_buffer);
+  if (trace_start)
+    hal_device_trace_submit(device, "queue_alloca", queue_index,
+                            wait_semaphores, signal_semaphores, 0, trace_start,
+                            status);
+  return status;
 }
 
 HAL_API hal_status_t hal_device_queue_dealloca(
@@ -675,6 +683,12 @@ HAL_API hal_status_t hal_device_queue_dealloca(
                            "not of %s",
                            owner, target);
   }
-  return hal_device_vtable(device)->queue_dealloca(
+  uint64_t trace_start = hal_trace_enabled() ? (uint64_t)hal_time_now() : 0;
+  hal_status_t status = hal_device_vtable(device)->queue_dealloca(
       device, queue_index, wait_semaphores, signal_semaphores, buffer);
+  if (trace_start)
+    hal_device_trace_submit(device, "queue_dealloca", queue_index,
+                            wait_semaphores, signal_semaphores, 0, trace_start,
+                            status);
+  return status;
 }

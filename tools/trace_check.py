@@ -12,7 +12,8 @@ With --run, runs PROGRAM with HAL_TRACE set to a fresh file (it must exit
   - every submission has exactly one begin and one end on its queue's track,
     the end with a status, and each of its phases (parked, ready, in
     flight) one begin and one end after it;
-  - every flow that starts (queue_execute, on the caller's thread) ends
+  - every flow that starts (queue_execute, queue_alloca or queue_dealloca,
+    on the caller's thread) ends
     exactly once (the submission's completion), and every submission's
     completion ends a flow that started: exactly one submission record per
     submission the HAL accepted, one completion per completion;
@@ -95,7 +96,8 @@ def check(path):
         elif ph == "f":
             flow_ends[e["id"]] += 1
             flow_times.setdefault(e["id"], {})["f"] = e
-        elif ph == "X" and e.get("name") == "queue_execute":
+        elif ph == "X" and e.get("name") in ("queue_execute", "queue_alloca",
+                                             "queue_dealloca"):
             args = e.get("args", {})
             if args.get("status") == "OK":
                 executed_ok.append(args.get("submission"))
@@ -146,6 +148,9 @@ def check(path):
     for fid, count in flow_ends.items():
         if count != 1:
             fail("flow %s ended %d times" % (fid, count))
+        if fid not in flow_starts:
+            fail("flow %s ends (a submission's completion) but no call "
+                 "started it" % fid)
     for sid in executed_ok:
         if sid not in submissions:
             fail("a queue_execute returned OK for submission %s, which the "

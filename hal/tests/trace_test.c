@@ -192,6 +192,26 @@ int main(void) {
     status = hal_semaphore_list_wait(HAL_WAIT_MODE_ALL, many_list,
                                      hal_infinite_timeout());
   }
+  // A queue-ordered buffer: its alloca and dealloca are submissions too,
+  // each with its call's span and flow (the checker wants every
+  // completion's flow started by a call).
+  hal_semaphore_t* memory = hal_test_semaphore(0);
+  uint64_t two = 2;
+  hal_semaphore_list_t allocated = {1, &memory, &one};
+  hal_semaphore_list_t freed = {1, &memory, &two};
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_buffer_t* buffer = NULL;
+  if (status == HAL_OK) {
+    status = hal_device_queue_alloca(device, 0, NULL, &allocated, params, 256,
+                                     &buffer);
+  }
+  if (status == HAL_OK)
+    status = hal_device_queue_dealloca(device, 0, &allocated, &freed, buffer);
+  if (status == HAL_OK)
+    status = hal_semaphore_wait(memory, 2, hal_infinite_timeout());
+  hal_buffer_release(buffer);
+  hal_semaphore_release(memory);
   if (status) {
     hal_status_fprint(stderr, status);
     return 1;

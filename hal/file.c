@@ -431,7 +431,11 @@ static void hal_transfer_finish_part(hal_transfer_t* transfer,
     return;
   hal_status_t failure = atomic_load(&transfer->failure);
   hal_status_t failed_wait = HAL_OK;
-  for (size_t i = 0; failure == HAL_OK && i < transfer->wait_count; ++i) {
+  // Only against the shutdown's CANCELLED: a transfer that ran whole keeps
+  // its outcome though a wait's semaphore failed after it was reached.
+  bool cancelled = atomic_load(&transfer->cancelled) != HAL_OK;
+  for (size_t i = 0; failure == HAL_OK && cancelled && i < transfer->wait_count;
+       ++i) {
     failed_wait = hal_sync_semaphore_wait_failure(transfer->waits[i],
                                                   transfer->wait_values[i]);
     if (failed_wait != HAL_OK)
@@ -469,7 +473,7 @@ static hal_status_t hal_transfer_step(void* user_data, hal_status_t status) {
   if (step->chunk == HAL_TRANSFER_FINAL) {
     hal_transfer_finish_part(transfer, status);
   } else if (step->chunk == HAL_TRANSFER_START) {
-    // Only its waits: a failed one fails its signal (the gate) for it.
+    // Only its waits: a failed one fails its signal (|started|) for it.
   } else if (status == HAL_OK) {
     result = hal_transfer_io(transfer, step->chunk);
   }

@@ -563,6 +563,20 @@ CTS_CASE(K14_DeviceLossFailsEverySemaphoreAndWait) {
   hal_buffer_release(a);
 }
 
+// A queue-ordered buffer of SIZE bytes on queue 0, its alloca signaling
+// |semaphore| to |value|.
+static hal_buffer_t* alloca_signaling(hal_device_t* device,
+                                      hal_semaphore_t* semaphore,
+                                      uint64_t value) {
+  hal_semaphore_list_t signals = {1, &semaphore, &value};
+  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                HAL_BUFFER_USAGE_DEFAULT};
+  hal_buffer_t* buffer = NULL;
+  HAL_ASSERT_OK(hal_device_queue_alloca(device, 0, NULL, &signals, params, SIZE,
+                                        &buffer));
+  return buffer;
+}
+
 // An alloca whose completion event could not be recorded: its signals
 // fail while the device may still run the allocation, so its buffer never
 // becomes usable: a host read or write is refused (device.h), and the
@@ -571,13 +585,7 @@ CTS_CASE(Alloca_CompletionNotRecordedLeavesTheBufferUnusable) {
   skip_unless_mode("alloca_record");
   hal_device_t* device = case_device(state);
   hal_semaphore_t* ready = cts_create_semaphore(device, 0);
-  uint64_t one = 1;
-  hal_semaphore_list_t signals = {1, &ready, &one};
-  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
-                                HAL_BUFFER_USAGE_DEFAULT};
-  hal_buffer_t* buffer = NULL;
-  HAL_ASSERT_OK(hal_device_queue_alloca(device, 0, NULL, &signals, params, SIZE,
-                                        &buffer));
+  hal_buffer_t* buffer = alloca_signaling(device, ready, 1);
   expect_failure_naming_call(cts_wait(ready, 1));
   uint32_t word = 0xDEADBEEFu;
   HAL_ASSERT_STATUS(HAL_STATUS_FAILED_PRECONDITION, "alloca",
@@ -597,14 +605,10 @@ CTS_CASE(Dealloca_RefusedFallbackFreeLeaksNothing) {
   skip_unless_mode("fallback_free");
   hal_device_t* device = case_device(state);
   hal_semaphore_t* s = cts_create_semaphore(device, 0);
+  hal_buffer_t* buffer = alloca_signaling(device, s, 1);
   uint64_t one = 1, two = 2;
   hal_semaphore_list_t allocated = {1, &s, &one};
   hal_semaphore_list_t freed = {1, &s, &two};
-  hal_buffer_params_t params = {HAL_MEMORY_TYPE_DEVICE_LOCAL,
-                                HAL_BUFFER_USAGE_DEFAULT};
-  hal_buffer_t* buffer = NULL;
-  HAL_ASSERT_OK(hal_device_queue_alloca(device, 0, NULL, &allocated, params,
-                                        SIZE, &buffer));
   HAL_ASSERT_OK(
       hal_device_queue_dealloca(device, 0, &allocated, &freed, buffer));
   HAL_ASSERT_OK(cts_wait(s, 2));

@@ -574,9 +574,6 @@ HAL_API uint64_t hal_trace_dropped_spans(void) {
   return atomic_load_explicit(&hal_trace.dropped_spans, memory_order_relaxed);
 }
 
-// Writes |text| as a JSON string body: quotes and backslashes escaped,
-// control characters and bytes past ASCII as \u escapes (a name need not
-// be UTF-8; the file must be).
 // The length of the well-formed UTF-8 sequence at |text| (RFC 3629: no
 // overlong form, no surrogate, nothing past U+10FFFF), or 0.
 static size_t hal_trace_utf8_length(const unsigned char* text) {

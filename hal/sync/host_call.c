@@ -459,7 +459,6 @@ HAL_API hal_status_t hal_sync_host_executor_submit(
     // retained above go back here (all of them, waits and signals).
     for (size_t i = 0; i < count; ++i)
       hal_semaphore_release(call->semaphores[i]);
-    call->watches = NULL;
     call->wait_count = 0;
     call->signal_count = 0;
     atomic_store_explicit(&call->refs, 1, memory_order_relaxed);

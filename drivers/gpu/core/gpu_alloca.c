@@ -337,11 +337,10 @@ void gpu_alloca_released(gpu_buffer_t* buffer, bool completed) {
   // work is ordered after them and the allocation may not have run on the
   // device yet, so nothing may use the buffer, not even a host read; its
   // memory goes with it (gpu_buffer_queue_ordered_free).
-  uint32_t life = GPU_BUFFER_LIFE_PENDING;
-  if (!atomic_compare_exchange_strong_explicit(
-          &buffer->life, &life, GPU_BUFFER_LIFE_FAILED, memory_order_acq_rel,
-          memory_order_acquire) &&
-      life == GPU_BUFFER_LIFE_LIVE) {
+  // Only the alloca's issue moves |life| before this (PENDING to LIVE), and
+  // no dealloca is ordered after signals that failed.
+  uint32_t life = atomic_load_explicit(&buffer->life, memory_order_acquire);
+  if (life == GPU_BUFFER_LIFE_PENDING || life == GPU_BUFFER_LIFE_LIVE) {
     atomic_compare_exchange_strong_explicit(
         &buffer->life, &life, GPU_BUFFER_LIFE_FAILED, memory_order_acq_rel,
         memory_order_acquire);

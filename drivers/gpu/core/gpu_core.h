@@ -355,7 +355,9 @@ hal_status_t gpu_device_submit_memory_op(
 // WORKER thread, context current.
 hal_status_t gpu_queue_issue_alloca(gpu_queue_t* queue, gpu_buffer_t* buffer);
 hal_status_t gpu_queue_issue_dealloca(gpu_queue_t* queue, gpu_buffer_t* buffer);
-// The payload is released; |issued| whether its issue succeeded.
+// The payload is released (or orphaned, gpu_queue_orphan_payload):
+// |completed| whether its submission completed OK, |issued| whether its
+// issue succeeded.
 void gpu_alloca_released(gpu_buffer_t* buffer, bool completed);
 void gpu_dealloca_released(gpu_device_t* device, gpu_buffer_t* buffer,
                            bool issued);

@@ -418,8 +418,6 @@ static void gpu_queue_quiesce(void* self) {
   gpu_queue_drain_stream(self);
 }
 
-// Any thread the sync module releases payloads on (sync_queue.h), before
-// the queue's destroy returns: the device is done with the payload.
 // ISSUING thread: the submission's completion could not be recorded, so
 // its signals fail while the device may still run it. An alloca's buffer
 // must not become usable (gpu_alloca_released, as if released now).
@@ -430,6 +428,8 @@ static void gpu_queue_orphan_payload(void* self, void* payload_ptr) {
     gpu_alloca_released(payload->buffer, false);
 }
 
+// Any thread the sync module releases payloads on (sync_queue.h), before
+// the queue's destroy returns: the device is done with the payload.
 static void gpu_queue_release_payload(void* self, void* payload_ptr,
                                       bool completed) {
   gpu_queue_t* queue = self;

@@ -6,8 +6,10 @@
 //
 // State lives in the semaphore, nowhere else:
 //   token, value: payload 0 = pending, 1 = ready; failed = error (sticky).
-//   group:        payload 1 once |size| member tokens are ready; members
-//                 that were in error are counted in |errors|.
+//   group:        payload 2 once |size| member tokens are ready, 1 while
+//                 one member is left (HAL_ASYNC_GROUP_LAST: a blocking
+//                 await wakes there to be running when the last one comes);
+//                 members that were in error are counted in |errors|.
 // Waiting is hal_semaphore_wait; reacting is hal_semaphore_add_callback,
 // whose callbacks run exactly once and after the semaphore's lock is
 // dropped (T1, T2), which is what lets a callback drop the last reference
@@ -18,6 +20,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "async_internal.h"
 #include "hal/timepoint.h"
@@ -69,6 +72,17 @@ typedef struct hal_async_value_t {
   unsigned char* storage;  // inside this allocation, aligned
   unsigned char bytes[];
 } hal_async_value_t;
+
+// A group's payloads (its |target| is HAL_ASYNC_GROUP_READY).
+#define HAL_ASYNC_GROUP_LAST 1
+#define HAL_ASYNC_GROUP_READY 2
+
+// How long a blocking await of a group polls for its last member once it
+// is the only one left, before it sleeps until the group is ready. The
+// wake of a sleeping thread costs about as much as a short task; waking at
+// the last member overlaps that cost with the member's run
+// (docs/mlir-async.md).
+#define HAL_ASYNC_GROUP_LAST_SPIN_NS 20000
 
 typedef struct hal_async_group_t {
   hal_async_object_t base;
@@ -476,6 +490,54 @@ static bool hal_async_object_fail_by_await(hal_async_object_t* object,
   return true;
 }
 
+static inline void hal_async_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+// Before a blocking await of |group| sleeps until the group is ready:
+// sleeps until one member is left (HAL_ASYNC_GROUP_LAST), then polls for
+// that one for up to HAL_ASYNC_GROUP_LAST_SPIN_NS. A group awaited this
+// way is typically the blocks of a parallel loop, whose last block runs
+// for about as long as a sleeping thread takes to wake: woken then, the
+// awaiter is running when the block ends instead of starting to wake. Not
+// where polling cannot help or is unwanted: one online CPU, or host waits
+// told not to spin (HAL_SYNC_SPIN_NS=0, hal_semaphore_set_spin_ns(0)).
+// Whatever happens here, the await's own wait follows and decides (it
+// meets again a failure of the first wait, HAL_SYNC_MAX_WAIT_MS).
+static void hal_async_group_await_last(hal_async_group_t* group) {
+  static atomic_int online_cpus;  // 0: not read yet
+  int cpus = atomic_load_explicit(&online_cpus, memory_order_relaxed);
+  if (cpus == 0) {
+    cpus = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+    atomic_store_explicit(&online_cpus, cpus, memory_order_relaxed);
+  }
+  if (cpus < 2 || hal_semaphore_spin_ns() == 0)
+    return;
+  if (atomic_load(&group->pending) > 1) {
+    hal_status_t status = hal_semaphore_wait(
+        group->base.semaphore, HAL_ASYNC_GROUP_LAST, hal_infinite_timeout());
+    if (status) {
+      hal_status_free(status);
+      return;
+    }
+  }
+  hal_time_t end = hal_time_now() + HAL_ASYNC_GROUP_LAST_SPIN_NS;
+  for (;;) {
+    // The clock is read every few polls: a poll is one load.
+    for (int poll = 0; poll < 16; ++poll) {
+      if (atomic_load(&group->pending) <= 0)
+        return;
+      hal_async_cpu_relax();
+    }
+    if (hal_time_now() >= end)
+      return;
+  }
+}
+
 static void hal_async_object_await(void* pointer, uint32_t kind,
                                    const char* entry_point) {
   hal_async_object_t* object =
@@ -497,6 +559,8 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
     }
     hal_async_run_queued_late_task();
   }
+  if (object->kind == HAL_ASYNC_KIND_GROUP)
+    hal_async_group_await_last((hal_async_group_t*)object);
   for (;;) {
     hal_status_t status = hal_semaphore_wait(object->semaphore, object->target,
                                              hal_infinite_timeout());
@@ -623,10 +687,22 @@ static void hal_async_group_member_ready(void* user_data, uint64_t value,
     atomic_fetch_add(&group->errors, 1);
   // The error count is written before the count-down that publishes it:
   // whoever sees the group ready sees every member's error.
-  if (atomic_fetch_sub(&group->pending, 1) == 1) {
-    hal_status_t signal_status = hal_semaphore_signal(group->base.semaphore, 1);
+  int_fast64_t left = atomic_fetch_sub(&group->pending, 1) - 1;
+  if (left == 0) {
+    hal_status_t signal_status =
+        hal_semaphore_signal(group->base.semaphore, HAL_ASYNC_GROUP_READY);
     if (signal_status)
       hal_async_die("signaling a group", signal_status);
+  } else if (left == 1) {
+    // The last member's callback may run first on another thread and have
+    // made the group ready: then this payload is below it, and refused.
+    hal_status_t signal_status =
+        hal_semaphore_signal(group->base.semaphore, HAL_ASYNC_GROUP_LAST);
+    if (hal_status_is(signal_status, HAL_STATUS_INVALID_ARGUMENT)) {
+      hal_status_free(signal_status);
+    } else if (signal_status) {
+      hal_async_die("signaling a group's last member", signal_status);
+    }
   }
   hal_async_object_drop_ref(&group->base, 1);
 }
@@ -736,7 +812,11 @@ HAL_ASYNC_API hal_async_object_ptr_t mlirAsyncRuntimeCreateGroup(int64_t size) {
   }
   // An empty group is ready from the start.
   hal_async_group_t* group = hal_async_object_allocate(
-      sizeof(hal_async_group_t), HAL_ASYNC_KIND_GROUP, 1, size == 0 ? 1 : 0);
+      sizeof(hal_async_group_t), HAL_ASYNC_KIND_GROUP, 1,
+      size == 0   ? HAL_ASYNC_GROUP_READY
+      : size == 1 ? HAL_ASYNC_GROUP_LAST
+                  : 0);
+  group->base.target = HAL_ASYNC_GROUP_READY;
   group->size = size;
   atomic_init(&group->pending, size);
   atomic_init(&group->errors, 0);

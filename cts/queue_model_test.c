@@ -291,6 +291,7 @@ typedef struct model_semaphore_t {
   allowed_failures_t failure;
   uint64_t value_at_failure;
   uint32_t failure_step;
+  int32_t failed_by;  // the op whose failure it took; -1: injected
   bool open;
 } model_semaphore_t;
 
@@ -460,6 +461,7 @@ static uint32_t add_semaphore(program_t* p, int32_t producer,
   uint32_t s = p->semaphore_count++;
   model_semaphore_t* m = &p->semaphores[s];
   memset(m, 0, sizeof(*m));
+  m->failed_by = -1;
   m->producer = producer;
   m->produced_value = produced_value;
   m->handle = cts_create_semaphore(device >= 0 ? p->devices[device] : NULL, 0);
@@ -839,6 +841,10 @@ static void decide(program_t* p, uint32_t k, outcome_t outcome,
     model_semaphore_t* s = &p->semaphores[o->signals[i].semaphore];
     if (outcome == OUTCOME_OPEN) {
       s->open = true;
+      // Decided failed earlier in the step, then found to race: the
+      // failure was one possible outcome of this op, not a fact.
+      if (s->failed && s->failed_by == (int32_t)k)
+        s->failed = false;
     } else if (s->failed) {
       // Sticky: the first failure stays (S2).
     } else if (outcome == OUTCOME_OK) {
@@ -846,6 +852,7 @@ static void decide(program_t* p, uint32_t k, outcome_t outcome,
         s->value = o->signals[i].value;
     } else {
       s->failed = true;
+      s->failed_by = (int32_t)k;
       s->failure = *failure;
       s->value_at_failure = s->value;
       s->failure_step = p->step;
@@ -1079,6 +1086,7 @@ static void model_fail_semaphore(program_t* p, uint32_t s,
   if (m->failed)
     return;
   m->failed = true;
+  m->failed_by = -1;
   memset(&m->failure, 0, sizeof(m->failure));
   allow_failure(&m->failure, code, token);
   m->value_at_failure = m->value;

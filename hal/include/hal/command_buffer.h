@@ -158,7 +158,12 @@ HAL_API HAL_MUST_USE_RESULT hal_status_t hal_command_buffer_copy_buffer(
 
 // A buffer range bound to a dispatch: the kernel receives the device
 // address of |buffer| + |offset|. |length| (HAL_WHOLE_BUFFER: to the end) is
-// the range the kernel may touch, checked against the buffer at record time.
+// the range the kernel may touch, checked against the buffer at record time
+// (a length of 0, or an offset at the buffer's end, binds an empty range:
+// the dispatch is still recorded and run). |offset| needs no alignment
+// here: the kernel gets the address as it is, and one that loads words
+// from it needs it aligned to their size (a real GPU faults on a
+// misaligned load; the virtual GPU does not).
 typedef struct hal_dispatch_binding_t {
   hal_buffer_t* buffer;
   uint64_t offset;

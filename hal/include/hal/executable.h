@@ -67,15 +67,16 @@ typedef struct hal_entry_point_info_t {
 typedef struct hal_executable_t hal_executable_t;
 
 // Loads an executable on |device|. Errors: INVALID_ARGUMENT (no data,
-// malformed entry point list, counts over the limits), UNIMPLEMENTED (a
-// format the device does not load; the message lists those it does), the
-// vendor's error for a corrupt or truncated image (naming the load call),
-// NOT_FOUND (an entry point the image lacks), INVALID_ARGUMENT (an entry
-// point declared with a layout its kernel does not take, where the runtime
-// says a kernel's parameters: docs/dispatch.md). The driver checks what it can
-// against the bytes given first (docs/dispatch.md); a "vgpu-module" is host
-// code the virtual GPU hands to dlopen, so one corrupted within its bounds
-// (a relocation, an initializer) may crash the process instead.
+// malformed entry point list: none, a NULL, empty or too long name, a
+// name listed twice; counts over the limits), UNIMPLEMENTED (a format the
+// device does not load; the message lists those it does), the vendor's error
+// for a corrupt or truncated image (naming the load call), NOT_FOUND (an entry
+// point the image lacks), INVALID_ARGUMENT (an entry point declared with a
+// layout its kernel does not take, where the runtime says a kernel's
+// parameters: docs/dispatch.md). The driver checks what it can against the
+// bytes given first (docs/dispatch.md); a "vgpu-module" is host code the
+// virtual GPU hands to dlopen, so one corrupted within its bounds (a
+// relocation, an initializer) may crash the process instead.
 HAL_API HAL_MUST_USE_RESULT hal_status_t hal_device_create_executable(
     hal_device_t* device, const hal_executable_params_t* params,
     hal_executable_t** out_executable);

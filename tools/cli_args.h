@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 // |text| as a decimal count in [min, max] into |*out_value| (untouched on
 // failure). Digits only: no sign, no space, no base prefix ("-1" is no huge
@@ -50,6 +52,21 @@ static inline size_t hal_cli_list_count(const char* list) {
   for (const char* c = list; *c; ++c)
     count += *c == ',';
   return count;
+}
+
+// The exit code of |tool| once what it printed must have reached stdout:
+// a listing or a summary lost on the way (a full disk, a closed stdout or
+// pipe) is no success, so |exit_code| 0 becomes |failure_code|; any other
+// is kept.
+static inline int hal_cli_finish_stdout(const char* tool, int exit_code,
+                                        int failure_code) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "%s: writing to stdout failed: %s\n", tool,
+            strerror(errno));
+    if (exit_code == 0)
+      exit_code = failure_code;
+  }
+  return exit_code;
 }
 
 #endif  // HAL_TOOLS_CLI_ARGS_H_

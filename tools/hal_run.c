@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "collectives.h"
 #include "hal/api.h"
 #include "hal/plugin.h"
@@ -1017,15 +1018,8 @@ static void hal_run_print_option_error(int result, int short_option,
 static int hal_run_main(int argc, char** argv);
 
 int main(int argc, char** argv) {
-  int exit_code = hal_run_main(argc, argv);
-  // What was printed must have reached stdout (a full disk, a closed pipe
-  // reader): a listing lost on the way is no success.
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "hal-run: writing to stdout failed: %s\n", strerror(errno));
-    if (exit_code == HAL_RUN_EXIT_OK)
-      exit_code = HAL_RUN_EXIT_FAILURE;
-  }
-  return exit_code;
+  return hal_cli_finish_stdout("hal-run", hal_run_main(argc, argv),
+                               HAL_RUN_EXIT_FAILURE);
 }
 
 static int hal_run_main(int argc, char** argv) {
@@ -1098,6 +1092,13 @@ static int hal_run_main(int argc, char** argv) {
       per_rank_text = optarg;
     if (option == OPT_ELEMENTS)
       elements_text = optarg;
+  }
+  if (device_uri && strcmp(device_uri, "all") == 0) {
+    // "all" is a value of --driver; a device URI names one device.
+    fprintf(stderr,
+            "hal-run: --device names one device (DRIVER, DRIVER://INDEX, "
+            "...); --driver=all runs every driver\n");
+    return HAL_RUN_EXIT_USAGE;
   }
   if (optind < argc) {
     fprintf(stderr, "hal-run: unexpected argument '%s'\n", argv[optind]);

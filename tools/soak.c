@@ -1580,13 +1580,41 @@ static void soak_usage(FILE* stream) {
           "replays it.\nExit status: 0 no mismatch, 1 mismatches, 2 usage.\n");
 }
 
+static int soak_main(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  return hal_cli_finish_stdout("hal-soak", soak_main(argc, argv), 1);
+}
+
+static int soak_main(int argc, char** argv) {
   const char* driver = NULL;
   uint64_t seconds = 0, iterations = 0, loss_percent = 3;
   uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
   soak_config_t config = {0};
+  // Each option once: a second value would silently win over the first.
+  static const char* const kOptions[] = {
+      "--driver=",       "--seconds=", "--iterations=", "--seed=",
+      "--loss-percent=", "--round=",   "--loss"};
+  bool seen[HAL_ARRAYSIZE(kOptions)] = {false};
+  bool seed_given = false, loss_percent_given = false;
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
+    for (size_t o = 0; o < HAL_ARRAYSIZE(kOptions); ++o) {
+      size_t length = strlen(kOptions[o]);
+      bool is_flag = kOptions[o][length - 1] != '=';
+      if (is_flag ? strcmp(arg, kOptions[o]) != 0
+                  : strncmp(arg, kOptions[o], length) != 0)
+        continue;
+      if (seen[o]) {
+        fprintf(stderr, "hal-soak: %.*s given twice\n",
+                (int)(is_flag ? length : length - 1), kOptions[o]);
+        soak_usage(stderr);
+        return 2;
+      }
+      seen[o] = true;
+    }
+    seed_given |= !strncmp(arg, "--seed=", 7);
+    loss_percent_given |= !strncmp(arg, "--loss-percent=", 15);
     if (!strncmp(arg, "--driver=", 9)) {
       driver = arg + 9;
     } else if (!strncmp(arg, "--seconds=", 10) &&
@@ -1620,6 +1648,12 @@ int main(int argc, char** argv) {
     misuse = "--seconds and --iterations exclude each other";
   else if (config.have_round && (seconds || iterations))
     misuse = "--round replays one round: no --seconds or --iterations";
+  else if (config.have_round &&
+           (seed_given || loss_percent_given || !strcmp(driver, "all") ||
+            hal_cli_list_count(driver) > 1))
+    misuse =
+        "--round replays one round of one driver: no --seed or "
+        "--loss-percent (the round's seed decides them), one --driver name";
   else if (config.loss_child && !config.have_round)
     misuse = "--loss goes with --round";
   if (misuse) {

@@ -127,6 +127,8 @@ check empty_driver_listing 2 "" "^hal-run: --driver needs a driver name" -- \
   "$hal_run" --driver= --list-devices
 check empty_device 2 "" "^hal-run: --device needs a device URI" -- \
   "$hal_run" --device=
+check device_all 2 "" "--device names one device.*--driver=all runs every driver" -- \
+  "$hal_run" --device=all
 check conflicting_flags 2 "" "--driver and --device both choose" -- \
   "$hal_run" --driver=test --device=test://1
 check device_and_list_devices 2 "" "list by --driver, not --device" -- \

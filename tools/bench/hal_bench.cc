@@ -1706,7 +1706,13 @@ benchmark::internal::Benchmark* Register(const char* name,
   return benchmark::RegisterBenchmark(name, fn)->UseRealTime();
 }
 
+static int BenchMain(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  return hal_cli_finish_stdout("hal-bench", BenchMain(argc, argv), 1);
+}
+
+static int BenchMain(int argc, char** argv) {
   const char* json_path = nullptr;
   bool list = false;
   int repetitions = kDefaultRepetitions;
@@ -1739,6 +1745,19 @@ int main(int argc, char** argv) {
       Usage(stdout);
       return 0;
     } else if (arg.rfind("--benchmark_", 0) == 0) {
+      // Google Benchmark answers a format it does not know with its usage
+      // and exit status 0, as if it had measured: refused here instead.
+      for (const char* flag :
+           {"--benchmark_format=", "--benchmark_out_format="}) {
+        if (arg.rfind(flag, 0) != 0)
+          continue;
+        std::string format = arg.substr(std::strlen(flag));
+        if (format != "console" && format != "json" && format != "csv") {
+          std::fprintf(stderr, "hal-bench: %s: expected console, json or csv\n",
+                       argv[i]);
+          return 2;
+        }
+      }
       args.push_back(argv[i]);
     } else {
       std::fprintf(stderr, "hal-bench: unknown argument %s\n", argv[i]);

@@ -1196,6 +1196,8 @@ static int hal_run_main(int argc, char** argv) {
     }
     ranks_options.verbose = hal_run_verbose;
     ranks_options.argv0 = argv[0];
+    ranks_options.trace_per_driver =
+        !driver_name || strcmp(driver_name, "all") == 0;
     if (device_uri) {
       fprintf(stderr,
               "hal-run: --ranks runs on the devices of --driver (device 0 "

@@ -2,7 +2,8 @@
 # Copyright 2026 The HAL Authors.
 """Runs hal-run --ranks and checks its summary lines (tools/ranks.h).
 
-usage: hal_run_ranks_test.py --drivers=N [--killed=R | --exited=R] -- HAL_RUN ARGS...
+usage: hal_run_ranks_test.py --drivers=N [--killed=R | --exited=R | --traced=R]
+                              -- HAL_RUN ARGS...
 
 Without --killed: hal-run exits 0 with a "collectives ok:" line for each of
 the N drivers and the total "N driver(s) passed, 0 failed, 0 skipped".
@@ -17,16 +18,23 @@ With --exited=R (HAL_RUN_EXIT_RANK=R is set for the run): the same, rank R
 named as having exited with the hook's status 3 (a sanitizer's report or a
 crash in its exit, with its collectives in flight, gives another status).
 
+With --traced=R (no --killed or --exited; hal-run runs --driver=all):
+--trace=FILE is added in a fresh folder, and each driver that passed must
+have left FILE.DRIVER.rank<r> for each of the R ranks, a JSON trace with
+events: the drivers run in turn, and none may overwrite another's.
+
 In every mode a sanitizer's report in any rank's output fails the check,
 even when the rank's status does not show it (a report cut short by the
 process's exit).
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 from sanitizer_reports import sanitizer_problems
 
@@ -37,6 +45,7 @@ def main():
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--killed", type=int)
     group.add_argument("--exited", type=int)
+    group.add_argument("--traced", type=int)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -46,6 +55,10 @@ def main():
     if args.exited is not None:
         env["HAL_RUN_EXIT_RANK"] = str(args.exited)
     ended = args.killed if args.killed is not None else args.exited
+    folder = tempfile.TemporaryDirectory() if args.traced else None
+    trace = os.path.join(folder.name, "t.json") if folder else None
+    if trace:
+        command = command + ["--trace=" + trace]
     run = subprocess.run(command, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, check=False)
     sys.stdout.write(run.stdout)
@@ -91,6 +104,20 @@ def main():
                  "0 skipped")
     if total not in lines:
         problems.append(f"no line '{total}'")
+    if trace:
+        for line in ok:
+            driver = re.search(r"driver=(\S+)", line).group(1)
+            for rank in range(args.traced):
+                path = f"{trace}.{driver}.rank{rank}"
+                try:
+                    with open(path) as f:
+                        events = json.load(f).get("traceEvents", [])
+                except (OSError, ValueError) as error:
+                    problems.append(f"{path}: {error}")
+                    continue
+                if not events:
+                    problems.append(f"{path} holds no event")
+        folder.cleanup()
     problems += sanitizer_problems(run.stdout + run.stderr)
     for problem in problems:
         print(f"hal_run_ranks_test: FAIL: {problem}")

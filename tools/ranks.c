@@ -695,10 +695,16 @@ static bool ranks_launch_processes(const char* driver_name,
     ranks_worker_t* worker = &workers[r];
     char rank_entry[48];
     snprintf(rank_entry, sizeof(rank_entry), RANKS_ENV_RANK "=%" PRId32, r);
-    // Each rank traces into a file of its own (one file per process).
-    char* trace_entry = trace ? malloc(strlen(trace) + 32) : NULL;
-    if (trace_entry)
-      sprintf(trace_entry, "HAL_TRACE=%s.rank%" PRId32, trace, r);
+    // Each rank traces into a file of its own (one file per process):
+    // FILE.rank<r>, or FILE.<driver>.rank<r> when drivers run in turn.
+    size_t trace_size = trace ? strlen(trace) + strlen(driver_name) + 48 : 0;
+    char* trace_entry = trace ? malloc(trace_size) : NULL;
+    if (trace_entry && options->trace_per_driver) {
+      snprintf(trace_entry, trace_size, "HAL_TRACE=%s.%s.rank%" PRId32, trace,
+               driver_name, r);
+    } else if (trace_entry) {
+      snprintf(trace_entry, trace_size, "HAL_TRACE=%s.rank%" PRId32, trace, r);
+    }
     size_t n = fixed;
     envp[n++] = rank_entry;
     envp[n++] = ranks_entry;

@@ -32,6 +32,9 @@ typedef struct hal_ranks_options_t {
   uint64_t elements;         // --elements
   bool verbose;              // -v, passed on to the workers
   const char* argv0;         // the workers' argv[0]
+  // Several drivers run in turn (--driver=all): each one's workers trace
+  // into files named after it, so that the next driver's keep them.
+  bool trace_per_driver;
 } hal_ranks_options_t;
 
 typedef enum hal_ranks_outcome_e {

@@ -1936,11 +1936,14 @@ CTS_CASE(Model_RandomProgramsBesideABackgroundSignaler) {
                (program_options_t){.device_count = 1, .background = true});
 }
 
+// The test list: CASE binds this program's fixture.
+#define CASE(name) cmocka_unit_test(name)
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(Model_RandomPrograms),
-      cmocka_unit_test(Model_RandomProgramsOnTwoDevices),
-      cmocka_unit_test(Model_RandomProgramsBesideABackgroundSignaler),
+      CASE(Model_RandomPrograms),
+      CASE(Model_RandomProgramsOnTwoDevices),
+      CASE(Model_RandomProgramsBesideABackgroundSignaler),
   };
   return cts_main("queue_model", tests, HAL_ARRAYSIZE(tests));
 }

@@ -506,9 +506,10 @@ static inline void hal_async_cpu_relax(void) {
 // awaiter is running when the block ends instead of starting to wake. Not
 // where polling cannot help or is unwanted: one online CPU, or host waits
 // told not to spin (HAL_SYNC_SPIN_NS=0, hal_semaphore_set_spin_ns(0)).
-// Whatever happens here, the await's own wait follows and decides (it
-// meets again a failure of the first wait, HAL_SYNC_MAX_WAIT_MS).
-static void hal_async_group_await_last(hal_async_group_t* group) {
+// The await's own wait follows and decides; a failure of the first wait
+// (HAL_SYNC_MAX_WAIT_MS cut it) is returned for the await to take as its
+// wait's, so that the bound cuts the await once, not once per wait.
+static hal_status_t hal_async_group_await_last(hal_async_group_t* group) {
   static atomic_int online_cpus;  // 0: not read yet
   int cpus = atomic_load_explicit(&online_cpus, memory_order_relaxed);
   if (cpus == 0) {
@@ -516,25 +517,21 @@ static void hal_async_group_await_last(hal_async_group_t* group) {
     atomic_store_explicit(&online_cpus, cpus, memory_order_relaxed);
   }
   if (cpus < 2 || hal_semaphore_spin_ns() == 0)
-    return;
+    return HAL_OK;
   if (atomic_load(&group->pending) > 1) {
-    hal_status_t status = hal_semaphore_wait(
-        group->base.semaphore, HAL_ASYNC_GROUP_LAST, hal_infinite_timeout());
-    if (status) {
-      hal_status_free(status);
-      return;
-    }
+    HAL_RETURN_IF_ERROR(hal_semaphore_wait(
+        group->base.semaphore, HAL_ASYNC_GROUP_LAST, hal_infinite_timeout()));
   }
   hal_time_t end = hal_time_now() + HAL_ASYNC_GROUP_LAST_SPIN_NS;
   for (;;) {
     // The clock is read every few polls: a poll is one load.
     for (int poll = 0; poll < 16; ++poll) {
       if (atomic_load(&group->pending) <= 0)
-        return;
+        return HAL_OK;
       hal_async_cpu_relax();
     }
     if (hal_time_now() >= end)
-      return;
+      return HAL_OK;
   }
 }
 
@@ -559,11 +556,15 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
     }
     hal_async_run_queued_late_task();
   }
+  hal_status_t early = HAL_OK;
   if (object->kind == HAL_ASYNC_KIND_GROUP)
-    hal_async_group_await_last((hal_async_group_t*)object);
+    early = hal_async_group_await_last((hal_async_group_t*)object);
   for (;;) {
-    hal_status_t status = hal_semaphore_wait(object->semaphore, object->target,
-                                             hal_infinite_timeout());
+    hal_status_t status =
+        early ? early
+              : hal_semaphore_wait(object->semaphore, object->target,
+                                   hal_infinite_timeout());
+    early = HAL_OK;
     // A failure is the object's error state: visible through is-error.
     if (!status || hal_async_object_is_error(object)) {
       hal_status_free(status);

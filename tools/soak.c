@@ -1592,11 +1592,11 @@ static int soak_main(int argc, char** argv) {
   uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
   soak_config_t config = {0};
   // Each option once: a second value would silently win over the first.
+  enum { kSeedOption = 3, kLossPercentOption = 4 };
   static const char* const kOptions[] = {
       "--driver=",       "--seconds=", "--iterations=", "--seed=",
       "--loss-percent=", "--round=",   "--loss"};
   bool seen[HAL_ARRAYSIZE(kOptions)] = {false};
-  bool seed_given = false, loss_percent_given = false;
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     for (size_t o = 0; o < HAL_ARRAYSIZE(kOptions); ++o) {
@@ -1613,8 +1613,6 @@ static int soak_main(int argc, char** argv) {
       }
       seen[o] = true;
     }
-    seed_given |= !strncmp(arg, "--seed=", 7);
-    loss_percent_given |= !strncmp(arg, "--loss-percent=", 15);
     if (!strncmp(arg, "--driver=", 9)) {
       driver = arg + 9;
     } else if (!strncmp(arg, "--seconds=", 10) &&
@@ -1649,8 +1647,8 @@ static int soak_main(int argc, char** argv) {
   else if (config.have_round && (seconds || iterations))
     misuse = "--round replays one round: no --seconds or --iterations";
   else if (config.have_round &&
-           (seed_given || loss_percent_given || !strcmp(driver, "all") ||
-            hal_cli_list_count(driver) > 1))
+           (seen[kSeedOption] || seen[kLossPercentOption] ||
+            !strcmp(driver, "all") || hal_cli_list_count(driver) > 1))
     misuse =
         "--round replays one round of one driver: no --seed or "
         "--loss-percent (the round's seed decides them), one --driver name";

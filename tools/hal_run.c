@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_plugins.h"
 #include "collectives.h"
 #include "hal/api.h"
 #include "hal/plugin.h"
@@ -129,7 +130,8 @@ static void hal_run_print_usage(FILE* stream) {
       "usage: hal-run [options]\n"
       "\n"
       "  --driver=NAME         run the pipeline on device 0 of driver NAME\n"
-      "                        (all: on every usable driver)\n"
+      "                        (all: on every usable driver, each plugin\n"
+      "                        left out said on stderr)\n"
       "  --device=URI          run the pipeline on one device: DRIVER,\n"
       "                        DRIVER://INDEX, DRIVER://UUID (as\n"
       "                        --dump-devices prints it, or GPU-<uuid> as\n"
@@ -546,27 +548,6 @@ static hal_status_t hal_run_create_driver(const hal_run_paths_t* paths,
   return HAL_OK;
 }
 
-// The drivers that loaded (neither shadowed nor broken), in search order,
-// however many: their names into |*out_names| (free() it; the names are
-// the registry's), their count returned. NULL when out of memory (said).
-static const char** hal_run_usable_drivers(
-    const hal_driver_registry_t* registry, size_t* out_count) {
-  size_t plugins = hal_driver_registry_plugin_count(registry);
-  const char** names = calloc(plugins + 1, sizeof(*names));
-  *out_count = 0;
-  if (!names) {
-    fprintf(stderr, "hal-run: out of memory listing %zu driver(s)\n", plugins);
-    return NULL;
-  }
-  for (size_t i = 0; i < plugins; ++i) {
-    const hal_plugin_record_t* record =
-        hal_driver_registry_plugin_at(registry, i);
-    if (!record->shadowed_by && !record->load_status)
-      names[(*out_count)++] = record->name;
-  }
-  return names;
-}
-
 // Prints one device of |driver|: a line (and with |dump| its properties),
 // or a JSON object.
 static hal_status_t hal_run_print_device(hal_driver_t* driver,
@@ -748,7 +729,7 @@ static int hal_run_list_devices(const hal_run_paths_t* paths,
         hal_run_list_driver_devices(paths, registry, driver_name, dump, true));
   } else {
     size_t count = 0;
-    const char** names = hal_run_usable_drivers(registry, &count);
+    const char** names = hal_cli_usable_drivers("hal-run", registry, &count);
     if (!names) {
       hal_driver_registry_free(registry);
       return HAL_RUN_EXIT_FAILURE;
@@ -853,7 +834,7 @@ static int hal_run_pipeline(const hal_run_paths_t* paths,
         "pipeline failed: ", hal_run_pipeline_on(paths, registry, driver_name));
   } else {
     size_t count = 0;
-    const char** names = hal_run_usable_drivers(registry, &count);
+    const char** names = hal_cli_usable_drivers("hal-run", registry, &count);
     if (!names) {
       hal_driver_registry_free(registry);
       return HAL_RUN_EXIT_FAILURE;
@@ -900,7 +881,7 @@ static int hal_run_ranks(const hal_run_paths_t* paths, const char* driver_name,
   const char* one[1] = {driver_name};
   size_t count = 1;
   const char** names = one;
-  if (all && !(names = hal_run_usable_drivers(registry, &count))) {
+  if (all && !(names = hal_cli_usable_drivers("hal-run", registry, &count))) {
     hal_driver_registry_free(registry);
     return HAL_RUN_EXIT_FAILURE;
   }

@@ -68,6 +68,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_plugins.h"
 #include "hal/api.h"
 #include "hal/channel.h"
 #include "kernel_images.h"
@@ -1695,24 +1696,19 @@ static int soak_main(int argc, char** argv) {
     hal_status_free(status);
     return 1;
   }
-  // Every driver named or usable, however many: at most one name per
-  // plugin, or per name of the list.
-  size_t name_capacity =
-      hal_driver_registry_plugin_count(registry) + hal_cli_list_count(driver);
-  const char** names = calloc(name_capacity, sizeof(*names));
+  // Every driver named, or every usable one (those left out said on
+  // stderr), however many.
   size_t name_count = 0;
+  const char** names = NULL;
   char* list = strdup(driver);
-  if (!list || !names)
+  if (!list)
     abort();
   if (!strcmp(driver, "all")) {
-    size_t count = hal_driver_registry_plugin_count(registry);
-    for (size_t i = 0; i < count; ++i) {
-      const hal_plugin_record_t* record =
-          hal_driver_registry_plugin_at(registry, i);
-      if (record->load_status == HAL_OK && !record->shadowed_by)
-        names[name_count++] = record->name;
-    }
+    if (!(names = hal_cli_usable_drivers("soak", registry, &name_count)))
+      abort();
   } else {
+    if (!(names = calloc(hal_cli_list_count(driver), sizeof(*names))))
+      abort();
     char* context = NULL;
     for (char* name = strtok_r(list, ",", &context); name;
          name = strtok_r(NULL, ",", &context)) {

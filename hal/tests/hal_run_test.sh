@@ -138,6 +138,17 @@ check device_and_dump_devices 2 "" "list by --driver, not --device" -- \
 check driver_all_list_devices 0 "test://1 *test-device-1" \
   "driver test_no_devices: NOT_FOUND" -- \
   "$hal_run" --driver=all --list-devices
+# "Every usable driver" says each plugin it leaves out, and why.
+check driver_all_says_skipped 0 "test://1 *test-device-1" \
+  "^hal-run: skipping plugin 'test_wrong_abi' ([^)]*hal-driver-test_wrong_abi.so): INCOMPATIBLE: .*ABI version 99" -- \
+  "$hal_run" --driver=all --list-devices
+# A broken plugin earlier on the path hides the good one of its name: both
+# are said, not only the broken one.
+mkdir "$scratch/shadow"
+cp "$plugin_dir/hal-driver-test_not_elf.so" "$scratch/shadow/hal-driver-test.so"
+check driver_all_says_shadowed 0 "" \
+  "^hal-run: skipping plugin 'test' ($plugin_dir/hal-driver-test.so): shadowed by the unusable $scratch/shadow/hal-driver-test.so\$" -- \
+  env HAL_DRIVER_PATH="$scratch/shadow:$plugin_dir" "$hal_run" --driver=all --list-devices
 check list_drivers_alone 2 "" "--list-drivers takes no other option" -- \
   "$hal_run" --list-drivers --driver=test
 check dump_devices 0 "max workgroup size:" "" -- \

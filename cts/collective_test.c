@@ -581,7 +581,8 @@ CTS_CASE(Collective_RanksJoinedFromThreadsWithOneId) {
 
 // Ranks that disagree on the count: the library fails the communicator,
 // and both submissions' signals fail naming the channel's rank; the
-// channel reports the failure from then on.
+// channel reports the failure from then on, and, aborted, fails its later
+// collectives with ABORTED (channel.h), ranks that agree again included.
 CTS_CASE(Collective_RanksThatDisagreeFailTheSignals) {
   collective_fixture_t* f = *state;
   // A channel pair of its own: the failure stays with it.
@@ -618,6 +619,32 @@ CTS_CASE(Collective_RanksThatDisagreeFailTheSignals) {
     hal_status_t check = hal_channel_check(channels[r]);
     assert_int_not_equal(hal_status_code(check), HAL_STATUS_OK);
     hal_status_free(check);
+    hal_semaphore_release(done[r]);
+    hal_command_buffer_release(cbs[r]);
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    done[r] = cts_create_semaphore(f->devices[r], 0);
+    cbs[r] = cts_begin_command_buffer(f->devices[r],
+                                      HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    hal_collective_params_t params = {.kind = HAL_COLLECTIVE_ALL_REDUCE,
+                                      .element_type = HAL_ELEMENT_TYPE_FLOAT32,
+                                      .reduction = HAL_REDUCTION_SUM,
+                                      .count = 10};
+    HAL_ASSERT_OK(hal_command_buffer_collective(cbs[r], channels[r], &params,
+                                                buffers[r], 0, buffers[r], 0));
+    HAL_ASSERT_OK(hal_command_buffer_end(cbs[r]));
+  }
+  for (int r = 0; r < kRanks; ++r)
+    submit(f->devices[r], cbs[r], done[r], 1);
+  for (int r = 0; r < kRanks; ++r) {
+    char needle[64];
+    snprintf(needle, sizeof(needle), "channel rank %d of %d", r, kRanks);
+    hal_status_t status = cts_wait(done[r], 1);
+    char text[2048];
+    hal_status_format(status, text, sizeof(text));
+    if (hal_status_code(status) != HAL_STATUS_ABORTED || !strstr(text, needle))
+      fail_msg("rank %d's collective on its aborted channel: %s", r, text);
+    hal_status_free(status);
     hal_semaphore_release(done[r]);
     hal_command_buffer_release(cbs[r]);
     hal_buffer_release(buffers[r]);

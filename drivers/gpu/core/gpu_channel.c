@@ -169,6 +169,20 @@ static void gpu_channel_abort(gpu_channel_t* channel, hal_status_t reason) {
   pthread_mutex_unlock(&channel->mutex);
 }
 
+// What a use of an aborted channel (a split, a collective's issue) fails
+// with: ABORTED whatever aborted it (channel.h). This rank's own stopped
+// work is ABORTED already; a failure a check or the watch found (ranks
+// that disagreed, a peer's abort, a peer gone) keeps its code and message
+// as the cause. Called with the channel's mutex held.
+static hal_status_t gpu_channel_aborted_status(const gpu_channel_t* channel) {
+  if (hal_status_code(channel->aborted) == HAL_STATUS_ABORTED)
+    return hal_status_clone(channel->aborted);
+  char cause[1024];
+  hal_status_format(channel->aborted, cause, sizeof(cause));
+  return hal_make_status(HAL_STATUS_ABORTED, "the channel was aborted: %s",
+                         cause);
+}
+
 // Holds the channel's mutex while the library splits (every rank's call
 // blocks until its new communicator is joined): an abort must not free the
 // communicator under it.
@@ -181,13 +195,7 @@ static hal_status_t gpu_channel_split(hal_channel_t* base, int32_t color,
   pthread_mutex_lock(&channel->mutex);
   hal_status_t status = HAL_OK;
   if (channel->aborted) {
-    // ABORTED whatever aborted it (channel.h): this rank's own stopped
-    // work, or a failure a check found, a peer's abort included, whose
-    // code and message follow.
-    char cause[1024];
-    hal_status_format(channel->aborted, cause, sizeof(cause));
-    status = hal_make_status(HAL_STATUS_ABORTED, "the channel was aborted: %s",
-                             cause);
+    status = gpu_channel_aborted_status(channel);
   } else {
     status = gpu_device_make_current(device);
   }
@@ -482,7 +490,7 @@ static hal_status_t gpu_collective_enqueue(gpu_queue_t* queue,
   }
   pthread_mutex_lock(&channel->mutex);
   hal_status_t status = channel->aborted
-                            ? hal_status_clone(channel->aborted)
+                            ? gpu_channel_aborted_status(channel)
                             : gpu_ccl_enqueue(channel->ccl, channel->comm,
                                               &collective, queue->stream);
   pthread_mutex_unlock(&channel->mutex);

@@ -165,7 +165,7 @@ HAL_API void hal_trace_json_text(char* out, size_t capacity, const char* text) {
   for (const char* c = text; *c && length + 1 < capacity; ++c) {
     unsigned char byte = (unsigned char)*c;
     out[length++] =
-        byte == '"' || byte == '\\' || byte < 0x20 || byte >= 0x80 ? '?' : *c;
+        byte == '"' || byte == '\\' || byte < 0x20 || byte >= 0x7f ? '?' : *c;
   }
   if (capacity)
     out[length] = '\0';

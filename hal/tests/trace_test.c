@@ -120,6 +120,18 @@ int main(void) {
     return 1;
   }
   pthread_setname_np(pthread_self(), "\xff\xfe-trace");
+  // In args text, quotes, backslashes, control characters (DEL too) and
+  // bytes past ASCII become '?' (trace.h).
+  char safe[16];
+  hal_trace_json_text(safe, sizeof(safe),
+                      "a\"b\\c\x01"
+                      "d\x7f"
+                      "e\xc3\xa9");
+  if (strcmp(safe, "a?b?c?d?e??") != 0) {
+    fprintf(stderr, "trace_test: args text [%s] kept a byte it must not\n",
+            safe);
+    return 1;
+  }
   char text[400];
   nasty(text, sizeof(text));
   if (!status_args_always_whole(text))

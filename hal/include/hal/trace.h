@@ -89,9 +89,9 @@ HAL_API void hal_trace_set_issuing_submission(uint64_t id);
 HAL_API uint64_t hal_trace_issuing_submission(void);
 
 // |status| as args: "\"status\": \"OK\"", or its code and as much of its
-// message as fits, always closed (quotes, backslashes, control characters
-// and bytes past ASCII become '?'); an empty string where |capacity| does
-// not hold even the code.
+// message as fits, always closed (quotes, backslashes, control characters,
+// DEL included, and bytes past ASCII become '?'); an empty string where
+// |capacity| does not hold even the code.
 #define HAL_TRACE_STATUS_ARGS 160
 HAL_API void hal_trace_status_args(hal_status_t status, char* args,
                                    size_t capacity);

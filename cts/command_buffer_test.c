@@ -183,6 +183,23 @@ CTS_CASE(CommandBuffer_OutOfRangeOpsAreRejected) {
   HAL_ASSERT_STATUS(
       HAL_STATUS_OUT_OF_RANGE, NULL,
       hal_command_buffer_copy_buffer(cb, buffer, 0, buffer, 12, 8));
+  // A length of 0 is accepted up to the buffer's end (an update's data may
+  // then be NULL), and past it is out of range too.
+  HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, buffer, 16, 0, &value, 4));
+  HAL_ASSERT_OK(hal_command_buffer_update_buffer(cb, NULL, 0, buffer, 16, 0));
+  HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, buffer, 16, buffer, 0, 0));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, NULL,
+      hal_command_buffer_fill_buffer(cb, buffer, 20, 0, &value, 4));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, NULL,
+      hal_command_buffer_update_buffer(cb, NULL, 0, buffer, 20, 0));
+  HAL_ASSERT_STATUS(
+      HAL_STATUS_OUT_OF_RANGE, NULL,
+      hal_command_buffer_copy_buffer(cb, buffer, 20, buffer, 0, 0));
+  hal_command_buffer_info_t info;
+  HAL_ASSERT_OK(hal_command_buffer_query_info(cb, &info));
+  assert_int_equal(info.op_count, 0);
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
   cts_fixture_run(f, 0, cb);
   cts_expect_bytes(buffer, 0, 16, 0);  // nothing was recorded

@@ -33,13 +33,14 @@
 // range past the end of a buffer (offset + length overflowing included), an
 // update longer than HAL_MAX_UPDATE_LENGTH or whose host range wraps the
 // address space, workgroups beyond the device's limits, an entry point the
-// executable does not have. A length of 0 is accepted and records nothing:
-// it moves no byte, is no op of hal_command_buffer_info_t's op_count, and is
-// no use of its buffers (a queue-ordered buffer named only by such ops is
-// not checked against its dealloca at issue, docs/queue-ops.md);
-// HAL_WHOLE_BUFFER as a fill length fills to the end of the target, as a
-// copy length copies the rest of the source (update needs a length: there
-// it is INVALID_ARGUMENT).
+// executable does not have. A length of 0 at an offset up to the buffer's
+// end (past it is OUT_OF_RANGE) is accepted and records nothing, and an
+// update of length 0 may pass NULL host data: it moves no byte, is no op of
+// hal_command_buffer_info_t's op_count, and is no use of its buffers (a
+// queue-ordered buffer named only by such ops is not checked against its
+// dealloca at issue, docs/queue-ops.md); HAL_WHOLE_BUFFER as a fill length
+// fills to the end of the target, as a copy length copies the rest of the
+// source (update needs a length: there it is INVALID_ARGUMENT).
 //
 // How a driver runs the ops is its strategy: stream drivers replay them into
 // a stream at submit; graph drivers build a vendor graph at end() and launch

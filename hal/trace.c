@@ -16,6 +16,7 @@
 #include "hal/trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,6 +34,8 @@ HAL_API bool hal_trace_on;
 // Longer args are replaced whole by a marker (cut JSON is not JSON).
 #define HAL_TRACE_ARGS_MAX 1024
 #define HAL_TRACE_TRACK_BASE 1000000u
+// How the file begins; the records follow.
+#define HAL_TRACE_OPENING "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["
 // Events a flush writes per hold of a buffer's lock (hal_trace_write).
 #define HAL_TRACE_WRITE_BATCH 256
 
@@ -64,6 +67,10 @@ typedef struct hal_trace_buffer_t {
   size_t text_length;
   size_t text_capacity;
   struct hal_trace_buffer_t* next;  // the global list; set before it is in
+  // The writer's alone (writes are one at a time): how many of |events| the
+  // file on disk holds, and whether it names the thread.
+  size_t written;
+  bool named;
 } hal_trace_buffer_t;
 
 typedef struct hal_trace_track_t {
@@ -110,6 +117,20 @@ static struct {
   bool writing;
 } hal_trace_flushes = {.mutex = PTHREAD_MUTEX_INITIALIZER,
                        .written = PTHREAD_COND_INITIALIZER};
+
+// What the file on disk holds, so that a write appends to it instead of
+// formatting the whole run again (hal_trace_write). The writer's alone.
+static struct {
+  bool valid;    // the rest describes the file at |hal_trace.path|
+  dev_t device;  // which file: a file put in its place is not ours
+  ino_t inode;
+  off_t size;  // the whole file
+  struct timespec modified;
+  off_t body_end;     // where the closing part begins (after the last record)
+  char closing[192];  // the closing part, as written
+  bool any_record;    // a record before |body_end| (a comma before the next)
+  hal_trace_track_t* tracks_named;  // the head of the tracks it names
+} hal_trace_file;
 
 static _Thread_local hal_trace_buffer_t* hal_trace_this_thread;
 static _Thread_local uint64_t hal_trace_last_submission;
@@ -683,10 +704,116 @@ static void hal_trace_write_in_turn(void) {
   pthread_mutex_unlock(&hal_trace_flushes.mutex);
 }
 
+// Copies the first |length| bytes of |from| into |to|, which holds nothing
+// yet and is left at |length|: in the kernel where it can (no formatting,
+// and a filesystem that shares extents shares them), else through a
+// buffer. false on any failure.
+static bool hal_trace_copy_prefix(int from, int to, off_t length) {
+  off_t in = 0;
+  bool in_kernel = true;
+  char* chunk = NULL;
+  enum { kChunk = 1 << 16 };
+  while (in < length) {
+    if (in_kernel) {
+      ssize_t n =
+          copy_file_range(from, &in, to, NULL, (size_t)(length - in), 0);
+      if (n > 0 || (n < 0 && errno == EINTR))
+        continue;
+      // Not between these two files (another filesystem, an old kernel):
+      // the same bytes through user space.
+      if (n < 0 && in == 0 &&
+          (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+           errno == EOPNOTSUPP)) {
+        in_kernel = false;
+        continue;
+      }
+      break;  // a failure, or the file is shorter than it was
+    }
+    if (!chunk && !(chunk = malloc(kChunk)))
+      break;
+    size_t want = length - in < kChunk ? (size_t)(length - in) : kChunk;
+    ssize_t n = pread(from, chunk, want, in);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    ssize_t done = 0;
+    while (done < n) {
+      ssize_t w = write(to, chunk + done, (size_t)(n - done));
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        break;
+      done += w;
+    }
+    if (done < n)
+      break;
+    in += n;
+  }
+  free(chunk);
+  return in == length;
+}
+
+// The file at HAL_TRACE as the last write left it, open for reading; -1
+// when the last write failed, or the file there is another one (removed,
+// replaced, or written since: its size or time changed). The next write
+// then formats the whole run again.
+static int hal_trace_open_previous(void) {
+  if (!hal_trace_file.valid)
+    return -1;
+  // Non-blocking: a FIFO planted under the name is no file to wait on.
+  int fd = open(hal_trace.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  bool same = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+              st.st_dev == hal_trace_file.device &&
+              st.st_ino == hal_trace_file.inode &&
+              st.st_size == hal_trace_file.size &&
+              st.st_mtim.tv_sec == hal_trace_file.modified.tv_sec &&
+              st.st_mtim.tv_nsec == hal_trace_file.modified.tv_nsec;
+  // Its times are as coarse as the kernel's tick: a write into it in place
+  // that kept its size may keep them too, so its two ends are read back.
+  size_t closing = strlen(hal_trace_file.closing);
+  size_t opening = strlen(HAL_TRACE_OPENING);
+  char read_back[sizeof(hal_trace_file.closing)];
+  same = same &&
+         pread(fd, read_back, closing, hal_trace_file.body_end) ==
+             (ssize_t)closing &&
+         memcmp(read_back, hal_trace_file.closing, closing) == 0 &&
+         pread(fd, read_back, opening, 0) == (ssize_t)opening &&
+         memcmp(read_back, HAL_TRACE_OPENING, opening) == 0;
+  if (!same) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The metadata record that names track or thread |id|.
+static void hal_trace_write_name(FILE* file, uint32_t id, const char* name,
+                                 bool* first) {
+  fprintf(file,
+          "%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
+          "\"tid\":%" PRIu32 ",\"args\":{\"name\":\"",
+          *first ? "" : ",", id);
+  hal_trace_write_string(file, name);
+  fprintf(file, "\"}}");
+  *first = false;
+}
+
 // One write at a time (hal_trace_write_in_turn).
+//
+// The file is records (events, and the metadata that names threads and
+// tracks) then a closing part (the counts). A write makes a new file beside
+// it and renames it over it: a reader never sees half a file, and a crash
+// during the write keeps the last complete one. The new file is the old
+// one's records, copied as bytes, then the records since, then the closing
+// part: each event is formatted once, so a program that writes its trace
+// at every device release (each one is a write) pays for its events once,
+// not once per release. Within a thread's track the records keep their
+// order; across tracks it is the order of the writes.
 static void hal_trace_write(void) {
-  // Written beside the file and renamed over it: a reader never sees half
-  // a file, and a crash during the write keeps the last complete one.
   char temporary[sizeof(hal_trace.path) + 8];
   FILE* file = hal_trace_open_temporary(hal_trace.path, hal_trace.mode,
                                         temporary, sizeof(temporary));
@@ -694,31 +821,52 @@ static void hal_trace_write(void) {
     fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);
     return;
   }
-  fprintf(file, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  int previous = hal_trace_open_previous();
+  bool appending =
+      previous >= 0 &&
+      hal_trace_copy_prefix(previous, fileno(file), hal_trace_file.body_end) &&
+      fseeko(file, hal_trace_file.body_end, SEEK_SET) == 0;
+  if (previous >= 0)
+    close(previous);
+  hal_trace_file.valid = false;  // until this write is in place
+  bool ok = true;
+  if (!appending) {
+    // The whole run, from the start (nothing of a failed copy kept).
+    ok = ftruncate(fileno(file), 0) == 0 && fseeko(file, 0, SEEK_SET) == 0;
+    hal_trace_file.any_record = false;
+    hal_trace_file.tracks_named = NULL;
+    for (hal_trace_buffer_t* buffer =
+             atomic_load_explicit(&hal_trace.buffers, memory_order_acquire);
+         buffer; buffer = buffer->next) {
+      buffer->written = 0;
+      buffer->named = false;
+    }
+    fputs(HAL_TRACE_OPENING, file);
+  }
   // One cut of the run: the events numbered below |cut|. Every one of them
   // is in its buffer by the time this takes that buffer's lock (it was
   // numbered under it), none numbered after is, and an event that happened
   // before one written has the smaller number: an end is never written
-  // without its begin, whichever threads appended them.
+  // without its begin, whichever threads appended them. A buffer's events
+  // are in the order of their numbers, so the file holds, of each buffer,
+  // the events before |written|, and adds those from there below the cut.
   uint64_t cut =
       atomic_load_explicit(&hal_trace.next_seq, memory_order_acquire);
-  bool first = true;
+  bool first = !hal_trace_file.any_record;
   for (hal_trace_buffer_t* buffer =
            atomic_load_explicit(&hal_trace.buffers, memory_order_acquire);
        buffer; buffer = buffer->next) {
-    fprintf(file,
-            "%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
-            "\"tid\":%" PRIu32 ",\"args\":{\"name\":\"",
-            first ? "" : ",", buffer->thread_id);
-    hal_trace_write_string(
-        file, buffer->thread_name[0] ? buffer->thread_name : "thread");
-    fprintf(file, "\"}}");
-    first = false;
+    if (!buffer->named) {
+      hal_trace_write_name(
+          file, buffer->thread_id,
+          buffer->thread_name[0] ? buffer->thread_name : "thread", &first);
+      buffer->named = true;
+    }
     // A few hundred events per hold of the buffer's lock: its thread, which
     // appends under it, waits for at most that much of the write. Between
     // holds the arrays may move (re-read under the lock) but the events
     // below the cut stay as they are: only events numbered later come.
-    size_t i = 0;
+    size_t i = buffer->written;
     for (bool more = true; more;) {
       pthread_mutex_lock(&buffer->mutex);
       size_t end = i + HAL_TRACE_WRITE_BATCH;
@@ -727,28 +875,40 @@ static void hal_trace_write(void) {
       more = i < buffer->count && buffer->events[i].seq < cut;
       pthread_mutex_unlock(&buffer->mutex);
     }
+    buffer->written = i;
   }
-  for (hal_trace_track_t* track =
-           atomic_load_explicit(&hal_trace.tracks, memory_order_acquire);
-       track; track = track->next) {
-    fprintf(file,
-            "%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
-            "\"tid\":%" PRIu32 ",\"args\":{\"name\":\"",
-            first ? "" : ",", track->id);
-    first = false;
-    hal_trace_write_string(file, track->name);
-    fprintf(file, "\"}}");
+  // Tracks are named once each: those pushed since the last write are
+  // the list's head down to the first the file names.
+  hal_trace_track_t* tracks =
+      atomic_load_explicit(&hal_trace.tracks, memory_order_acquire);
+  for (hal_trace_track_t* track = tracks;
+       track && track != hal_trace_file.tracks_named; track = track->next) {
+    hal_trace_write_name(file, track->id, track->name, &first);
   }
-  fprintf(file,
-          "\n],\"otherData\":{\"dropped_events\":%" PRIu64
-          ",\"dropped_device_spans\":%" PRIu64 ",\"max_mb\":%" PRIu64 "}}\n",
-          hal_trace_dropped(), hal_trace_dropped_spans(),
-          hal_trace.max_bytes / (1024 * 1024));
-  bool ok = fclose(file) == 0;
+  off_t body_end = ftello(file);
+  snprintf(hal_trace_file.closing, sizeof(hal_trace_file.closing),
+           "\n],\"otherData\":{\"dropped_events\":%" PRIu64
+           ",\"dropped_device_spans\":%" PRIu64 ",\"max_mb\":%" PRIu64 "}}\n",
+           hal_trace_dropped(), hal_trace_dropped_spans(),
+           hal_trace.max_bytes / (1024 * 1024));
+  fputs(hal_trace_file.closing, file);
+  struct stat st;
+  ok =
+      ok && body_end >= 0 && fflush(file) == 0 && fstat(fileno(file), &st) == 0;
+  ok = fclose(file) == 0 && ok;
   if (ok)
     ok = rename(temporary, hal_trace.path) == 0;
   if (!ok) {
     unlink(temporary);
     fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);
+    return;  // the next write starts over
   }
+  hal_trace_file.valid = true;
+  hal_trace_file.device = st.st_dev;
+  hal_trace_file.inode = st.st_ino;
+  hal_trace_file.size = st.st_size;
+  hal_trace_file.modified = st.st_mtim;
+  hal_trace_file.body_end = body_end;
+  hal_trace_file.any_record = !first;
+  hal_trace_file.tracks_named = tracks;
 }

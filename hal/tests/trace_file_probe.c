@@ -39,12 +39,22 @@
 //     whether the trace file exists yet (the child must write none), then
 //     opens the gate, records "after the fork" and releases everything:
 //     the file written at its exit is the parent's alone.
+//   trace_file_probe appends DIR ROUNDS
+//     each round: main and a new thread record three instants named
+//     "round R" (on their own tracks), the thread names track "track R",
+//     main flushes and copies the file to DIR/snapshot.R. After round 2 the
+//     file is replaced by another one of its size, after round 4 rewritten
+//     in place, its size kept: the writes after them must not append to
+//     what is then there.
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -297,6 +307,89 @@ static int register_flushing(void) {
   exit(0);
 }
 
+static void record_round(int round) {
+  char name[32];
+  snprintf(name, sizeof(name), "round %d", round);
+  for (int i = 0; i < 3; ++i)
+    hal_trace_instant(0, "probe", name, NULL);
+}
+
+static void* round_main(void* arg) {
+  int round = (int)(intptr_t)arg;
+  record_round(round);
+  char name[32];
+  snprintf(name, sizeof(name), "track %d", round);
+  hal_trace_track(name);
+  return NULL;
+}
+
+// |from| copied to |to| as bytes; false (said) when it cannot be.
+static bool copy_file(const char* from, const char* to) {
+  FILE* in = fopen(from, "rb");
+  FILE* out = in ? fopen(to, "wb") : NULL;
+  bool ok = in && out;
+  char chunk[65536];
+  size_t n;
+  while (ok && (n = fread(chunk, 1, sizeof(chunk), in)) > 0)
+    ok = fwrite(chunk, 1, n, out) == n;
+  ok = ok && !ferror(in);
+  if (in)
+    fclose(in);
+  if (out && fclose(out) != 0)
+    ok = false;
+  if (!ok)
+    fprintf(stderr, "trace_file_probe: cannot copy %s to %s\n", from, to);
+  return ok;
+}
+
+// The trace at |path| replaced by a file of its size holding an empty
+// trace and spaces: through |other| renamed over it (|in_place| false), or
+// written into the same file.
+static bool same_size_stranger(const char* path, const char* other,
+                               bool in_place) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    perror("stat");
+    return false;
+  }
+  const char* text = "{\"traceEvents\":[]}";
+  FILE* file = fopen(in_place ? path : other, in_place ? "r+" : "w");
+  bool ok = file && fputs(text, file) >= 0;
+  for (off_t i = (off_t)strlen(text); ok && i < st.st_size; ++i)
+    ok = fputc(' ', file) != EOF;
+  if (file && fclose(file) != 0)
+    ok = false;
+  if (ok && !in_place)
+    ok = rename(other, path) == 0;
+  if (!ok)
+    perror("replacing the trace");
+  return ok;
+}
+
+static int appends(const char* directory, int rounds) {
+  const char* path = getenv("HAL_TRACE");
+  char other[4200];
+  snprintf(other, sizeof(other), "%s.other", path);
+  for (int round = 0; round < rounds; ++round) {
+    record_round(round);
+    pthread_t thread;
+    pthread_create(&thread, NULL, round_main, (void*)(intptr_t)round);
+    pthread_join(thread, NULL);
+    hal_trace_flush();
+    char snapshot[4200];
+    snprintf(snapshot, sizeof(snapshot), "%s/snapshot.%d", directory, round);
+    if (!copy_file(path, snapshot))
+      return 1;
+    // Another file in its place after round 2, the file itself rewritten
+    // in place after round 4: each of the same size as the trace, and
+    // JSON, so that a write appending to it would leave no JSON.
+    if ((round == 2 || round == 4) &&
+        !same_size_stranger(path, other, round == 4))
+      return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (!hal_trace_enabled()) {
     fprintf(stderr, "trace_file_probe: HAL_TRACE is not on\n");
@@ -321,11 +414,13 @@ int main(int argc, char** argv) {
     return exit_flushing();
   if (argc == 2 && strcmp(argv[1], "register_flushing") == 0)
     return register_flushing();
+  if (argc == 4 && strcmp(argv[1], "appends") == 0)
+    return appends(argv[2], atoi(argv[3]));
   if (argc != 4 || strcmp(argv[1], "snapshots") != 0) {
     fprintf(stderr,
             "usage: trace_file_probe tracks | chdir DIR | snapshots DIR N | "
-            "capped | exit_flushing | register_flushing | unreleased DRIVER | "
-            "forked DRIVER\n");
+            "appends DIR N | capped | exit_flushing | register_flushing | "
+            "unreleased DRIVER | forked DRIVER\n");
     return 2;
   }
   const char* path = getenv("HAL_TRACE");

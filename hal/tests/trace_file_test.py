@@ -74,6 +74,49 @@ def main():
                "each of %d flushes under load is a consistent cut %s" %
                (len(os.listdir(snapshots)), torn or ""))
 
+        # A write appends: the file's records are those of the write before
+        # it, as bytes, then the ones since (each event formatted once, not
+        # again at every device release), and every write holds the whole
+        # run so far. A file put in its place, or emptied, between two
+        # writes is not appended to: the next write is whole again.
+        snapshots = os.path.join(directory, "appends")
+        os.mkdir(snapshots)
+        trace = os.path.join(directory, "appends.json")
+        rounds = 7
+        result = run([probe, "appends", snapshots, str(rounds)], trace)
+        expect(result.returncode == 0, "the append probe ran: %s" %
+               result.stderr.strip())
+        bodies = []
+        wrong = []
+        for r in range(rounds):
+            name = os.path.join(snapshots, "snapshot.%d" % r)
+            data = loads(name)
+            if data is None:
+                wrong.append("write %d is not JSON" % r)
+                bodies.append(None)
+                continue
+            events = data["traceEvents"]
+            for k in range(r + 1):
+                kept = sum(1 for e in events
+                           if e.get("name") == "round %d" % k)
+                named = sum(1 for e in events if e.get("ph") == "M" and
+                            e["args"]["name"] == "track %d" % k)
+                if kept != 6 or named != 1:
+                    wrong.append("write %d holds %d of round %d's 6 events "
+                                 "and names its track %d times" %
+                                 (r, kept, k, named))
+            with open(name, "rb") as f:
+                text = f.read()
+            bodies.append(text[:text.rfind(b'\n],"otherData"')])
+        for r in range(1, rounds):
+            if r - 1 in (2, 4) or bodies[r - 1] is None or bodies[r] is None:
+                continue  # replaced or emptied after write r - 1
+            if not bodies[r].startswith(bodies[r - 1]):
+                wrong.append("write %d does not begin with write %d's "
+                             "records" % (r, r - 1))
+        expect(not wrong, "each write appends to the one before and holds "
+               "the whole run %s" % (wrong or ""))
+
         # A thread flushing in a loop while others record: the exit still
         # ends, its file whole (it waited forever for the writer's lock,
         # which the looping thread kept taking back). Eight runs.

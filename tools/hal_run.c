@@ -1211,6 +1211,9 @@ static int hal_run_main(int argc, char** argv) {
     return hal_run_pipeline(&paths, driver_name);
   if (device_uri)
     return hal_run_pipeline(&paths, device_uri);
+  fprintf(stderr,
+          "hal-run: nothing to do: give --driver, --device, --ranks, "
+          "--list-drivers, --list-devices or --dump-devices\n");
   hal_run_print_usage(stderr);
   return HAL_RUN_EXIT_USAGE;
 }

@@ -61,7 +61,9 @@ check unwanted_argument 2 "" "^hal-run: option '--json' takes no argument" -- \
   "$hal_run" --json=1
 check ambiguous_option 2 "" "^hal-run: option '--d' is ambiguous: --driver --device --dump-devices" -- \
   "$hal_run" --d=test
-check no_action 2 "" "usage" -- "$hal_run"
+check no_action 2 "" "^hal-run: nothing to do: give --driver" -- "$hal_run"
+check no_action_after_dashes 2 "" "^hal-run: nothing to do: give --driver" -- \
+  "$hal_run" --
 check list_devices_all 0 "test://1 *test-device-1" \
   "driver test_no_devices: NOT_FOUND" -- "$hal_run" --list-devices
 check version 0 "^hal-run [0-9.]* (HAL plugin ABI [0-9]*)\$" "" -- \

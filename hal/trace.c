@@ -126,6 +126,7 @@ static struct {
   ino_t inode;
   off_t size;  // the whole file
   struct timespec modified;
+  struct timespec changed;
   off_t body_end;     // where the closing part begins (after the last record)
   char closing[192];  // the closing part, as written
   bool any_record;    // a record before |body_end| (a comma before the next)
@@ -771,7 +772,9 @@ static int hal_trace_open_previous(void) {
               st.st_ino == hal_trace_file.inode &&
               st.st_size == hal_trace_file.size &&
               st.st_mtim.tv_sec == hal_trace_file.modified.tv_sec &&
-              st.st_mtim.tv_nsec == hal_trace_file.modified.tv_nsec;
+              st.st_mtim.tv_nsec == hal_trace_file.modified.tv_nsec &&
+              st.st_ctim.tv_sec == hal_trace_file.changed.tv_sec &&
+              st.st_ctim.tv_nsec == hal_trace_file.changed.tv_nsec;
   // Its times are as coarse as the kernel's tick: a write into it in place
   // that kept its size may keep them too, so its two ends are read back.
   size_t closing = strlen(hal_trace_file.closing);
@@ -892,22 +895,27 @@ static void hal_trace_write(void) {
            hal_trace_dropped(), hal_trace_dropped_spans(),
            hal_trace.max_bytes / (1024 * 1024));
   fputs(hal_trace_file.closing, file);
-  struct stat st;
-  ok =
-      ok && body_end >= 0 && fflush(file) == 0 && fstat(fileno(file), &st) == 0;
-  ok = fclose(file) == 0 && ok;
-  if (ok)
-    ok = rename(temporary, hal_trace.path) == 0;
+  // The file's identity is read once it is in place: the rename sets its
+  // change time, which no one can set back (utime sets only the others).
+  int kept = ok && body_end >= 0 ? fcntl(fileno(file), F_DUPFD_CLOEXEC, 0) : -1;
+  ok = fclose(file) == 0 && kept >= 0;
+  ok = ok && rename(temporary, hal_trace.path) == 0;
   if (!ok) {
     unlink(temporary);
     fprintf(stderr, "hal: cannot write the trace %s\n", hal_trace.path);
-    return;  // the next write starts over
   }
+  struct stat st;
+  bool known = ok && fstat(kept, &st) == 0;
+  if (kept >= 0)
+    close(kept);
+  if (!known)
+    return;  // the next write starts over
   hal_trace_file.valid = true;
   hal_trace_file.device = st.st_dev;
   hal_trace_file.inode = st.st_ino;
   hal_trace_file.size = st.st_size;
   hal_trace_file.modified = st.st_mtim;
+  hal_trace_file.changed = st.st_ctim;
   hal_trace_file.body_end = body_end;
   hal_trace_file.any_record = !first;
   hal_trace_file.tracks_named = tracks;

@@ -43,10 +43,11 @@
 //     each round: main and a new thread record three instants named
 //     "round R" (on their own tracks), the thread names track "track R",
 //     main flushes and copies the file to DIR/snapshot.R. After round 2 the
-//     file is replaced by another one of its size, after round 4 rewritten
-//     in place, its size kept: the writes after them must not append to
-//     what is then there.
+//     file is replaced by another one of its size, after round 4 its
+//     middle is overwritten in place, its size, ends and times kept: the
+//     writes after them must not append to what is then there.
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -343,26 +344,46 @@ static bool copy_file(const char* from, const char* to) {
 }
 
 // The trace at |path| replaced by a file of its size holding an empty
-// trace and spaces: through |other| renamed over it (|in_place| false), or
-// written into the same file.
-static bool same_size_stranger(const char* path, const char* other,
-                               bool in_place) {
+// trace and spaces, through |other| renamed over it.
+static bool same_size_stranger(const char* path, const char* other) {
   struct stat st;
   if (stat(path, &st) != 0) {
     perror("stat");
     return false;
   }
   const char* text = "{\"traceEvents\":[]}";
-  FILE* file = fopen(in_place ? path : other, in_place ? "r+" : "w");
+  FILE* file = fopen(other, "w");
   bool ok = file && fputs(text, file) >= 0;
   for (off_t i = (off_t)strlen(text); ok && i < st.st_size; ++i)
     ok = fputc(' ', file) != EOF;
   if (file && fclose(file) != 0)
     ok = false;
-  if (ok && !in_place)
-    ok = rename(other, path) == 0;
+  ok = ok && rename(other, path) == 0;
   if (!ok)
     perror("replacing the trace");
+  return ok;
+}
+
+// The trace at |path| forged in place: its middle spaces, its first 64
+// and last 256 bytes (its closing counts and a record before them), its
+// size and its times as they were (a change of its records that only its
+// change time, which no one can set back, shows).
+static bool forged_in_place(const char* path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || st.st_size < 1024) {
+    fprintf(stderr, "trace_file_probe: no trace of 1 KiB to forge\n");
+    return false;
+  }
+  FILE* file = fopen(path, "r+");
+  bool ok = file && fseeko(file, 64, SEEK_SET) == 0;
+  for (off_t i = 64; ok && i < st.st_size - 256; ++i)
+    ok = fputc(' ', file) != EOF;
+  if (file && fclose(file) != 0)
+    ok = false;
+  struct timespec times[2] = {st.st_atim, st.st_mtim};
+  ok = ok && utimensat(AT_FDCWD, path, times, 0) == 0;
+  if (!ok)
+    perror("forging the trace");
   return ok;
 }
 
@@ -380,11 +401,12 @@ static int appends(const char* directory, int rounds) {
     snprintf(snapshot, sizeof(snapshot), "%s/snapshot.%d", directory, round);
     if (!copy_file(path, snapshot))
       return 1;
-    // Another file in its place after round 2, the file itself rewritten
-    // in place after round 4: each of the same size as the trace, and
-    // JSON, so that a write appending to it would leave no JSON.
-    if ((round == 2 || round == 4) &&
-        !same_size_stranger(path, other, round == 4))
+    // Another file in its place after round 2, the file itself forged in
+    // place after round 4: a write appending to either would leave no
+    // JSON.
+    if (round == 2 && !same_size_stranger(path, other))
+      return 1;
+    if (round == 4 && !forged_in_place(path))
       return 1;
   }
   return 0;

@@ -101,6 +101,8 @@
 // program's later waits take a short bound, so one hang costs one bound.
 #define DECIDE_TIMEOUT_NS (20ll * 1000 * 1000 * 1000)
 #define AFTER_HANG_TIMEOUT_NS (100ll * 1000 * 1000)
+// How long the test gives open ops to end before it reads the bytes.
+#define OPEN_SETTLE_TIMEOUT_NS (500ll * 1000 * 1000)
 
 #define BACKGROUND_MAX_OPS 400
 
@@ -1660,6 +1662,19 @@ static void finish_program(program_t* p) {
     }
     settle(p);
     observe(p);
+  }
+
+  // An open op may still be running when the model has nothing left to
+  // decide: its device writes would race the read below (the test's race,
+  // not the driver's, and ThreadSanitizer sees the virtual GPU's). So the
+  // bytes are read once each open op has ended, or, for one that waits on
+  // what never comes (it writes nothing), once a shared bound has passed.
+  hal_time_t open_deadline = hal_time_now() + OPEN_SETTLE_TIMEOUT_NS;
+  for (uint32_t k = 0; k < p->op_count; ++k) {
+    const op_t* o = &p->ops[k];
+    if (o->outcome == OUTCOME_OPEN && o->submitted && !o->skipped)
+      hal_status_free(
+          hal_semaphore_wait(o->done, 1, hal_make_deadline(open_deadline)));
   }
 
   // Open ops already decided OK before the read: their bytes are checked.

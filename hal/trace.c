@@ -124,12 +124,10 @@ static struct {
   bool valid;    // the rest describes the file at |hal_trace.path|
   dev_t device;  // which file: a file put in its place is not ours
   ino_t inode;
-  off_t size;  // the whole file
   struct timespec modified;
   struct timespec changed;
   off_t body_end;     // where the closing part begins (after the last record)
-  char closing[192];  // the closing part, as written
-  bool any_record;    // a record before |body_end| (a comma before the next)
+  char closing[192];  // the closing part, as written: the file ends with it
   hal_trace_track_t* tracks_named;  // the head of the tracks it names
 } hal_trace_file;
 
@@ -757,8 +755,8 @@ static bool hal_trace_copy_prefix(int from, int to, off_t length) {
 
 // The file at HAL_TRACE as the last write left it, open for reading; -1
 // when the last write failed, or the file there is another one (removed,
-// replaced, or written since: its size or time changed). The next write
-// then formats the whole run again.
+// replaced, or written since: its inode, size, times or ends differ). The
+// next write then formats the whole run again.
 static int hal_trace_open_previous(void) {
   if (!hal_trace_file.valid)
     return -1;
@@ -766,18 +764,18 @@ static int hal_trace_open_previous(void) {
   int fd = open(hal_trace.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return -1;
+  size_t closing = strlen(hal_trace_file.closing);
   struct stat st;
   bool same = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
               st.st_dev == hal_trace_file.device &&
               st.st_ino == hal_trace_file.inode &&
-              st.st_size == hal_trace_file.size &&
+              st.st_size == hal_trace_file.body_end + (off_t)closing &&
               st.st_mtim.tv_sec == hal_trace_file.modified.tv_sec &&
               st.st_mtim.tv_nsec == hal_trace_file.modified.tv_nsec &&
               st.st_ctim.tv_sec == hal_trace_file.changed.tv_sec &&
               st.st_ctim.tv_nsec == hal_trace_file.changed.tv_nsec;
   // Its times are as coarse as the kernel's tick: a write into it in place
   // that kept its size may keep them too, so its two ends are read back.
-  size_t closing = strlen(hal_trace_file.closing);
   size_t opening = strlen(HAL_TRACE_OPENING);
   char read_back[sizeof(hal_trace_file.closing)];
   same = same &&
@@ -836,7 +834,6 @@ static void hal_trace_write(void) {
   if (!appending) {
     // The whole run, from the start (nothing of a failed copy kept).
     ok = ftruncate(fileno(file), 0) == 0 && fseeko(file, 0, SEEK_SET) == 0;
-    hal_trace_file.any_record = false;
     hal_trace_file.tracks_named = NULL;
     for (hal_trace_buffer_t* buffer =
              atomic_load_explicit(&hal_trace.buffers, memory_order_acquire);
@@ -855,7 +852,9 @@ static void hal_trace_write(void) {
   // the events before |written|, and adds those from there below the cut.
   uint64_t cut =
       atomic_load_explicit(&hal_trace.next_seq, memory_order_acquire);
-  bool first = !hal_trace_file.any_record;
+  // The first record takes no comma before it.
+  bool first =
+      !appending || hal_trace_file.body_end == (off_t)strlen(HAL_TRACE_OPENING);
   for (hal_trace_buffer_t* buffer =
            atomic_load_explicit(&hal_trace.buffers, memory_order_acquire);
        buffer; buffer = buffer->next) {
@@ -913,10 +912,8 @@ static void hal_trace_write(void) {
   hal_trace_file.valid = true;
   hal_trace_file.device = st.st_dev;
   hal_trace_file.inode = st.st_ino;
-  hal_trace_file.size = st.st_size;
   hal_trace_file.modified = st.st_mtim;
   hal_trace_file.changed = st.st_ctim;
   hal_trace_file.body_end = body_end;
-  hal_trace_file.any_record = !first;
   hal_trace_file.tracks_named = tracks;
 }

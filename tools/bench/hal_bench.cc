@@ -3,16 +3,19 @@
 // hal-bench: every performance figure of the project, each a HAL case and
 // its baseline measured in the same run, with Google Benchmark.
 //
-// Repetitions of all cases are interleaved at random (A B B A ...), 15 by
-// default after Google Benchmark's own warm-up, so that a drift of the
-// machine hits both sides of a ratio alike. For each figure the program
-// reports the median, min and max of both sides and the ratio of medians,
-// and flags the ratio as noisy when the per-repetition ratios spread by more
-// than kNoisySpread (their 10th to 90th percentile, over the median). The
+// Every case first runs once as a warm-up, which also sizes it (Google
+// Benchmark's iteration count for about 0.1 s). Then the repetitions run in
+// rounds, 15 by default: each round runs every case once, with its count
+// fixed, a figure's HAL case right before its baseline (A B A B ...), so
+// that a drift of the machine hits both sides of a ratio alike. For each
+// figure the program reports the median, min and max of both sides and the
+// ratio of medians, and flags the ratio as noisy when the per-repetition
+// ratios spread by more than kNoisySpread (their 10th to 90th percentile,
+// over the median), or when fewer than kDefaultRepetitions pairs ran. The
 // median of the per-repetition ratios is printed beside it: the i-th
-// repetitions of the two sides ran close together, so it cancels a drift
-// of the machine's speed within the run that the ratio of medians only
-// averages out. The verdict is on the ratio of medians.
+// repetitions of the two sides ran one after the other, so it cancels a
+// drift of the machine's speed within the run that the ratio of medians
+// only averages out. The verdict is on the ratio of medians.
 //
 //   hal-bench [--json=FILE] [--list] [--repetitions=N] [--driver=NAME]
 //             [--graph-driver=NAME] [Google Benchmark flags...]
@@ -25,8 +28,11 @@
 //
 // JSON (--json): {"ratios": {key: value}, "pair_ratios": {key: median of
 // the per-repetition ratios}, "counts": {key: value},
-// "figures": {case: {"median_ns", "min_ns", "max_ns"}}, "noisy": [keys],
-// "targets": {key: {"target", "met"}}, plus the date and the drivers}.
+// "figures": {case: {"median_ns", "min_ns", "max_ns", "samples_ns",
+// "order"}}, "noisy": [keys], "targets": {key: {"target",
+// "higher_is_better", "met"}}, "repetitions", plus the date and the
+// drivers}. "order" is each repetition's place in the run; "met" is null
+// where a figure has no target or too few repetitions to judge.
 
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
@@ -1256,26 +1262,42 @@ const Figure kFigures[] = {
      false, 0.9},
 };
 
-// Every repetition's time per iteration (ns) of each case, in run order.
+// Every repetition's time per iteration (ns) of each case, and its place
+// in the run, in run order.
 std::map<std::string, std::vector<double>> g_samples;
+std::map<std::string, std::vector<int>> g_order;
+// Each case's iteration count, as its warm-up sized it.
+std::map<std::string, benchmark::IterationCount> g_iterations;
 
 class Collector : public benchmark::ConsoleReporter {
  public:
-  Collector() : ConsoleReporter(OO_None) {}  // plain text: logs and pipes
+  // |warm_up|: record each case's iteration count, not its time.
+  explicit Collector(bool warm_up)
+      : ConsoleReporter(OO_None),  // plain text: logs and pipes
+        warm_up_(warm_up) {}
 
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.run_type != Run::RT_Iteration || run.error_occurred)
         continue;
-      double ns = run.GetAdjustedRealTime() *
-                  (1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit));
       std::string name = run.run_name.function_name;
       if (!run.run_name.args.empty())
         name += "/" + run.run_name.args;
+      if (warm_up_) {
+        g_iterations[name] = run.iterations;
+        continue;
+      }
+      double ns = run.GetAdjustedRealTime() *
+                  (1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit));
       g_samples[name].push_back(ns);
+      g_order[name].push_back(next_order_++);
     }
     ConsoleReporter::ReportRuns(runs);
   }
+
+ private:
+  bool warm_up_;
+  int next_order_ = 0;
 };
 
 double Percentile(std::vector<double> values, double p) {
@@ -1359,7 +1381,7 @@ SpinCosts MeasureSpinCosts() {
 // The parked submission's target (bytes).
 constexpr double kParkedSubmissionBytesTarget = 512;
 
-int Report(const char* json_path, const WarmAllocations& warm,
+int Report(const char* json_path, int repetitions, const WarmAllocations& warm,
            const MemoryFigures& memory, const SpinCosts& spin) {
   std::printf("\n%-28s %12s %12s %12s %12s %8s %8s %8s  %s\n", "figure",
               "HAL median", "HAL min-max", "base median", "base min-max",
@@ -1369,7 +1391,10 @@ int Report(const char* json_path, const WarmAllocations& warm,
     Stats hal, base;
     double ratio;
     double pair_ratio;  // the median of the per-repetition ratios
-    bool noisy, met;
+    size_t pairs;
+    bool noisy;
+    // Judged: a target, and at least kDefaultRepetitions pairs to judge by.
+    bool judged, met;
   };
   std::vector<Row> rows;
   for (const Figure& figure : kFigures) {
@@ -1380,27 +1405,31 @@ int Report(const char* json_path, const WarmAllocations& warm,
     };
     const std::vector<double>& hal = samples(figure.hal_case);
     const std::vector<double>& base = samples(figure.baseline_case);
-    Row row{&figure, StatsOf(hal), StatsOf(base), NAN, NAN, false, false};
+    Row row{&figure, StatsOf(hal), StatsOf(base), NAN,  NAN,
+            0,       false,        false,         false};
     if (hal.empty() || base.empty()) {
       rows.push_back(row);
       continue;
     }
     row.ratio = figure.higher_is_better ? row.base.median / row.hal.median
                                         : row.hal.median / row.base.median;
-    // The repetitions pair up in run order (interleaved, so the i-th of
-    // each ran close together).
+    // The repetitions pair up in run order: the i-th of each ran one right
+    // after the other (BenchMain).
     std::vector<double> ratios;
-    for (size_t i = 0; i < std::min(hal.size(), base.size()); ++i) {
+    row.pairs = std::min(hal.size(), base.size());
+    for (size_t i = 0; i < row.pairs; ++i) {
       ratios.push_back(figure.higher_is_better ? base[i] / hal[i]
                                                : hal[i] / base[i]);
     }
     row.pair_ratio = Percentile(ratios, 0.5);
     double spread =
         (Percentile(ratios, 0.9) - Percentile(ratios, 0.1)) / row.pair_ratio;
-    row.noisy = spread > kNoisySpread;
-    row.met = std::isnan(figure.target) ||
-              (figure.higher_is_better ? row.ratio >= figure.target
-                                       : row.ratio <= figure.target);
+    // Too few pairs cannot show a spread: said, not taken for calm.
+    bool too_few = row.pairs < static_cast<size_t>(kDefaultRepetitions);
+    row.noisy = spread > kNoisySpread || too_few;
+    row.judged = !std::isnan(figure.target) && !too_few;
+    row.met = figure.higher_is_better ? row.ratio >= figure.target
+                                      : row.ratio <= figure.target;
     rows.push_back(row);
   }
   for (const Row& row : rows) {
@@ -1425,11 +1454,20 @@ int Report(const char* json_path, const WarmAllocations& warm,
                   row.hal.max);
     std::snprintf(base_range, sizeof(base_range), "%.0f-%.0f", row.base.min,
                   row.base.max);
-    std::printf("%-28s %10.0fns %12s %10.0fns %12s %8.3f %8.3f %s%7.2f  %s%s\n",
+    char target[16] = "       -";
+    if (!std::isnan(row.figure->target)) {
+      std::snprintf(target, sizeof(target), "%s%7.2f",
+                    row.figure->higher_is_better ? ">" : "<",
+                    row.figure->target);
+    }
+    char unjudged[48];
+    std::snprintf(unjudged, sizeof(unjudged), "unjudged (%zu of %d pairs)",
+                  row.pairs, kDefaultRepetitions);
+    std::printf("%-28s %10.0fns %12s %10.0fns %12s %8.3f %8.3f %s  %s%s\n",
                 row.figure->key, row.hal.median, hal_range, row.base.median,
-                base_range, row.ratio, row.pair_ratio,
-                row.figure->higher_is_better ? ">" : "<", row.figure->target,
+                base_range, row.ratio, row.pair_ratio, target,
                 std::isnan(row.figure->target) ? "reported"
+                : !row.judged                  ? unjudged
                 : row.met                      ? "met"
                                                : "MISSED",
                 row.noisy ? " (noisy)" : "");
@@ -1526,7 +1564,9 @@ int Report(const char* json_path, const WarmAllocations& warm,
     JsonNumber(out, rows[i].figure->target);  // null: reported only
     std::fprintf(out, ", \"higher_is_better\": %s, \"met\": %s}",
                  rows[i].figure->higher_is_better ? "true" : "false",
-                 rows[i].met ? "true" : "false");
+                 !rows[i].judged ? "null"
+                 : rows[i].met   ? "true"
+                                 : "false");
   }
   std::fprintf(out, "\n  },\n  \"noisy\": [");
   bool first = true;
@@ -1536,7 +1576,8 @@ int Report(const char* json_path, const WarmAllocations& warm,
       first = false;
     }
   }
-  std::fprintf(out, "],\n  \"figures\": {");
+  std::fprintf(out, "],\n  \"repetitions\": %d,\n  \"figures\": {",
+               repetitions);
   first = true;
   for (const auto& [name, samples] : g_samples) {
     Stats stats = StatsOf(samples);
@@ -1550,6 +1591,10 @@ int Report(const char* json_path, const WarmAllocations& warm,
     std::fprintf(out, ", \"samples_ns\": [");
     for (size_t i = 0; i < samples.size(); ++i)
       std::fprintf(out, "%s%.1f", i ? ", " : "", samples[i]);
+    std::fprintf(out, "], \"order\": [");
+    const std::vector<int>& order = g_order[name];
+    for (size_t i = 0; i < order.size(); ++i)
+      std::fprintf(out, "%s%d", i ? ", " : "", order[i]);
     std::fprintf(out, "]}");
     first = false;
   }
@@ -1684,26 +1729,65 @@ MemoryFigures MeasureMemory() {
 
 void Usage(FILE* out) {
   std::fprintf(out,
-               "usage: hal-bench [--json=FILE] [--list] [--repetitions=N]\n"
+               "usage: hal-bench [--json FILE] [--list] [--repetitions=N]\n"
                "                 [--driver=NAME] [--graph-driver=NAME] "
                "[--benchmark_*...]\n"
                "  --json          write every figure, ratio and count to FILE\n"
                "  --list          name the figures and exit\n"
-               "  --repetitions   interleaved repetitions of each case "
-               "(default %d)\n"
+               "  --repetitions   rounds of every case, each figure's two "
+               "sides in turn\n"
+               "                  (default %d; fewer are not judged)\n"
                "  --driver        the stream driver (default cuda_stream)\n"
                "  --graph-driver  the graph driver (default cuda_graph)\n"
-               "Other --benchmark_* flags go to Google Benchmark.\n",
+               "Other --benchmark_* flags go to Google Benchmark "
+               "(--benchmark_filter,\n"
+               "--benchmark_min_time, --benchmark_out...).\n",
                kDefaultRepetitions);
 }
 
 }  // namespace
 
-// Registers a case sized by wall time: its measuring thread mostly sleeps
-// in a wait, so its CPU time would ask for many times the iterations.
-benchmark::internal::Benchmark* Register(const char* name,
-                                         void (*fn)(benchmark::State&)) {
-  return benchmark::RegisterBenchmark(name, fn)->UseRealTime();
+// One case of the run: a function and its argument (-1: none).
+struct Case {
+  const char* name;
+  void (*fn)(benchmark::State&);
+  int64_t arg;
+  // Timed by the case itself (SetIterationTime), else by wall time: the
+  // measuring thread mostly sleeps in a wait, so its CPU time would ask for
+  // many times the iterations.
+  bool manual_time;
+  std::string Key() const {
+    return arg < 0 ? name : std::string(name) + "/" + std::to_string(arg);
+  }
+};
+
+benchmark::internal::Benchmark* RegisterCase(const Case& c) {
+  benchmark::internal::Benchmark* bm =
+      benchmark::RegisterBenchmark(c.name, c.fn);
+  if (c.manual_time)
+    bm->UseManualTime();
+  else
+    bm->UseRealTime();
+  if (c.arg >= 0)
+    bm->Arg(c.arg);
+  return bm;
+}
+
+// Says now, not after minutes of measuring, that |path| cannot be written.
+// Appending does not truncate a file there; one it creates is removed
+// again, so that a run that stops early leaves nothing.
+bool CanWrite(const char* path) {
+  bool existed = access(path, F_OK) == 0;
+  FILE* probe = std::fopen(path, "a");
+  if (!probe) {
+    std::fprintf(stderr, "hal-bench: cannot write %s: %s\n", path,
+                 std::strerror(errno));
+    return false;
+  }
+  std::fclose(probe);
+  if (!existed)
+    std::remove(path);
+  return true;
 }
 
 static int BenchMain(int argc, char** argv);
@@ -1716,14 +1800,17 @@ static int BenchMain(int argc, char** argv) {
   const char* json_path = nullptr;
   bool list = false;
   int repetitions = kDefaultRepetitions;
+  bool drivers_given = false;
   std::vector<char*> args = {argv[0]};
-  std::string repetitions_flag, interleave_flag =
-                                    "--benchmark_enable_random_"
-                                    "interleaving=true";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--json=", 0) == 0) {
-      json_path = argv[i] + 7;
+    if (arg.rfind("--json=", 0) == 0 || arg == "--json") {
+      if (arg == "--json" && i + 1 == argc) {
+        std::fprintf(stderr, "hal-bench: --json needs a FILE\n");
+        Usage(stderr);
+        return 2;
+      }
+      json_path = arg == "--json" ? argv[++i] : argv[i] + 7;
     } else if (arg == "--list") {
       list = true;
     } else if (arg.rfind("--repetitions=", 0) == 0) {
@@ -1739,11 +1826,21 @@ static int BenchMain(int argc, char** argv) {
       repetitions = static_cast<int>(count);
     } else if (arg.rfind("--driver=", 0) == 0) {
       g_hal.stream_driver = argv[i] + 9;
+      drivers_given = true;
     } else if (arg.rfind("--graph-driver=", 0) == 0) {
       g_hal.graph_driver = argv[i] + 15;
+      drivers_given = true;
     } else if (arg == "--help" || arg == "-h") {
       Usage(stdout);
       return 0;
+    } else if (arg.rfind("--benchmark_repetitions", 0) == 0 ||
+               arg.rfind("--benchmark_enable_random_interleaving", 0) == 0) {
+      // hal-bench orders the repetitions itself (A B A B ...).
+      std::fprintf(stderr,
+                   "hal-bench: %s: hal-bench runs its own rounds; give "
+                   "--repetitions=N\n",
+                   argv[i]);
+      return 2;
     } else if (arg.rfind("--benchmark_", 0) == 0) {
       // Google Benchmark answers a format it does not know with its usage
       // and exit status 0, as if it had measured: refused here instead.
@@ -1765,26 +1862,18 @@ static int BenchMain(int argc, char** argv) {
       return 2;
     }
   }
-  if (json_path) {
-    // Said now, not after minutes of measuring: a path that cannot be
-    // written. Appending does not truncate a file there; one it creates is
-    // removed again, so that a run that stops early leaves nothing.
-    bool existed = access(json_path, F_OK) == 0;
-    FILE* probe = std::fopen(json_path, "a");
-    if (!probe) {
-      std::fprintf(stderr, "hal-bench: cannot write %s: %s\n", json_path,
-                   std::strerror(errno));
+  if (json_path && !CanWrite(json_path))
+    return 2;
+  for (char* arg : args) {
+    // Google Benchmark's own output file, checked as early.
+    if (std::strncmp(arg, "--benchmark_out=", 16) == 0 && !CanWrite(arg + 16))
       return 2;
-    }
-    std::fclose(probe);
-    if (!existed)
-      std::remove(json_path);
   }
-  repetitions_flag = "--benchmark_repetitions=" + std::to_string(repetitions);
+  // Each registered case runs once (BenchMain's rounds repeat it).
+  std::string repetitions_flag = "--benchmark_repetitions=1";
   args.push_back(repetitions_flag.data());
-  args.push_back(interleave_flag.data());
-  // 0.1 s a repetition unless asked otherwise: 15 interleaved repetitions
-  // of every case then take about half a minute (of wall time: Register).
+  // 0.1 s a repetition unless asked otherwise: 15 rounds of every case then
+  // take about half a minute (of wall time: Case).
   bool min_time_given = false;
   for (char* arg : args)
     min_time_given |= std::strncmp(arg, "--benchmark_min_time", 20) == 0;
@@ -1822,39 +1911,67 @@ static int BenchMain(int argc, char** argv) {
                 "spin_cpu_ns_per_blocked_wait");
     std::printf("%-28s CPU time per 1 ms wait, default spin (reported)\n",
                 "default_cpu_ns_per_blocked_wait");
+    std::printf(
+        "%-28s the kinds warm_submit_allocations is the largest of, and "
+        "the rest of the process's (reported)\n",
+        "warm_submit_allocations_*");
+    std::printf("%-28s the spin of the spin figure and its blocked waits\n",
+                "spin_ns");
+    std::printf("%-28s CPU time per wait, sleeping at once (reported)\n",
+                "sleep_cpu_ns_per_wait");
+    std::printf("%-28s CPU time per 1 ms wait, sleeping at once (reported)\n",
+                "sleep_cpu_ns_per_blocked_wait");
     return 0;
   }
 
   Check(hal_driver_registry_create(nullptr, hal_allocator_system(),
                                    &g_hal.registry),
         "registry");
+  // A driver named on the command line that no plugin provides is a bad
+  // argument.
+  for (const std::string& name : {g_hal.stream_driver, g_hal.graph_driver}) {
+    hal_driver_t* driver = nullptr;
+    hal_status_t status = hal_driver_registry_create_driver(
+        g_hal.registry, name.c_str(), hal_allocator_system(), &driver);
+    if (status && drivers_given &&
+        hal_status_code(status) == HAL_STATUS_NOT_FOUND) {
+      std::fprintf(stderr, "hal-bench: --driver/--graph-driver: ");
+      hal_status_fprint(stderr, status);
+      hal_status_free(status);
+      hal_driver_registry_free(g_hal.registry);
+      return 2;
+    }
+    Check(status, name.c_str());
+    hal_driver_release(driver);
+  }
   g_hal.stream = CreateDevice(g_hal.stream_driver);
   g_hal.graph = CreateDevice(g_hal.graph_driver);
   OpenVendor();
 
-  Register("BM_SignalWake_Hal", BM_SignalWake_Hal);
-  Register("BM_SignalWake_Futex", BM_SignalWake_Futex);
   const char* spin_env = std::getenv("HAL_SYNC_SPIN_NS");
   if (spin_env && *spin_env && hal_semaphore_spin_ns() != 0)
     g_figure_spin_ns = hal_semaphore_spin_ns();
-  Register("BM_SignalWakeSpin_Hal", BM_SignalWakeSpin_Hal);
-  Register("BM_SignalWake_Spin", BM_SignalWake_Spin);
-  Register("BM_EmptySubmit_Hal", BM_EmptySubmit_Hal);
-  Register("BM_EmptySubmit_Vendor", BM_EmptySubmit_Vendor);
-  Register("BM_SubmitThroughput_Hal", BM_SubmitThroughput_Hal);
-  Register("BM_SubmitThroughput_Vendor", BM_SubmitThroughput_Vendor);
-  for (const char* name : {"BM_SubmitOps_Graph", "BM_SubmitOps_Stream"}) {
-    Register(name, name[13] == 'G' ? BM_SubmitOps_Graph : BM_SubmitOps_Stream)
-        ->Arg(1)
-        ->Arg(16)
-        ->Arg(64)
-        ->Arg(256);
+  // In run order: each figure's HAL case right before its baseline
+  // (kFigures), the series beside them.
+  std::vector<Case> cases = {
+      {"BM_SignalWake_Hal", BM_SignalWake_Hal, -1, false},
+      {"BM_SignalWake_Futex", BM_SignalWake_Futex, -1, false},
+      {"BM_SignalWakeSpin_Hal", BM_SignalWakeSpin_Hal, -1, false},
+      {"BM_SignalWake_Spin", BM_SignalWake_Spin, -1, false},
+      {"BM_EmptySubmit_Hal", BM_EmptySubmit_Hal, -1, false},
+      {"BM_EmptySubmit_Vendor", BM_EmptySubmit_Vendor, -1, false},
+      {"BM_SubmitThroughput_Hal", BM_SubmitThroughput_Hal, -1, false},
+      {"BM_SubmitThroughput_Vendor", BM_SubmitThroughput_Vendor, -1, false},
+  };
+  for (int64_t ops : {1, 16, 64, 256}) {
+    cases.push_back({"BM_SubmitOps_Graph", BM_SubmitOps_Graph, ops, false});
+    cases.push_back({"BM_SubmitOps_Stream", BM_SubmitOps_Stream, ops, false});
   }
-  Register("BM_Alloca_Hal", BM_Alloca_Hal);
-  Register("BM_Alloca_Vendor", BM_Alloca_Vendor);
+  cases.push_back({"BM_Alloca_Hal", BM_Alloca_Hal, -1, false});
+  cases.push_back({"BM_Alloca_Vendor", BM_Alloca_Vendor, -1, false});
   OpenReadFile();
-  Register("BM_FileRead_Hal", BM_FileRead_Hal);
-  Register("BM_FileRead_PreadCopy", BM_FileRead_PreadCopy);
+  cases.push_back({"BM_FileRead_Hal", BM_FileRead_Hal, -1, false});
+  cases.push_back({"BM_FileRead_PreadCopy", BM_FileRead_PreadCopy, -1, false});
   for (int ranks : {2, 4}) {
     OpenAllReduce(ranks);
     if (!g_all_reduce[ranks].skipped.empty()) {
@@ -1862,17 +1979,15 @@ static int BenchMain(int argc, char** argv) {
                    "hal-bench: all-reduce over %d devices skipped: %s\n", ranks,
                    g_all_reduce[ranks].skipped.c_str());
     }
+    cases.push_back({"BM_AllReduce_Hal", BM_AllReduce_Hal, ranks, false});
+    cases.push_back({"BM_AllReduce_Memcpy", BM_AllReduce_Memcpy, ranks, false});
   }
-  Register("BM_AllReduce_Hal", BM_AllReduce_Hal)->Arg(2)->Arg(4);
-  Register("BM_AllReduce_Memcpy", BM_AllReduce_Memcpy)->Arg(2)->Arg(4);
   OpenMlir();
   if (g_mlir.skipped.empty()) {
-    for (auto* bm : {benchmark::RegisterBenchmark("BM_MlirParallelFor_Hal",
-                                                  BM_MlirParallelFor_Hal),
-                     benchmark::RegisterBenchmark("BM_MlirParallelFor_Mlir",
-                                                  BM_MlirParallelFor_Mlir)}) {
-      bm->UseManualTime();
-    }
+    cases.push_back(
+        {"BM_MlirParallelFor_Hal", BM_MlirParallelFor_Hal, -1, true});
+    cases.push_back(
+        {"BM_MlirParallelFor_Mlir", BM_MlirParallelFor_Mlir, -1, true});
   } else {
     std::fprintf(stderr,
                  "hal-bench: the MLIR parallel-for figure is skipped: %s\n",
@@ -1880,21 +1995,55 @@ static int BenchMain(int argc, char** argv) {
   }
   // The parked case's submissions are made once, before every repetition.
   ParkSubmissions();
-  Register("BM_SubmitParked", BM_SubmitParked)
-      ->Arg(0)
-      ->Arg(1000)
-      ->Arg(10000)
-      ->Arg(kParked);
+  for (int64_t parked : {static_cast<int64_t>(kParked), int64_t{0},
+                         int64_t{1000}, int64_t{10000}}) {
+    cases.push_back({"BM_SubmitParked", BM_SubmitParked, parked, false});
+  }
 
-  Collector collector;
-  benchmark::RunSpecifiedBenchmarks(&collector);
-  // Counted while the parked devices are idle: their parked submissions
-  // retiring would count their own allocations.
-  WarmAllocations allocations = CountWarmAllocations(1000);
-  UnparkSubmissions();
-  MemoryFigures memory = MeasureMemory();
-  SpinCosts spin = MeasureSpinCosts();
-  int result = Report(json_path, allocations, memory, spin);
+  // The warm-up: every case once, sized by Google Benchmark to the minimum
+  // time; its count is then fixed, so a repetition is only a measurement.
+  for (const Case& c : cases)
+    RegisterCase(c);
+  std::printf(
+      "hal-bench: warm-up, every case once, sized to the minimum "
+      "time\n");
+  std::fflush(stdout);
+  Collector warm_up(true);
+  size_t matched = benchmark::RunSpecifiedBenchmarks(&warm_up);
+  benchmark::ClearRegisteredBenchmarks();
+  int result = 2;  // the filter matched no case: a bad argument
+  if (matched == 0) {
+    std::fprintf(stderr,
+                 "hal-bench: --benchmark_filter='%s' matches no case "
+                 "(--benchmark_list_tests names them)\n",
+                 benchmark::GetBenchmarkFilter().c_str());
+    UnparkSubmissions();
+  } else {
+    // The rounds: every case once each, in |cases|' order.
+    for (int round = 0; round < repetitions; ++round) {
+      for (const Case& c : cases) {
+        auto found = g_iterations.find(c.Key());
+        if (found != g_iterations.end())
+          RegisterCase(c)->Iterations(found->second);
+      }
+    }
+    std::printf(
+        "hal-bench: %d rounds of every case, each figure's HAL case "
+        "before its baseline\n",
+        repetitions);
+    std::fflush(stdout);
+    Collector collector(false);
+    // Every registered case: the filter chose them in the warm-up, and
+    // a fixed count changes their names.
+    benchmark::RunSpecifiedBenchmarks(&collector, ".");
+    // Counted while the parked devices are idle: their parked submissions
+    // retiring would count their own allocations.
+    WarmAllocations allocations = CountWarmAllocations(1000);
+    UnparkSubmissions();
+    MemoryFigures memory = MeasureMemory();
+    SpinCosts spin = MeasureSpinCosts();
+    result = Report(json_path, repetitions, allocations, memory, spin);
+  }
   benchmark::Shutdown();
   CloseReadFile();
   CloseMlir();

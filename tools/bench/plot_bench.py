@@ -72,9 +72,14 @@ def plot_ratios(data, out_dir):
     ax.bar(range(len(keys)), ratios, color="tab:blue", label="ratio")
     ax.scatter(range(len(keys)), targets, color="tab:red", marker="_",
                s=400, label="target")
+    # A figure whose higher ratio is better compares rates (HAL's over the
+    # baseline's), the others times: the label says which bound holds.
+    labels = [k + (" (≥)" if data["targets"][k]["higher_is_better"] else
+                   " (≤)") for k in keys]
     ax.set_xticks(range(len(keys)))
-    ax.set_xticklabels(keys, rotation=25, ha="right", fontsize=7)
-    ax.set_ylabel("HAL / baseline (medians)")
+    ax.set_xticklabels(labels, rotation=25, ha="right", fontsize=7)
+    ax.set_ylabel("HAL / baseline, medians\n(time; rate where ≥)",
+                  fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
     path = os.path.join(out_dir, "ratios.png")
@@ -144,12 +149,35 @@ def plot_parked(figures, out_dir):
     return path
 
 
+def load(path):
+    """hal-bench's JSON at |path|, or None after saying why it is not."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as error:
+        print("plot_bench.py: %s: %s" % (path, error), file=sys.stderr)
+        return None
+    if not isinstance(data, dict) or not all(
+            isinstance(data.get(key), dict)
+            for key in ("ratios", "targets", "figures")):
+        print("plot_bench.py: %s: not hal-bench's JSON (an object with "
+              "\"ratios\", \"targets\" and \"figures\")" % path,
+              file=sys.stderr)
+        return None
+    if not any(data["ratios"].get(key) is not None for key in FIGURES):
+        print("plot_bench.py: %s: no figure has a ratio (a run whose filter "
+              "left them all out?): nothing to plot" % path, file=sys.stderr)
+        return None
+    return data
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    with open(sys.argv[1]) as f:
-        data = json.load(f)
+    data = load(sys.argv[1])
+    if data is None:
+        return 1
     os.makedirs(sys.argv[2], exist_ok=True)
     written = [plot_figure(key, data["figures"], sys.argv[2])
                for key in FIGURES]

@@ -106,7 +106,9 @@ typedef struct hal_async_awaiter_t {
 // INVARIANT: while a pool thread runs a task (hal_async_deferring), nothing
 // the task does lets another thread run a coroutine or see an object
 // resolved. Emplace, set-error, await-and-execute registrations, group
-// memberships and execute are queued on the thread, in program order, and
+// memberships, execute and the end of a token or value that loses its last
+// reference unresolved (a program bug, which fails its groups and cancels
+// its awaiters) are queued on the thread, in program order, and
 // take effect in hal_async_flush_deferred once the task has returned into
 // hal_async_worker_main (or just before a blocking await on a pool thread).
 //
@@ -134,6 +136,7 @@ typedef enum hal_async_handoff_kind_e {
   HAL_ASYNC_HANDOFF_AWAIT,       // |object| (a reference), |awaiter|
   HAL_ASYNC_HANDOFF_JOIN_GROUP,  // |object| token (a reference), |group|
   HAL_ASYNC_HANDOFF_EXECUTE,     // |runtime| (retained), |handle|, |resume|
+  HAL_ASYNC_HANDOFF_DESTROY,     // |object| dropped unresolved: no reference
 } hal_async_handoff_kind_t;
 
 typedef struct hal_async_handoff_t {
@@ -316,6 +319,8 @@ static void hal_async_object_add_ref(hal_async_object_t* object,
   atomic_fetch_add_explicit(&object->ref_count, count, memory_order_relaxed);
 }
 
+static void hal_async_handoff_push(const hal_async_handoff_t* handoff);
+
 static void hal_async_object_drop_ref(hal_async_object_t* object,
                                       int64_t count) {
   // acq_rel on the counter itself: the thread that frees sees every write
@@ -331,8 +336,21 @@ static void hal_async_object_drop_ref(hal_async_object_t* object,
         (long long)previous);
     return;
   }
-  if (previous == count)
+  if (previous == count) {
+    // Unresolved, its end fails its groups: a handoff inside a pool task
+    // (the invariant above). Resolved, it is no news to anyone.
+    if (hal_async_deferring && object->kind != HAL_ASYNC_KIND_GROUP &&
+        atomic_load_explicit(&object->resolution, memory_order_relaxed) ==
+            HAL_ASYNC_UNRESOLVED) {
+      hal_async_handoff_t handoff = {
+          .kind = HAL_ASYNC_HANDOFF_DESTROY,
+          .object = object,
+      };
+      hal_async_handoff_push(&handoff);
+      return;
+    }
     hal_async_object_destroy(object);
+  }
 }
 
 // True once |object| is ready or in error.
@@ -745,6 +763,9 @@ void hal_async_flush_deferred(void) {
         hal_async_runtime_submit(handoff.runtime, handoff.handle,
                                  handoff.resume);
         hal_async_runtime_release(handoff.runtime);
+        break;
+      case HAL_ASYNC_HANDOFF_DESTROY:
+        hal_async_object_destroy(handoff.object);
         break;
     }
   }

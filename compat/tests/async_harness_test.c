@@ -991,7 +991,8 @@ static void Async_LateChainThatBlocksRunsFromAPoolTask(void** state) {
 // to its worker (it was still in its code: SIGSEGV). The task registers an
 // awaiter, joins a group and starts a child, then stays inside while the
 // main thread emplaces/fails the awaited tokens: the awaiter, the group and
-// the child must all wait for the task to return.
+// the child must all wait for the task to return. So must the failure of a
+// group whose member the task drops unresolved.
 // cmocka's assertions are for the main thread only.
 #define HANDOFF_THREAD_OK(expr)                         \
   do {                                                  \
@@ -1004,6 +1005,10 @@ typedef struct handoff_state_t {
   void* token;   // awaited by |awaiter|; emplaced by the main thread
   void* member;  // joins |group|; failed by the main thread
   void* group;
+  // Joined |dropped_group| from the main thread; the task drops both its
+  // references unresolved (a program bug), which fails the group.
+  void* dropped;
+  void* dropped_group;
   hal_semaphore_t* inside;  // 1: the task made its handoffs
   hal_semaphore_t* go;      // 1: the task may return
   hal_semaphore_t* done;    // +1 per resumed awaiter or child
@@ -1040,6 +1045,7 @@ static void handoff_task(void* arg) {
   mlirAsyncRuntimeAddTokenToGroup(shared->member, shared->group);
   mlirAsyncRuntimeDropRef(shared->member, 1);  // the task's
   mlirAsyncRuntimeExecute(shared, handoff_child_resume);
+  mlirAsyncRuntimeDropRef(shared->dropped, 2);
   HANDOFF_THREAD_OK(hal_semaphore_signal(shared->inside, 1));
   // A plain semaphore wait, not an ABI await: the task stays inside.
   HANDOFF_THREAD_OK(hal_semaphore_wait(shared->go, 1, hal_infinite_timeout()));
@@ -1053,7 +1059,10 @@ static void Async_HandoffsWaitForTheTaskToReturn(void** state) {
         .token = mlirAsyncRuntimeCreateToken(),   // main's + coroutine's
         .member = mlirAsyncRuntimeCreateToken(),  // main's + task's
         .group = mlirAsyncRuntimeCreateGroup(1),
+        .dropped = mlirAsyncRuntimeCreateToken(),
+        .dropped_group = mlirAsyncRuntimeCreateGroup(1),
     };
+    mlirAsyncRuntimeAddTokenToGroup(shared.dropped, shared.dropped_group);
     atomic_init(&shared.task_left, false);
     atomic_init(&shared.too_early, 0);
     HAL_ASSERT_OK(
@@ -1069,6 +1078,7 @@ static void Async_HandoffsWaitForTheTaskToReturn(void** state) {
     mlirAsyncRuntimeEmplaceToken(shared.token);
     mlirAsyncRuntimeSetTokenError(shared.member);
     bool group_done_early = mlirAsyncRuntimeIsGroupError(shared.group);
+    bool dropped_early = mlirAsyncRuntimeIsGroupError(shared.dropped_group);
     // The other worker is idle: a child submitted already would run now.
     hal_status_t status =
         hal_semaphore_wait(shared.done, 1, hal_make_timeout_ns(5 * HAL_MS));
@@ -1080,10 +1090,14 @@ static void Async_HandoffsWaitForTheTaskToReturn(void** state) {
     mlirAsyncRuntimeAwaitAllInGroup(shared.group);
     assert_true(mlirAsyncRuntimeIsGroupError(shared.group));
     HAL_ASSERT_OK(hal_semaphore_wait(shared.done, 3, hal_infinite_timeout()));
+    mlirAsyncRuntimeAwaitAllInGroup(shared.dropped_group);
+    assert_true(mlirAsyncRuntimeIsGroupError(shared.dropped_group));
     assert_false(group_done_early);
+    assert_false(dropped_early);
     assert_false(ran_early);
     assert_int_equal(atomic_load(&shared.too_early), 0);
     mlirAsyncRuntimeDropRef(shared.group, 1);
+    mlirAsyncRuntimeDropRef(shared.dropped_group, 1);
     hal_semaphore_release(shared.inside);
     hal_semaphore_release(shared.go);
     hal_semaphore_release(shared.done);

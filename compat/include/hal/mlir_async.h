@@ -86,8 +86,9 @@
 // queue, whose workers may all be blocked awaiting the chain.
 //
 // Handoffs. Inside a pool task, what the task hands to other threads
-// (emplace, set-error, await-and-execute, add-to-group, execute) takes
-// effect when the task returns to its worker, or before a blocking await
+// (emplace, set-error, await-and-execute, add-to-group, execute, and the
+// end of a token or value whose last reference it drops unresolved, which
+// fails its groups) takes effect when the task returns to its worker, or before a blocking await
 // of the task: no other thread runs or sees anything of it while the
 // task's thread is still in its (JIT'd) code, which mlir-cpu-runner unmaps
 // as soon as main returns. Elsewhere (the main thread) they are immediate.

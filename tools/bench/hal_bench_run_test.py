@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from statistics import median
 
 REPETITIONS = 3
 # The figures of the run: key -> (HAL case, baseline case).
@@ -22,14 +23,6 @@ FIGURES = {
     "signal_wake_vs_futex": ("BM_SignalWake_Hal", "BM_SignalWake_Futex"),
     "empty_submit_vs_vendor": ("BM_EmptySubmit_Hal", "BM_EmptySubmit_Vendor"),
 }
-
-
-def median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    return (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def run(command, timeout=240):

@@ -14,6 +14,7 @@ python3-matplotlib).
 import json
 import os
 import sys
+from statistics import median
 
 import matplotlib
 
@@ -32,14 +33,6 @@ FIGURES = {
     "mlir_parallel_for_vs_mlir": ("BM_MlirParallelFor_Hal",
                                   "BM_MlirParallelFor_Mlir"),
 }
-
-
-def median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    return (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def plot_figure(key, figures, out_dir):

@@ -6,8 +6,10 @@
 // Every case first runs twice as a warm-up, which also sizes it (Google
 // Benchmark's iteration count for about 0.1 s). Then the repetitions run in
 // rounds, 15 by default: each round runs every case once, with its count
-// fixed, a figure's HAL case right before its baseline (A B A B ...), so
-// that a drift of the machine hits both sides of a ratio alike. For each
+// fixed, a figure's two cases one right after the other, the HAL's first
+// in even rounds and the baseline's in odd ones (A B B A A B ...), so that
+// a drift of the machine, and whatever the case before leaves behind, hit
+// both sides of a ratio alike. For each
 // figure the program reports the median, min and max of both sides and the
 // ratio of medians, and flags the ratio as noisy when the per-repetition
 // ratios spread by more than kNoisySpread (their 10th to 90th percentile,
@@ -1952,8 +1954,9 @@ static int BenchMain(int argc, char** argv) {
   const char* spin_env = std::getenv("HAL_SYNC_SPIN_NS");
   if (spin_env && *spin_env && hal_semaphore_spin_ns() != 0)
     g_figure_spin_ns = hal_semaphore_spin_ns();
-  // In run order: each figure's HAL case right before its baseline
-  // (kFigures), the series beside them.
+  // In run order, in pairs (the rounds swap each pair's two in odd
+  // rounds): each figure's HAL case, then its baseline (kFigures); the
+  // series beside them, in pairs too.
   std::vector<Case> cases = {
       {"BM_SignalWake_Hal", BM_SignalWake_Hal, -1, false},
       {"BM_SignalWake_Futex", BM_SignalWake_Futex, -1, false},
@@ -2001,6 +2004,10 @@ static int BenchMain(int argc, char** argv) {
     cases.push_back({"BM_SubmitParked", BM_SubmitParked, parked, false});
   }
 
+  if (cases.size() % 2 != 0) {
+    std::fprintf(stderr, "hal-bench: %zu cases, not pairs\n", cases.size());
+    std::abort();
+  }
   // The warm-up: every case twice, sized by Google Benchmark to the
   // minimum time; the second sizing, of a warm case (a first call can take
   // the whole minimum time alone), fixes its count, so a repetition is only
@@ -2024,17 +2031,21 @@ static int BenchMain(int argc, char** argv) {
                  benchmark::GetBenchmarkFilter().c_str());
     UnparkSubmissions();
   } else {
-    // The rounds: every case once each, in |cases|' order.
+    // The rounds: every case once each, in |cases|' order, the two of
+    // each pair swapped in odd rounds (A B, B A, ...): a case that runs
+    // better, or worse, right after what came before it (another figure's
+    // threads still winding down) gets that place in half the rounds.
     for (int round = 0; round < repetitions; ++round) {
-      for (const Case& c : cases) {
+      for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[round % 2 ? i ^ 1 : i];
         auto found = g_iterations.find(c.Key());
         if (found != g_iterations.end())
           RegisterCase(c)->Iterations(found->second);
       }
     }
     std::printf(
-        "hal-bench: %d rounds of every case, each figure's HAL case "
-        "before its baseline\n",
+        "hal-bench: %d rounds of every case, each figure's two sides one "
+        "after the other, HAL first in even rounds\n",
         repetitions);
     std::fflush(stdout);
     Collector collector(false);

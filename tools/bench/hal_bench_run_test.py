@@ -2,10 +2,11 @@
 # Copyright 2026 The HAL Authors.
 #
 # A short run of hal-bench, checked from its JSON (docs/performance.md):
-# the repetitions run in rounds, each figure's HAL case right before its
-# baseline; the ratio is the ratio of the medians; a run of fewer than 15
-# repetitions is flagged noisy and not judged; a filter that matches no case
-# is refused (status 2) and writes no JSON; the plot script draws the file.
+# the repetitions run in rounds, each figure's two cases one right after
+# the other, the HAL's first in even rounds and the baseline's in odd ones;
+# the ratio is the ratio of the medians; a run of fewer than 15 repetitions
+# is flagged noisy and not judged; a filter that matches no case is refused
+# (status 2) and writes no JSON; the plot script draws the file.
 # The environment is the benchmark's (meson.build).
 #
 #   hal_bench_run_test.py HAL_BENCH PLOT_SCRIPT OUT_DIR
@@ -60,13 +61,16 @@ def check_rounds(hal_bench, out_dir):
                 fail("%s: %d samples, %d places, expected %d" %
                      (case, len(figure["samples_ns"]), len(figure["order"]),
                       REPETITIONS))
-        # A B A B: each baseline repetition runs right after its HAL one.
+        # A B, B A, ...: the i-th repetitions of the two sides run one
+        # right after the other, the HAL's first in even rounds.
         for i, (a, b) in enumerate(zip(hal["order"], base["order"])):
-            if b != a + 1:
+            if b != (a + 1 if i % 2 == 0 else a - 1):
                 fail("%s: repetition %d of the HAL case ran at %d, of the "
-                     "baseline at %d: not one right after the other "
-                     "(orders %r and %r)" % (key, i, a, b, hal["order"],
-                                             base["order"]))
+                     "baseline at %d: not one right after the other, %s "
+                     "(orders %r and %r)" %
+                     (key, i, a, b,
+                      "the HAL's first" if i % 2 == 0 else "the baseline's "
+                      "first", hal["order"], base["order"]))
         expected = median(hal["samples_ns"]) / median(base["samples_ns"])
         ratio = report["ratios"][key]
         if abs(ratio - expected) > 1e-3 * expected:
@@ -137,7 +141,7 @@ def main():
     json_path = check_rounds(hal_bench, out_dir)
     check_no_match(hal_bench, out_dir)
     check_plots(plot_script, json_path, out_dir)
-    print("rounds A B A B, %d repetitions unjudged, no-match refused, "
+    print("rounds A B, B A, %d repetitions unjudged, no-match refused, "
           "plots drawn" % REPETITIONS)
     return 0
 

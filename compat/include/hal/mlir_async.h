@@ -88,11 +88,11 @@
 // Handoffs. Inside a pool task, what the task hands to other threads
 // (emplace, set-error, await-and-execute, add-to-group, execute, and the
 // end of a token or value whose last reference it drops unresolved, which
-// fails its groups) takes effect when the task returns to its worker, or before a blocking await
-// of the task: no other thread runs or sees anything of it while the
-// task's thread is still in its (JIT'd) code, which mlir-cpu-runner unmaps
-// as soon as main returns. Elsewhere (the main thread) they are immediate.
-// The task's own thread sees them take effect at the same points: an
+// fails its groups) takes effect when the task returns to its worker, or before
+// a blocking await of the task: no other thread runs or sees anything of it
+// while the task's thread is still in its (JIT'd) code, which mlir-cpu-runner
+// unmaps as soon as main returns. Elsewhere (the main thread) they are
+// immediate. The task's own thread sees them take effect at the same points: an
 // is-error query right after the task's own set-error (or after adding an
 // errored token to a group) reads the state before it, until the task
 // returns or blocks in an await. (MLIR's lowering sets its error and

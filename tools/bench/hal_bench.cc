@@ -1496,16 +1496,18 @@ int Report(const char* json_path, int repetitions, const WarmAllocations& warm,
       "bytes_per_pending_wait", memory.pending_wait);
   std::printf("%-28s %.0f heap bytes per device semaphore (reported)\n",
               "bytes_per_semaphore", memory.semaphore);
-  if (std::isnan(spin.spin_per_wait) || std::isnan(spin.sleep_per_wait)) {
-    // The ping-pong cases were filtered out of this run.
-    std::printf("%-28s not measured (the SignalWake cases did not run)\n",
-                "spin_cpu_ns_per_wait");
-  } else {
-    std::printf("%-28s %.0f ns of CPU per wait spinning up to %" PRIu64
-                " ns, %.0f ns sleeping at once (ping-pong, both threads)\n",
-                "spin_cpu_ns_per_wait", spin.spin_per_wait, spin.spin_ns,
-                spin.sleep_per_wait);
+  // Each side of the ping-pong figures when its case ran (a filter may
+  // leave either out).
+  char spinning[64] = "not measured (BM_SignalWakeSpin_Hal did not run)";
+  char sleeping[64] = "not measured (BM_SignalWake_Hal did not run)";
+  if (!std::isnan(spin.spin_per_wait)) {
+    std::snprintf(spinning, sizeof(spinning), "%.0f ns", spin.spin_per_wait);
   }
+  if (!std::isnan(spin.sleep_per_wait))
+    std::snprintf(sleeping, sizeof(sleeping), "%.0f ns", spin.sleep_per_wait);
+  std::printf("%-28s CPU per wait spinning up to %" PRIu64
+              " ns: %s; sleeping at once: %s (ping-pong, both threads)\n",
+              "spin_cpu_ns_per_wait", spin.spin_ns, spinning, sleeping);
   std::printf("%-28s %.0f ns of CPU per 1 ms wait spinning up to %" PRIu64
               " ns, %.0f ns sleeping at once\n",
               "spin_cpu_ns_per_blocked_wait", spin.spin_per_blocked_wait,
@@ -1808,7 +1810,8 @@ static int BenchMain(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--json=", 0) == 0 || arg == "--json") {
-      if (arg == "--json" && i + 1 == argc) {
+      if (arg == "--json" &&
+          (i + 1 == argc || std::strncmp(argv[i + 1], "--", 2) == 0)) {
         std::fprintf(stderr, "hal-bench: --json needs a FILE\n");
         Usage(stderr);
         return 2;
@@ -1838,10 +1841,19 @@ static int BenchMain(int argc, char** argv) {
       return 0;
     } else if (arg.rfind("--benchmark_repetitions", 0) == 0 ||
                arg.rfind("--benchmark_enable_random_interleaving", 0) == 0) {
-      // hal-bench orders the repetitions itself (A B A B ...).
+      // hal-bench orders the repetitions itself (A B, B A, ...).
       std::fprintf(stderr,
                    "hal-bench: %s: hal-bench runs its own rounds; give "
                    "--repetitions=N\n",
+                   argv[i]);
+      return 2;
+    } else if (arg.rfind("--benchmark_list_tests", 0) == 0) {
+      // It would make both passes list instead of run: a run that measured
+      // nothing. --list names the figures; a filter that matches no case
+      // names the cases.
+      std::fprintf(stderr,
+                   "hal-bench: %s: give --list (the figures) or a filter "
+                   "that matches no case (the cases)\n",
                    argv[i]);
       return 2;
     } else if (arg.rfind("--benchmark_", 0) == 0) {
@@ -1889,7 +1901,8 @@ static int BenchMain(int argc, char** argv) {
     return 2;
   if (list) {
     // After every argument is checked (Google Benchmark's flags too): a
-    // bad one is refused with it.
+    // bad one is refused with it. What needs the devices (a driver's name,
+    // what a filter matches) is not looked at: the listing is fixed.
     for (const Figure& figure : kFigures) {
       if (std::isnan(figure.target)) {
         std::printf("%-28s %s (reported)\n", figure.key, figure.what);
@@ -2026,9 +2039,26 @@ static int BenchMain(int argc, char** argv) {
   int result = 2;  // the filter matched no case: a bad argument
   if (matched == 0) {
     std::fprintf(stderr,
-                 "hal-bench: --benchmark_filter='%s' matches no case "
-                 "(--benchmark_list_tests names them)\n",
+                 "hal-bench: --benchmark_filter='%s' matches no case; the "
+                 "cases here:",
                  benchmark::GetBenchmarkFilter().c_str());
+    for (size_t i = 0; i < cases.size(); ++i) {
+      std::fprintf(stderr, "%s %s", i ? "," : "", cases[i].Key().c_str());
+    }
+    std::fprintf(stderr, "\n");
+    if (!g_mlir.skipped.empty()) {
+      std::fprintf(stderr,
+                   "hal-bench: (BM_MlirParallelFor_Hal and _Mlir are not "
+                   "among them here: %s)\n",
+                   g_mlir.skipped.c_str());
+    }
+    UnparkSubmissions();
+  } else if (g_iterations.empty()) {
+    // Every case the filter chose stopped itself (an all-reduce without
+    // its devices): the reasons are on stderr above; nothing to report.
+    std::fprintf(stderr,
+                 "hal-bench: no case the filter chose could run here\n");
+    result = 1;
     UnparkSubmissions();
   } else {
     // The rounds: every case once each, in |cases|' order, the two of

@@ -126,12 +126,15 @@ def check_plots(plot_script, json_path, out_dir):
             fail("plot_bench.py did not write %s" % path, result)
     # A file that is not hal-bench's is refused with a line, not a trace.
     bad = os.path.join(out_dir, "not-hal-bench.json")
-    with open(bad, "w") as f:
-        f.write("{}\n")
-    result = run([python, plot_script, bad, os.path.join(out_dir, "bad")])
-    if result.returncode != 1 or "Traceback" in result.stderr or \
-            "not hal-bench's JSON" not in result.stderr:
-        fail("plot_bench.py on {}: status %d" % result.returncode, result)
+    for text in ('{}', '{"ratios": {"signal_wake_vs_futex": 1.0}, '
+                 '"targets": {}, "figures": {}}'):
+        with open(bad, "w") as f:
+            f.write(text + "\n")
+        result = run([python, plot_script, bad, os.path.join(out_dir, "bad")])
+        if result.returncode != 1 or "Traceback" in result.stderr or \
+                "not hal-bench's JSON" not in result.stderr:
+            fail("plot_bench.py on %s: status %d" % (text, result.returncode),
+                 result)
 
 
 def main():

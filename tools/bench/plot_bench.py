@@ -5,11 +5,13 @@ usage: plot_bench.py HAL_BENCH_JSON OUTPUT_DIR
 
 Writes, for every figure of the file, the per-repetition times of the HAL
 case beside its baseline (one strip each, the median marked), as
-<key>.png; ratios.png: each figure's ratio of medians against its target;
-submit_vs_ops.png: the submit cost of a reused command buffer against its
-ops, stream and graph strategies; and submit_vs_parked.png: the cost of an
-empty submission against the submissions parked on its queue. Needs matplotlib (Debian's
-python3-matplotlib).
+<key>.png; ratios.png: each figure's ratio of medians against its target
+(where it has one); submit_vs_ops.png: the submit cost of a reused command
+buffer against its ops, stream and graph strategies; and
+submit_vs_parked.png: the cost of an empty submission against the
+submissions parked on its queue. A file that is not hal-bench's JSON, or in
+which no figure has a ratio, is refused with one line and status 1. Needs
+matplotlib (Debian's python3-matplotlib).
 """
 import json
 import os
@@ -32,6 +34,12 @@ FIGURES = {
     "signal_wake_spin_vs_spin": ("BM_SignalWakeSpin_Hal", "BM_SignalWake_Spin"),
     "mlir_parallel_for_vs_mlir": ("BM_MlirParallelFor_Hal",
                                   "BM_MlirParallelFor_Mlir"),
+    "alloca_vs_vendor_pool": ("BM_Alloca_Hal", "BM_Alloca_Vendor"),
+    "file_read_vs_pread_copy": ("BM_FileRead_Hal", "BM_FileRead_PreadCopy"),
+    "allreduce_busbw_vs_memcpy_2": ("BM_AllReduce_Hal/2",
+                                    "BM_AllReduce_Memcpy/2"),
+    "allreduce_busbw_vs_memcpy_4": ("BM_AllReduce_Hal/4",
+                                    "BM_AllReduce_Memcpy/4"),
 }
 
 
@@ -59,12 +67,14 @@ def plot_figure(key, figures, out_dir):
 
 def plot_ratios(data, out_dir):
     keys = [k for k in FIGURES if data["ratios"].get(k) is not None]
-    fig, ax = plt.subplots(figsize=(6, 3))
+    fig, ax = plt.subplots(figsize=(7, 3.4))
     ratios = [data["ratios"][k] for k in keys]
-    targets = [data["targets"][k]["target"] for k in keys]
+    # Figures only reported have no target to mark.
+    marked = [(x, data["targets"][k]["target"]) for x, k in enumerate(keys)
+              if data["targets"][k]["target"] is not None]
     ax.bar(range(len(keys)), ratios, color="tab:blue", label="ratio")
-    ax.scatter(range(len(keys)), targets, color="tab:red", marker="_",
-               s=400, label="target")
+    ax.scatter([m[0] for m in marked], [m[1] for m in marked],
+               color="tab:red", marker="_", s=400, label="target")
     # A figure whose higher ratio is better compares rates (HAL's over the
     # baseline's), the others times: the label says which bound holds.
     labels = [k + (" (≥)" if data["targets"][k]["higher_is_better"] else
@@ -142,6 +152,36 @@ def plot_parked(figures, out_dir):
     return path
 
 
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def why_not_hal_bench(data):
+    """What in |data| is not as hal-bench writes it, or None."""
+    if not isinstance(data, dict) or not all(
+            isinstance(data.get(key), dict)
+            for key in ("ratios", "targets", "figures")):
+        return 'not an object with "ratios", "targets" and "figures"'
+    for key, ratio in data["ratios"].items():
+        if key not in FIGURES or ratio is None:
+            continue
+        target = data["targets"].get(key)
+        if not is_number(ratio):
+            return "ratio %s is %r, not a number" % (key, ratio)
+        if not isinstance(target, dict) or not isinstance(
+                target.get("higher_is_better"), bool) or not (
+                target.get("target") is None or is_number(target["target"])):
+            return "target of %s is %r" % (key, target)
+    for case, figure in data["figures"].items():
+        if not isinstance(figure, dict) or not isinstance(
+                figure.get("samples_ns"), list) or not all(
+                is_number(v) for v in figure["samples_ns"]) or not all(
+                figure.get(k) is None or is_number(figure[k])
+                for k in ("median_ns", "min_ns", "max_ns")):
+            return "figure %s is %r" % (case, figure)
+    return None
+
+
 def load(path):
     """hal-bench's JSON at |path|, or None after saying why it is not."""
     try:
@@ -150,11 +190,9 @@ def load(path):
     except (OSError, ValueError) as error:
         print("plot_bench.py: %s: %s" % (path, error), file=sys.stderr)
         return None
-    if not isinstance(data, dict) or not all(
-            isinstance(data.get(key), dict)
-            for key in ("ratios", "targets", "figures")):
-        print("plot_bench.py: %s: not hal-bench's JSON (an object with "
-              "\"ratios\", \"targets\" and \"figures\")" % path,
+    why = why_not_hal_bench(data)
+    if why:
+        print("plot_bench.py: %s: not hal-bench's JSON: %s" % (path, why),
               file=sys.stderr)
         return None
     if not any(data["ratios"].get(key) is not None for key in FIGURES):
@@ -171,12 +209,17 @@ def main():
     data = load(sys.argv[1])
     if data is None:
         return 1
-    os.makedirs(sys.argv[2], exist_ok=True)
-    written = [plot_figure(key, data["figures"], sys.argv[2])
-               for key in FIGURES]
-    written.append(plot_ratios(data, sys.argv[2]))
-    written.append(plot_ops(data["figures"], sys.argv[2]))
-    written.append(plot_parked(data["figures"], sys.argv[2]))
+    try:
+        os.makedirs(sys.argv[2], exist_ok=True)
+        written = [plot_figure(key, data["figures"], sys.argv[2])
+                   for key in FIGURES]
+        written.append(plot_ratios(data, sys.argv[2]))
+        written.append(plot_ops(data["figures"], sys.argv[2]))
+        written.append(plot_parked(data["figures"], sys.argv[2]))
+    except OSError as error:
+        print("plot_bench.py: %s: %s" % (sys.argv[2], error),
+              file=sys.stderr)
+        return 1
     for path in written:
         if path:
             print("wrote", path)

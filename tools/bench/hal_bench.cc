@@ -1752,6 +1752,26 @@ void Usage(FILE* out) {
 
 }  // namespace
 
+// Why hal-bench refuses Google Benchmark flag |arg|, or null.
+const char* RefusedBenchmarkFlag(const std::string& arg) {
+  static const std::pair<const char*, const char*> kRefused[] = {
+      // hal-bench orders the repetitions itself (A B, B A, ...).
+      {"--benchmark_repetitions",
+       "hal-bench runs its own rounds; give --repetitions=N"},
+      {"--benchmark_enable_random_interleaving",
+       "hal-bench runs its own rounds; give --repetitions=N"},
+      // Both passes would list instead of run: a run that measured nothing.
+      {"--benchmark_list_tests",
+       "give --list (the figures) or a filter that matches no case (the "
+       "cases)"},
+  };
+  for (const auto& [prefix, why] : kRefused) {
+    if (arg.rfind(prefix, 0) == 0)
+      return why;
+  }
+  return nullptr;
+}
+
 // One case of the run: a function and its argument (-1: none).
 struct Case {
   const char* name;
@@ -1839,22 +1859,8 @@ static int BenchMain(int argc, char** argv) {
     } else if (arg == "--help" || arg == "-h") {
       Usage(stdout);
       return 0;
-    } else if (arg.rfind("--benchmark_repetitions", 0) == 0 ||
-               arg.rfind("--benchmark_enable_random_interleaving", 0) == 0) {
-      // hal-bench orders the repetitions itself (A B, B A, ...).
-      std::fprintf(stderr,
-                   "hal-bench: %s: hal-bench runs its own rounds; give "
-                   "--repetitions=N\n",
-                   argv[i]);
-      return 2;
-    } else if (arg.rfind("--benchmark_list_tests", 0) == 0) {
-      // It would make both passes list instead of run: a run that measured
-      // nothing. --list names the figures; a filter that matches no case
-      // names the cases.
-      std::fprintf(stderr,
-                   "hal-bench: %s: give --list (the figures) or a filter "
-                   "that matches no case (the cases)\n",
-                   argv[i]);
+    } else if (const char* why = RefusedBenchmarkFlag(arg)) {
+      std::fprintf(stderr, "hal-bench: %s: %s\n", argv[i], why);
       return 2;
     } else if (arg.rfind("--benchmark_", 0) == 0) {
       // Google Benchmark answers a format it does not know with its usage

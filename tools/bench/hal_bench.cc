@@ -9,17 +9,17 @@
 // fixed, a figure's two cases one right after the other, the HAL's first
 // in even rounds and the baseline's in odd ones (A B B A A B ...), so that
 // a drift of the machine, and whatever the case before leaves behind, hit
-// both sides of a ratio alike. For each
-// figure the program reports the median, min and max of both sides and the
-// ratio of medians, and flags the ratio as noisy when the per-repetition
-// ratios spread by more than kNoisySpread (their 10th to 90th percentile,
-// over the median), or when fewer than kDefaultRepetitions pairs ran. The
-// median of the per-repetition ratios is printed beside it: the i-th
-// repetitions of the two sides ran one after the other, so it cancels a
-// drift of the machine's speed within the run that the ratio of medians
-// only averages out. The verdict is on the ratio of medians.
+// both sides of a ratio alike. For each figure the program reports the
+// median, min and max of both sides and the ratio of medians, and flags the
+// ratio as noisy when the per-repetition ratios spread by more than
+// kNoisySpread (their 10th to 90th percentile, over the median), or when
+// fewer than kDefaultRepetitions pairs ran. The median of the
+// per-repetition ratios is printed beside it: the i-th repetitions of the
+// two sides ran one after the other, so it cancels a drift of the
+// machine's speed within the run that the ratio of medians only averages
+// out. The verdict is on the ratio of medians.
 //
-//   hal-bench [--json=FILE] [--list] [--repetitions=N] [--driver=NAME]
+//   hal-bench [--json FILE] [--list] [--repetitions=N] [--driver=NAME]
 //             [--graph-driver=NAME] [Google Benchmark flags...]
 //
 // The devices come from HAL_DRIVER_PATH (the stream and graph drivers of one

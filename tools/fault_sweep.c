@@ -272,6 +272,9 @@ static hal_status_t workload_dispatch(hal_device_t* device) {
 
 static hal_status_t workload_file(hal_device_t* device) {
   hal_buffer_t* buffer = NULL;
+  // One semaphore per transfer: a failure the other transfer puts on a
+  // shared one says nothing of when this one is done with |bytes|.
+  hal_semaphore_t* read_done = NULL;
   hal_semaphore_t* done = NULL;
   hal_file_t* source = NULL;
   hal_file_t* target = NULL;
@@ -297,28 +300,32 @@ static hal_status_t workload_file(hal_device_t* device) {
   if (!status)
     status = hal_device_allocate_buffer(device, params, FILE_BYTES, &buffer);
   if (!status)
+    status = hal_device_create_semaphore(device, 0, &read_done);
+  if (!status)
     status = hal_device_create_semaphore(device, 0, &done);
   uint32_t queues = status ? 1 : hal_device_info(device)->queue_count;
-  uint64_t one = 1, two = 2;
-  hal_semaphore_list_t first = {1, &done, &one};
-  hal_semaphore_list_t second = {1, &done, &two};
-  uint64_t submitted = 0;  // the value the last transfer submitted signals
+  uint64_t one = 1;
+  hal_semaphore_list_t first = {1, &read_done, &one};
+  hal_semaphore_list_t second = {1, &done, &one};
+  bool read_submitted = false, write_submitted = false;
   if (!status) {
     status = hal_device_queue_read(device, 0, NULL, &first, source, 0, buffer,
                                    0, FILE_BYTES);
-    submitted = status ? 0 : 1;
+    read_submitted = !status;
   }
   if (!status) {
     status = hal_device_queue_write(device, 1 % queues, &first, &second, buffer,
                                     0, target, 0, FILE_BYTES);
-    submitted = status ? 1 : 2;
+    write_submitted = !status;
   }
   if (!status)
-    status = sweep_wait(done, 2);
+    status = sweep_wait(done, 1);
   // The host memory is borrowed: whatever failed, it is freed only once
   // every transfer submitted is done with it (reached or failed).
-  if (status && submitted)
-    hal_status_ignore(sweep_wait(done, submitted));
+  if (status && read_submitted)
+    hal_status_ignore(sweep_wait(read_done, 1));
+  if (status && write_submitted)
+    hal_status_ignore(sweep_wait(done, 1));
   if (!status &&
       pread(fileno(stream), written, FILE_BYTES, 0) != (ssize_t)FILE_BYTES) {
     status = hal_make_status(HAL_STATUS_DATA_LOSS, "the written file is short");
@@ -331,6 +338,7 @@ static hal_status_t workload_file(hal_device_t* device) {
     }
   }
   hal_semaphore_release(done);
+  hal_semaphore_release(read_done);
   hal_buffer_release(buffer);
   hal_file_release(target);
   hal_file_release(source);

@@ -43,8 +43,11 @@ hal_file_from_fd(int fd, hal_file_access_t access, hal_file_t** out_file);
 
 // A file over |length| bytes of host memory at |data| (borrowed: it must
 // stay valid until every transfer given the file has reached or failed its
-// signals, whenever the file is released; a transfer refused at its call
-// is done with them when the call returns; a range
+// signals, whenever the file is released; a failure that other work or the
+// host puts on a semaphore the transfer also signals does not end the
+// transfer, so give each transfer a signal of its own to know when it is
+// done; a transfer refused at its call is done with them when the call
+// returns; a range
 // that wraps the address space, or a NULL |data| with a |length| above 0,
 // is INVALID_ARGUMENT; a |length| of 0 makes a file of no bytes). Reads and
 // writes beyond |length| are OUT_OF_RANGE at the call.

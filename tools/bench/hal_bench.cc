@@ -285,14 +285,21 @@ struct Hal {
 };
 Hal g_hal;
 
-hal_device_t* CreateDevice(const std::string& name) {
+// |named|: the name came from the command line, where one that no plugin
+// provides is a bad argument (status 2).
+hal_device_t* CreateDevice(const std::string& name, bool named = false) {
   hal_driver_t* driver = nullptr;
-  Check(hal_driver_registry_create_driver(g_hal.registry, name.c_str(),
-                                          hal_allocator_system(), &driver),
-        name.c_str());
+  hal_status_t status = hal_driver_registry_create_driver(
+      g_hal.registry, name.c_str(), hal_allocator_system(), &driver);
+  if (status && named && hal_status_code(status) == HAL_STATUS_NOT_FOUND) {
+    std::fprintf(stderr, "hal-bench: --driver/--graph-driver: ");
+    hal_status_fprint(stderr, status);
+    std::exit(2);
+  }
+  Check(status, name.c_str());
   hal_device_t* device = nullptr;
-  hal_status_t status = hal_driver_create_device_by_index(
-      driver, 0, hal_allocator_system(), &device);
+  status = hal_driver_create_device_by_index(driver, 0, hal_allocator_system(),
+                                             &device);
   hal_driver_release(driver);
   Check(status, name.c_str());
   return device;
@@ -1949,25 +1956,8 @@ static int BenchMain(int argc, char** argv) {
   Check(hal_driver_registry_create(nullptr, hal_allocator_system(),
                                    &g_hal.registry),
         "registry");
-  // A driver named on the command line that no plugin provides is a bad
-  // argument.
-  for (const std::string& name : {g_hal.stream_driver, g_hal.graph_driver}) {
-    hal_driver_t* driver = nullptr;
-    hal_status_t status = hal_driver_registry_create_driver(
-        g_hal.registry, name.c_str(), hal_allocator_system(), &driver);
-    if (status && drivers_given &&
-        hal_status_code(status) == HAL_STATUS_NOT_FOUND) {
-      std::fprintf(stderr, "hal-bench: --driver/--graph-driver: ");
-      hal_status_fprint(stderr, status);
-      hal_status_free(status);
-      hal_driver_registry_free(g_hal.registry);
-      return 2;
-    }
-    Check(status, name.c_str());
-    hal_driver_release(driver);
-  }
-  g_hal.stream = CreateDevice(g_hal.stream_driver);
-  g_hal.graph = CreateDevice(g_hal.graph_driver);
+  g_hal.stream = CreateDevice(g_hal.stream_driver, drivers_given);
+  g_hal.graph = CreateDevice(g_hal.graph_driver, drivers_given);
   OpenVendor();
 
   const char* spin_env = std::getenv("HAL_SYNC_SPIN_NS");

@@ -515,12 +515,13 @@ def corrupt_image(field, value):
     return executable(0, CORRUPT_HEADER, (field << 24) | value)
 
 
-# Inputs that found a bug not fixed yet (docs/fuzzing.md, "Findings"). They
-# fail on purpose, so they live outside the corpus the CI run replays; once
-# fixed, move the entry into SEEDS.
+# Inputs the CI run does not replay (docs/fuzzing.md, "Findings"): those of
+# a bug not fixed yet, which fail on purpose (once fixed, move the entry
+# into SEEDS), and those that reproduce only in another build.
 REGRESSIONS = {
-    # Needs a build without -fsanitize=fuzzer-no-link (executables loaded per
-    # input) and HAL_FUZZ_CORRUPT_IMAGES=1.
+    # Fixed. They stay here because they need a build without
+    # -fsanitize=fuzzer-no-link (executables loaded per input) and
+    # HAL_FUZZ_CORRUPT_IMAGES=1, which the CI run's build is not.
     "vgpu-elf-phoff-segv": corrupt_image(E_PHOFF, 0x191918),
     "vgpu-elf-phnum-overflow": corrupt_image(E_PHNUM, 0xFFFF),
 }

@@ -826,7 +826,7 @@ inline hal_sync_submission_complete(y, st) {
  * hal_sync_submission_complete per thread). */
 inline hal_sync_submission_issue(y, W) {
 #ifndef BUG_NO_DEVICE_WAIT_HOST_CHECK
-  /* hal_sync_submission_device_waits_failed: a device-waited semaphore
+  /* hal_sync_submission_waits_failed, for the device-waited semaphore: one
    * that failed already: never run (S2) */
   STEP
     is_st = ST_OK;
@@ -1216,7 +1216,8 @@ end_hal_sync_queue_completion_main_doorbell_wait:
   od
 }
 
-/* hal_sync_wait_help + hal_sync_queue_help_complete: a host wait without a
+/* The helping branch of hal_sync_semaphore_wait_list (wait.c) +
+ * hal_sync_queue_help_complete: a host wait without a
  * deadline that finds issued work publishing its value (a device
  * timepoint) counts itself in as a helper of that work's queue under the
  * semaphore's lock, retains the event, then completes the queue's

@@ -821,15 +821,20 @@ static bool is_ancestor(const op_t* o, uint32_t j) {
 
 // Ops whose relative order decides their outcomes: two of one alloca'd
 // buffer (a use before or after the alloca, the dealloca before or after a
-// use), or two big allocas of one device (only one fits).
+// use), or, of two big buffers of one device (only one fits), one's alloca
+// and the other's alloca or dealloca.
 static bool ops_race(const program_t* p, const op_t* a, const op_t* b) {
   if (a->buffer < 0 || b->buffer < 0)
     return false;
   if (a->buffer == b->buffer)
     return true;
-  return a->kind == OP_ALLOCA && b->kind == OP_ALLOCA &&
-         a->device == b->device && p->buffers[a->buffer].big &&
-         p->buffers[b->buffer].big;
+  const model_buffer_t* x = &p->buffers[a->buffer];
+  const model_buffer_t* y = &p->buffers[b->buffer];
+  if (!x->big || !y->big || x->device != y->device)
+    return false;
+  return (a->kind == OP_ALLOCA &&
+          (b->kind == OP_ALLOCA || b->kind == OP_DEALLOCA)) ||
+         (b->kind == OP_ALLOCA && a->kind == OP_DEALLOCA);
 }
 
 static void decide(program_t* p, uint32_t k, outcome_t outcome,
@@ -1023,7 +1028,7 @@ static bool settle_waits(program_t* p) {
   return any_change;
 }
 
-// Ops of one alloca'd buffer that this step decided without an order
+// Ops that race (ops_race) and that this step decided without an order
 // between them (neither waits on the other), at least one by its issue:
 // the model cannot tell which came first, so both are open, and so is what
 // this step decided behind them.

@@ -458,6 +458,8 @@ CTS_CASE(Alloca_ReRecordedCommandBufferIsUpdatedInPlace) {
       HAL_ASSERT_OK(hal_command_buffer_begin(cb));
     uint8_t pattern = (uint8_t)(0x11 * (round + 1));
     HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, x, 0, kSize, &pattern, 1));
+    // Ops between barriers may run in any order (a graph's nodes do).
+    HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
     HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, x, 0, f->b, 0, kSize));
     HAL_ASSERT_OK(hal_command_buffer_end(cb));
     HAL_ASSERT_OK(cts_submit(f->device, f->q0, s, 1 + round, cb, s, 2 + round));
@@ -498,6 +500,7 @@ CTS_CASE(Alloca_InfoQueriedWhileTheFirstIssueBuilds) {
       cts_begin_command_buffer(f->device, HAL_COMMAND_BUFFER_MODE_REUSABLE);
   uint8_t pattern = 0x5A;
   HAL_ASSERT_OK(hal_command_buffer_fill_buffer(cb, x, 0, kSize, &pattern, 1));
+  HAL_ASSERT_OK(hal_command_buffer_execution_barrier(cb));
   HAL_ASSERT_OK(hal_command_buffer_copy_buffer(cb, x, 0, f->b, 0, kSize));
   HAL_ASSERT_OK(hal_command_buffer_end(cb));
   hal_semaphore_t* waits[2] = {s, gate};

@@ -877,6 +877,83 @@ CTS_CASE(Submit_WorkObservedWithoutHelpingCompletesAfterHelpedWaits) {
   hal_semaphore_release(timeline);
 }
 
+// Unbounded host waits on a thread of their own (they complete work, and
+// may hang: a timed wait on the test's thread tells).
+typedef struct unbounded_waits_t {
+  hal_semaphore_t* semaphores[3];
+  uint64_t values[3];
+} unbounded_waits_t;
+
+static void* wait_without_deadline_main(void* arg) {
+  unbounded_waits_t* waits = (unbounded_waits_t*)arg;
+  for (int i = 0; i < 3; ++i) {
+    HAL_ASSERT_OK(hal_semaphore_wait(waits->semaphores[i], waits->values[i],
+                                     hal_infinite_timeout()));
+  }
+  return NULL;
+}
+
+// Q2 progress, with work completed by the thread that waits for it: the
+// check of a device wait at its work's completion (did the signaler
+// succeed? S2) runs under the queue's completion turn, and may complete
+// the signaler on its own thread ("Waiters complete"), but nothing issued
+// after the signaler on its queue. Here s's smallest pending value 7 comes
+// from V on q1, issued after Z2 of q0 and waiting for it on the device,
+// while Z's wait on s took X's event: completing V from Z's check waited
+// for Z2, which only the turn that check holds completes. Odd rounds, a
+// host wait without a deadline holds that turn (it completes Z); even
+// ones, q0's completion thread; both queues helped first.
+CTS_CASE(Q2_DeviceWaitCheckCompletesOnlyItsSignaler) {
+  fixture_t* f = *state;
+  uint32_t queues[2] = {f->q0, f->q1};
+  hal_semaphore_t* warm[2] = {cts_create_semaphore(f->device, 0),
+                              cts_create_semaphore(f->device, 0)};
+  uint64_t warm_value = 0;
+  uint32_t rounds = cts_iterations(16);
+  for (uint32_t round = 0; round < rounds; ++round) {
+    for (int i = 0; i < 12; ++i) {
+      ++warm_value;
+      for (int q = 0; q < 2; ++q) {
+        HAL_ASSERT_OK(cts_submit(f->device, queues[q], NULL, 0, NULL, warm[q],
+                                 warm_value));
+        HAL_ASSERT_OK(
+            hal_semaphore_wait(warm[q], warm_value, hal_infinite_timeout()));
+      }
+    }
+    hal_semaphore_t* s = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* t = cts_create_semaphore(f->device, 0);
+    hal_semaphore_t* u = cts_create_semaphore(f->device, 0);
+    HAL_ASSERT_OK(cts_submit(f->device, f->q1, NULL, 0, NULL, s, 10));  // X
+    HAL_ASSERT_OK(cts_submit(f->device, f->q0, s, 5, NULL, u, 1));      // Z
+    HAL_ASSERT_OK(cts_submit(f->device, f->q0, NULL, 0, NULL, t, 1));   // Z2
+    HAL_ASSERT_OK(cts_submit(f->device, f->q1, t, 1, NULL, s, 7));      // V
+    unbounded_waits_t waits = {{u, t, s}, {1, 1, 10}};
+    pthread_t waiter;
+    bool helped = round % 2 == 1;
+    if (helped) {
+      assert_int_equal(
+          pthread_create(&waiter, NULL, wait_without_deadline_main, &waits), 0);
+    }
+    for (int i = 0; i < 3; ++i) {
+      hal_status_t status = cts_wait(waits.semaphores[i], waits.values[i]);
+      if (status != HAL_OK) {
+        // A deadlock: the device could not be released either.
+        fprintf(stderr, "round %u (%s): %s\n", round,
+                helped ? "a host wait completes" : "completion threads",
+                hal_status_message(status));
+        abort();
+      }
+    }
+    if (helped)
+      assert_int_equal(pthread_join(waiter, NULL), 0);
+    hal_semaphore_release(s);
+    hal_semaphore_release(t);
+    hal_semaphore_release(u);
+  }
+  hal_semaphore_release(warm[0]);
+  hal_semaphore_release(warm[1]);
+}
+
 // S6 across devices: a queue of device 1 waits on a semaphore signaled by a
 // queue of device 0 (parked on the host: events of another device are never
 // waited on natively). The data goes through the host between devices.
@@ -1278,6 +1355,7 @@ int main(void) {
       CASE(Submit_CrossDeviceWait),
       CASE(Submit_WaitsWithoutDeadlineSeeTheirWork),
       CASE(Submit_WorkObservedWithoutHelpingCompletesAfterHelpedWaits),
+      CASE(Q2_DeviceWaitCheckCompletesOnlyItsSignaler),
       CASE(Submit_CommandBuffersRunInOrder),
       CASE(Submit_WarmSubmissionsMakeNoHostAllocations),
       CASE(Submit_BadSubmissions),

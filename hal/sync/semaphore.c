@@ -861,11 +861,24 @@ bool hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
 
 bool hal_sync_semaphore_find_signaler(hal_sync_semaphore_t* semaphore,
                                       uint64_t value,
+                                      const hal_sync_native_event_t* only_event,
                                       hal_sync_queue_t** out_queue,
                                       hal_sync_native_event_t** out_event) {
   hal_sync_mutex_lock(&semaphore->mutex);
   hal_sync_device_timepoint_t* device_timepoint =
       hal_sync_semaphore_covering_locked(semaphore, value, NULL);
+  if (device_timepoint && only_event) {
+    // Not the smallest covering value: that one's work may have been
+    // issued after |only_event|'s and wait for what its caller holds.
+    device_timepoint = NULL;
+    for (size_t i = 0; i < semaphore->device_timepoint_count; ++i) {
+      if (semaphore->device_timepoints[i].event == only_event &&
+          semaphore->device_timepoints[i].value >= value) {
+        device_timepoint = &semaphore->device_timepoints[i];
+        break;
+      }
+    }
+  }
   if (device_timepoint) {
     // Listed, so its submission has not published it, so it has not
     // retired, so its queue is not destroyed: counting the helper in here

@@ -183,11 +183,13 @@ bool hal_sync_semaphore_attach_event(hal_sync_semaphore_t* semaphore,
                                      hal_sync_queue_t* queue);
 
 // A host waiter about to sleep for |value|: if issued work that publishes
-// |value| or more is listed (the smallest such value), returns true with
-// its queue counted as helped (hal_sync_queue_help_enter) and its
-// completion event retained, for hal_sync_queue_help_complete.
+// |value| or more is listed (the smallest such value; with |only_event|,
+// only the work whose completion event that is), returns true with its
+// queue counted as helped (hal_sync_queue_help_enter) and its completion
+// event retained, for hal_sync_queue_help_complete.
 bool hal_sync_semaphore_find_signaler(hal_sync_semaphore_t* semaphore,
                                       uint64_t value,
+                                      const hal_sync_native_event_t* only_event,
                                       hal_sync_queue_t** out_queue,
                                       hal_sync_native_event_t** out_event);
 
@@ -240,5 +242,14 @@ void hal_sync_failed_list_notify(hal_sync_failed_list_t* list,
 HAL_MUST_USE_RESULT hal_status_t hal_sync_semaphore_wait_list(
     hal_wait_mode_t mode, size_t count, hal_semaphore_t* const* semaphores,
     const uint64_t* values, hal_time_t deadline_ns);
+
+// Waits without a deadline for |value| on |semaphore|, which the work whose
+// completion event is |event| publishes: a device wait's check (submission.c).
+// It completes on its own thread no other work than that one's and what
+// was issued before it on its queue: its caller may hold another queue's
+// turn, which later work there may wait for.
+HAL_MUST_USE_RESULT hal_status_t
+hal_sync_semaphore_wait_signaler(hal_semaphore_t* semaphore, uint64_t value,
+                                 const hal_sync_native_event_t* event);
 
 #endif  // HAL_SYNC_SEMAPHORE_IMPL_H_

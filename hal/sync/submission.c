@@ -477,10 +477,13 @@ hal_status_t hal_sync_submission_await_device_waits(
     // The signaler was issued before this submission, so its queue's
     // completion thread resolves the semaphore (reached or failed) without
     // waiting on anything issued later: this cannot deadlock, and it is
-    // usually reached already (a lock-free check).
-    HAL_RETURN_IF_ERROR(
-        hal_sync_semaphore_wait_list(HAL_WAIT_MODE_ALL, 1, &wait->semaphore,
-                                     &wait->value, HAL_TIME_INFINITE_FUTURE));
+    // usually reached already (a lock-free check). This thread may hold
+    // this queue's completion turn, so it completes no other work than
+    // the signaler and what its queue issued before it: later work of
+    // that queue that publishes the value too may wait for this queue's
+    // later work, which only this turn completes.
+    HAL_RETURN_IF_ERROR(hal_sync_semaphore_wait_signaler(
+        wait->semaphore, wait->value, wait->event));
   }
   return HAL_OK;
 }

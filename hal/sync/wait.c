@@ -269,20 +269,14 @@ static hal_status_t hal_sync_wait_sleep(hal_wait_mode_t mode, size_t count,
                                         const uint64_t* values,
                                         hal_time_t deadline_ns, bool clamped);
 
-hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
-                                          hal_semaphore_t* const* semaphores,
-                                          const uint64_t* values,
-                                          hal_time_t deadline_ns) {
-  if (count == 0)
-    return HAL_OK;
-  if (hal_sync_wait_fast_path(mode, count, semaphores, values))
-    return HAL_OK;
-  // In a callback past the nesting bound: what it deferred may be what
-  // this wait is for. Run no more of it than that takes.
-  while (hal_sync_timepoints_run_one_deferred()) {
-    if (hal_sync_wait_fast_path(mode, count, semaphores, values))
-      return HAL_OK;
-  }
+// The wait once the fast path found it not satisfied: spin, complete the
+// work that publishes the value where the queue's completion thread is not
+// at it, sleep. |only_event|: NULL, any such work; else only the work
+// whose completion event it is.
+static hal_status_t hal_sync_wait_blocking(
+    hal_wait_mode_t mode, size_t count, hal_semaphore_t* const* semaphores,
+    const uint64_t* values, hal_time_t deadline_ns,
+    const hal_sync_native_event_t* only_event) {
   bool clamped = false;
   HAL_RETURN_IF_ERROR(hal_sync_clamp_deadline(&deadline_ns, &clamped));
   if (hal_sync_wait_spin(mode, count, semaphores, values, deadline_ns))
@@ -296,7 +290,7 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
   hal_sync_native_event_t* event = NULL;
   if (count == 1 && deadline_ns == HAL_TIME_INFINITE_FUTURE &&
       hal_sync_semaphore_find_signaler(hal_sync_semaphore_cast(semaphores[0]),
-                                       values[0], &queue, &event)) {
+                                       values[0], only_event, &queue, &event)) {
     // Completing runs the work's callbacks on this thread, and one of them
     // may release the reference the caller lent it (K12): the wait holds
     // one of its own until it returns.
@@ -312,6 +306,39 @@ hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
   }
   return hal_sync_wait_sleep(mode, count, semaphores, values, deadline_ns,
                              clamped);
+}
+
+static hal_status_t hal_sync_wait_list_helping(
+    hal_wait_mode_t mode, size_t count, hal_semaphore_t* const* semaphores,
+    const uint64_t* values, hal_time_t deadline_ns,
+    const hal_sync_native_event_t* only_event) {
+  if (count == 0)
+    return HAL_OK;
+  if (hal_sync_wait_fast_path(mode, count, semaphores, values))
+    return HAL_OK;
+  // In a callback past the nesting bound: what it deferred may be what
+  // this wait is for. Run no more of it than that takes.
+  while (hal_sync_timepoints_run_one_deferred()) {
+    if (hal_sync_wait_fast_path(mode, count, semaphores, values))
+      return HAL_OK;
+  }
+  return hal_sync_wait_blocking(mode, count, semaphores, values, deadline_ns,
+                                only_event);
+}
+
+hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,
+                                          hal_semaphore_t* const* semaphores,
+                                          const uint64_t* values,
+                                          hal_time_t deadline_ns) {
+  return hal_sync_wait_list_helping(mode, count, semaphores, values,
+                                    deadline_ns, NULL);
+}
+
+hal_status_t hal_sync_semaphore_wait_signaler(
+    hal_semaphore_t* semaphore, uint64_t value,
+    const hal_sync_native_event_t* event) {
+  return hal_sync_wait_list_helping(HAL_WAIT_MODE_ALL, 1, &semaphore, &value,
+                                    HAL_TIME_INFINITE_FUTURE, event);
 }
 
 // Step 2 for one timepoint of |waiter| at |value| on |semaphore|: PENDING

@@ -128,15 +128,18 @@ static inline uint32_t hal_sync_timepoint_generation(
 // Assertion builds: aborts if |timepoint| was recycled since its holder
 // read |generation| (T3). Every use of a timepoint (or waiter) through a
 // kept pointer checks it; compiled out with NDEBUG.
+#define hal_sync_timepoint_check(timepoint, generation) \
+  hal_sync_pool_block_check(&(timepoint)->block, (generation))
+
+// Whether the calling thread has callbacks deferred past the nesting bound.
+bool hal_sync_timepoints_have_deferred(void);
+
 // Runs the first of the callbacks the calling thread deferred past the
 // nesting bound; returns whether there was one. A host wait calls it, one
 // at a time until its values are reached, before it blocks: a callback
 // that waits for the effect of a callback it deferred must not wait
 // forever.
 bool hal_sync_timepoints_run_one_deferred(void);
-
-#define hal_sync_timepoint_check(timepoint, generation) \
-  hal_sync_pool_block_check(&(timepoint)->block, (generation))
 
 // Runs the resolution of a popped timepoint (post the waiter, or run the
 // callback with |status|) and drops the reference the heap held. Never

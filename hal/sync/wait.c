@@ -316,14 +316,26 @@ static hal_status_t hal_sync_wait_list_helping(
     return HAL_OK;
   if (hal_sync_wait_fast_path(mode, count, semaphores, values))
     return HAL_OK;
-  // In a callback past the nesting bound: what it deferred may be what
-  // this wait is for. Run no more of it than that takes.
-  while (hal_sync_timepoints_run_one_deferred()) {
-    if (hal_sync_wait_fast_path(mode, count, semaphores, values))
-      return HAL_OK;
+  if (!hal_sync_timepoints_have_deferred()) {
+    return hal_sync_wait_blocking(mode, count, semaphores, values, deadline_ns,
+                                  only_event);
   }
-  return hal_sync_wait_blocking(mode, count, semaphores, values, deadline_ns,
-                                only_event);
+  // In a callback past the nesting bound: what it deferred may be what
+  // this wait is for. Run no more of it than that takes. What runs may
+  // release the reference the caller lent it to a semaphore of the list
+  // (K12): the wait holds one of its own on each until it returns.
+  for (size_t i = 0; i < count; ++i)
+    hal_semaphore_retain(semaphores[i]);
+  bool satisfied = false;
+  while (!satisfied && hal_sync_timepoints_run_one_deferred())
+    satisfied = hal_sync_wait_fast_path(mode, count, semaphores, values);
+  hal_status_t status =
+      satisfied ? HAL_OK
+                : hal_sync_wait_blocking(mode, count, semaphores, values,
+                                         deadline_ns, only_event);
+  for (size_t i = 0; i < count; ++i)
+    hal_semaphore_release(semaphores[i]);
+  return status;
 }
 
 hal_status_t hal_sync_semaphore_wait_list(hal_wait_mode_t mode, size_t count,

@@ -649,6 +649,92 @@ static void T2_DeepCallbackWaitsForWhatItDeferred(void** state) {
   hal_semaphore_release(deep.late);
 }
 
+// K12 past the nesting bound: a wait in the 16th nested callback runs the
+// callbacks it deferred before it sleeps (above), and one of them may
+// release the last reference to the semaphore the wait is on. The wait
+// holds one of its own until it returns: the semaphore goes as the wait
+// returns, not under it (it went in the callback, and the wait went on to
+// read it). Its memory comes from an allocator that keeps freed blocks
+// until the end of the test, so a read after the free is seen as an early
+// free in every build (ASan sees the read itself).
+typedef struct held_free_t {
+  _Atomic int frees;
+  void* block;  // freed, kept until the end
+} held_free_t;
+
+static void* held_malloc(void* self, size_t size) {
+  return malloc(size);
+}
+
+static void* held_realloc(void* self, void* ptr, size_t size) {
+  return realloc(ptr, size);
+}
+
+static void held_free(void* self, void* ptr) {
+  held_free_t* held = (held_free_t*)self;
+  assert_null(held->block);
+  held->block = ptr;
+  atomic_fetch_add(&held->frees, 1);
+}
+
+typedef struct released_in_wait_t {
+  hal_semaphore_t* chain;  // links 1..kNestBound
+  hal_semaphore_t* held;   // its last reference is its callback's
+  held_free_t frees;
+  int frees_in_callback;  // right after the callback released it
+  int frees_after_wait;
+  hal_status_code_t waited;
+  bool did_wait;
+} released_in_wait_t;
+
+enum { kNestBound = 16 };
+
+static void release_held_callback(void* user_data, uint64_t value,
+                                  hal_status_t status) {
+  released_in_wait_t* test = (released_in_wait_t*)user_data;
+  hal_semaphore_release(test->held);
+  test->frees_in_callback = atomic_load(&test->frees.frees);
+}
+
+static void nest_then_wait_callback(void* user_data, uint64_t value,
+                                    hal_status_t status) {
+  released_in_wait_t* test = (released_in_wait_t*)user_data;
+  if (value < kNestBound) {
+    hal_status_ignore(hal_semaphore_signal(test->chain, value + 1));
+    return;
+  }
+  // The 16th: |held|'s callback, due now, is deferred. The wait runs it
+  // (it may be what the wait is for), then, not reached, times out.
+  HAL_ASSERT_OK(hal_semaphore_signal(test->held, 1));
+  test->did_wait = true;
+  hal_status_t waited =
+      hal_semaphore_wait(test->held, 2, hal_make_timeout_ns(1000000));
+  test->waited = hal_status_code(waited);
+  hal_status_free(waited);
+  test->frees_after_wait = atomic_load(&test->frees.frees);
+}
+
+static void K12_CallbackRunByAWaitReleasesItsSemaphore(void** state) {
+  released_in_wait_t test = {0};
+  hal_allocator_t allocator = {&test.frees, held_malloc, held_realloc,
+                               held_free};
+  test.chain = hal_test_semaphore(0);
+  HAL_ASSERT_OK(hal_semaphore_create_host(allocator, 0, &test.held));
+  HAL_ASSERT_OK(hal_semaphore_add_callback(test.held, 1, release_held_callback,
+                                           &test, NULL));
+  for (uint64_t value = 1; value <= kNestBound; ++value) {
+    HAL_ASSERT_OK(hal_semaphore_add_callback(
+        test.chain, value, nest_then_wait_callback, &test, NULL));
+  }
+  HAL_ASSERT_OK(hal_semaphore_signal(test.chain, 1));
+  assert_true(test.did_wait);
+  assert_int_equal(test.waited, HAL_STATUS_DEADLINE_EXCEEDED);
+  assert_int_equal(test.frees_in_callback, 0);
+  assert_int_equal(test.frees_after_wait, 1);
+  free(test.frees.block);
+  hal_semaphore_release(test.chain);
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test(name)
 
@@ -670,6 +756,7 @@ int main(void) {
       CASE(K12_CallbackAndSignalerRaceLastRelease),
       CASE(T2_LongCallbackChainRunsInBoundedStack),
       CASE(T2_DeepCallbackWaitsForWhatItDeferred),
+      CASE(K12_CallbackRunByAWaitReleasesItsSemaphore),
   };
   return cmocka_run_group_tests_name("timepoint", tests, NULL, NULL);
 }

@@ -282,11 +282,14 @@ static void hal_sync_semaphore_defer_submissions_locked(
 // pop it ahead of the first's batch. That later signal (on another thread,
 // or nested in a callback of the batch) defers the submissions' waits it
 // pops itself to the same list, for the same reason: they were parked
-// behind the first batch's. The last releasing signal to finish its batch
-// pops the list and notifies it, in registration order, which may park
-// more behind it. A failure pops the list with everything else. So a
-// callback must not block on work that its own semaphore's signals
-// release: that work may wait for the callback's batch.
+// behind the first batch's. It returns without waiting for that batch (a
+// callback of it may wait for what its thread does next), so what it
+// released may become ready after it returned. The last releasing signal
+// to finish its batch pops the list and notifies it, in registration
+// order, which may park more behind it. A failure pops the list with
+// everything else. So a callback must not block on work that its own
+// semaphore's signals release: that work may wait for the callback's
+// batch.
 static void hal_sync_semaphore_release_late(hal_sync_semaphore_t* semaphore) {
   bool is_releasing = true;
   while (is_releasing) {

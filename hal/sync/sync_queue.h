@@ -52,11 +52,13 @@
 // submission order; only semaphores order work (as in Vulkan and IREE).
 // Submissions released by one signal become ready in submission order (a
 // signal notifies its timepoints in registration order), before the
-// signal returns; and a submission waiting on a semaphore for the same or
-// a larger value than a pending wait of an earlier submission of the same
-// queue on that semaphore is not made ready by that semaphore before the
-// earlier wait resolves (semaphore.c: "Queue order"; the earlier one may
-// still wait for other semaphores).
+// signal returns, unless another signal of the semaphore is still handing
+// released submissions over: then when that hand-over ends, perhaps after
+// the later signal returned. A submission waiting on a semaphore for the
+// same or a larger value than a pending wait of an earlier submission of
+// the same queue on that semaphore is not made ready by that semaphore
+// before the earlier wait resolves (semaphore.c: "Queue order"; the
+// earlier one may still wait for other semaphores).
 //
 // Thread-safety: submit may be called from any number of threads. destroy
 // must not race submit on the same queue.

@@ -52,9 +52,10 @@
 //    visible to it.
 //
 // Callbacks and wake-ups (timepoints, hal/timepoint.h) run exactly once and
-// never under a semaphore lock (T1, T2). A signal, fail or wait never touches
-// the semaphore after the first callback it runs has started, so a callback
-// may release the last reference to its own semaphore (K12).
+// never under a semaphore lock (T1, T2). Once the first callback it runs
+// has started, a signal, fail or wait touches its semaphores only through
+// references of its own, so a callback may release the last reference to
+// its own semaphore (K12).
 //
 // List waits: the same semaphore may appear more than once in a list; each
 // entry is an independent condition (ALL then needs the largest value, ANY

@@ -1064,6 +1064,88 @@ CTS_CASE(Collective_SplitMakesChannelsByColorAndKey) {
   assert_null(none);
 }
 
+typedef struct split_after_arg_t {
+  hal_device_t* device;
+  hal_channel_t* channel;
+  int rank;
+  int rank0_pause_ms;  // between rank 0's submission and its split
+  hal_buffer_t* buffer;
+  hal_semaphore_t* done;
+  hal_status_t waited;  // rank 1's wait for its all-reduce, before it splits
+  hal_status_t split;
+  hal_channel_t* part;
+} split_after_arg_t;
+
+static void* split_after_collective_rank(void* p) {
+  split_after_arg_t* arg = p;
+  enum { kCount = 1024 };
+  if (arg->rank == 1)
+    usleep(100 * 1000);  // rank 0 splits meanwhile
+  hal_command_buffer_t* cb = all_reduce_command_buffer(
+      arg->device, arg->channel, arg->buffer, HAL_ELEMENT_TYPE_INT32, kCount);
+  submit(arg->device, cb, arg->done, 1);
+  hal_command_buffer_release(cb);
+  if (arg->rank == 1)
+    arg->waited = cts_wait(arg->done, 1);
+  else if (arg->rank0_pause_ms)
+    usleep((useconds_t)arg->rank0_pause_ms * 1000);
+  arg->split = hal_channel_split(arg->channel, 0, arg->rank, &arg->part);
+  return NULL;
+}
+
+// A split comes after the collectives its rank submitted before it: rank
+// 0 submits an all-reduce and splits at once (its all-reduce still to be
+// issued, or already in flight), rank 1 submits its own later and waits
+// for the result before it splits. Both splits meet and the sums are
+// right. The split used to take the channel before the all-reduce was
+// issued, which then waited behind it, or (in flight) held the driver's
+// watch of collectives, which the peer's issue waits for: each split
+// failed at the library's join bound with UNAVAILABLE.
+CTS_CASE(Collective_SplitComesAfterTheCollectivesSubmittedBeforeIt) {
+  collective_fixture_t* f = *state;
+  enum { kCount = 1024 };
+  const int pauses[] = {0, 50};
+  for (size_t p = 0; p < HAL_ARRAYSIZE(pauses); ++p) {
+    split_after_arg_t args[kRanks];
+    for (int r = 0; r < kRanks; ++r) {
+      args[r] = (split_after_arg_t){.device = f->devices[r],
+                                    .channel = f->channels[r],
+                                    .rank = r,
+                                    .rank0_pause_ms = pauses[p]};
+      args[r].buffer = device_buffer(f->devices[r], kCount * 4);
+      int32_t values[kCount];
+      for (int i = 0; i < kCount; ++i)
+        values[i] = i + r;
+      write_bytes(args[r].buffer, values, sizeof(values));
+      args[r].done = cts_create_semaphore(f->devices[r], 0);
+    }
+    cts_run_threads(kRanks, split_after_collective_rank, args, sizeof(args[0]));
+    if (hal_status_code(args[0].split) == HAL_STATUS_UNIMPLEMENTED) {
+      for (int r = 0; r < kRanks; ++r) {
+        hal_status_free(args[r].waited);
+        hal_status_free(args[r].split);
+        hal_channel_release(args[r].part);
+        hal_buffer_release(args[r].buffer);
+        hal_semaphore_release(args[r].done);
+      }
+      print_message("[  SKIPPED ] no split\n");
+      skip();
+    }
+    HAL_ASSERT_OK(args[1].waited);
+    for (int r = 0; r < kRanks; ++r) {
+      HAL_ASSERT_OK(args[r].split);
+      HAL_ASSERT_OK(cts_wait(args[r].done, 1));
+      int32_t sums[kCount];
+      HAL_ASSERT_OK(hal_buffer_read(args[r].buffer, 0, sums, sizeof(sums)));
+      for (int i = 0; i < kCount; ++i)
+        assert_int_equal(sums[i], 2 * i + 1);
+      hal_channel_release(args[r].part);
+      hal_buffer_release(args[r].buffer);
+      hal_semaphore_release(args[r].done);
+    }
+  }
+}
+
 // A rank whose peer released its channel can never meet it again: its
 // next collective fails (naming the rank that left) and so does its
 // channel's check, rather than succeed with the receive buffer unwritten.
@@ -1895,6 +1977,7 @@ int main(void) {
       CASE(Collective_SubmissionThatNeverRunsAbortsTheChannel),
       CASE(Collective_PeerReleasedFailsLaterCollectives),
       CASE(Collective_SplitMakesChannelsByColorAndKey),
+      CASE(Collective_SplitComesAfterTheCollectivesSubmittedBeforeIt),
       CASE(Collective_OrderedWithDispatchesOnTheOtherQueue),
       CASE(Collective_RanksInTwoProcesses),
       CASE(Collective_RankKilledInAnotherProcessFailsThePeer),

@@ -119,6 +119,7 @@ void hal_sync_queue_enqueue_ready(hal_sync_queue_t* queue,
     hal_sync_queue_trace_parked_locked(queue);
   }
   hal_sync_submission_fifo_push(&queue->ready, submission);
+  ++queue->ready_count;
   pthread_cond_signal(&queue->worker_cond);
   // Neither the queue nor the submission is touched after this unlock: the
   // worker may retire the submission and destroy may free the queue.
@@ -174,16 +175,31 @@ void hal_sync_queue_ready_at_submit(hal_sync_queue_t* queue,
     hal_sync_queue_trace_parked_locked(queue);
   }
   queue->is_issuing = true;
+  ++queue->ready_count;
   hal_sync_mutex_unlock(&queue->mutex);
   // Ends the turn under the lock it hands the submission on with; the
   // submission may be retired by the time it returns.
   hal_sync_submission_issue_or_fail(submission);
 }
 
+void hal_sync_queue_await_ready_issued(hal_sync_queue_t* queue) {
+  hal_sync_mutex_lock(&queue->mutex);
+  uint64_t target = queue->ready_count;
+  ++queue->issued_waiters;
+  while (queue->issued_count < target)
+    hal_sync_cond_wait(&queue->issued_cond, &queue->mutex,
+                       HAL_TIME_INFINITE_FUTURE);
+  --queue->issued_waiters;
+  hal_sync_mutex_unlock(&queue->mutex);
+}
+
 void hal_sync_queue_end_issue_locked(hal_sync_queue_t* queue) {
   hal_sync_mutex_assert_held(&queue->mutex);
   assert(queue->is_issuing);
   queue->is_issuing = false;
+  ++queue->issued_count;
+  if (queue->issued_waiters > 0)
+    pthread_cond_broadcast(&queue->issued_cond);
   // What became ready meanwhile waited for this turn: the worker's now (a
   // no-op when the worker is the one ending it: it is not waiting). A stop
   // set during the turn waited for it too: the worker exits only once no
@@ -555,6 +571,7 @@ HAL_API hal_status_t hal_sync_queue_create(hal_sync_queue_interface_t interface,
   queue->busy_sleep_ns = HAL_SYNC_QUEUE_BUSY_SLEEP_NS;
   hal_sync_mutex_initialize(&queue->mutex);
   hal_sync_cond_initialize(&queue->worker_cond);
+  hal_sync_cond_initialize(&queue->issued_cond);
   hal_sync_doorbell_initialize(&queue->completion_bell);
   hal_sync_cond_initialize(&queue->idle_cond);
   hal_sync_cond_initialize(&queue->unturned_sync_cond);
@@ -594,6 +611,7 @@ cleanup_sync_objects:
   pthread_cond_destroy(&queue->unturned_sync_cond);
   pthread_cond_destroy(&queue->idle_cond);
   hal_sync_doorbell_deinitialize(&queue->completion_bell);
+  pthread_cond_destroy(&queue->issued_cond);
   pthread_cond_destroy(&queue->worker_cond);
   hal_sync_mutex_deinitialize(&queue->mutex);
   hal_sync_submission_cache_release(queue->submission_cache);
@@ -720,6 +738,7 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue) {
   pthread_cond_destroy(&queue->unturned_sync_cond);
   pthread_cond_destroy(&queue->idle_cond);
   hal_sync_doorbell_deinitialize(&queue->completion_bell);
+  pthread_cond_destroy(&queue->issued_cond);
   pthread_cond_destroy(&queue->worker_cond);
   hal_sync_mutex_deinitialize(&queue->mutex);
   hal_status_free(queue->loss);

@@ -127,6 +127,16 @@ struct hal_sync_queue_t {
   // thread issuing its own (hal_sync_queue_ready_at_submit). One at a time,
   // so submissions issue in the order they became ready.
   bool is_issuing;
+  // Submissions that took the issuing turn so far (pushed to |ready| or
+  // issued on their submitter), and turns ended: the turns are taken in
+  // that order, so every submission ready when |ready_count| read N is
+  // issued (or failed) once |issued_count| reaches N
+  // (hal_sync_queue_await_ready_issued, woken through |issued_cond| while
+  // |issued_waiters| is not 0).
+  uint64_t ready_count;
+  uint64_t issued_count;
+  uint32_t issued_waiters;
+  pthread_cond_t issued_cond;
   // The submission inside interface.issue now; read by its issuing thread
   // only (hal_sync_queue_await_issuing_waits).
   hal_sync_submission_t* issuing;

@@ -335,6 +335,14 @@ HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue);
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_sync_queue_await_issuing_waits(hal_sync_queue_t* queue);
 
+// Any thread but the queue's own, no lock held: returns once every
+// submission that was ready when it was called (waiting for nothing, or
+// released by the signals it waited for) has been issued or failed. What
+// is still parked is not waited for. For a driver call that must come
+// after the issue of work submitted before it: a collective library's
+// communicator split after the collectives enqueued at their issue.
+HAL_API void hal_sync_queue_await_ready_issued(hal_sync_queue_t* queue);
+
 //===----------------------------------------------------------------------===//
 // Host calls
 //===----------------------------------------------------------------------===//

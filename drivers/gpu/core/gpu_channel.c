@@ -154,18 +154,23 @@ static hal_status_t gpu_channel_check(hal_channel_t* base) {
 }
 
 // Aborts the communicator (once) and keeps |reason| (taken) as what every
-// later use of the channel reports.
-static void gpu_channel_abort(gpu_channel_t* channel, hal_status_t reason) {
-  pthread_mutex_lock(&channel->mutex);
+// later use of the channel reports. Under the channel's mutex.
+static void gpu_channel_abort_locked(gpu_channel_t* channel,
+                                     hal_status_t reason) {
   if (channel->aborted) {
     hal_status_free(reason);
-  } else {
-    channel->aborted = reason;
-    hal_status_ignore(
-        gpu_device_make_current(gpu_device_cast(channel->base.device)));
-    gpu_ccl_comm_destroy(channel->ccl, channel->comm, /*abort=*/true);
-    channel->comm = NULL;
+    return;
   }
+  channel->aborted = reason;
+  hal_status_ignore(
+      gpu_device_make_current(gpu_device_cast(channel->base.device)));
+  gpu_ccl_comm_destroy(channel->ccl, channel->comm, /*abort=*/true);
+  channel->comm = NULL;
+}
+
+static void gpu_channel_abort(gpu_channel_t* channel, hal_status_t reason) {
+  pthread_mutex_lock(&channel->mutex);
+  gpu_channel_abort_locked(channel, reason);
   pthread_mutex_unlock(&channel->mutex);
 }
 
@@ -185,13 +190,20 @@ static hal_status_t gpu_channel_aborted_status(const gpu_channel_t* channel) {
 
 // Holds the channel's mutex while the library splits (every rank's call
 // blocks until its new communicator is joined): an abort must not free the
-// communicator under it.
+// communicator under it, and the library takes one call on a communicator
+// at a time. A collective the caller submitted before the split, which is
+// enqueued at its issue, goes first: a peer may wait for its result before
+// it splits. So the split first waits until the work of the device's
+// queues that was ready when it was called is issued (what is still
+// parked goes after it, as its issue may wait for the split's return).
 static hal_status_t gpu_channel_split(hal_channel_t* base, int32_t color,
                                       int32_t key,
                                       hal_channel_t** out_channel) {
   gpu_channel_t* channel = gpu_channel_cast(base);
   gpu_device_t* device = gpu_device_cast(base->device);
   gpu_ccl_comm_t made = NULL;
+  for (uint32_t i = 0; i < device->queue_count; ++i)
+    hal_sync_queue_await_ready_issued(device->queues[i].sync_queue);
   pthread_mutex_lock(&channel->mutex);
   hal_status_t status = HAL_OK;
   if (channel->aborted) {
@@ -340,24 +352,28 @@ static uint64_t gpu_channel_now_ns(void) {
 
 // Under the watch's mutex: the first failure found on the watched
 // channels aborts that channel; a channel whose submissions made no
-// progress within the bound is aborted too.
+// progress within the bound is aborted too. A channel whose mutex is held
+// (a split waiting for its peers, which may be waiting for the issue or
+// retirement of collectives of other channels, which take the watch's
+// mutex) is looked at in a later poll: waiting for it here would stop
+// every channel of the driver behind it.
 static void gpu_channel_watch_poll(gpu_channel_watch_t* watch) {
   uint64_t now = gpu_channel_now_ns();
   for (gpu_channel_t* c = watch->watched; c != NULL; c = c->watch_next) {
-    pthread_mutex_lock(&c->mutex);
+    if (pthread_mutex_trylock(&c->mutex) != 0)
+      continue;
     hal_status_t failure =
         c->aborted ? HAL_OK : gpu_ccl_comm_check(c->ccl, c->comm);
-    pthread_mutex_unlock(&c->mutex);
     if (failure != HAL_OK) {
       // The library's failure stays what the channel reports; the abort
       // ends the collectives still waiting on it.
-      gpu_channel_abort(
+      gpu_channel_abort_locked(
           c, hal_status_annotatef(failure,
                                   "the communicator was aborted on this rank "
                                   "for this failure, found with collectives "
                                   "in flight"));
     } else if (watch->bound_ns && now - c->progress_ns > watch->bound_ns) {
-      gpu_channel_abort(
+      gpu_channel_abort_locked(
           c, hal_make_status(
                  HAL_STATUS_ABORTED,
                  "the communicator was aborted on this rank: its collectives "
@@ -366,6 +382,7 @@ static void gpu_channel_watch_poll(gpu_channel_watch_t* watch) {
                  watch->bound_ns / 1000000u));
       c->progress_ns = now;  // aborted once; later polls find it so
     }
+    pthread_mutex_unlock(&c->mutex);
   }
 }
 

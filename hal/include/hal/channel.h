@@ -93,13 +93,16 @@ hal_channel_check(hal_channel_t* channel);
 
 // Splits |channel|'s communicator (ncclCommSplit): every rank of it calls
 // this, in the same order as its other splits, and blocks until the ranks
-// of its new channel joined. The ranks passing one |color| (>= 0) make a
-// new channel on the same device, ranked by |key|, ties by their rank in
-// |channel|; HAL_CHANNEL_SPLIT_NO_COLOR makes none (*out_channel NULL).
-// UNIMPLEMENTED when the library has no split (NCCL before 2.18);
-// INVALID_ARGUMENT for a color below -1; ABORTED for an aborted channel,
-// whatever aborted it (work of its own that never ran, a failure a check
-// found, a peer's abort), the cause in its message.
+// of its new channel joined. It comes after the collectives the device's
+// queues hold ready when it is called (submitted before it with nothing
+// left to wait for): it waits for their issue, which hands them to the
+// library, first; work still waiting for a semaphore goes after it. The ranks
+// passing one |color| (>= 0) make a new channel on the same device, ranked by
+// |key|, ties by their rank in |channel|; HAL_CHANNEL_SPLIT_NO_COLOR makes none
+// (*out_channel NULL). UNIMPLEMENTED when the library has no split (NCCL
+// before 2.18); INVALID_ARGUMENT for a color below -1; ABORTED for an aborted
+// channel, whatever aborted it (work of its own that never ran, a failure a
+// check found, a peer's abort), the cause in its message.
 HAL_API HAL_MUST_USE_RESULT hal_status_t
 hal_channel_split(hal_channel_t* channel, int32_t color, int32_t key,
                   hal_channel_t** out_channel);

@@ -646,14 +646,17 @@ static hal_status_t hal_transfer_submit(
     // call): the submitter's own part keeps the publication until now.
     t->publish = true;
     hal_transfer_finish_part(t, HAL_OK);
-    status = hal_semaphore_signal(t->gate, 1);
-    if (status != HAL_OK) {
-      // The gate could not open: the steps fail with its status, and the
-      // caller's signals with them.
-      hal_semaphore_fail(t->gate, hal_status_clone(status));
+    hal_status_t opened = hal_semaphore_signal(t->gate, 1);
+    if (opened != HAL_OK) {
+      // The gate could not open (it failed: the device was lost since the
+      // steps were submitted). The transfer was accepted, and publishes:
+      // the steps fail with the gate's status and the caller's signals
+      // with them, as any accepted work of a lost device does. An error
+      // here would say that nothing was submitted.
+      hal_semaphore_fail(t->gate, opened);
     }
     hal_transfer_release(t);  // ours: the steps now hold it alone
-    return status;
+    return HAL_OK;
   }
   // The gate never opened: failing the chain decides every submitted step
   // without running one (each then drops its own reference). The

@@ -368,6 +368,115 @@ CTS_CASE(Q4_HostCallsWaitingAreCancelledAtRelease) {
   hal_semaphore_release(never);
 }
 
+// Q4 with a host call running: a call may wait for device work, and the
+// release waits for the running call. Work parked on a semaphore nobody
+// signals (a queue barrier, submitted before the call or by it) is
+// cancelled before that wait, so the call's wait ends, CANCELLED, and the
+// release returns. It waited for ever (here: for the call's 20 s bound).
+typedef struct parked_work_call_t {
+  hal_device_t* device;
+  hal_semaphore_t* awaited;  // signaled by parked work
+  hal_semaphore_t* never;
+  hal_semaphore_t* entered;  // host: the call is about to wait
+  bool submits;              // the call submits the parked work itself
+  hal_status_t wait;
+} parked_work_call_t;
+
+static hal_status_t wait_for_parked_work(void* user_data, hal_status_t status) {
+  parked_work_call_t* call = user_data;
+  if (status != HAL_OK)
+    return HAL_OK;
+  uint64_t v1 = 1;
+  hal_semaphore_list_t waits = {1, &call->never, &v1};
+  hal_semaphore_list_t signals = {1, &call->awaited, &v1};
+  if (call->submits) {
+    call->wait = hal_device_queue_barrier(call->device, 0, &waits, &signals);
+    if (call->wait != HAL_OK)
+      return HAL_OK;
+  }
+  hal_status_ignore(hal_semaphore_signal(call->entered, 1));
+  call->wait = hal_semaphore_wait(call->awaited, 1,
+                                  hal_make_timeout_ns(INT64_C(20000000000)));
+  return HAL_OK;
+}
+
+CTS_CASE(Q4_ReleaseWhileAHostCallWaitsForParkedWork) {
+  (void)state;
+  for (int submits = 0; submits < 2; ++submits) {
+    parked_work_call_t call = {.device = cts_create_device(0),
+                               .submits = submits == 1};
+    call.awaited = cts_create_semaphore(call.device, 0);
+    call.never = cts_create_semaphore(NULL, 0);
+    call.entered = cts_create_semaphore(NULL, 0);
+    if (!call.submits) {
+      HAL_ASSERT_OK(
+          cts_submit(call.device, 1, call.never, 1, NULL, call.awaited, 1));
+    }
+    HAL_ASSERT_OK(hal_device_queue_host_call(call.device, 0, NULL, NULL,
+                                             wait_for_parked_work, &call));
+    HAL_ASSERT_OK(cts_wait(call.entered, 1));
+    hal_device_release(call.device);  // waits for the running host call
+    HAL_ASSERT_STATUS(HAL_STATUS_CANCELLED, "shut down", call.wait);
+    hal_semaphore_release(call.awaited);
+    hal_semaphore_release(call.entered);
+    hal_semaphore_release(call.never);
+  }
+}
+
+// A host call waiting for libhal's deferred destructions
+// (hal_resource_wait_deferred) while its own device's last release, made
+// in a callback, runs its shutdown on the release thread: the shutdown
+// waits for the call, so the call's wait returns once the release thread
+// runs it (resource.h). It waited for the shutdown for ever.
+typedef struct deferred_wait_call_t {
+  hal_semaphore_t* entered;
+  hal_semaphore_t* go;
+  atomic_int waited;  // the call's hal_resource_wait_deferred returned
+} deferred_wait_call_t;
+
+static hal_status_t wait_for_deferred_destruction(void* user_data,
+                                                  hal_status_t status) {
+  deferred_wait_call_t* call = user_data;
+  if (status != HAL_OK)
+    return HAL_OK;
+  hal_status_ignore(hal_semaphore_signal(call->entered, 1));
+  hal_status_ignore(hal_semaphore_wait(
+      call->go, 1, hal_make_timeout_ns(INT64_C(20000000000))));
+  hal_resource_wait_deferred();
+  atomic_store(&call->waited, 1);
+  return HAL_OK;
+}
+
+static void release_device_callback(void* user_data, uint64_t value,
+                                    hal_status_t status) {
+  hal_device_release((hal_device_t*)user_data);
+}
+
+CTS_CASE(HostCall_WaitsForDeferredDestructionsAsItsDeviceShutsDown) {
+  (void)state;
+  hal_device_t* device = cts_create_device(0);
+  deferred_wait_call_t call = {.entered = cts_create_semaphore(NULL, 0),
+                               .go = cts_create_semaphore(NULL, 0)};
+  hal_semaphore_t* trigger = cts_create_semaphore(NULL, 0);
+  HAL_ASSERT_OK(hal_device_queue_host_call(
+      device, 0, NULL, NULL, wait_for_deferred_destruction, &call));
+  HAL_ASSERT_OK(cts_wait(call.entered, 1));
+  // The last release, in a callback: the shutdown goes to the release
+  // thread, where it waits for the running call.
+  HAL_ASSERT_OK(hal_semaphore_add_callback(trigger, 1, release_device_callback,
+                                           device, NULL));
+  HAL_ASSERT_OK(hal_semaphore_signal(trigger, 1));
+  HAL_ASSERT_OK(hal_semaphore_signal(call.go, 1));
+  hal_time_t deadline = hal_time_now() + INT64_C(20000000000);
+  while (!atomic_load(&call.waited) && hal_time_now() < deadline)
+    usleep(1000);
+  assert_int_equal(atomic_load(&call.waited), 1);
+  hal_resource_wait_deferred();  // the shutdown, then the device's memory
+  hal_semaphore_release(trigger);
+  hal_semaphore_release(call.go);
+  hal_semaphore_release(call.entered);
+}
+
 // S2 against Q4: a host call waiting on a semaphore that has failed was
 // decided by that failure when it was published, even though the wait's
 // callback, run by the failing thread after it, has not run yet (a
@@ -759,6 +868,8 @@ int main(void) {
       CASE(S2_WaitFailingWhileTheHostCallRunsChangesNothing),
       CASE(HostCall_ReEntersTheHal),
       CASE(Q4_HostCallsWaitingAreCancelledAtRelease),
+      CASE(Q4_ReleaseWhileAHostCallWaitsForParkedWork),
+      CASE(HostCall_WaitsForDeferredDestructionsAsItsDeviceShutsDown),
       CASE(S2_HostCallWithAFailedWaitIsNotCancelledAtRelease),
       CASE(S2_ReadyHostCallWithAFailedWaitIsNotCancelledAtRelease),
       CASE(HostCall_ReleasesTheLastDeviceReference),

@@ -77,12 +77,15 @@ static void hal_device_stop_executors(hal_device_t* device) {
   }
 }
 
-// The shutdown (Q4): the host side of file transfers first, which never
-// waits for anything but its own I/O, so that a running host call waiting
-// for a transfer still waiting gets it cancelled (the host calls' shutdown
-// waits for that call); then host calls (one running may still use the
-// device); then the driver's queues.
+// The shutdown (Q4): the queues' parked work first, and the host side of
+// file transfers, which never waits for anything but its own I/O, so that
+// a running host call waiting for queue work or a transfer still waiting
+// gets it cancelled (the host calls' shutdown waits for that call); then
+// host calls (one running may still use the device); then the driver's
+// queues.
 static void hal_device_shutdown(hal_device_t* device) {
+  if (hal_device_vtable(device)->cancel_parked)
+    hal_device_vtable(device)->cancel_parked(device);
   hal_device_close_executor(&device->file_executor);
   hal_device_close_executor(&device->host_executor);
   if (hal_device_vtable(device)->shutdown)

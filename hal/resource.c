@@ -177,6 +177,7 @@ static void* hal_deferred_thread_main(void* arg) {
       // joins: it stops waiting (hal_resource_wait_deferred_destroys).
       ++hal_deferred.others_running;
       pthread_cond_broadcast(&hal_deferred.destroys_cond);
+      pthread_cond_broadcast(&hal_deferred.idle_cond);
     }
     pthread_mutex_unlock(&hal_deferred.mutex);
     // Never under the lock: the work may defer more.
@@ -311,8 +312,15 @@ HAL_API bool hal_resource_shutdown_deferred_here(void) {
 }
 
 HAL_API void hal_resource_wait_deferred(void) {
+  // Inside a bracket (a host call, a timepoint callback, a queue thread)
+  // the release thread may be running a device shutdown that joins this
+  // very thread: such a waiter stops once it runs anything but a destroy,
+  // as hal_resource_wait_deferred_destroys does.
+  bool may_be_joined = hal_resource_shutdown_deferred_here();
+  pthread_once(&hal_deferred.once, hal_deferred_init);
   pthread_mutex_lock(&hal_deferred.mutex);
-  while (hal_deferred.head || hal_deferred.busy) {
+  while ((hal_deferred.head || hal_deferred.busy) &&
+         !(may_be_joined && hal_deferred.others_running > 0)) {
     pthread_cond_wait(&hal_deferred.idle_cond, &hal_deferred.mutex);
   }
   pthread_mutex_unlock(&hal_deferred.mutex);

@@ -671,13 +671,13 @@ void hal_sync_submission_list_fail(hal_sync_submission_list_t* list,
 // a wait that failed already: that failure decided it when it was published
 // (S2), even if the wait's callback, which runs on the failing thread after
 // the failure is visible, has not run yet.
-static void hal_sync_queue_cancel_parked(hal_sync_queue_t* queue) {
+HAL_API void hal_sync_queue_cancel_parked(hal_sync_queue_t* queue) {
   hal_sync_submission_list_t parked = {0};
   hal_sync_queue_take_parked(queue, HAL_OK, &parked);
   if (!parked.count)
     return;
   hal_status_t cancelled = hal_make_status(
-      HAL_STATUS_CANCELLED, "queue '%s' destroyed with the submission parked",
+      HAL_STATUS_CANCELLED, "queue '%s' shut down with the submission parked",
       queue->name);
   hal_sync_submission_list_fail(&parked, cancelled, true);
   hal_status_free(cancelled);

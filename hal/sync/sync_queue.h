@@ -324,6 +324,12 @@ hal_sync_queue_submit(hal_sync_queue_t* queue, hal_semaphore_list_t waits,
 // Tears the queue down (Q4, see above) and frees it.
 HAL_API void hal_sync_queue_destroy(hal_sync_queue_t* queue);
 
+// The first step of hal_sync_queue_destroy, ahead of it: fails the parked
+// submissions (CANCELLED, or a wait's failure) while ready and issued work
+// goes on. For a device's shutdown, before it waits for host calls that
+// may wait for parked work; what parks after it is cancelled by destroy.
+HAL_API void hal_sync_queue_cancel_parked(hal_sync_queue_t* queue);
+
 // ISSUING thread, inside interface.issue only: waits on the host until
 // every value that the submission being issued waits for on the device is
 // published (reached: OK; failed: its failure). Those signalers were

@@ -492,6 +492,16 @@ static void gpu_device_shutdown(hal_device_t* base) {
   }
 }
 
+// The shutdown's first step (hal/impl/device.h): the parked work of every
+// queue is cancelled before the device's host calls are waited for.
+static void gpu_device_cancel_parked(hal_device_t* base) {
+  gpu_device_t* device = gpu_device_cast(base);
+  for (uint32_t i = 0; i < device->queue_count; ++i) {
+    if (device->queues[i].sync_queue)
+      hal_sync_queue_cancel_parked(device->queues[i].sync_queue);
+  }
+}
+
 // Frees what gpu_device_create() built: streams, events, the context.
 static void gpu_device_destroy(hal_device_t* base) {
   gpu_device_t* device = gpu_device_cast(base);
@@ -665,6 +675,7 @@ static hal_status_t gpu_device_wait_semaphores(
 const hal_device_vtable_t gpu_device_vtable = {
     .destroy = gpu_device_destroy,
     .shutdown = gpu_device_shutdown,
+    .cancel_parked = gpu_device_cancel_parked,
     .query_properties = gpu_device_query_properties,
     .allocator = gpu_device_allocator,
     .create_semaphore = gpu_device_create_semaphore,

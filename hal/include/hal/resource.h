@@ -28,6 +28,9 @@ HAL_API void hal_resource_release(hal_resource_t* resource);
 // Blocks until every destruction deferred so far has finished (tests,
 // orderly shutdown). libhal also drains at process exit, but for the
 // destructions of the parent's in a fork() child: they stay the parent's.
+// Called from a host call or a timepoint callback (or a queue thread), it
+// returns once the release thread runs a device's shutdown, which may wait
+// for the calling thread to return.
 HAL_API void hal_resource_wait_deferred(void);
 
 // The current count of any HAL object (a hal_buffer_t*, a hal_device_t*,

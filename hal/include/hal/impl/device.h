@@ -81,6 +81,11 @@ struct hal_device_vtable_t {
   // buffer and command-buffer destruction (and their host transfers) may
   // still touch the device; queue_execute must refuse.
   void (*shutdown)(hal_device_t* device);
+  // Optional. The shutdown's first step, before the device's host calls
+  // are stopped and the one running is waited for: fail the queues' parked
+  // work with CANCELLED, as shutdown would, so that a running host call
+  // that waits for such work returns. Ready and issued work goes on.
+  void (*cancel_parked)(hal_device_t* device);
   hal_status_t (*query_properties)(hal_device_t* device,
                                    hal_device_properties_t* out_properties);
   hal_device_allocator_t* (*allocator)(hal_device_t* device);

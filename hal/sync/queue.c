@@ -182,7 +182,7 @@ void hal_sync_queue_ready_at_submit(hal_sync_queue_t* queue,
   hal_sync_submission_issue_or_fail(submission);
 }
 
-void hal_sync_queue_await_ready_issued(hal_sync_queue_t* queue) {
+HAL_API void hal_sync_queue_await_ready_issued(hal_sync_queue_t* queue) {
   hal_sync_mutex_lock(&queue->mutex);
   uint64_t target = queue->ready_count;
   ++queue->issued_waiters;

@@ -202,8 +202,11 @@ static hal_status_t gpu_channel_split(hal_channel_t* base, int32_t color,
   gpu_channel_t* channel = gpu_channel_cast(base);
   gpu_device_t* device = gpu_device_cast(base->device);
   gpu_ccl_comm_t made = NULL;
-  for (uint32_t i = 0; i < device->queue_count; ++i)
-    hal_sync_queue_await_ready_issued(device->queues[i].sync_queue);
+  // A device released already has no queues (and took no more work).
+  if (!atomic_load_explicit(&device->shut_down, memory_order_acquire)) {
+    for (uint32_t i = 0; i < device->queue_count; ++i)
+      hal_sync_queue_await_ready_issued(device->queues[i].sync_queue);
+  }
   pthread_mutex_lock(&channel->mutex);
   hal_status_t status = HAL_OK;
   if (channel->aborted) {

@@ -46,6 +46,10 @@ void hal_async_run_late(hal_async_coro_handle_t handle,
 // be queued behind it here; no further, so that the next blocking await in
 // the queue does not nest inside this one.
 bool hal_async_run_queued_late_task(void);
+
+// async_object.c: the token cache a fork() child starts with (empty, its
+// lock made anew).
+void hal_async_token_cache_fork_child(void);
 bool hal_async_has_queued_late_work(void);
 
 // Nesting depth of coroutine resumes run inline by timepoint callbacks on

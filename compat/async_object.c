@@ -172,6 +172,15 @@ static pthread_mutex_t hal_async_token_cache_mutex = PTHREAD_MUTEX_INITIALIZER;
 static hal_async_object_t* hal_async_token_cache;  // guarded; cache_next
 static size_t hal_async_token_cache_count;         // guarded
 
+void hal_async_token_cache_fork_child(void) {
+  // Another of the parent's threads may have held the lock at the fork,
+  // the list half changed: the child starts with an empty cache (the
+  // parent's idle tokens stay the parent's memory).
+  pthread_mutex_init(&hal_async_token_cache_mutex, NULL);
+  hal_async_token_cache = NULL;
+  hal_async_token_cache_count = 0;
+}
+
 _Thread_local int hal_async_inline_resume_depth;
 _Thread_local bool hal_async_deferring;
 
@@ -562,17 +571,25 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
   // On a pool thread, the handoffs queued so far take effect before it
   // blocks: what it waits for may depend on them. So may late work queued
   // on this thread behind the late work now blocking; each piece of it run
-  // here may queue more handoffs, which take effect before the next.
+  // here may queue more handoffs, which take effect before the next. So
+  // may the callbacks the sync module deferred on this thread past its
+  // nesting bound (a chain through groups nests two callbacks a link):
+  // the wait would run them itself, but what they queue here would then
+  // be left behind it. Each runs here, and what it queued, in turn.
   for (;;) {
     if (hal_async_deferring)
       hal_async_flush_deferred();
-    // The queue first: it is empty except on a thread running late work,
-    // so an ordinary await adds no query before its wait.
-    if (!hal_async_has_queued_late_work() ||
-        hal_async_object_is_resolved(object)) {
-      break;
+    // The queues first: they are empty except on a thread running late
+    // work or deep in callbacks, so an ordinary await adds no query
+    // before its wait.
+    if (hal_async_has_queued_late_work()) {
+      if (hal_async_object_is_resolved(object))
+        break;
+      hal_async_run_queued_late_task();
+      continue;
     }
-    hal_async_run_queued_late_task();
+    if (hal_async_object_is_resolved(object) || !hal_timepoint_run_deferred())
+      break;
   }
   hal_status_t early = HAL_OK;
   if (object->kind == HAL_ASYNC_KIND_GROUP)

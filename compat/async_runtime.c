@@ -94,6 +94,7 @@ static void hal_async_fork_child(void) {
   hal_async_default_runtime = NULL;
   // It may have been held by another of the parent's threads at the fork.
   pthread_mutex_init(&hal_async_default_mutex, NULL);
+  hal_async_token_cache_fork_child();
 }
 
 static bool hal_async_runtime_is_the_parents(

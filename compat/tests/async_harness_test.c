@@ -1493,6 +1493,142 @@ static void Async_AForkedChildWaitsForNoTaskOfItsParent(void** state) {
   hal_semaphore_release(fork_gate);
 }
 
+// A chain whose links resume through groups of one and block in awaits:
+// link k emplaces the token of link k+1's group, then blocks until link
+// k+1 emplaces what it waits for. A link through a group nests two sync
+// callbacks (the member's, the group's awaiter), so deep in the chain the
+// sync module defers them past its nesting bound, and the blocking await
+// runs them; what they queued on the thread (a pool task's handoffs, late
+// work) was left behind the await, which slept for ever. Run from a pool
+// task and from a thread outside the pool (the chain then runs on it).
+enum { kGroupChainLinks = 24 };
+
+typedef struct blocking_group_chain_t {
+  void* member[kGroupChainLinks + 1];   // link k's group's member
+  void* unblock[kGroupChainLinks + 1];  // link k waits for it (k < count)
+  void* group[kGroupChainLinks + 1];
+  atomic_int returned;
+} blocking_group_chain_t;
+
+static blocking_group_chain_t* blocking_group_chain;
+
+static void blocking_group_link_resume(void* handle) {
+  int k = (int)(intptr_t)handle;
+  blocking_group_chain_t* chain = blocking_group_chain;
+  if (k > 1)
+    mlirAsyncRuntimeEmplaceToken(chain->unblock[k - 1]);
+  if (k < kGroupChainLinks) {
+    mlirAsyncRuntimeEmplaceToken(chain->member[k + 1]);
+    mlirAsyncRuntimeAwaitToken(chain->unblock[k]);
+  }
+  atomic_fetch_add(&chain->returned, 1);
+}
+
+static void start_blocking_group_chain(void* arg) {
+  mlirAsyncRuntimeEmplaceToken(((blocking_group_chain_t*)arg)->member[1]);
+}
+
+static void* start_blocking_group_chain_thread(void* arg) {
+  start_blocking_group_chain(arg);
+  return NULL;
+}
+
+static void Async_BlockingChainThroughGroupsRuns(void** state) {
+  for (int from_pool = 0; from_pool < 2; ++from_pool) {
+    blocking_group_chain_t* chain = calloc(1, sizeof(*chain));
+    assert_non_null(chain);
+    blocking_group_chain = chain;
+    for (int k = 1; k <= kGroupChainLinks; ++k) {
+      chain->member[k] = mlirAsyncRuntimeCreateToken();
+      chain->unblock[k] = mlirAsyncRuntimeCreateToken();
+      chain->group[k] = mlirAsyncRuntimeCreateGroup(1);
+      mlirAsyncRuntimeAddTokenToGroup(chain->member[k], chain->group[k]);
+      mlirAsyncRuntimeAwaitAllInGroupAndExecute(
+          chain->group[k], (void*)(intptr_t)k, blocking_group_link_resume);
+    }
+    pthread_t thread;
+    if (from_pool) {
+      spawn(start_blocking_group_chain, chain);
+    } else {
+      assert_int_equal(pthread_create(&thread, NULL,
+                                      start_blocking_group_chain_thread, chain),
+                       0);
+    }
+    hal_time_t deadline = hal_time_now() + INT64_C(20000000000);
+    while (atomic_load(&chain->returned) < kGroupChainLinks &&
+           hal_time_now() < deadline) {
+      usleep(1000);
+    }
+    assert_int_equal(atomic_load(&chain->returned), kGroupChainLinks);
+    if (!from_pool)
+      assert_int_equal(pthread_join(thread, NULL), 0);
+    mlirAsyncRuntimeEmplaceToken(chain->unblock[kGroupChainLinks]);  // unused
+    for (int k = 1; k <= kGroupChainLinks; ++k) {
+      mlirAsyncRuntimeDropRef(chain->member[k], 1);
+      mlirAsyncRuntimeDropRef(chain->unblock[k], 1);
+      mlirAsyncRuntimeDropRef(chain->group[k], 1);
+    }
+    free(chain);
+  }
+  (void)state;
+}
+
+// A fork() while other threads make and drop tokens: the child makes one
+// of its own. The parent's threads may hold the idle tokens' lock at the
+// fork (the child hung on it) or be changing their list. Not in
+// sanitizer builds: AddressSanitizer's allocator has no token cache to
+// test and its locks may be held at the fork (fork_child.h), and
+// ThreadSanitizer does not follow a fork of a process whose threads run.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(HAL_TSAN)
+static atomic_int fork_churn_stop;
+
+static void* fork_churn_main(void* arg) {
+  while (!atomic_load(&fork_churn_stop)) {
+    void* token = mlirAsyncRuntimeCreateToken();
+    mlirAsyncRuntimeEmplaceToken(token);
+    mlirAsyncRuntimeDropRef(token, 1);
+  }
+  return arg;
+}
+#endif
+
+static void Async_AForkedChildMakesTokensWhileItsParentDoes(void** state) {
+#if defined(__SANITIZE_ADDRESS__) || defined(HAL_TSAN)
+  print_message(
+      "[  SKIPPED ] a fork while threads allocate: not in "
+      "sanitizer builds (above)\n");
+  skip();
+#else
+  pthread_t threads[2];
+  for (int i = 0; i < 2; ++i)
+    assert_int_equal(pthread_create(&threads[i], NULL, fork_churn_main, NULL),
+                     0);
+  int hung = 0;
+  for (int i = 0; i < 200 && hung == 0; ++i) {
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      alarm(5);
+      void* token = mlirAsyncRuntimeCreateToken();
+      mlirAsyncRuntimeEmplaceToken(token);
+      mlirAsyncRuntimeDropRef(token, 1);
+      _exit(0);
+    }
+    int wstatus = 0;
+    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+    if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+      print_message("[          ] fork %d: the child did not exit 0\n", i);
+      ++hung;
+    }
+  }
+  atomic_store(&fork_churn_stop, 1);
+  for (int i = 0; i < 2; ++i)
+    assert_int_equal(pthread_join(threads[i], NULL), 0);
+  assert_int_equal(hung, 0);
+#endif
+  (void)state;
+}
+
 // The test list: CASE binds this program's fixture.
 #define CASE(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
@@ -1515,6 +1651,8 @@ int main(void) {
       CASE(Async_LateChainDoesNotNestOnTheStack),
       CASE(Async_LateBlockingAwaitRunsTheLateWorkBehindIt),
       CASE(Async_LateChainThatBlocksRunsFromAPoolTask),
+      CASE(Async_BlockingChainThroughGroupsRuns),
+      CASE(Async_AForkedChildMakesTokensWhileItsParentDoes),
       CASE(Async_HandoffsWaitForTheTaskToReturn),
       CASE(Async_DeepChainRunsWhileEveryWorkerIsBlocked),
       CASE(Async_DeepChainInATaskRunsWhileItsLinksBlock),

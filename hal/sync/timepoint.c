@@ -267,6 +267,10 @@ static void hal_sync_timepoint_run_callback(hal_timepoint_t* timepoint,
   --hal_sync_nesting.depth;
 }
 
+HAL_API bool hal_timepoint_run_deferred(void) {
+  return hal_sync_timepoints_run_one_deferred();
+}
+
 bool hal_sync_timepoints_have_deferred(void) {
   return hal_sync_nesting.head != NULL;
 }

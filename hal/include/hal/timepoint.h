@@ -95,6 +95,13 @@ HAL_API bool hal_timepoint_cancel(hal_timepoint_t* timepoint);
 HAL_API void hal_timepoint_retain(hal_timepoint_t* timepoint);
 HAL_API void hal_timepoint_release(hal_timepoint_t* timepoint);
 
+// Runs the first of the callbacks this thread deferred past the nesting
+// bound (T2), if any; true when it ran one. A host wait runs them before
+// it blocks; a runtime whose callbacks queue work of its own on the thread
+// (the MLIR async runtime) runs them one at a time, with its own queue
+// between them, before it blocks, so that no such work is left behind.
+HAL_API bool hal_timepoint_run_deferred(void);
+
 HAL_EXTERN_C_END
 
 #endif  // HAL_TIMEPOINT_H_

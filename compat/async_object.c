@@ -579,9 +579,9 @@ static void hal_async_object_await(void* pointer, uint32_t kind,
   for (;;) {
     if (hal_async_deferring)
       hal_async_flush_deferred();
-    // The queues first: they are empty except on a thread running late
-    // work or deep in callbacks, so an ordinary await adds no query
-    // before its wait.
+    // The queues are empty except on a thread running late work or deep
+    // in callbacks: an ordinary await adds a load of the object's state
+    // and one of the thread's deferred callbacks before its wait.
     if (hal_async_has_queued_late_work()) {
       if (hal_async_object_is_resolved(object))
         break;

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,23 +285,26 @@ typedef struct ranks_worker_t {
 } ranks_worker_t;
 
 // The write end of the launcher's SIGCHLD pipe (-1 when none): the handler
-// only writes a byte, which wakes the poll.
-static volatile sig_atomic_t ranks_sigchld_fd = -1;
+// only writes a byte, which wakes the poll. Atomic, not only volatile: the
+// handler may run on any thread (a queue thread of the launcher's device),
+// at the moment the main thread restores the handlers and clears it.
+static _Atomic int ranks_sigchld_fd = -1;
 
 // A termination signal the launcher got while its workers ran (0: none):
 // passed on to them, and raised again on the launcher once they are gone.
-static volatile sig_atomic_t ranks_stop_signal = 0;
+// Atomic for the same reason (lock-free, so safe in a handler).
+static _Atomic int ranks_stop_signal = 0;
 
 // The termination signals a launcher passes on, as torchrun and mpirun do.
 static const int kRanksStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
 
 static void ranks_on_sigchld(int signal_number) {
   if (signal_number != SIGCHLD)
-    ranks_stop_signal = signal_number;
+    atomic_store(&ranks_stop_signal, signal_number);
   int saved_errno = errno;
   char byte = 0;
   // Non-blocking: a full pipe already holds a wake-up.
-  ssize_t written = write(ranks_sigchld_fd, &byte, 1);
+  ssize_t written = write(atomic_load(&ranks_sigchld_fd), &byte, 1);
   (void)written;
   errno = saved_errno;
 }
@@ -460,7 +464,7 @@ static void ranks_wait(const char* driver_name, ranks_worker_t* workers,
       }
       ranks_reap(workers, count, &running);
     }
-    int stop_signal = ranks_stop_signal;
+    int stop_signal = atomic_load(&ranks_stop_signal);
     if (stop_signal && !forwarded && running > 0) {
       // Passed on to every worker still running; the ones that outlive
       // a grace period are killed like those past the bound.
@@ -673,7 +677,7 @@ static bool ranks_launch_processes(const char* driver_name,
     free(workers);
     return false;
   }
-  ranks_sigchld_fd = sigchld_pipe[1];
+  atomic_store(&ranks_sigchld_fd, sigchld_pipe[1]);
   struct sigaction action, previous;
   memset(&action, 0, sizeof(action));
   action.sa_handler = ranks_on_sigchld;
@@ -682,7 +686,7 @@ static bool ranks_launch_processes(const char* driver_name,
   sigaction(SIGCHLD, &action, &previous);
   // A signal the launcher ignores (nohup's SIGHUP) stays ignored.
   struct sigaction previous_stop[HAL_ARRAYSIZE(kRanksStopSignals)];
-  ranks_stop_signal = 0;
+  atomic_store(&ranks_stop_signal, 0);
   for (size_t i = 0; i < HAL_ARRAYSIZE(kRanksStopSignals); ++i) {
     sigaction(kRanksStopSignals[i], NULL, &previous_stop[i]);
     if (previous_stop[i].sa_handler != SIG_IGN)
@@ -726,8 +730,8 @@ static bool ranks_launch_processes(const char* driver_name,
   sigaction(SIGCHLD, &previous, NULL);
   for (size_t i = 0; i < HAL_ARRAYSIZE(kRanksStopSignals); ++i)
     sigaction(kRanksStopSignals[i], &previous_stop[i], NULL);
-  ranks_sigchld_fd = -1;
-  int stop_signal = ranks_stop_signal;
+  atomic_store(&ranks_sigchld_fd, -1);
+  int stop_signal = atomic_load(&ranks_stop_signal);
   if (stop_signal) {
     // Every worker is reaped: the launcher ends as the signal asked, with
     // its status (a shell sees 128 + the signal).
